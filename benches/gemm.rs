@@ -1,0 +1,35 @@
+//! `cargo bench --bench gemm`: C = A·B per backend, precision and shape.
+//! Ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`; throughput 2·M·N·K elements, i.e. FLOP/s.
+
+use criterion::Throughput;
+use stackbench::backend;
+use stackbench::harness::Harness;
+use stackbench::workload::gemm::in_quick_suite;
+use stackbench::workload::{BenchId, Suite};
+use std::process::ExitCode;
+
+const FAMILY: &str = "gemm";
+
+fn main() -> ExitCode {
+    let mut harness = Harness::start(FAMILY);
+    let suite = harness.suite();
+    let (backends, unavailable) = backend::open_available();
+    for (kind, reason) in unavailable {
+        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
+    }
+    for backend in &backends {
+        for dtype in backend.gemm_dtypes() {
+            for shape in backend.gemm_shapes(suite) {
+                if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
+                    continue;
+                }
+                let id = BenchId::new(FAMILY, backend.kind().id(), dtype.id(), shape.id());
+                let throughput = Throughput::Elements(shape.flops());
+                harness.bench(&id, throughput, backend.sampling(suite), || {
+                    backend.gemm(shape, dtype)
+                });
+            }
+        }
+    }
+    harness.finish()
+}

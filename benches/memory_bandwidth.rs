@@ -1,0 +1,38 @@
+//! `cargo bench --bench memory_bandwidth`: STREAM kernels (copy, scale, add, triad) plus a
+//! read (sum) and a write (fill) over f64 arrays, per backend and array size.
+//! Ids `memory_bandwidth/<backend>/<kernel>/<bytes per array>`; bytes counted as STREAM does.
+
+use criterion::Throughput;
+use stackbench::backend;
+use stackbench::harness::Harness;
+use stackbench::workload::ids::format_bytes_id;
+use stackbench::workload::{BenchId, StreamKernel};
+use std::process::ExitCode;
+
+const FAMILY: &str = "memory_bandwidth";
+
+fn main() -> ExitCode {
+    let mut harness = Harness::start(FAMILY);
+    let suite = harness.suite();
+    let (backends, unavailable) = backend::open_available();
+    for (kind, reason) in unavailable {
+        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
+    }
+    for backend in &backends {
+        for bytes in backend.stream_sizes(suite) {
+            for kernel in StreamKernel::ALL {
+                let id = BenchId::new(
+                    FAMILY,
+                    backend.kind().id(),
+                    kernel.id(),
+                    format_bytes_id(bytes),
+                );
+                let throughput = Throughput::Bytes(kernel.bytes(bytes / 8, 8));
+                harness.bench(&id, throughput, backend.sampling(suite), || {
+                    backend.stream(kernel, bytes)
+                });
+            }
+        }
+    }
+    harness.finish()
+}

@@ -1,0 +1,282 @@
+//! CPU GEMM through the pure-Rust `gemm` crate (BLIS-style, runtime ISA dispatch, on par
+//! with OpenBLAS here). Its call computes `dst = alpha·dst + beta·lhs·rhs`: alpha and beta
+//! are swapped relative to BLAS, so a plain product passes alpha = 0, beta = 1.
+//!
+//! bf16 has no kernel in the crate: inputs are stored as bf16 and each timed call widens
+//! them to f32, runs sgemm and rounds the result back, which is what a bf16 GEMM costs on
+//! a CPU without bf16 matrix units. The widening is inside the timed window on purpose.
+
+use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::workload::gemm::{check_positions, check_product};
+use crate::workload::random::normal_f64;
+use crate::workload::{DType, GemmShape};
+use gemm::{Parallelism, f16};
+use half::bf16;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Output positions checked at random, besides every edge row and column.
+const RANDOM_CHECKS: usize = 512;
+const SEED_A: u64 = 0x0005_EEDA;
+const SEED_B: u64 = 0x0005_EEDB;
+
+enum Operands {
+    F64 {
+        a: Vec<f64>,
+        b: Vec<f64>,
+        c: Vec<f64>,
+    },
+    F32 {
+        a: Vec<f32>,
+        b: Vec<f32>,
+        c: Vec<f32>,
+    },
+    F16 {
+        a: Vec<f16>,
+        b: Vec<f16>,
+        c: Vec<f16>,
+    },
+    Bf16 {
+        a: Vec<bf16>,
+        b: Vec<bf16>,
+        c: Vec<bf16>,
+        wide: [Vec<f32>; 3],
+    },
+}
+
+pub struct CpuGemm {
+    shape: GemmShape,
+    dtype: DType,
+    threads: usize,
+    operands: Operands,
+}
+
+impl CpuGemm {
+    pub fn new(shape: GemmShape, dtype: DType, threads: usize) -> Result<Self, BackendError> {
+        let GemmShape { m, n, k } = shape;
+        if m == 0 || n == 0 || k == 0 {
+            return Err(BackendError::unsupported(
+                BackendKind::Cpu,
+                format!("gemm {shape}"),
+                "empty shape",
+            ));
+        }
+        let a = normal_f64(SEED_A, m * k);
+        let b = normal_f64(SEED_B, k * n);
+        let convert = |v: &[f64], f: fn(f64) -> _| v.iter().map(|&x| f(x)).collect::<Vec<_>>();
+        let operands = match dtype {
+            DType::F64 => Operands::F64 {
+                a,
+                b,
+                c: vec![0.0; m * n],
+            },
+            DType::F32 => Operands::F32 {
+                a: convert(&a, |x| x as f32),
+                b: convert(&b, |x| x as f32),
+                c: vec![0.0; m * n],
+            },
+            DType::F16 => Operands::F16 {
+                a: a.iter().map(|&x| f16::from_f64(x)).collect(),
+                b: b.iter().map(|&x| f16::from_f64(x)).collect(),
+                c: vec![f16::ZERO; m * n],
+            },
+            DType::Bf16 => Operands::Bf16 {
+                a: a.iter().map(|&x| bf16::from_f64(x)).collect(),
+                b: b.iter().map(|&x| bf16::from_f64(x)).collect(),
+                c: vec![bf16::ZERO; m * n],
+                wide: [vec![0.0; m * k], vec![0.0; k * n], vec![0.0; m * n]],
+            },
+            other => {
+                return Err(BackendError::unsupported(
+                    BackendKind::Cpu,
+                    format!("gemm {other}"),
+                    "no CPU kernel for this precision (TF32 and FP8 are GPU tensor-core formats)",
+                ));
+            }
+        };
+        Ok(CpuGemm {
+            shape,
+            dtype,
+            threads,
+            operands,
+        })
+    }
+
+    fn multiply_once(&mut self) {
+        let (shape, par) = (self.shape, Parallelism::Rayon(self.threads));
+        match &mut self.operands {
+            Operands::F64 { a, b, c } => matmul(shape, a, b, c, 0.0, 1.0, par),
+            Operands::F32 { a, b, c } => matmul(shape, a, b, c, 0.0, 1.0, par),
+            Operands::F16 { a, b, c } => matmul(shape, a, b, c, f16::ZERO, f16::ONE, par),
+            Operands::Bf16 { a, b, c, wide } => {
+                let [wa, wb, wc] = wide;
+                widen(a, wa);
+                widen(b, wb);
+                matmul(shape, wa, wb, wc, 0.0, 1.0, par);
+                for (dst, &src) in c.iter_mut().zip(wc.iter()) {
+                    *dst = bf16::from_f32(src);
+                }
+            }
+        }
+    }
+
+    /// The inputs as the kernel read them, widened to f64 for the reference.
+    fn inputs_f64(&self) -> (Vec<f64>, Vec<f64>) {
+        fn wide<T: Copy>(v: &[T], f: impl Fn(T) -> f64) -> Vec<f64> {
+            v.iter().map(|&x| f(x)).collect()
+        }
+        match &self.operands {
+            Operands::F64 { a, b, .. } => (a.clone(), b.clone()),
+            Operands::F32 { a, b, .. } => (wide(a, f64::from), wide(b, f64::from)),
+            Operands::F16 { a, b, .. } => (wide(a, f16::to_f64), wide(b, f16::to_f64)),
+            Operands::Bf16 { a, b, .. } => (wide(a, bf16::to_f64), wide(b, bf16::to_f64)),
+        }
+    }
+
+    fn output(&self, i: usize, j: usize) -> f64 {
+        let idx = i * self.shape.n + j;
+        match &self.operands {
+            Operands::F64 { c, .. } => c[idx],
+            Operands::F32 { c, .. } => c[idx] as f64,
+            Operands::F16 { c, .. } => c[idx].to_f64(),
+            Operands::Bf16 { c, .. } => c[idx].to_f64(),
+        }
+    }
+}
+
+fn widen(src: &[bf16], dst: &mut [f32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.to_f32();
+    }
+}
+
+/// Row-major C = A·B through the `gemm` crate.
+fn matmul<T: 'static + Copy>(
+    shape: GemmShape,
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    zero: T,
+    one: T,
+    par: Parallelism,
+) {
+    let GemmShape { m, n, k } = shape;
+    assert!(
+        a.len() == m * k && b.len() == k * n && c.len() == m * n,
+        "operand sizes match {shape}"
+    );
+    // SAFETY: the pointers cover m·k, k·n and m·n elements with the strides given
+    // (row-major: row stride = columns, column stride = 1), as asserted above.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            a.as_ptr(),
+            1,
+            k as isize,
+            b.as_ptr(),
+            1,
+            n as isize,
+            zero,
+            one,
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+impl TimedWorkload for CpuGemm {
+    fn verify(&mut self) -> Result<(), BackendError> {
+        self.multiply_once();
+        let (a, b) = self.inputs_f64();
+        let positions = check_positions(self.shape, RANDOM_CHECKS, 0xC4EC);
+        check_product(
+            self.shape,
+            self.dtype,
+            &a,
+            &b,
+            |i, j| self.output(i, j),
+            &positions,
+        )
+        .map(|_| ())
+        .map_err(|detail| BackendError::Mismatch {
+            benchmark: format!("gemm/cpu/{}/{}", self.dtype, self.shape),
+            detail,
+        })
+    }
+
+    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
+        let start = Instant::now();
+        for _ in 0..iters {
+            self.multiply_once();
+        }
+        Ok(start.elapsed())
+    }
+
+    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
+        let kernel = match self.dtype {
+            DType::Bf16 => "gemm crate sgemm, bf16 widened to f32 per call",
+            _ => "gemm crate",
+        };
+        BTreeMap::from([
+            ("threads".to_owned(), self.threads.into()),
+            ("kernel".to_owned(), kernel.into()),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_is_correct_on_odd_shapes() {
+        for dtype in [DType::F64, DType::F32, DType::F16, DType::Bf16] {
+            for shape in [
+                GemmShape::new(1, 1, 1),
+                GemmShape::new(33, 17, 65),
+                GemmShape::square(96),
+            ] {
+                let mut g = CpuGemm::new(shape, dtype, 2).unwrap();
+                g.verify()
+                    .unwrap_or_else(|e| panic!("{dtype} {shape}: {e}"));
+                assert!(g.run(2).unwrap() > Duration::ZERO);
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrong_product_is_caught() {
+        let shape = GemmShape::new(20, 30, 40);
+        let mut g = CpuGemm::new(shape, DType::F32, 1).unwrap();
+        g.multiply_once();
+        if let Operands::F32 { c, .. } = &mut g.operands {
+            c[19 * 30 + 29] += 1.0;
+        }
+        let (a, b) = g.inputs_f64();
+        let err = check_product(
+            shape,
+            DType::F32,
+            &a,
+            &b,
+            |i, j| g.output(i, j),
+            &check_positions(shape, 0, 1),
+        );
+        assert!(err.unwrap_err().contains("C[19,29]"));
+    }
+
+    #[test]
+    fn gpu_only_precisions_are_skips() {
+        let err = CpuGemm::new(GemmShape::square(8), DType::Tf32, 1)
+            .err()
+            .unwrap();
+        assert!(err.is_skip(), "{err}");
+    }
+}

@@ -1,0 +1,185 @@
+//! The CPU backend: always available, all cores. GEMM through the `gemm` crate, bandwidth
+//! kernels on a pinned static thread pool. Timing is the host clock, which is the device
+//! clock here.
+
+pub mod gemm;
+pub mod pool;
+pub mod stream;
+
+use super::{
+    Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
+};
+use crate::system::cpu::CpuInfo;
+use crate::workload::{DType, GemmShape, StreamKernel, Suite};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Last-level cache assumed when sysfs does not say (a common server L3 size).
+const DEFAULT_LLC_BYTES: u64 = 32 << 20;
+/// The smallest array of the full sweep: three of them fit in any L1 per thread.
+const SWEEP_START_BYTES: usize = 8 << 10;
+/// BabelStream's default array: 2^25 f64. The sweep reaches at least this.
+const BABELSTREAM_BYTES: usize = 256 << 20;
+
+pub fn probe() -> Availability {
+    let mut notes = Vec::new();
+    let cpu = CpuInfo::read(Path::new("/"), &mut notes);
+    Availability::Available {
+        devices: vec![device_info(&cpu)],
+    }
+}
+
+fn device_info(cpu: &CpuInfo) -> DeviceInfo {
+    let mut properties = BTreeMap::new();
+    properties.insert("threads".to_owned(), threads().into());
+    if let Some(llc) = cpu.llc_bytes() {
+        properties.insert("llc_bytes".to_owned(), llc.into());
+    }
+    properties.insert("features".to_owned(), cpu.features.clone().into());
+    DeviceInfo {
+        backend: BackendKind::Cpu,
+        name: cpu.model.clone().unwrap_or_else(|| "unknown CPU".into()),
+        properties,
+    }
+}
+
+/// Worker threads: every CPU this process may run on.
+pub fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+pub struct CpuBackend {
+    device: DeviceInfo,
+    llc_bytes: u64,
+    l2_total_bytes: Option<u64>,
+    pool: pool::StaticPool,
+}
+
+impl CpuBackend {
+    pub fn open() -> Result<CpuBackend, String> {
+        let mut notes = Vec::new();
+        let cpu = CpuInfo::read(Path::new("/"), &mut notes);
+        let l2_total_bytes = cpu
+            .caches
+            .iter()
+            .find(|c| c.level == 2 && c.kind != "Instruction")
+            .map(|l2| {
+                let instances = match (l2.shared_by_cpus, cpu.logical_cpus) {
+                    (Some(shared), Some(cpus)) if shared > 0 => cpus.div_ceil(shared),
+                    _ => 1,
+                };
+                l2.size_bytes * instances as u64
+            });
+        Ok(CpuBackend {
+            device: device_info(&cpu),
+            llc_bytes: cpu.llc_bytes().unwrap_or(DEFAULT_LLC_BYTES),
+            l2_total_bytes,
+            pool: pool::StaticPool::new(threads()),
+        })
+    }
+}
+
+/// Bandwidth sweep sizes (bytes per array) for a machine with these caches.
+pub fn stream_sizes_for(suite: Suite, llc_bytes: u64, l2_total_bytes: Option<u64>) -> Vec<usize> {
+    // At least 4x the LLC per array (STREAM's rule), a power of two, and at least
+    // BabelStream's size so CPU and GPU figures share a point.
+    let big = ((4 * llc_bytes) as usize)
+        .next_power_of_two()
+        .max(BABELSTREAM_BYTES);
+    if suite.is_full() {
+        return std::iter::successors(Some(SWEEP_START_BYTES), |&s| Some(s * 4))
+            .take_while(|&s| s < big)
+            .chain([big, 2 * big])
+            .collect();
+    }
+    // In cache: three arrays in half the L2 of all cores together.
+    let l2 = l2_total_bytes.unwrap_or(1 << 20) as usize;
+    let in_cache = (l2 / 6).max(SWEEP_START_BYTES);
+    let in_cache = 1usize << in_cache.ilog2();
+    vec![in_cache, big]
+}
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+
+    fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+
+    fn sampling(&self, suite: Suite) -> SamplingProfile {
+        match suite {
+            Suite::Quick => SamplingProfile {
+                sample_size: 10,
+                warm_up: Duration::from_millis(500),
+                measurement: Duration::from_secs(2),
+            },
+            Suite::Full => SamplingProfile {
+                sample_size: 30,
+                warm_up: Duration::from_secs(1),
+                measurement: Duration::from_secs(5),
+            },
+        }
+    }
+
+    fn gemm_dtypes(&self) -> Vec<DType> {
+        vec![DType::F32, DType::F64, DType::F16, DType::Bf16]
+    }
+
+    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
+        crate::workload::gemm::cpu_shapes(suite)
+    }
+
+    fn gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Ok(Box::new(gemm::CpuGemm::new(
+            shape,
+            dtype,
+            self.pool.threads(),
+        )?))
+    }
+
+    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
+        stream_sizes_for(suite, self.llc_bytes, self.l2_total_bytes)
+    }
+
+    fn stream(
+        &self,
+        kernel: StreamKernel,
+        bytes_per_array: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let elements = bytes_per_array / std::mem::size_of::<f64>();
+        Ok(Box::new(stream::CpuStream::new(
+            &self.pool, kernel, elements,
+        )?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_reach_four_times_the_llc() {
+        let quick = stream_sizes_for(Suite::Quick, 32 << 20, Some(2 << 20));
+        assert_eq!(quick, vec![256 << 10, 256 << 20]);
+        let big_llc = stream_sizes_for(Suite::Quick, 96 << 20, None);
+        assert!(*big_llc.last().unwrap() as u64 >= 4 * (96 << 20));
+        let full = stream_sizes_for(Suite::Full, 32 << 20, Some(2 << 20));
+        assert_eq!(full[0], SWEEP_START_BYTES);
+        assert!(full.windows(2).all(|w| w[0] < w[1]));
+        assert!(*full.last().unwrap() >= 4 * (32 << 20));
+    }
+
+    #[test]
+    fn probe_is_available() {
+        assert!(probe().is_available());
+    }
+}

@@ -1,0 +1,222 @@
+//! Devices that run workloads: `cpu` (always there), `cuda` (cudarc, loaded at run time)
+//! and `rocm` (HIP + rocBLAS, loaded at run time).
+//!
+//! Why the seam is shaped this way:
+//! - [`probe`] returns a value, [`Availability::Unavailable`] with its reason, never a panic:
+//!   one binary runs on CPU-only, NVIDIA and AMD machines, and "no CUDA here" is a result
+//!   the report shows, not a crash.
+//! - A backend hands out [`TimedWorkload`]s: the inputs are allocated and checked once, then
+//!   `run(iters)` returns the time *the device* measured for `iters` back-to-back calls.
+//!   That is exactly Criterion's `iter_custom` contract, so a GPU backend times with events
+//!   while the CPU backend times with the host clock, and the bench targets cannot tell.
+//! - Workload methods default to [`BackendError::Unsupported`], so a backend grows one
+//!   family at a time and every missing combination is a recorded skip with its reason.
+
+pub mod cpu;
+
+use crate::workload::{DType, GemmShape, StreamKernel, Suite};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// The kinds of device stackbench knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Cpu,
+    Cuda,
+    Rocm,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Cuda, BackendKind::Rocm];
+
+    /// The name used in benchmark ids (`gemm/<backend>/...`).
+    pub fn id(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+            BackendKind::Rocm => "rocm",
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// What a backend's device is, for the probe and the run record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub backend: BackendKind,
+    pub name: String,
+    /// Free-form facts (compute capability, SM count, library paths, ...), sorted by key.
+    pub properties: BTreeMap<String, serde_json::Value>,
+}
+
+/// Whether a backend can run here.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum Availability {
+    Available { devices: Vec<DeviceInfo> },
+    Unavailable { reason: String },
+}
+
+impl Availability {
+    pub fn is_available(&self) -> bool {
+        matches!(self, Availability::Available { .. })
+    }
+}
+
+/// Errors from a backend, each naming what it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// This backend cannot run this workload here: a recorded skip, not a failure.
+    #[error("{what} is not supported on {backend}: {reason}")]
+    Unsupported {
+        backend: BackendKind,
+        what: String,
+        reason: String,
+    },
+    /// The result disagreed with the reference: the benchmark must not be timed.
+    #[error("{benchmark}: wrong result: {detail}")]
+    Mismatch { benchmark: String, detail: String },
+    /// The device or its library reported an error.
+    #[error("{backend} error during {context}: {message}")]
+    Device {
+        backend: BackendKind,
+        context: String,
+        message: String,
+    },
+}
+
+impl BackendError {
+    pub fn unsupported(
+        backend: BackendKind,
+        what: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        BackendError::Unsupported {
+            backend,
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn is_skip(&self) -> bool {
+        matches!(self, BackendError::Unsupported { .. })
+    }
+}
+
+/// A workload with its inputs in place, ready to be checked and timed.
+pub trait TimedWorkload {
+    /// Runs the workload once and compares its output with the reference. A timed number
+    /// for a wrong result is worse than none, so the harness calls this before timing.
+    fn verify(&mut self) -> Result<(), BackendError>;
+
+    /// Runs the workload `iters` times back to back and returns the elapsed time measured
+    /// on the device (host clock for the CPU, events for GPUs). No synchronisation inside
+    /// the timed window beyond what the workload itself needs.
+    fn run(&mut self, iters: u64) -> Result<Duration, BackendError>;
+
+    /// Facts about this benchmark worth keeping beside its numbers (peak memory, clocks
+    /// at start and end, the library call used). Read after timing.
+    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
+        BTreeMap::new()
+    }
+}
+
+/// How Criterion should sample a backend's benchmarks (GPUs and CPUs want different ones).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplingProfile {
+    pub sample_size: usize,
+    pub warm_up: Duration,
+    pub measurement: Duration,
+}
+
+/// A device that can run workloads.
+pub trait Backend {
+    fn kind(&self) -> BackendKind;
+
+    /// The device workloads run on.
+    fn device(&self) -> &DeviceInfo;
+
+    /// Criterion sampling suited to this device and suite.
+    fn sampling(&self, suite: Suite) -> SamplingProfile;
+
+    /// Precisions this backend runs GEMM in (others are recorded as skipped).
+    fn gemm_dtypes(&self) -> Vec<DType>;
+
+    /// GEMM shapes this backend covers in `suite`.
+    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape>;
+
+    fn gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let _ = shape;
+        Err(BackendError::unsupported(
+            self.kind(),
+            format!("gemm {dtype}"),
+            "not implemented for this backend",
+        ))
+    }
+
+    /// Bytes per array the bandwidth sweep covers in `suite` (device caches decide it).
+    fn stream_sizes(&self, suite: Suite) -> Vec<usize>;
+
+    /// A bandwidth kernel over f64 arrays of `bytes_per_array` bytes each.
+    fn stream(
+        &self,
+        kernel: StreamKernel,
+        bytes_per_array: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let _ = bytes_per_array;
+        Err(BackendError::unsupported(
+            self.kind(),
+            format!("stream {}", kernel.id()),
+            "not implemented for this backend",
+        ))
+    }
+}
+
+/// Probes one backend without side effects beyond loading its libraries. Never panics.
+pub fn probe(kind: BackendKind) -> Availability {
+    match kind {
+        BackendKind::Cpu => cpu::probe(),
+        BackendKind::Cuda => Availability::Unavailable {
+            reason: "the CUDA backend is not built into this version of stackbench".into(),
+        },
+        BackendKind::Rocm => Availability::Unavailable {
+            reason: "the ROCm backend is not built into this version of stackbench".into(),
+        },
+    }
+}
+
+/// Backends that could be opened, and the kinds that could not with the reason.
+pub type OpenedBackends = (Vec<Box<dyn Backend>>, Vec<(BackendKind, String)>);
+
+/// Opens every backend that is available here; the others come back with their reasons so
+/// the bench targets can record them as skipped.
+pub fn open_available() -> OpenedBackends {
+    let mut opened: Vec<Box<dyn Backend>> = Vec::new();
+    let mut unavailable = Vec::new();
+    for kind in BackendKind::ALL {
+        let result: Result<Box<dyn Backend>, String> = match kind {
+            BackendKind::Cpu => cpu::CpuBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
+            _ => match probe(kind) {
+                Availability::Unavailable { reason } => Err(reason),
+                Availability::Available { .. } => Err("no backend implementation to open".into()),
+            },
+        };
+        match result {
+            Ok(backend) => opened.push(backend),
+            Err(reason) => unavailable.push((kind, reason)),
+        }
+    }
+    (opened, unavailable)
+}

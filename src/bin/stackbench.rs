@@ -1,0 +1,28 @@
+//! `stackbench info`: prints the system probe.
+
+use clap::Parser;
+use stackbench::cli::stackbench::{Command, StackbenchArgs};
+use stackbench::system::SystemProbe;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = StackbenchArgs::parse();
+    match args.command {
+        Command::Info { json, no_measure } => {
+            let probe = SystemProbe::collect_from(Path::new("/"), !no_measure);
+            if json {
+                match serde_json::to_string_pretty(&probe) {
+                    Ok(text) => println!("{text}"),
+                    Err(error) => {
+                        eprintln!("stackbench info: cannot serialise the probe: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            } else {
+                print!("{}", probe.to_text());
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}

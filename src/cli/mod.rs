@@ -1,0 +1,3 @@
+//! Argument structs for the binaries: the binaries stay thin, the parsing is testable here.
+
+pub mod stackbench;

@@ -1,0 +1,46 @@
+//! `stackbench`: the machine-facing companion of the bench targets.
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "stackbench",
+    version,
+    about = "Benchmark harness for ML/GPU stacks",
+    after_help = "Examples:\n  stackbench info            # the system probe as a table\n  stackbench info --json     # the same, as the JSON the analyzer reads\n\nBenchmarks run through cargo: ./run_benchmarks.sh, or cargo bench --bench gemm"
+)]
+pub struct StackbenchArgs {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the system probe: CPU, memory, GPUs, backends, peaks.
+    Info {
+        /// Print JSON (schema stackbench.system.v1) instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Skip the short FMA measurement of the CPU's peak.
+        #[arg(long)]
+        no_measure: bool,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_info() {
+        let args = StackbenchArgs::try_parse_from(["stackbench", "info", "--json"]).unwrap();
+        assert!(matches!(
+            args.command,
+            Command::Info {
+                json: true,
+                no_measure: false
+            }
+        ));
+        assert!(StackbenchArgs::try_parse_from(["stackbench", "nope"]).is_err());
+    }
+}

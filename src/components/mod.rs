@@ -1,0 +1,1 @@
+//! The Python component runner: worker protocol, process lifecycle, timeouts and skip reasons.

@@ -1,0 +1,114 @@
+//! A mirror of the part of Criterion's command line that decides which benchmarks run.
+//! Criterion keeps its filter private, but the harness must know it before preparing a
+//! benchmark (allocating and checking a 4096³ GEMM to then skip it would waste minutes).
+//! Unknown flags are tolerated: they can only make the harness prepare more, never less.
+
+use regex::Regex;
+
+/// Criterion's options that take a value (as of 0.5-0.8), so their values are not taken
+/// for the filter.
+const OPTIONS_WITH_VALUES: &[&str] = &[
+    "--color",
+    "--save-baseline",
+    "--baseline",
+    "--baseline-lenient",
+    "--format",
+    "--profile-time",
+    "--load-baseline",
+    "--sample-size",
+    "--warm-up-time",
+    "--measurement-time",
+    "--nresamples",
+    "--noise-threshold",
+    "--confidence-level",
+    "--significance-level",
+    "--plotting-backend",
+    "--output-format",
+];
+
+#[derive(Clone, Debug, Default)]
+pub struct CriterionArgs {
+    pub filter: Option<String>,
+    pub exact: bool,
+    pub list: bool,
+    pub test: bool,
+    pub ignored: bool,
+}
+
+impl CriterionArgs {
+    pub fn from_env() -> Self {
+        Self::parse(std::env::args().skip(1))
+    }
+
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Self {
+        let mut parsed = CriterionArgs::default();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--exact" => parsed.exact = true,
+                "--list" => parsed.list = true,
+                "--test" => parsed.test = true,
+                "--ignored" => parsed.ignored = true,
+                "--" => {}
+                option if OPTIONS_WITH_VALUES.contains(&option) => {
+                    args.next();
+                }
+                option if option.starts_with('-') => {}
+                filter => {
+                    if parsed.filter.is_none() {
+                        parsed.filter = Some(filter.to_owned());
+                    }
+                }
+            }
+        }
+        parsed
+    }
+
+    /// Whether Criterion will run the benchmark with this full id. An invalid regex
+    /// matches everything here; Criterion itself reports it.
+    pub fn matches(&self, id: &str) -> bool {
+        if self.ignored {
+            return false;
+        }
+        match &self.filter {
+            None => true,
+            Some(filter) if self.exact => id == filter,
+            Some(filter) => Regex::new(filter).map(|re| re.is_match(id)).unwrap_or(true),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> CriterionArgs {
+        CriterionArgs::parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn filter_skips_option_values() {
+        let a = parse(&[
+            "--bench",
+            "--save-baseline",
+            "main",
+            "gemm/cpu/f32",
+            "--noplot",
+        ]);
+        assert_eq!(a.filter.as_deref(), Some("gemm/cpu/f32"));
+        assert!(a.matches("gemm/cpu/f32/512x512x512"));
+        assert!(!a.matches("gemm/cpu/f64/512x512x512"));
+        let a = parse(&["--sample-size=10", "triad"]);
+        assert_eq!(a.filter.as_deref(), Some("triad"));
+    }
+
+    #[test]
+    fn exact_list_and_ignored() {
+        let a = parse(&["--exact", "gemm/cpu/f32/512x512x512"]);
+        assert!(a.matches("gemm/cpu/f32/512x512x512"));
+        assert!(!a.matches("gemm/cpu/f32/512x512x5120"));
+        assert!(parse(&["--list"]).list);
+        assert!(!parse(&["--ignored"]).matches("anything"));
+        assert!(parse(&[]).matches("anything"));
+    }
+}

@@ -1,0 +1,172 @@
+//! The loop every bench target runs, so the targets in `benches/` stay thin: read the
+//! suite, mirror Criterion's filter, prepare and check each workload once, time it through
+//! `iter_custom`, and record what was skipped or failed beside Criterion's output.
+//!
+//! One broken benchmark never takes down the rest: a failure is printed, recorded in the
+//! sidecar and turned into a non-zero exit only after every other benchmark has run.
+
+pub mod args;
+pub mod sidecar;
+
+use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
+use crate::workload::{BenchId, Suite};
+use args::CriterionArgs;
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use sidecar::{BenchmarkOutcome, TargetReport};
+use std::cell::RefCell;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// One bench target's run: its suite, Criterion's parsed flags, and what happened.
+pub struct Harness {
+    suite: Suite,
+    args: CriterionArgs,
+    report: TargetReport,
+    criterion: Criterion,
+}
+
+impl Harness {
+    /// Starts a bench target. An unknown suite is a usage error: it prints why and exits 2
+    /// before anything runs.
+    pub fn start(target: &str) -> Harness {
+        let suite = match Suite::from_env() {
+            Ok(suite) => suite,
+            Err(message) => {
+                eprintln!("stackbench {target}: {message}");
+                std::process::exit(2);
+            }
+        };
+        let args = CriterionArgs::from_env();
+        let report = TargetReport::new(target, suite);
+        if !args.list {
+            sidecar::write_system_probe_once();
+        }
+        let criterion = Criterion::default().configure_from_args();
+        Harness {
+            suite,
+            args,
+            report,
+            criterion,
+        }
+    }
+
+    pub fn suite(&self) -> Suite {
+        self.suite
+    }
+
+    /// True when Criterion will run `id` (its filter, `--exact`, `--ignored`).
+    pub fn selected(&self, id: &BenchId) -> bool {
+        self.args.matches(&id.full())
+    }
+
+    /// Records that `id` cannot run here and why; it is printed and kept in the run.
+    pub fn skip(&mut self, id: &BenchId, reason: impl Into<String>) {
+        let reason = reason.into();
+        if self.args.list || !self.selected(id) {
+            return;
+        }
+        eprintln!("skipped {}: {reason}", id.full());
+        self.report.record(id, BenchmarkOutcome::Skipped { reason });
+    }
+
+    /// Prepares, checks and times one benchmark. `prepare` runs only when Criterion would
+    /// run the id, so a filter never pays for allocating what it excludes.
+    pub fn bench<'w>(
+        &mut self,
+        id: &BenchId,
+        throughput: Throughput,
+        sampling: SamplingProfile,
+        prepare: impl FnOnce() -> Result<Box<dyn TimedWorkload + 'w>, BackendError>,
+    ) {
+        if self.args.list {
+            // Criterion prints the id; nothing is prepared or run.
+            let mut group = self.criterion.benchmark_group(&id.group);
+            group.bench_function(BenchmarkId::new(&id.function, &id.value), |b| b.iter(|| ()));
+            group.finish();
+            return;
+        }
+        if !self.selected(id) {
+            return;
+        }
+        let mut workload = match prepare().and_then(|mut w| w.verify().map(|()| w)) {
+            Ok(workload) => workload,
+            Err(error) => return self.record_error(id, error),
+        };
+        let failure: RefCell<Option<BackendError>> = RefCell::new(None);
+        {
+            let mut group = self.criterion.benchmark_group(&id.group);
+            group
+                .throughput(throughput)
+                .sample_size(sampling.sample_size)
+                .warm_up_time(sampling.warm_up)
+                .measurement_time(sampling.measurement)
+                // Flat sampling: every sample runs the same iteration count, which suits
+                // long GPU and GEMM calls (linear sampling would run 55x the sample size).
+                .sampling_mode(SamplingMode::Flat);
+            group.bench_function(BenchmarkId::new(&id.function, &id.value), |b| {
+                b.iter_custom(|iters| {
+                    if failure.borrow().is_some() {
+                        return Duration::from_nanos(1);
+                    }
+                    workload.run(iters).unwrap_or_else(|error| {
+                        *failure.borrow_mut() = Some(error);
+                        Duration::from_nanos(1)
+                    })
+                })
+            });
+            group.finish();
+        }
+        match failure.into_inner() {
+            // The samples Criterion kept for this id are meaningless: the record says so.
+            Some(error) => self.record_error(id, error),
+            None => {
+                let notes = workload.notes();
+                self.report.record(id, BenchmarkOutcome::Measured { notes });
+            }
+        }
+    }
+
+    fn record_error(&mut self, id: &BenchId, error: BackendError) {
+        let outcome = if error.is_skip() {
+            eprintln!("skipped {}: {error}", id.full());
+            BenchmarkOutcome::Skipped {
+                reason: error.to_string(),
+            }
+        } else {
+            eprintln!("FAILED {}: {error}", id.full());
+            BenchmarkOutcome::Failed {
+                error: error.to_string(),
+            }
+        };
+        self.report.record(id, outcome);
+    }
+
+    /// Writes the target's record and Criterion's summaries; exits non-zero if any
+    /// benchmark failed, after every other one has run.
+    pub fn finish(self) -> ExitCode {
+        self.criterion.final_summary();
+        if self.args.list {
+            return ExitCode::SUCCESS;
+        }
+        let (skipped, failed) = self.report.counts();
+        if let Err(error) = self.report.save() {
+            eprintln!(
+                "stackbench {}: could not save its record: {error}",
+                self.report.target
+            );
+            return ExitCode::FAILURE;
+        }
+        if skipped + failed > 0 {
+            eprintln!(
+                "stackbench {}: {skipped} skipped, {failed} failed (details above and in {})",
+                self.report.target,
+                sidecar::target_report_path(&self.report.target).display()
+            );
+        }
+        if failed > 0 {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Files stackbench writes beside Criterion's output, under `<criterion dir>/stackbench/`:
+//! - `system.json`: the system probe of the machine that ran the benches;
+//! - `targets/<target>.json`: per bench target, the suite and every benchmark's outcome
+//!   (measured with notes such as peak memory or extra metrics, skipped with its reason,
+//!   or failed with its error), so the run record can show what did not run and why.
+//!
+//! The analyzer reads these through [`read_system_probe`] and [`read_target_reports`];
+//! Criterion ignores the folder (it has no `benchmark.json`).
+
+use crate::results::atomic::{AtomicWriteError, write_json_atomic};
+use crate::workload::{BenchId, Suite};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The folder under the Criterion directory that holds stackbench's own files.
+pub const SIDECAR_DIR: &str = "stackbench";
+pub const SYSTEM_PROBE_FILE: &str = "system.json";
+pub const TARGETS_DIR: &str = "targets";
+pub const TARGET_REPORT_SCHEMA: &str = "stackbench.target.v1";
+
+/// Where Criterion writes: `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
+/// `target/criterion` (bench targets run from the package root).
+pub fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(target).join("criterion");
+    }
+    PathBuf::from("target").join("criterion")
+}
+
+pub fn system_probe_path_in(criterion_dir: &Path) -> PathBuf {
+    criterion_dir.join(SIDECAR_DIR).join(SYSTEM_PROBE_FILE)
+}
+
+pub fn target_report_path_in(criterion_dir: &Path, target: &str) -> PathBuf {
+    criterion_dir
+        .join(SIDECAR_DIR)
+        .join(TARGETS_DIR)
+        .join(format!("{target}.json"))
+}
+
+pub fn target_report_path(target: &str) -> PathBuf {
+    target_report_path_in(&criterion_home(), target)
+}
+
+/// Probes the system and writes `system.json`; a failure to write is reported, not fatal
+/// (the benches still run; the record will note the probe is missing).
+pub fn write_system_probe_once() {
+    let path = system_probe_path_in(&criterion_home());
+    let probe = crate::system::SystemProbe::collect();
+    if let Err(error) = write_json_atomic(&path, &probe) {
+        eprintln!("stackbench: warning: {error}");
+    }
+}
+
+/// What happened to one benchmark.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum BenchmarkOutcome {
+    Measured {
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        notes: BTreeMap<String, serde_json::Value>,
+    },
+    Skipped {
+        reason: String,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkEntry {
+    pub group: String,
+    pub function: String,
+    pub value: String,
+    #[serde(flatten)]
+    pub outcome: BenchmarkOutcome,
+}
+
+/// One bench target's record of its last run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetReport {
+    pub schema: String,
+    pub target: String,
+    pub suite: String,
+    pub started_unix_s: u64,
+    /// Keyed by full benchmark id.
+    pub benchmarks: BTreeMap<String, BenchmarkEntry>,
+}
+
+impl TargetReport {
+    pub fn new(target: &str, suite: Suite) -> Self {
+        TargetReport {
+            schema: TARGET_REPORT_SCHEMA.into(),
+            target: target.into(),
+            suite: suite.to_string(),
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            benchmarks: BTreeMap::new(),
+        }
+    }
+
+    pub fn record(&mut self, id: &BenchId, outcome: BenchmarkOutcome) {
+        let entry = BenchmarkEntry {
+            group: id.group.clone(),
+            function: id.function.clone(),
+            value: id.value.clone(),
+            outcome,
+        };
+        self.benchmarks.insert(id.full(), entry);
+    }
+
+    /// (skipped, failed)
+    pub fn counts(&self) -> (usize, usize) {
+        self.benchmarks
+            .values()
+            .fold((0, 0), |(s, f), e| match e.outcome {
+                BenchmarkOutcome::Skipped { .. } => (s + 1, f),
+                BenchmarkOutcome::Failed { .. } => (s, f + 1),
+                BenchmarkOutcome::Measured { .. } => (s, f),
+            })
+    }
+
+    /// Saves under the Criterion directory, atomically.
+    pub fn save(&self) -> Result<(), AtomicWriteError> {
+        write_json_atomic(&target_report_path(&self.target), self)
+    }
+}
+
+/// Errors reading a sidecar file name the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SidecarError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid JSON of the expected shape: {source}")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// The system probe written beside the Criterion output in `criterion_dir`, as raw JSON
+/// (newer probes may carry fields this version does not know). `None` when absent.
+pub fn read_system_probe(criterion_dir: &Path) -> Option<Result<serde_json::Value, SidecarError>> {
+    let path = system_probe_path_in(criterion_dir);
+    if !path.exists() {
+        return None;
+    }
+    Some(read_json(&path))
+}
+
+/// Every target report under `criterion_dir`; each unreadable file is returned as its own
+/// error so one bad file loses nothing else.
+pub fn read_target_reports(criterion_dir: &Path) -> Vec<Result<TargetReport, SidecarError>> {
+    let dir = criterion_dir.join(SIDECAR_DIR).join(TARGETS_DIR);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| read_json(p)).collect()
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SidecarError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SidecarError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| SidecarError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_reports_round_trip_and_bad_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut report = TargetReport::new("gemm", Suite::Quick);
+        report.record(
+            &BenchId::new("gemm", "cuda", "f32", "512x512x512"),
+            BenchmarkOutcome::Skipped {
+                reason: "no driver".into(),
+            },
+        );
+        report.record(
+            &BenchId::new("gemm", "cpu", "f32", "512x512x512"),
+            BenchmarkOutcome::Measured {
+                notes: BTreeMap::new(),
+            },
+        );
+        assert_eq!(report.counts(), (1, 0));
+        let path = target_report_path_in(dir.path(), "gemm");
+        write_json_atomic(&path, &report).unwrap();
+        std::fs::write(target_report_path_in(dir.path(), "broken"), "{ not json").unwrap();
+        let reports = read_target_reports(dir.path());
+        assert_eq!(reports.len(), 2);
+        let err = reports[0].as_ref().unwrap_err().to_string();
+        assert!(err.contains("broken.json"), "{err}");
+        assert_eq!(reports[1].as_ref().unwrap(), &report);
+        assert!(read_system_probe(dir.path()).is_none());
+    }
+}

@@ -1,0 +1,251 @@
+//! Hardware and environment capture: CPU, memory, GPUs visible without any driver library,
+//! the software versions and git revision, and the peak figures reports divide by.
+//!
+//! Every reader here takes a root path so it can run on recorded fixtures (x86, ARM,
+//! containers without sysfs); a file that cannot be read becomes a missing field and a
+//! note, never a panic.
+
+pub mod cpu;
+pub mod gpu;
+pub mod peak;
+pub mod software;
+
+use crate::backend::{Availability, BackendKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const SYSTEM_SCHEMA: &str = "stackbench.system.v1";
+
+/// Everything stackbench records about the machine a run was made on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SystemProbe {
+    pub schema: String,
+    pub collected_unix_s: u64,
+    /// Identifies the hardware: runs are only compared within one fingerprint unless the
+    /// user says otherwise. Built from the CPU model, core count and GPU names.
+    pub fingerprint: String,
+    pub host: software::HostInfo,
+    pub cpu: cpu::CpuInfo,
+    pub memory_total_bytes: Option<u64>,
+    pub gpus: Vec<gpu::PciGpu>,
+    /// Raw output of `nvidia-smi` / `rocm-smi` queries when those tools are on PATH.
+    pub gpu_tools: BTreeMap<String, String>,
+    pub software: software::SoftwareInfo,
+    pub backends: BTreeMap<BackendKind, Availability>,
+    pub peaks: Vec<peak::Peak>,
+    /// What could not be read, and why.
+    pub notes: Vec<String>,
+}
+
+impl SystemProbe {
+    /// Probes this machine. Includes a short (~0.1 s) FMA-throughput measurement.
+    pub fn collect() -> SystemProbe {
+        Self::collect_from(Path::new("/"), true)
+    }
+
+    /// Probes with `/proc` and `/sys` read under `root`; `measure` runs the FMA kernel.
+    pub fn collect_from(root: &Path, measure: bool) -> SystemProbe {
+        let mut notes = Vec::new();
+        let cpu = cpu::CpuInfo::read(root, &mut notes);
+        let memory_total_bytes = cpu::read_mem_total(root, &mut notes);
+        let gpus = gpu::scan_pci(root, &mut notes);
+        let gpu_tools = if root == Path::new("/") {
+            gpu::query_tools()
+        } else {
+            BTreeMap::new()
+        };
+        let backends = BackendKind::ALL
+            .into_iter()
+            .map(|kind| (kind, crate::backend::probe(kind)))
+            .collect();
+        let mut peaks = vec![];
+        peaks.extend(peak::cpu_peaks(&cpu, measure));
+        let fingerprint = fingerprint(&cpu, &gpus);
+        SystemProbe {
+            schema: SYSTEM_SCHEMA.into(),
+            collected_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            fingerprint,
+            host: software::HostInfo::read(root, &mut notes),
+            cpu,
+            memory_total_bytes,
+            gpus,
+            gpu_tools,
+            software: software::SoftwareInfo::collect(),
+            backends,
+            peaks,
+            notes,
+        }
+    }
+}
+
+/// `cpu=<model> x<threads>;gpu=<names...>`: what decides whether two runs are comparable.
+pub fn fingerprint(cpu: &cpu::CpuInfo, gpus: &[gpu::PciGpu]) -> String {
+    let mut gpu_names: Vec<String> = gpus.iter().map(|g| g.describe()).collect();
+    gpu_names.sort();
+    format!(
+        "cpu={} x{};gpu={}",
+        cpu.model.as_deref().unwrap_or("unknown"),
+        cpu.logical_cpus.unwrap_or(0),
+        if gpu_names.is_empty() {
+            "none".to_owned()
+        } else {
+            gpu_names.join(",")
+        }
+    )
+}
+
+impl SystemProbe {
+    /// A readable table for terminals.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let or_unknown = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+        let mut row = |key: &str, value: String| {
+            let _ = writeln!(out, "  {key:<22} {value}");
+        };
+        let cpu = &self.cpu;
+        row("host", or_unknown(self.host.hostname.clone()));
+        row(
+            "os",
+            format!(
+                "{} (kernel {})",
+                or_unknown(self.host.os.clone()),
+                or_unknown(self.host.kernel.clone())
+            ),
+        );
+        row(
+            "cpu",
+            format!("{} [{}]", or_unknown(cpu.model.clone()), cpu.architecture),
+        );
+        row(
+            "topology",
+            format!(
+                "{} socket(s), {} core(s), {} thread(s)",
+                or_unknown(cpu.sockets.map(|v| v.to_string())),
+                or_unknown(cpu.physical_cores.map(|v| v.to_string())),
+                or_unknown(cpu.logical_cpus.map(|v| v.to_string()))
+            ),
+        );
+        row(
+            "clock",
+            format!(
+                "base {} MHz, max {} MHz",
+                or_unknown(cpu.base_mhz.map(|v| format!("{v:.0}"))),
+                or_unknown(cpu.max_mhz.map(|v| format!("{v:.0}")))
+            ),
+        );
+        let caches: Vec<String> = cpu
+            .caches
+            .iter()
+            .map(|c| {
+                format!(
+                    "L{}{} {}",
+                    c.level,
+                    &c.kind[..1],
+                    crate::workload::ids::format_bytes_id(c.size_bytes as usize)
+                )
+            })
+            .collect();
+        row(
+            "caches",
+            if caches.is_empty() {
+                "unknown".into()
+            } else {
+                caches.join(", ")
+            },
+        );
+        row(
+            "llc (total)",
+            or_unknown(
+                cpu.llc_bytes()
+                    .map(|b| crate::workload::ids::format_bytes_id(b as usize)),
+            ),
+        );
+        row("isa", cpu.features.join(" "));
+        row(
+            "memory",
+            or_unknown(
+                self.memory_total_bytes
+                    .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
+            ),
+        );
+        for gpu in &self.gpus {
+            row(
+                "gpu (pci)",
+                format!(
+                    "{} at {} driver {}",
+                    gpu.describe(),
+                    gpu.pci_address,
+                    or_unknown(gpu.driver.clone())
+                ),
+            );
+        }
+        if self.gpus.is_empty() {
+            row("gpu (pci)", "none visible".into());
+        }
+        for (tool, output) in &self.gpu_tools {
+            row(tool, output.lines().skip(1).collect::<Vec<_>>().join("; "));
+        }
+        for (kind, availability) in &self.backends {
+            let status = match availability {
+                crate::backend::Availability::Available { devices } => {
+                    format!(
+                        "available: {}",
+                        devices
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+                crate::backend::Availability::Unavailable { reason } => {
+                    format!("unavailable: {reason}")
+                }
+            };
+            row(&format!("backend {kind}"), status);
+        }
+        for peak in &self.peaks {
+            let unit = match peak.metric {
+                peak::PeakMetric::FlopsPerSecond => ("GFLOP/s", 1e9),
+                peak::PeakMetric::BytesPerSecond => ("GB/s", 1e9),
+            };
+            let fmt = |v: Option<f64>| {
+                v.map(|v| format!("{:.1} {}", v / unit.1, unit.0))
+                    .unwrap_or_else(|| "n/a".into())
+            };
+            let dtype = peak
+                .dtype
+                .map(|d| d.id().to_owned())
+                .unwrap_or_else(|| "memory".into());
+            row(
+                &format!("peak {} {dtype}", peak.backend),
+                format!(
+                    "theoretical {}, measured {} ({})",
+                    fmt(peak.theoretical),
+                    fmt(peak.measured),
+                    peak.source
+                ),
+            );
+        }
+        let sw = &self.software;
+        row("stackbench", sw.stackbench_version.clone());
+        row("rustc", or_unknown(sw.rustc.clone()));
+        row(
+            "git",
+            match (&sw.git_revision, sw.git_dirty) {
+                (Some(rev), Some(true)) => format!("{rev} (dirty)"),
+                (Some(rev), _) => rev.clone(),
+                _ => "not a git work tree".into(),
+            },
+        );
+        row("fingerprint", self.fingerprint.clone());
+        for note in &self.notes {
+            row("note", note.clone());
+        }
+        format!("stackbench system probe ({})\n{out}", self.schema)
+    }
+}

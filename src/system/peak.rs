@@ -1,0 +1,281 @@
+//! Peak figures that reports divide by to print "% of peak". Each peak says where it came
+//! from: `theoretical` (FLOP/cycle from the ISA × cores × clock, or a vendor table) and,
+//! where stackbench can run one, `measured` (a short FMA-throughput kernel).
+
+use super::cpu::CpuInfo;
+use crate::backend::BackendKind;
+use crate::workload::DType;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// What a peak bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeakMetric {
+    /// Floating-point operations per second (dense).
+    FlopsPerSecond,
+    /// Memory bytes per second.
+    BytesPerSecond,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    pub backend: BackendKind,
+    pub device: String,
+    pub metric: PeakMetric,
+    /// The precision for compute peaks; `None` for bandwidth.
+    pub dtype: Option<DType>,
+    pub theoretical: Option<f64>,
+    pub measured: Option<f64>,
+    /// How the theoretical figure was derived, for the reader.
+    pub source: String,
+}
+
+impl Peak {
+    /// The figure "% of peak" divides by: theoretical when known, else measured.
+    pub fn reference(&self) -> Option<f64> {
+        self.theoretical.or(self.measured)
+    }
+}
+
+/// Dense f64 FLOP per cycle per core, from the widest FMA the ISA offers and the number of
+/// FMA pipes that microarchitecture family is known to have.
+pub fn f64_flops_per_cycle(cpu: &CpuInfo) -> (f64, &'static str) {
+    let amd_family = cpu
+        .identification
+        .get("cpu family")
+        .and_then(|f| f.parse::<u32>().ok())
+        .filter(|_| cpu.vendor.as_deref() == Some("AuthenticAMD"));
+    if cpu.has("avx512f") {
+        // Zen 4 (family 0x19) runs 512-bit FMAs as two 256-bit halves: 2 × 4 lanes × 2.
+        if amd_family.is_some_and(|f| f < 0x1a) {
+            return (16.0, "AVX-512 on Zen 4: 2 FMA pipes x 256 bit");
+        }
+        return (32.0, "AVX-512: 2 FMA pipes x 512 bit");
+    }
+    if cpu.has("avx2") && cpu.has("fma") {
+        return (16.0, "AVX2: 2 FMA pipes x 256 bit");
+    }
+    if cpu.has("avx") {
+        return (8.0, "AVX: 256-bit add + multiply");
+    }
+    if cpu.has("sve") {
+        return (16.0, "SVE: 4 x 128-bit or 2 x 256-bit FMA pipes");
+    }
+    if cpu.has("neon") {
+        return (8.0, "NEON: 2 FMA pipes x 128 bit");
+    }
+    (4.0, "SSE2: 128-bit add + multiply")
+}
+
+/// Theoretical and measured CPU peaks for f64 and f32.
+pub fn cpu_peaks(cpu: &CpuInfo, measure: bool) -> Vec<Peak> {
+    let (per_cycle, how) = f64_flops_per_cycle(cpu);
+    let clock_mhz = cpu.max_mhz.or(cpu.base_mhz);
+    let cores = cpu.compute_cores();
+    let device = cpu.model.clone().unwrap_or_else(|| "CPU".into());
+    let measured_f64 = measure.then(|| measure_fma_flops::<f64>(Duration::from_millis(60)));
+    let measured_f32 = measure.then(|| measure_fma_flops::<f32>(Duration::from_millis(60)));
+    [
+        (DType::F64, 1.0, measured_f64),
+        (DType::F32, 2.0, measured_f32),
+    ]
+    .into_iter()
+    .map(|(dtype, lanes, measured)| {
+        let theoretical = match (clock_mhz, cores) {
+            (Some(mhz), Some(cores)) => Some(per_cycle * lanes * mhz * 1e6 * cores as f64),
+            _ => None,
+        };
+        let source = match (clock_mhz, cores) {
+            (Some(mhz), Some(cores)) => {
+                format!(
+                    "{how}: {} FLOP/cycle x {cores} cores x {mhz:.0} MHz",
+                    per_cycle * lanes
+                )
+            }
+            _ => format!("{how}; clock or core count unknown, no theoretical figure"),
+        };
+        Peak {
+            backend: BackendKind::Cpu,
+            device: device.clone(),
+            metric: PeakMetric::FlopsPerSecond,
+            dtype: Some(dtype),
+            theoretical,
+            measured: measured.flatten(),
+            source,
+        }
+    })
+    .collect()
+}
+
+/// Lanes of independent accumulators: enough to cover FMA latency (4-5 cycles) times
+/// two pipes at the widest vector width, so the kernel is throughput-bound.
+const ACCUMULATORS: usize = 192;
+
+/// A floating-point type the FMA kernel runs in.
+pub trait FmaElement: Copy + Send + 'static {
+    const ZERO: Self;
+    fn from_f64(v: f64) -> Self;
+    fn fma(self, a: Self, b: Self) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl FmaElement for f64 {
+    const ZERO: Self = 0.0;
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn fma(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl FmaElement for f32 {
+    const ZERO: Self = 0.0;
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn fma(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+/// `rounds` passes of acc = acc·a + b over the accumulators.
+#[inline(always)]
+fn fma_rounds<T: FmaElement>(acc: &mut [T; ACCUMULATORS], a: T, b: T, rounds: u64) {
+    for _ in 0..rounds {
+        for x in acc.iter_mut() {
+            *x = x.fma(a, b);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn fma_rounds_avx512<T: FmaElement>(acc: &mut [T; ACCUMULATORS], a: T, b: T, rounds: u64) {
+    fma_rounds(acc, a, b, rounds)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_rounds_avx2<T: FmaElement>(acc: &mut [T; ACCUMULATORS], a: T, b: T, rounds: u64) {
+    fma_rounds(acc, a, b, rounds)
+}
+
+/// Runs the widest FMA kernel this CPU supports.
+fn fma_rounds_dispatch<T: FmaElement>(acc: &mut [T; ACCUMULATORS], a: T, b: T, rounds: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the features the function is compiled for were detected at run time.
+            return unsafe { fma_rounds_avx512(acc, a, b, rounds) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: as above.
+            return unsafe { fma_rounds_avx2(acc, a, b, rounds) };
+        }
+    }
+    fma_rounds(acc, a, b, rounds)
+}
+
+/// Measured FMA throughput of all cores, in FLOP/s: one thread per logical CPU, each
+/// running independent FMA chains for about `duration`. `None` if no thread could run.
+pub fn measure_fma_flops<T: FmaElement>(duration: Duration) -> Option<f64> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    // A multiplier just below one and an addend keep values finite and non-trivial.
+    let (a, b) = (T::from_f64(0.999_999), T::from_f64(1e-3));
+    let results: Vec<Option<f64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut acc = [T::from_f64(1.0 + t as f64 * 1e-3); ACCUMULATORS];
+                    fma_rounds_dispatch(&mut acc, a, b, 1_000); // warm-up: clocks and caches
+                    let mut rounds = 10_000u64;
+                    let mut best = 0.0f64;
+                    let start = Instant::now();
+                    while start.elapsed() < duration {
+                        let t0 = Instant::now();
+                        fma_rounds_dispatch(&mut acc, a, b, rounds);
+                        let secs = t0.elapsed().as_secs_f64();
+                        best = best.max(2.0 * ACCUMULATORS as f64 * rounds as f64 / secs);
+                        if secs < 0.005 {
+                            rounds *= 2;
+                        }
+                    }
+                    // The accumulators must be observed or the work is dead code.
+                    let sink: f64 = acc.iter().map(|x| x.to_f64()).sum();
+                    (sink.is_finite() && best > 0.0).then_some(best)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let per_thread: Vec<f64> = results.into_iter().flatten().collect();
+    (!per_thread.is_empty()).then(|| per_thread.iter().sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu_with(features: &[&str], vendor: &str, family: &str) -> CpuInfo {
+        let mut cpu = CpuInfo {
+            vendor: Some(vendor.into()),
+            features: features.iter().map(|s| s.to_string()).collect(),
+            physical_cores: Some(2),
+            max_mhz: Some(3000.0),
+            ..CpuInfo::default()
+        };
+        cpu.identification
+            .insert("cpu family".into(), family.into());
+        cpu
+    }
+
+    #[test]
+    fn flops_per_cycle_by_isa() {
+        assert_eq!(
+            f64_flops_per_cycle(&cpu_with(&["avx512f", "avx2", "fma"], "AuthenticAMD", "25")).0,
+            16.0
+        );
+        assert_eq!(
+            f64_flops_per_cycle(&cpu_with(&["avx512f", "avx2", "fma"], "GenuineIntel", "6")).0,
+            32.0
+        );
+        assert_eq!(
+            f64_flops_per_cycle(&cpu_with(&["avx2", "fma"], "GenuineIntel", "6")).0,
+            16.0
+        );
+        assert_eq!(f64_flops_per_cycle(&cpu_with(&["neon"], "ARM", "")).0, 8.0);
+    }
+
+    #[test]
+    fn theoretical_peak_is_cycles_times_cores_times_clock() {
+        let peaks = cpu_peaks(&cpu_with(&["avx2", "fma"], "GenuineIntel", "6"), false);
+        let f32_peak = peaks.iter().find(|p| p.dtype == Some(DType::F32)).unwrap();
+        assert_eq!(f32_peak.theoretical, Some(32.0 * 2.0 * 3000e6));
+        assert!(f32_peak.measured.is_none());
+    }
+
+    #[test]
+    fn measured_fma_kernel_runs_and_is_plausible() {
+        let flops = measure_fma_flops::<f64>(Duration::from_millis(20)).unwrap();
+        // Anything real is between 0.1 GFLOP/s and 100 TFLOP/s.
+        assert!(flops > 1e8 && flops < 1e14, "{flops}");
+    }
+}

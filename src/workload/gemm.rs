@@ -1,0 +1,232 @@
+//! GEMM: C = A·B with A (M×K), B (K×N), C (M×N), row-major. The shapes, the FLOP and byte
+//! formulas, and the correctness check every backend's result passes before it is timed.
+
+use super::{DType, Suite};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Square sizes of the full suite (256 to 4096 on the CPU; GPUs extend it).
+pub const SQUARE_SIZES: &[usize] = &[256, 512, 1024, 2048, 4096];
+/// Square sizes of the quick suite.
+pub const QUICK_SQUARE_SIZES: &[usize] = &[512, 2048];
+
+/// The GEMMs of a transformer MLP block (LLaMA-7B widths: hidden 4096, FFN 11008) for a
+/// batch of 2048 tokens: the up projection and its two transposes, the ones the forward
+/// down projection and the backward pass run.
+pub const TRANSFORMER_MLP_SHAPES: &[GemmShape] = &[
+    GemmShape::new(2048, 11008, 4096),
+    GemmShape::new(2048, 4096, 11008),
+    GemmShape::new(4096, 11008, 2048),
+];
+
+/// One GEMM problem size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GemmShape {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+}
+
+impl GemmShape {
+    pub const fn new(m: usize, n: usize, k: usize) -> Self {
+        GemmShape { m, n, k }
+    }
+
+    pub const fn square(size: usize) -> Self {
+        GemmShape::new(size, size, size)
+    }
+
+    /// Floating-point operations: one multiply and one add per term, 2·M·N·K.
+    pub fn flops(&self) -> u64 {
+        2 * self.m as u64 * self.n as u64 * self.k as u64
+    }
+
+    /// Bytes of A, B and C each touched once: the minimum traffic, the roofline's denominator.
+    pub fn min_bytes(&self, dtype: DType) -> u64 {
+        let elements = self.m * self.k + self.k * self.n + self.m * self.n;
+        (elements * dtype.size_bytes()) as u64
+    }
+
+    /// FLOPs per byte of minimum traffic: 2MNK / (bytes_per_elem·(MK + KN + MN)).
+    pub fn arithmetic_intensity(&self, dtype: DType) -> f64 {
+        self.flops() as f64 / self.min_bytes(dtype) as f64
+    }
+
+    /// The value part of the id: `<M>x<N>x<K>`.
+    pub fn id(&self) -> String {
+        format!("{}x{}x{}", self.m, self.n, self.k)
+    }
+}
+
+impl fmt::Display for GemmShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id())
+    }
+}
+
+/// Roofline bound in FLOP/s: min(peak compute, intensity · peak bandwidth).
+pub fn roofline_flops(peak_flops: f64, peak_bytes_per_s: f64, intensity: f64) -> f64 {
+    peak_flops.min(intensity * peak_bytes_per_s)
+}
+
+/// The shapes a suite covers on the CPU. The quick suite keeps one transformer shape so the
+/// non-square path is always exercised.
+pub fn cpu_shapes(suite: Suite) -> Vec<GemmShape> {
+    let squares = if suite.is_full() {
+        SQUARE_SIZES
+    } else {
+        QUICK_SQUARE_SIZES
+    };
+    let transformer = if suite.is_full() {
+        TRANSFORMER_MLP_SHAPES
+    } else {
+        &TRANSFORMER_MLP_SHAPES[..1]
+    };
+    squares
+        .iter()
+        .map(|&s| GemmShape::square(s))
+        .chain(transformer.iter().copied())
+        .collect()
+}
+
+/// Whether the quick suite times this combination: every dtype on the square sizes, and the
+/// transformer shape only in f32 (one non-square point keeps that path covered while the
+/// quick suite stays within minutes on a small machine).
+pub fn in_quick_suite(dtype: DType, shape: GemmShape) -> bool {
+    (shape.m == shape.n && shape.n == shape.k) || dtype == DType::F32
+}
+
+/// Output positions the check compares: the four corners, the first and last rows and
+/// columns (edge tiles are where blocked kernels go wrong), and `random` positions inside.
+pub fn check_positions(shape: GemmShape, random: usize, seed: u64) -> Vec<(usize, usize)> {
+    let GemmShape { m, n, .. } = shape;
+    let mut positions = Vec::with_capacity(2 * (m + n) + random);
+    for j in 0..n {
+        positions.push((0, j));
+        positions.push((m - 1, j));
+    }
+    for i in 0..m {
+        positions.push((i, 0));
+        positions.push((i, n - 1));
+    }
+    let mut rng = super::random::SeededRng::new(seed);
+    positions.extend((0..random).map(|_| (rng.below(m), rng.below(n))));
+    positions.sort_unstable();
+    positions.dedup();
+    positions
+}
+
+/// Compares `c` at `positions` with f64 dot products of `a` and `b` (row-major, the values
+/// the kernel actually read, already rounded to its input precision). The error of each
+/// entry is scaled by Σ|a_ik·b_kj|, the backward-error bound, and must stay under
+/// `dtype.dot_tolerance(k)`. Returns the worst scaled error, or the first failure.
+pub fn check_product(
+    shape: GemmShape,
+    dtype: DType,
+    a: &[f64],
+    b: &[f64],
+    c: impl Fn(usize, usize) -> f64,
+    positions: &[(usize, usize)],
+) -> Result<f64, String> {
+    let GemmShape { m, n, k } = shape;
+    if a.len() != m * k || b.len() != k * n {
+        return Err(format!(
+            "input sizes {}, {} do not match {shape}",
+            a.len(),
+            b.len()
+        ));
+    }
+    let tolerance = dtype.dot_tolerance(k);
+    let mut worst = 0.0f64;
+    for &(i, j) in positions {
+        let (mut want, mut scale) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let term = a[i * k + p] * b[p * n + j];
+            want += term;
+            scale += term.abs();
+        }
+        let got = c(i, j);
+        let error = (got - want).abs() / scale.max(f64::MIN_POSITIVE);
+        if !error.is_finite() || error > tolerance {
+            return Err(format!(
+                "{dtype} {shape}: C[{i},{j}] = {got} but the f64 reference is {want} \
+                 (scaled error {error:.3e} > tolerance {tolerance:.3e})"
+            ));
+        }
+        worst = worst.max(error);
+    }
+    Ok(worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flops_and_intensity_follow_the_formulas() {
+        let s = GemmShape::new(2048, 11008, 4096);
+        assert_eq!(s.flops(), 2 * 2048 * 11008 * 4096);
+        let sq = GemmShape::square(1024);
+        // 2n^3 / (4 · 3n^2) = n/6 for f32.
+        assert!((sq.arithmetic_intensity(DType::F32) - 1024.0 / 6.0).abs() < 1e-9);
+        assert_eq!(sq.id(), "1024x1024x1024");
+        assert_eq!(roofline_flops(100.0, 10.0, 5.0), 50.0);
+        assert_eq!(roofline_flops(100.0, 10.0, 50.0), 100.0);
+    }
+
+    #[test]
+    fn suites_cover_the_documented_axes() {
+        let quick = cpu_shapes(Suite::Quick);
+        assert_eq!(quick.len(), 3);
+        assert!(quick.contains(&GemmShape::square(2048)));
+        let full = cpu_shapes(Suite::Full);
+        assert_eq!(
+            full.len(),
+            SQUARE_SIZES.len() + TRANSFORMER_MLP_SHAPES.len()
+        );
+    }
+
+    fn naive(shape: GemmShape, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let GemmShape { m, n, k } = shape;
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn check_accepts_a_right_product_and_rejects_a_wrong_one() {
+        let shape = GemmShape::new(7, 5, 9);
+        let a = crate::workload::random::normal_f64(1, 63);
+        let b = crate::workload::random::normal_f64(2, 45);
+        let c = naive(shape, &a, &b);
+        let positions = check_positions(shape, 10, 3);
+        assert!(positions.contains(&(6, 4)));
+        check_product(shape, DType::F64, &a, &b, |i, j| c[i * 5 + j], &positions).unwrap();
+        // A transposed read of B is the classic layout bug.
+        let err = check_product(
+            shape,
+            DType::F32,
+            &a,
+            &b,
+            |i, j| c[j * 7 % 35 + i % 5],
+            &positions,
+        );
+        assert!(err.is_err());
+        let mut bad = c.clone();
+        bad[6 * 5 + 4] += 2.0;
+        let err = check_product(
+            shape,
+            DType::Bf16,
+            &a,
+            &b,
+            |i, j| bad[i * 5 + j],
+            &positions,
+        )
+        .unwrap_err();
+        assert!(err.contains("C[6,4]"), "{err}");
+    }
+}

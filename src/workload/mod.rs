@@ -1,0 +1,16 @@
+//! What is measured, independent of the device: shapes and parameter axes as named
+//! constants, FLOP and byte formulas, benchmark ids, seeded input data and the tolerances
+//! that correctness checks use. Backends implement these workloads; they never redefine them.
+
+pub mod dtype;
+pub mod gemm;
+pub mod ids;
+pub mod random;
+pub mod stream;
+pub mod suite;
+
+pub use dtype::DType;
+pub use gemm::GemmShape;
+pub use ids::BenchId;
+pub use stream::StreamKernel;
+pub use suite::Suite;
