@@ -131,6 +131,12 @@ impl CpuInfo {
                 _ => {}
             }
         }
+        // The layout tells the architecture: ARM kernels print implementer/part numbers.
+        if self.identification.contains_key("CPU implementer") {
+            self.architecture = "aarch64".into();
+        } else if self.vendor.is_some() {
+            self.architecture = "x86_64".into();
+        }
         if processors > 0 {
             self.logical_cpus = Some(processors);
         }

@@ -275,7 +275,8 @@ mod tests {
     #[test]
     fn measured_fma_kernel_runs_and_is_plausible() {
         let flops = measure_fma_flops::<f64>(Duration::from_millis(20)).unwrap();
-        // Anything real is between 0.1 GFLOP/s and 100 TFLOP/s.
-        assert!(flops > 1e8 && flops < 1e14, "{flops}");
+        // Real work, finite and below any machine's peak; speed itself is not a test's
+        // business (debug builds on a loaded machine are slow).
+        assert!(flops > 1e5 && flops < 1e15, "{flops}");
     }
 }
