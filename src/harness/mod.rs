@@ -92,6 +92,16 @@ impl Harness {
             Ok(workload) => workload,
             Err(error) => return self.record_error(id, error),
         };
+        // One timed call sizes the window: long calls (a 4096³ f64 GEMM takes seconds)
+        // get room for every requested sample instead of Criterion's "unable to complete"
+        // warning and a silently shorter run.
+        let one_call = match workload.run(1) {
+            Ok(duration) => duration,
+            Err(error) => return self.record_error(id, error),
+        };
+        let measurement = sampling
+            .measurement
+            .max(one_call.mul_f64(sampling.sample_size as f64 * 1.2));
         let failure: RefCell<Option<BackendError>> = RefCell::new(None);
         {
             let mut group = self.criterion.benchmark_group(&id.group);
@@ -99,7 +109,7 @@ impl Harness {
                 .throughput(throughput)
                 .sample_size(sampling.sample_size)
                 .warm_up_time(sampling.warm_up)
-                .measurement_time(sampling.measurement)
+                .measurement_time(measurement)
                 // Flat sampling: every sample runs the same iteration count, which suits
                 // long GPU and GEMM calls (linear sampling would run 55x the sample size).
                 .sampling_mode(SamplingMode::Flat);

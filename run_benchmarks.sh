@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Runs the stackbench suite end to end: builds the bench targets once, runs each one
+# (a failing target is reported and the others still run), keeps Criterion's output with
+# the system probe beside it, records the run in the results directory and writes the
+# report. Exits non-zero at the end if any target failed.
+set -uo pipefail
+
+usage() {
+    cat <<'EOF'
+Usage: ./run_benchmarks.sh [OPTIONS]
+
+Runs every stackbench bench target (gemm, memory_bandwidth, tensor_ops, attention,
+components), records the run under the results directory and writes the report.
+
+Options:
+  --quick             the quick suite: a few points per axis (default; minutes)
+  --full              every axis value
+  --suite NAME        the same as --quick / --full by name (quick|full)
+  --filter REGEX      only benchmarks whose id matches REGEX (Criterion's filter),
+                      e.g. 'gemm/cpu/f32' or 'triad'
+  --label TEXT        a label stored with the run (e.g. a branch or a PR number)
+  --baseline NAME     save Criterion's results as baseline NAME (--save-baseline)
+  --targets LIST      comma-separated bench targets to run (default: all)
+  --results DIR       where runs and reports are kept (default: benchmark_results)
+  --list              list the benchmark ids (after --filter) and exit
+  -h, --help          this help
+
+Environment:
+  STACKBENCH_SUITE    quick|full (the flags above set it)
+  CRITERION_HOME      where Criterion writes (default: target/criterion)
+  STACKBENCH_PYTHON   the Python interpreter the component tier drives
+
+Examples:
+  ./run_benchmarks.sh                       # quick suite, everything
+  ./run_benchmarks.sh --full --label nightly
+  ./run_benchmarks.sh --filter 'gemm/cpu/f32' --baseline main
+  ./run_benchmarks.sh --list --filter triad
+EOF
+}
+
+# Progress goes to stderr: stdout carries only what a caller may parse (ids, the summary).
+say() {
+    echo "==> $*" >&2
+}
+
+die() {
+    echo "run_benchmarks.sh: $*" >&2
+    exit 2
+}
+
+ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components)
+suite="${STACKBENCH_SUITE:-quick}"
+filter=""
+label=""
+baseline=""
+list=0
+results_dir="benchmark_results"
+targets_csv=""
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) suite=quick ;;
+        --full) suite=full ;;
+        --suite) [[ $# -ge 2 ]] || die "--suite needs a value"; suite="$2"; shift ;;
+        --suite=*) suite="${1#*=}" ;;
+        --filter) [[ $# -ge 2 ]] || die "--filter needs a value"; filter="$2"; shift ;;
+        --filter=*) filter="${1#*=}" ;;
+        --label) [[ $# -ge 2 ]] || die "--label needs a value"; label="$2"; shift ;;
+        --label=*) label="${1#*=}" ;;
+        --baseline) [[ $# -ge 2 ]] || die "--baseline needs a value"; baseline="$2"; shift ;;
+        --baseline=*) baseline="${1#*=}" ;;
+        --targets) [[ $# -ge 2 ]] || die "--targets needs a value"; targets_csv="$2"; shift ;;
+        --targets=*) targets_csv="${1#*=}" ;;
+        --results) [[ $# -ge 2 ]] || die "--results needs a value"; results_dir="$2"; shift ;;
+        --results=*) results_dir="${1#*=}" ;;
+        --list) list=1 ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+    esac
+    shift
+done
+
+case "$suite" in
+    quick | full) ;;
+    *) die "unknown suite '$suite': expected 'quick' or 'full'" ;;
+esac
+export STACKBENCH_SUITE="$suite"
+
+targets=("${ALL_TARGETS[@]}")
+if [[ -n "$targets_csv" ]]; then
+    IFS=',' read -r -a targets <<<"$targets_csv"
+    for t in "${targets[@]}"; do
+        [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || die "unknown bench target '$t' (known: ${ALL_TARGETS[*]})"
+    done
+fi
+
+cd "$(dirname "$0")" || die "cannot enter the repository"
+command -v cargo >/dev/null || die "cargo is not on PATH: install Rust (https://rustup.rs) first"
+
+criterion_dir="${CRITERION_HOME:-${CARGO_TARGET_DIR:-target}/criterion}"
+
+# Fail before any work if the places we write to are not writable.
+check_writable() {
+    local dir="$1" what="$2"
+    mkdir -p "$dir" 2>/dev/null || die "cannot create the $what directory '$dir'"
+    local probe
+    probe=$(mktemp "$dir/.write-test.XXXXXX" 2>/dev/null) || die "the $what directory '$dir' is not writable"
+    rm -f "$probe"
+}
+
+criterion_args=(--noplot)
+[[ -n "$baseline" ]] && criterion_args+=(--save-baseline "$baseline")
+
+say "building the bench targets (release)"
+build_args=()
+for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
+if ! build_log=$(cargo bench --no-run "${build_args[@]}" 2>&1); then
+    echo "$build_log" >&2
+    die "the build failed (see above)"
+fi
+cargo build --release --quiet --bin analyze-trends --bin stackbench || die "building the binaries failed"
+
+# Which ids each target would run: also how a filter that matches nothing is caught.
+list_ids() {
+    local target="$1"
+    if [[ -n "$filter" ]]; then
+        cargo bench --quiet --bench "$target" -- --list "$filter" 2>/dev/null
+    else
+        cargo bench --quiet --bench "$target" -- --list 2>/dev/null
+    fi | sed -n 's/: benchmark$//p'
+}
+
+declare -A selected
+total_selected=0
+for target in "${targets[@]}"; do
+    ids=$(list_ids "$target")
+    count=$(grep -c . <<<"$ids" || true)
+    selected[$target]=$count
+    total_selected=$((total_selected + count))
+    if [[ $list -eq 1 && -n "$ids" ]]; then
+        echo "$ids"
+    fi
+done
+
+if [[ $total_selected -eq 0 ]]; then
+    if [[ -n "$filter" ]]; then
+        die "the filter '$filter' matches no benchmark (try: ./run_benchmarks.sh --list)"
+    fi
+    die "no benchmarks to run"
+fi
+[[ $list -eq 1 ]] && exit 0
+
+check_writable "$criterion_dir" "Criterion output"
+check_writable "$results_dir" "results"
+
+log_dir="${CARGO_TARGET_DIR:-target}/stackbench-logs/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$log_dir" || die "cannot create the log directory '$log_dir'"
+
+say "suite: $suite${filter:+, filter: $filter}${label:+, label: $label}${baseline:+, baseline: $baseline}"
+failed=()
+start_all=$(date +%s)
+for target in "${targets[@]}"; do
+    if [[ ${selected[$target]} -eq 0 ]]; then
+        say "$target: no benchmark selected, skipped"
+        continue
+    fi
+    say "$target (${selected[$target]} benchmarks; log: $log_dir/$target.log)"
+    start=$(date +%s)
+    if [[ -n "$filter" ]]; then
+        cargo bench --quiet --bench "$target" -- "${criterion_args[@]}" "$filter" 2>&1 | tee "$log_dir/$target.log"
+    else
+        cargo bench --quiet --bench "$target" -- "${criterion_args[@]}" 2>&1 | tee "$log_dir/$target.log"
+    fi
+    status=${PIPESTATUS[0]}
+    if [[ $status -ne 0 ]]; then
+        say "$target FAILED (exit $status): see $log_dir/$target.log"
+        failed+=("$target")
+    else
+        say "$target done in $(($(date +%s) - start)) s"
+    fi
+done
+
+analyzer="${CARGO_TARGET_DIR:-target}/release/analyze-trends"
+record_args=(record --criterion-dir "$criterion_dir" --results "$results_dir")
+[[ -n "$label" ]] && record_args+=(--label "$label")
+[[ -n "$baseline" ]] && record_args+=(--baseline "$baseline")
+say "recording the run"
+if ! "$analyzer" "${record_args[@]}"; then
+    say "recording the run FAILED"
+    failed+=("record")
+fi
+say "writing the report"
+if ! "$analyzer" report "$results_dir"; then
+    say "writing the report FAILED"
+    failed+=("report")
+fi
+
+cat <<EOF
+
+stackbench: suite $suite finished in $(($(date +%s) - start_all)) s
+  Criterion output   $criterion_dir   (per benchmark: <id>/new/{estimates,sample,benchmark}.json)
+  system probe       $criterion_dir/stackbench/system.json
+  skips and failures $criterion_dir/stackbench/targets/<target>.json
+  run records        $results_dir/runs/
+  reports            $results_dir/reports/ (report.md, report.html, report.json, summary.csv)
+  logs               $log_dir/
+EOF
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "stackbench: FAILED: ${failed[*]}" >&2
+    exit 1
+fi

@@ -1,0 +1,78 @@
+//! `./run_benchmarks.sh` on bad input: each case must exit non-zero with a message that
+//! says what was wrong, before any benchmark runs. Drives the real script.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run_script(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut command = Command::new(root.join("run_benchmarks.sh"));
+    command.args(args).current_dir(root);
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    command.output().expect("running run_benchmarks.sh")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn help_documents_the_stable_flags() {
+    let out = run_script(&["--help"], &[]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in ["--quick", "--full", "--filter", "--label", "--baseline", "--list", "--help"] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+}
+
+#[test]
+fn unknown_suite_is_refused_by_flag_and_by_environment() {
+    let out = run_script(&["--suite", "fulll"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown suite 'fulll'"), "{}", stderr(&out));
+    let out = run_script(&[], &[("STACKBENCH_SUITE", "huge")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown suite 'huge'"), "{}", stderr(&out));
+}
+
+#[test]
+fn unknown_option_and_target_are_refused() {
+    let out = run_script(&["--fast"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown option '--fast'"));
+    let out = run_script(&["--targets", "gemm,nope"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown bench target 'nope'"));
+}
+
+#[test]
+fn a_filter_that_matches_nothing_is_an_error() {
+    let out = run_script(&["--targets", "gemm", "--filter", "no-such-benchmark-xyz"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("matches no benchmark"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_unwritable_results_directory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the directory should be: not writable even for root.
+    let blocker = dir.path().join("results");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let results = blocker.join("runs");
+    let out = run_script(&["--targets", "gemm", "--filter", "gemm/cpu/f32/512x", "--results", results.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("results directory"), "{}", stderr(&out));
+}
+
+#[test]
+fn list_prints_ids_in_the_documented_scheme() {
+    let out = run_script(&["--list", "--targets", "gemm,memory_bandwidth", "--filter", "cpu/(f32|triad)/"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ids = String::from_utf8_lossy(&out.stdout);
+    assert!(ids.lines().any(|l| l == "gemm/cpu/f32/2048x2048x2048"), "{ids}");
+    assert!(ids.lines().any(|l| l.starts_with("memory_bandwidth/cpu/triad/") && l.ends_with("MiB")), "{ids}");
+    assert!(ids.lines().all(|l| l.contains("cpu/f32/") || l.contains("cpu/triad/")), "{ids}");
+}
