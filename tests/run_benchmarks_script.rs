@@ -23,7 +23,15 @@ fn help_documents_the_stable_flags() {
     let out = run_script(&["--help"], &[]);
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
-    for flag in ["--quick", "--full", "--filter", "--label", "--baseline", "--list", "--help"] {
+    for flag in [
+        "--quick",
+        "--full",
+        "--filter",
+        "--label",
+        "--baseline",
+        "--list",
+        "--help",
+    ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
 }
@@ -32,10 +40,18 @@ fn help_documents_the_stable_flags() {
 fn unknown_suite_is_refused_by_flag_and_by_environment() {
     let out = run_script(&["--suite", "fulll"], &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("unknown suite 'fulll'"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown suite 'fulll'"),
+        "{}",
+        stderr(&out)
+    );
     let out = run_script(&[], &[("STACKBENCH_SUITE", "huge")]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("unknown suite 'huge'"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown suite 'huge'"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -50,9 +66,16 @@ fn unknown_option_and_target_are_refused() {
 
 #[test]
 fn a_filter_that_matches_nothing_is_an_error() {
-    let out = run_script(&["--targets", "gemm", "--filter", "no-such-benchmark-xyz"], &[]);
+    let out = run_script(
+        &["--targets", "gemm", "--filter", "no-such-benchmark-xyz"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("matches no benchmark"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("matches no benchmark"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -62,17 +85,107 @@ fn an_unwritable_results_directory_is_an_error() {
     let blocker = dir.path().join("results");
     std::fs::write(&blocker, "not a directory").unwrap();
     let results = blocker.join("runs");
-    let out = run_script(&["--targets", "gemm", "--filter", "gemm/cpu/f32/512x", "--results", results.to_str().unwrap()], &[]);
+    let out = run_script(
+        &[
+            "--targets",
+            "gemm",
+            "--filter",
+            "gemm/cpu/f32/512x",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("results directory"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("results directory"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn list_prints_ids_in_the_documented_scheme() {
-    let out = run_script(&["--list", "--targets", "gemm,memory_bandwidth", "--filter", "cpu/(f32|triad)/"], &[]);
+    let out = run_script(
+        &[
+            "--list",
+            "--targets",
+            "gemm,memory_bandwidth",
+            "--filter",
+            "cpu/(f32|triad)/",
+        ],
+        &[],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let ids = String::from_utf8_lossy(&out.stdout);
-    assert!(ids.lines().any(|l| l == "gemm/cpu/f32/2048x2048x2048"), "{ids}");
-    assert!(ids.lines().any(|l| l.starts_with("memory_bandwidth/cpu/triad/") && l.ends_with("MiB")), "{ids}");
-    assert!(ids.lines().all(|l| l.contains("cpu/f32/") || l.contains("cpu/triad/")), "{ids}");
+    assert!(
+        ids.lines().any(|l| l == "gemm/cpu/f32/2048x2048x2048"),
+        "{ids}"
+    );
+    assert!(
+        ids.lines()
+            .any(|l| l.starts_with("memory_bandwidth/cpu/triad/") && l.ends_with("MiB")),
+        "{ids}"
+    );
+    assert!(
+        ids.lines()
+            .all(|l| l.contains("cpu/f32/") || l.contains("cpu/triad/")),
+        "{ids}"
+    );
+}
+
+#[test]
+fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let criterion = dir.path().join("criterion");
+    let results = dir.path().join("results");
+    let out = run_script(
+        &[
+            "--targets",
+            "gemm,memory_bandwidth",
+            "--filter",
+            "^(gemm/cpu/f(32|64)/512x512x512|memory_bandwidth/cpu/(copy|triad)/256KiB)$",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &[
+            ("CRITERION_HOME", criterion.to_str().unwrap()),
+            ("STACKBENCH_FAIL_ID", "^gemm/cpu/f32/512x512x512$"),
+        ],
+    );
+    // Target output is teed to stdout; the script's own progress goes to stderr.
+    let err = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("FAILED gemm/cpu/f32/512x512x512: "), "{err}");
+    assert!(err.contains("gemm FAILED"), "{err}");
+    assert!(
+        err.contains("memory_bandwidth done"),
+        "the next target must still run: {err}"
+    );
+    // The other gemm benchmark in the failing target ran too, and both records say so.
+    let gemm: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(criterion.join("stackbench/targets/gemm.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        gemm["benchmarks"]["gemm/cpu/f32/512x512x512"]["outcome"],
+        "failed"
+    );
+    assert_eq!(
+        gemm["benchmarks"]["gemm/cpu/f64/512x512x512"]["outcome"],
+        "measured"
+    );
+    let bandwidth: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(criterion.join("stackbench/targets/memory_bandwidth.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        bandwidth["benchmarks"]["memory_bandwidth/cpu/triad/256KiB"]["outcome"],
+        "measured"
+    );
+    assert!(
+        criterion.join("stackbench/system.json").exists(),
+        "the probe is written beside the output"
+    );
 }

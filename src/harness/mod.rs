@@ -17,9 +17,15 @@ use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Benchmarks whose id matches this regex fail without running (for testing failure paths).
+pub const FAIL_ID_ENV: &str = "STACKBENCH_FAIL_ID";
+
 /// One bench target's run: its suite, Criterion's parsed flags, and what happened.
 pub struct Harness {
     suite: Suite,
+    /// Ids matching `STACKBENCH_FAIL_ID` fail on purpose: how the tests prove that one
+    /// failing benchmark is reported while the rest of the run goes on.
+    injected_failure: Option<regex::Regex>,
     args: CriterionArgs,
     report: TargetReport,
     criterion: Criterion,
@@ -41,9 +47,20 @@ impl Harness {
         if !args.list {
             sidecar::write_system_probe_once();
         }
+        let injected_failure = match std::env::var(FAIL_ID_ENV) {
+            Ok(pattern) if !pattern.is_empty() => match regex::Regex::new(&pattern) {
+                Ok(re) => Some(re),
+                Err(error) => {
+                    eprintln!("stackbench {target}: {FAIL_ID_ENV} is not a valid regex: {error}");
+                    std::process::exit(2);
+                }
+            },
+            _ => None,
+        };
         let criterion = Criterion::default().configure_from_args();
         Harness {
             suite,
+            injected_failure,
             args,
             report,
             criterion,
@@ -87,6 +104,17 @@ impl Harness {
         }
         if !self.selected(id) {
             return;
+        }
+        if self
+            .injected_failure
+            .as_ref()
+            .is_some_and(|re| re.is_match(&id.full()))
+        {
+            let error = BackendError::Mismatch {
+                benchmark: id.full(),
+                detail: format!("failure injected through {FAIL_ID_ENV}"),
+            };
+            return self.record_error(id, error);
         }
         let mut workload = match prepare().and_then(|mut w| w.verify().map(|()| w)) {
             Ok(workload) => workload,

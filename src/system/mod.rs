@@ -133,9 +133,9 @@ impl SystemProbe {
         row(
             "clock",
             format!(
-                "base {} MHz, max {} MHz",
-                or_unknown(cpu.base_mhz.map(|v| format!("{v:.0}"))),
-                or_unknown(cpu.max_mhz.map(|v| format!("{v:.0}")))
+                "base {}, max {}",
+                or_unknown(cpu.base_mhz.map(|v| format!("{v:.0} MHz"))),
+                or_unknown(cpu.max_mhz.map(|v| format!("{v:.0} MHz")))
             ),
         );
         let caches: Vec<String> = cpu

@@ -32,9 +32,14 @@ pub struct Peak {
 }
 
 impl Peak {
-    /// The figure "% of peak" divides by: theoretical when known, else measured.
+    /// The figure "% of peak" divides by: the larger of the two. A measured figure above
+    /// the theoretical one means the clock the probe read was too low (VMs report the
+    /// nominal clock, not the boost clock), and a peak that was exceeded is not a peak.
     pub fn reference(&self) -> Option<f64> {
-        self.theoretical.or(self.measured)
+        match (self.theoretical, self.measured) {
+            (Some(t), Some(m)) => Some(t.max(m)),
+            (t, m) => t.or(m),
+        }
     }
 }
 
@@ -86,7 +91,7 @@ pub fn cpu_peaks(cpu: &CpuInfo, measure: bool) -> Vec<Peak> {
             (Some(mhz), Some(cores)) => Some(per_cycle * lanes * mhz * 1e6 * cores as f64),
             _ => None,
         };
-        let source = match (clock_mhz, cores) {
+        let mut source = match (clock_mhz, cores) {
             (Some(mhz), Some(cores)) => {
                 format!(
                     "{how}: {} FLOP/cycle x {cores} cores x {mhz:.0} MHz",
@@ -95,6 +100,15 @@ pub fn cpu_peaks(cpu: &CpuInfo, measure: bool) -> Vec<Peak> {
             }
             _ => format!("{how}; clock or core count unknown, no theoretical figure"),
         };
+        if let (Some(t), Some(m), Some(cores)) = (theoretical, measured.flatten(), cores)
+            && m > t
+        {
+            let implied_mhz = m / (per_cycle * lanes * cores as f64) / 1e6;
+            source.push_str(&format!(
+                "; measured exceeds it: the clock read is below the running clock \
+                 (about {implied_mhz:.0} MHz implied)"
+            ));
+        }
         Peak {
             backend: BackendKind::Cpu,
             device: device.clone(),
@@ -270,6 +284,17 @@ mod tests {
         let f32_peak = peaks.iter().find(|p| p.dtype == Some(DType::F32)).unwrap();
         assert_eq!(f32_peak.theoretical, Some(32.0 * 2.0 * 3000e6));
         assert!(f32_peak.measured.is_none());
+    }
+
+    #[test]
+    fn reference_is_the_larger_figure() {
+        let mut peak = cpu_peaks(&cpu_with(&["avx2", "fma"], "GenuineIntel", "6"), false).remove(0);
+        let theoretical = peak.theoretical.unwrap();
+        assert_eq!(peak.reference(), Some(theoretical));
+        peak.measured = Some(theoretical * 1.4);
+        assert_eq!(peak.reference(), Some(theoretical * 1.4));
+        peak.theoretical = None;
+        assert_eq!(peak.reference(), Some(theoretical * 1.4));
     }
 
     #[test]
