@@ -67,7 +67,7 @@ fn two_socket_sapphire_rapids_with_an_h100() {
         (Some(2), Some(4), Some(8))
     );
     // One 105 MiB L3 per socket, shared by that socket's four threads.
-    assert_eq!(cpu.llc_bytes(), Some(2 * 107520 << 10));
+    assert_eq!(cpu.llc_bytes(), Some(2 * (107520 << 10)));
     assert_eq!((cpu.base_mhz, cpu.max_mhz), (Some(2000.0), Some(3800.0)));
     for feature in ["amx_tile", "amx_bf16", "avx512_fp16", "avx512f"] {
         assert!(cpu.has(feature), "{feature}");
