@@ -220,7 +220,9 @@ pub fn measure_fma_flops<T: FmaElement>(duration: Duration) -> Option<f64> {
                     let mut rounds = 10_000u64;
                     let mut best = 0.0f64;
                     let start = Instant::now();
-                    while start.elapsed() < duration {
+                    // At least one timed round, however long the warm-up took on a
+                    // loaded machine; then rounds until the budget is spent.
+                    while best == 0.0 || start.elapsed() < duration {
                         let t0 = Instant::now();
                         fma_rounds_dispatch(&mut acc, a, b, rounds);
                         let secs = t0.elapsed().as_secs_f64();
