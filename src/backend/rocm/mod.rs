@@ -1,0 +1,31 @@
+//! placeholder
+use super::Availability;
+pub fn probe() -> Availability {
+    Availability::Unavailable { reason: "x".into() }
+}
+pub struct RocmBackend;
+impl RocmBackend {
+    pub fn open() -> Result<Self, String> {
+        Err("x".into())
+    }
+}
+impl super::Backend for RocmBackend {
+    fn kind(&self) -> super::BackendKind {
+        todo!()
+    }
+    fn device(&self) -> &super::DeviceInfo {
+        todo!()
+    }
+    fn sampling(&self, _s: crate::workload::Suite) -> super::SamplingProfile {
+        todo!()
+    }
+    fn gemm_dtypes(&self) -> Vec<crate::workload::DType> {
+        todo!()
+    }
+    fn gemm_shapes(&self, _s: crate::workload::Suite) -> Vec<crate::workload::GemmShape> {
+        todo!()
+    }
+    fn stream_sizes(&self, _s: crate::workload::Suite) -> Vec<usize> {
+        todo!()
+    }
+}
