@@ -45,15 +45,96 @@ pub struct KnownGpu {
 }
 
 pub const KNOWN_GPUS: &[KnownGpu] = &[
-    KnownGpu { label: "H100 SXM", all_of: &["h100"], none_of: &["pcie", "nvl"], fp32: 67.0, tf32: Some(494.5), fp16: 989.0, fp8: Some(1979.0), tb_per_s: 3.35 },
-    KnownGpu { label: "H100 PCIe", all_of: &["h100", "pcie"], none_of: &[], fp32: 51.0, tf32: Some(378.0), fp16: 756.0, fp8: Some(1513.0), tb_per_s: 2.0 },
-    KnownGpu { label: "H200 SXM", all_of: &["h200"], none_of: &["nvl"], fp32: 67.0, tf32: Some(494.5), fp16: 989.0, fp8: Some(1979.0), tb_per_s: 4.8 },
-    KnownGpu { label: "A100 SXM 80GB", all_of: &["a100", "sxm", "80gb"], none_of: &[], fp32: 19.5, tf32: Some(156.0), fp16: 312.0, fp8: None, tb_per_s: 2.0 },
-    KnownGpu { label: "L40S", all_of: &["l40s"], none_of: &[], fp32: 91.6, tf32: Some(183.0), fp16: 362.0, fp8: Some(733.0), tb_per_s: 0.864 },
-    KnownGpu { label: "RTX 4090", all_of: &["4090"], none_of: &[], fp32: 82.6, tf32: Some(82.6), fp16: 165.2, fp8: Some(330.0), tb_per_s: 1.008 },
-    KnownGpu { label: "MI250X (2 GCDs)", all_of: &["mi250x"], none_of: &[], fp32: 47.9, tf32: None, fp16: 383.0, fp8: None, tb_per_s: 3.2 },
-    KnownGpu { label: "MI300X", all_of: &["mi300x"], none_of: &[], fp32: 163.4, tf32: Some(653.7), fp16: 1307.4, fp8: Some(2614.9), tb_per_s: 5.3 },
-    KnownGpu { label: "MI325X", all_of: &["mi325x"], none_of: &[], fp32: 163.4, tf32: Some(653.7), fp16: 1307.4, fp8: Some(2614.9), tb_per_s: 6.0 },
+    KnownGpu {
+        label: "H100 SXM",
+        all_of: &["h100"],
+        none_of: &["pcie", "nvl"],
+        fp32: 67.0,
+        tf32: Some(494.5),
+        fp16: 989.0,
+        fp8: Some(1979.0),
+        tb_per_s: 3.35,
+    },
+    KnownGpu {
+        label: "H100 PCIe",
+        all_of: &["h100", "pcie"],
+        none_of: &[],
+        fp32: 51.0,
+        tf32: Some(378.0),
+        fp16: 756.0,
+        fp8: Some(1513.0),
+        tb_per_s: 2.0,
+    },
+    KnownGpu {
+        label: "H200 SXM",
+        all_of: &["h200"],
+        none_of: &["nvl"],
+        fp32: 67.0,
+        tf32: Some(494.5),
+        fp16: 989.0,
+        fp8: Some(1979.0),
+        tb_per_s: 4.8,
+    },
+    KnownGpu {
+        label: "A100 SXM 80GB",
+        all_of: &["a100", "sxm", "80gb"],
+        none_of: &[],
+        fp32: 19.5,
+        tf32: Some(156.0),
+        fp16: 312.0,
+        fp8: None,
+        tb_per_s: 2.0,
+    },
+    KnownGpu {
+        label: "L40S",
+        all_of: &["l40s"],
+        none_of: &[],
+        fp32: 91.6,
+        tf32: Some(183.0),
+        fp16: 362.0,
+        fp8: Some(733.0),
+        tb_per_s: 0.864,
+    },
+    KnownGpu {
+        label: "RTX 4090",
+        all_of: &["4090"],
+        none_of: &[],
+        fp32: 82.6,
+        tf32: Some(82.6),
+        fp16: 165.2,
+        fp8: Some(330.0),
+        tb_per_s: 1.008,
+    },
+    KnownGpu {
+        label: "MI250X (2 GCDs)",
+        all_of: &["mi250x"],
+        none_of: &[],
+        fp32: 47.9,
+        tf32: None,
+        fp16: 383.0,
+        fp8: None,
+        tb_per_s: 3.2,
+    },
+    KnownGpu {
+        label: "MI300X",
+        all_of: &["mi300x"],
+        none_of: &[],
+        fp32: 163.4,
+        tf32: Some(653.7),
+        fp16: 1307.4,
+        fp8: Some(2614.9),
+        tb_per_s: 5.3,
+    },
+    KnownGpu {
+        label: "MI325X",
+        all_of: &["mi325x"],
+        none_of: &[],
+        fp32: 163.4,
+        tf32: Some(653.7),
+        fp16: 1307.4,
+        fp8: Some(2614.9),
+        tb_per_s: 6.0,
+    },
 ];
 
 /// The table row for a device name, if it is a known device.
@@ -87,7 +168,12 @@ pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
     let mut bandwidth = spec
         .measured_bandwidth_bytes_per_s
         .filter(|b| *b > 0.0)
-        .map(|b| (b, "memory clock × bus width × 2 (driver attributes)".to_owned()));
+        .map(|b| {
+            (
+                b,
+                "memory clock × bus width × 2 (driver attributes)".to_owned(),
+            )
+        });
     if let Some(known) = lookup(&spec.name) {
         let source = format!("vendor dense figure for {} (METHODOLOGY.md)", known.label);
         let tera = 1e12;
@@ -169,7 +255,11 @@ pub fn from_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
                 dtype: None,
                 theoretical: bw.get("bytes_per_s").and_then(|v| v.as_f64()),
                 measured: None,
-                source: bw.get("source").and_then(|v| v.as_str()).unwrap_or("").to_owned(),
+                source: bw
+                    .get("source")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_owned(),
             });
         }
     }
@@ -183,7 +273,11 @@ mod tests {
     fn spec(name: &str, arch: &str) -> GpuSpec {
         GpuSpec {
             name: name.into(),
-            vendor: if name.contains("AMD") { Vendor::Amd } else { Vendor::Nvidia },
+            vendor: if name.contains("AMD") {
+                Vendor::Amd
+            } else {
+                Vendor::Nvidia
+            },
             arch: arch.into(),
             units: 132,
             clock_mhz: 1980,
@@ -198,13 +292,20 @@ mod tests {
         assert_eq!(lookup("NVIDIA H200").unwrap().label, "H200 SXM");
         assert!(lookup("NVIDIA H100 NVL").is_none());
         assert_eq!(lookup("AMD Instinct MI300X").unwrap().label, "MI300X");
-        assert_eq!(lookup("NVIDIA A100-SXM4-80GB").unwrap().label, "A100 SXM 80GB");
+        assert_eq!(
+            lookup("NVIDIA A100-SXM4-80GB").unwrap().label,
+            "A100 SXM 80GB"
+        );
     }
 
     #[test]
     fn known_devices_use_the_table_and_others_an_estimate() {
         let h200 = peaks(&spec("NVIDIA H200", "sm_90"));
-        let bf16 = h200.flops.iter().find(|(d, _, _)| *d == DType::Bf16).unwrap();
+        let bf16 = h200
+            .flops
+            .iter()
+            .find(|(d, _, _)| *d == DType::Bf16)
+            .unwrap();
         assert_eq!(bf16.1, 989e12);
         assert_eq!(h200.bandwidth.unwrap().0, 4.8e12);
         let unknown = peaks(&spec("NVIDIA Some New GPU", "sm_90"));
@@ -222,8 +323,11 @@ mod tests {
             properties: [("peaks".to_owned(), peaks_json(&s))].into_iter().collect(),
         };
         let peaks = from_devices(&[device]);
-        assert!(peaks.iter().any(|p| p.dtype == Some(DType::Fp8E4m3)
-            && p.theoretical == Some(1979e12)));
+        assert!(
+            peaks
+                .iter()
+                .any(|p| p.dtype == Some(DType::Fp8E4m3) && p.theoretical == Some(1979e12))
+        );
         assert!(peaks.iter().any(|p| p.metric == PeakMetric::BytesPerSecond));
     }
 }

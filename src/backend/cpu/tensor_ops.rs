@@ -107,7 +107,10 @@ fn compute_row<T: HostElement>(
         TensorOp::Gelu => map_into(out, |i| gelu_f32(x[i].to_f32())),
         TensorOp::Sum => out[0] = T::from_f32(sum_f32(x)),
         TensorOp::Softmax => {
-            let max = x.iter().map(|v| v.to_f32()).fold(f32::NEG_INFINITY, f32::max);
+            let max = x
+                .iter()
+                .map(|v| v.to_f32())
+                .fold(f32::NEG_INFINITY, f32::max);
             // Exponentials are recomputed in the normalising pass rather than stored in a
             // half-precision output and divided later, which would round twice.
             let total: f32 = x.iter().map(|v| exp_f32(v.to_f32() - max)).sum();

@@ -46,8 +46,12 @@ pub fn open<'a>(
     dev.fits(shape.io_bytes(dtype) + scores, &what)?;
     match dtype {
         DType::F32 => Ok(Box::new(CudaAttention::<f32>::new(dev, kernel, shape)?)),
-        DType::F16 => Ok(Box::new(CudaAttention::<half::f16>::new(dev, kernel, shape)?)),
-        DType::Bf16 => Ok(Box::new(CudaAttention::<half::bf16>::new(dev, kernel, shape)?)),
+        DType::F16 => Ok(Box::new(CudaAttention::<half::f16>::new(
+            dev, kernel, shape,
+        )?)),
+        DType::Bf16 => Ok(Box::new(CudaAttention::<half::bf16>::new(
+            dev, kernel, shape,
+        )?)),
         _ => Err(BackendError::unsupported(
             BackendKind::Cuda,
             what,
@@ -94,7 +98,9 @@ where
             AttentionKernel::Flash => None,
         };
         let free_after = dev.ctx.mem_get_info().ok().map(|(free, _)| free as u64);
-        let free_drop_bytes = free_before.zip(free_after).map(|(b, a)| b.saturating_sub(a));
+        let free_drop_bytes = free_before
+            .zip(free_after)
+            .map(|(b, a)| b.saturating_sub(a));
         Ok(CudaAttention {
             dev,
             kernel,
@@ -155,7 +161,11 @@ where
             .blas
             .as_ref()
             .ok_or_else(|| {
-                BackendError::unsupported(BackendKind::Cuda, "standard attention", "cuBLAS was not found")
+                BackendError::unsupported(
+                    BackendKind::Cuda,
+                    "standard attention",
+                    "cuBLAS was not found",
+                )
             })?
             .handle;
         let sh = self.shape;
@@ -183,13 +193,29 @@ where
         // strides and leading dimensions follow the layouts above.
         unsafe {
             blas::gemm_strided_batched_ex(
-                blas_handle, t_op, n_op, s, s, d,
+                blas_handle,
+                t_op,
+                n_op,
+                s,
+                s,
+                d,
                 &scale as *const f32 as *const c_void,
-                self.k.ptr as *const c_void, data, d, head,
-                self.q.ptr as *const c_void, data, d, head,
+                self.k.ptr as *const c_void,
+                data,
+                d,
+                head,
+                self.q.ptr as *const c_void,
+                data,
+                d,
+                head,
                 &zero as *const f32 as *const c_void,
-                scores.ptr as *mut c_void, data, s, square,
-                batch, compute, algo,
+                scores.ptr as *mut c_void,
+                data,
+                s,
+                square,
+                batch,
+                compute,
+                algo,
             )
             .map_err(err("Q·Kᵀ"))?;
         }
@@ -197,18 +223,38 @@ where
             self.dev,
             &format!("attn_softmax_{}", suffix(T::DTYPE)),
             per_row(sh.batch * sh.heads * sh.seq),
-            &[Arg::Ptr(scores.ptr), Arg::I32(s), Arg::I32(sh.causal as i32)],
+            &[
+                Arg::Ptr(scores.ptr),
+                Arg::I32(s),
+                Arg::I32(sh.causal as i32),
+            ],
         )?;
         // SAFETY: as above.
         unsafe {
             blas::gemm_strided_batched_ex(
-                blas_handle, n_op, n_op, d, s, s,
+                blas_handle,
+                n_op,
+                n_op,
+                d,
+                s,
+                s,
                 &one as *const f32 as *const c_void,
-                self.v.ptr as *const c_void, data, d, head,
-                scores.ptr as *const c_void, data, s, square,
+                self.v.ptr as *const c_void,
+                data,
+                d,
+                head,
+                scores.ptr as *const c_void,
+                data,
+                s,
+                square,
                 &zero as *const f32 as *const c_void,
-                self.o.ptr as *mut c_void, data, d, head,
-                batch, compute, algo,
+                self.o.ptr as *mut c_void,
+                data,
+                d,
+                head,
+                batch,
+                compute,
+                algo,
             )
             .map_err(err("P·V"))
         }

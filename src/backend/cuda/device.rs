@@ -2,14 +2,14 @@
 //! stream, event timing with the L2 flushed before each sample (outside the timed window),
 //! SM clock readings at the edges of each benchmark, and page-locked host buffers.
 
-use super::nvml::ClockWindow;
 use super::CudaBackend;
+use super::nvml::ClockWindow;
 use crate::backend::{BackendError, BackendKind};
 use cudarc::driver::sys::{CUdeviceptr, CUevent, CUresult, CUstream};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DeviceRepr, result, sys};
-use std::sync::Arc;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Wraps a CUDA library error with what was being done.

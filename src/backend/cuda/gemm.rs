@@ -452,8 +452,10 @@ fn lt_plan(
 > {
     use ltsys::cudaDataType_t as T;
     let GemmShape { m, n, k } = shape;
-    let err = |what: &'static str| move |e: cudarc::cublaslt::result::CublasError| {
-        device_error(format!("cuBLASLt {what} (fp8 {shape})"))(text(e))
+    let err = |what: &'static str| {
+        move |e: cudarc::cublaslt::result::CublasError| {
+            device_error(format!("cuBLASLt {what} (fp8 {shape})"))(text(e))
+        }
     };
     let desc = lt::create_matmul_desc(
         ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
@@ -488,9 +490,8 @@ fn lt_plan(
             std::mem::size_of::<u64>(),
         )
         .map_err(err("workspace preference"))?;
-        let found =
-            lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
-                .map_err(err("algorithm heuristic"));
+        let found = lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
+            .map_err(err("algorithm heuristic"));
         let _ = lt::destroy_matmul_pref(pref);
         found?
     };
@@ -526,7 +527,10 @@ impl TimedWorkload for Fp8Gemm<'_> {
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
         let mut notes = BTreeMap::new();
-        notes.insert("library".into(), "cuBLASLt cublasLtMatmul (TN, bf16 output)".into());
+        notes.insert(
+            "library".into(),
+            "cuBLASLt cublasLtMatmul (TN, bf16 output)".into(),
+        );
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32F".into());
         if let Some(worst) = self.worst_error {
             notes.insert("worst_scaled_error".into(), worst.into());

@@ -329,7 +329,16 @@ pub fn kernel_names() -> Vec<String> {
     .map(|s| (*s).to_owned())
     .collect();
     for suffix in ["f32", "f16", "bf16"] {
-        for op in ["add", "mul", "relu", "gelu", "sum", "softmax", "layer_norm", "attn_softmax"] {
+        for op in [
+            "add",
+            "mul",
+            "relu",
+            "gelu",
+            "sum",
+            "softmax",
+            "layer_norm",
+            "attn_softmax",
+        ] {
             names.push(format!("{op}_{suffix}"));
         }
         for d in [64, 128] {

@@ -117,12 +117,20 @@ pub fn describe(presence: Presence) -> BTreeMap<String, serde_json::Value> {
     if presence.driver {
         // SAFETY: the driver library is present (checked above).
         let lib = unsafe { cudarc::driver::sys::culib() };
-        put("cuda_driver", driver_version(), loader::library_origin(lib, "cuInit"));
+        put(
+            "cuda_driver",
+            driver_version(),
+            loader::library_origin(lib, "cuInit"),
+        );
     }
     if presence.cublas {
         // SAFETY: present (checked above); cublasGetProperty needs no handle.
         let lib = unsafe { cudarc::cublas::sys::culib() };
-        put("cublas", cublas_version(), loader::library_origin(lib, "cublasCreate_v2"));
+        put(
+            "cublas",
+            cublas_version(),
+            loader::library_origin(lib, "cublasCreate_v2"),
+        );
     }
     if presence.cublaslt {
         // SAFETY: present (checked above).
@@ -137,7 +145,11 @@ pub fn describe(presence: Presence) -> BTreeMap<String, serde_json::Value> {
     if presence.nvrtc {
         // SAFETY: present (checked above).
         let lib = unsafe { cudarc::nvrtc::sys::culib() };
-        put("nvrtc", nvrtc_version(), loader::library_origin(lib, "nvrtcVersion"));
+        put(
+            "nvrtc",
+            nvrtc_version(),
+            loader::library_origin(lib, "nvrtcVersion"),
+        );
     }
     let searched: Vec<serde_json::Value> = search
         .searched

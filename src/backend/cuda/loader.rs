@@ -143,8 +143,13 @@ pub fn cuda_toolkit_dirs() -> Vec<PathBuf> {
     roots
         .iter()
         .flat_map(|root| {
-            ["lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"]
-                .map(|sub| root.join(sub))
+            [
+                "lib64",
+                "lib",
+                "targets/x86_64-linux/lib",
+                "targets/sbsa-linux/lib",
+            ]
+            .map(|sub| root.join(sub))
         })
         .filter(|dir| dir.is_dir())
         .collect()
@@ -204,7 +209,10 @@ mod tests {
         std::fs::create_dir_all(&lib).unwrap();
         std::fs::write(lib.join("libstackbenchfake.so.12"), b"not an ELF file").unwrap();
         let dirs = vec![dir.path().join("empty"), lib.clone()];
-        assert_eq!(find_in(FAKE, &dirs), Some(lib.join("libstackbenchfake.so.12")));
+        assert_eq!(
+            find_in(FAKE, &dirs),
+            Some(lib.join("libstackbenchfake.so.12"))
+        );
         // A file that is not a library is a reported failure, not a panic.
         match preload(FAKE, &dirs) {
             Preload::Failed { path, .. } => assert_eq!(path, lib.join("libstackbenchfake.so.12")),
@@ -217,6 +225,10 @@ mod tests {
     fn dladdr_names_the_c_library() {
         // SAFETY: `strlen` is a function in the loaded C library.
         let origin = unsafe { symbol_origin(libc::strlen as *const c_void) }.unwrap();
-        assert!(origin.to_string_lossy().contains("libc"), "{}", origin.display());
+        assert!(
+            origin.to_string_lossy().contains("libc"),
+            "{}",
+            origin.display()
+        );
     }
 }

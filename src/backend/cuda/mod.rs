@@ -47,7 +47,10 @@ pub fn probe() -> Availability {
         Ok(Ok(devices)) => Availability::Available { devices },
         Ok(Err(reason)) => Availability::Unavailable { reason },
         Err(panic) => Availability::Unavailable {
-            reason: format!("the CUDA libraries failed while probing: {}", panic_text(&panic)),
+            reason: format!(
+                "the CUDA libraries failed while probing: {}",
+                panic_text(&panic)
+            ),
         },
     }
 }
@@ -131,10 +134,19 @@ fn device_info(
     let (major, minor) = facts.compute_capability;
     let mut p: BTreeMap<String, serde_json::Value> = BTreeMap::new();
     p.insert("ordinal".into(), ordinal.into());
-    p.insert("compute_capability".into(), format!("{major}.{minor}").into());
+    p.insert(
+        "compute_capability".into(),
+        format!("{major}.{minor}").into(),
+    );
     p.insert("sm_count".into(), facts.sm_count.into());
-    p.insert("sm_clock_max_mhz".into(), (facts.sm_clock_khz / 1000).into());
-    p.insert("memory_clock_mhz".into(), (facts.memory_clock_khz / 1000).into());
+    p.insert(
+        "sm_clock_max_mhz".into(),
+        (facts.sm_clock_khz / 1000).into(),
+    );
+    p.insert(
+        "memory_clock_mhz".into(),
+        (facts.memory_clock_khz / 1000).into(),
+    );
     p.insert("memory_bus_width_bits".into(), facts.bus_width_bits.into());
     p.insert("memory_bytes".into(), facts.memory_bytes.into());
     p.insert("l2_bytes".into(), facts.l2_bytes.into());
@@ -199,8 +211,12 @@ impl CudaBackend {
             .into_iter()
             .nth(ordinal)
             .ok_or_else(|| format!("{DEVICE_ENV}={ordinal}: no such CUDA device"))?;
-        std::panic::catch_unwind(|| Self::open_device(ordinal, info))
-            .map_err(|panic| format!("the CUDA libraries failed while opening: {}", panic_text(&panic)))?
+        std::panic::catch_unwind(|| Self::open_device(ordinal, info)).map_err(|panic| {
+            format!(
+                "the CUDA libraries failed while opening: {}",
+                panic_text(&panic)
+            )
+        })?
     }
 
     fn open_device(ordinal: usize, info: DeviceInfo) -> Result<CudaBackend, String> {
@@ -210,7 +226,9 @@ impl CudaBackend {
         // tight loops (DEPENDENCY-NOTES): turn it off before allocating anything.
         // SAFETY: nothing was allocated yet and all work goes to one stream.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream().map_err(|e| format!("creating a stream: {e:?}"))?;
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| format!("creating a stream: {e:?}"))?;
         let mut missing = Vec::new();
         let blas = if presence.cublas {
             Some(gemm::Blas::new(&stream).map_err(|e| format!("{e}"))?)
@@ -227,7 +245,12 @@ impl CudaBackend {
         if !presence.nvrtc {
             missing.push("NVRTC (libnvrtc.so.12/.13) not found".to_owned());
         }
-        let prop = |key: &str| info.properties.get(key).and_then(|v| v.as_u64()).unwrap_or(0);
+        let prop = |key: &str| {
+            info.properties
+                .get(key)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0)
+        };
         let (sm_count, l2_bytes, memory_bytes) = (
             prop("sm_count") as u32,
             prop("l2_bytes") as usize,
@@ -246,8 +269,8 @@ impl CudaBackend {
             .and_then(|s| s.split_once('.'))
             .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
             .unwrap_or((0, 0));
-        let flush = device::DeviceBuffer::zeroed_on(&stream, L2_FLUSH_BYTES)
-            .map_err(|e| e.to_string())?;
+        let flush =
+            device::DeviceBuffer::zeroed_on(&stream, L2_FLUSH_BYTES).map_err(|e| e.to_string())?;
         Ok(CudaBackend {
             info,
             ctx,

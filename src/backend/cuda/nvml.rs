@@ -142,12 +142,13 @@ impl ClockWindow {
         }
     }
 
-    pub fn notes(&self, max_mhz: Option<u32>, out: &mut std::collections::BTreeMap<String, serde_json::Value>) {
+    pub fn notes(
+        &self,
+        max_mhz: Option<u32>,
+        out: &mut std::collections::BTreeMap<String, serde_json::Value>,
+    ) {
         let Some(start) = self.start else {
-            out.insert(
-                "sm_clock".into(),
-                "not read (NVML unavailable)".into(),
-            );
+            out.insert("sm_clock".into(), "not read (NVML unavailable)".into());
             return;
         };
         let end = self.end.unwrap_or(start);
@@ -157,7 +158,10 @@ impl ClockWindow {
             out.insert("sm_clock_max_mhz".into(), max.into());
         }
         if let Some(reasons) = end.reasons {
-            out.insert("throttle_reasons_end".into(), format!("{reasons:#x}").into());
+            out.insert(
+                "throttle_reasons_end".into(),
+                format!("{reasons:#x}").into(),
+            );
         }
         let max = max_mhz.unwrap_or(0);
         let throttled = start.is_throttled(max) || end.is_throttled(max);
@@ -194,8 +198,14 @@ mod tests {
         ClockWindow::default().notes(None, &mut notes);
         assert!(notes.contains_key("sm_clock"));
         let mut w = ClockWindow::default();
-        w.sample(Some(ClockReading { sm_mhz: 1900, reasons: Some(0) }));
-        w.sample(Some(ClockReading { sm_mhz: 1100, reasons: Some(0) }));
+        w.sample(Some(ClockReading {
+            sm_mhz: 1900,
+            reasons: Some(0),
+        }));
+        w.sample(Some(ClockReading {
+            sm_mhz: 1100,
+            reasons: Some(0),
+        }));
         let mut notes = std::collections::BTreeMap::new();
         w.notes(Some(1980), &mut notes);
         assert_eq!(notes["sm_clock_end_mhz"], 1100);

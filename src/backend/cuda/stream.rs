@@ -109,7 +109,11 @@ impl<'a> CudaStreamKernel<'a> {
 
     fn pass(&self, kernel: StreamKernel) -> Result<(), BackendError> {
         let n = self.n as u64;
-        let (a, b, c) = (Arg::Ptr(self.a.ptr), Arg::Ptr(self.b.ptr), Arg::Ptr(self.c.ptr));
+        let (a, b, c) = (
+            Arg::Ptr(self.a.ptr),
+            Arg::Ptr(self.b.ptr),
+            Arg::Ptr(self.c.ptr),
+        );
         let (s, len) = (Arg::F64(SCALAR), Arg::U64(n));
         let config = grid_stride(n / 2, self.dev.sm_count);
         match kernel {
@@ -234,7 +238,11 @@ pub struct CudaTransfer<'a> {
 }
 
 impl<'a> CudaTransfer<'a> {
-    pub fn new(dev: &'a CudaBackend, kind: TransferKind, bytes: usize) -> Result<Self, BackendError> {
+    pub fn new(
+        dev: &'a CudaBackend,
+        kind: TransferKind,
+        bytes: usize,
+    ) -> Result<Self, BackendError> {
         dev.fits(2 * bytes as u64, kind.id())?;
         let source = transfer::random_bytes(0x7A45_0001, bytes);
         let mut host = if kind.is_pinned() {
@@ -291,7 +299,9 @@ impl<'a> CudaTransfer<'a> {
     /// The destination holds the source's bytes at every checked position.
     fn check(&self) -> Result<(), BackendError> {
         let got = match self.kind {
-            TransferKind::H2dPinned | TransferKind::H2dPageable => self.device.download(self.dev)?,
+            TransferKind::H2dPinned | TransferKind::H2dPageable => {
+                self.device.download(self.dev)?
+            }
             TransferKind::D2hPinned | TransferKind::D2hPageable => self.host.bytes().to_vec(),
             TransferKind::D2d => match &self.device_dst {
                 Some(d) => d.download(self.dev)?,

@@ -22,7 +22,10 @@ pub fn open<'a>(
     dtype: DType,
     shape: TensorShape,
 ) -> Result<Box<dyn TimedWorkload + 'a>, BackendError> {
-    dev.fits(4 * (shape.elements() * dtype.size_bytes()) as u64, "tensor op")?;
+    dev.fits(
+        4 * (shape.elements() * dtype.size_bytes()) as u64,
+        "tensor op",
+    )?;
     match dtype {
         DType::F32 => Ok(Box::new(CudaTensorOp::<f32>::new(dev, op, shape)?)),
         DType::F16 => Ok(Box::new(CudaTensorOp::<half::f16>::new(dev, op, shape)?)),
@@ -62,7 +65,11 @@ impl<'a, T> CudaTensorOp<'a, T>
 where
     T: HostElement + DeviceRepr + ValidAsZeroBits,
 {
-    pub fn new(dev: &'a CudaBackend, op: TensorOp, shape: TensorShape) -> Result<Self, BackendError> {
+    pub fn new(
+        dev: &'a CudaBackend,
+        op: TensorOp,
+        shape: TensorShape,
+    ) -> Result<Self, BackendError> {
         let inputs = TensorInputs::<T>::new(op, shape);
         let optional = |v: &Vec<T>| -> Result<Option<DeviceBuffer<T>>, BackendError> {
             if v.is_empty() {
@@ -95,9 +102,12 @@ where
         let elementwise = grid_stride(n, self.dev.sm_count);
         let rows = per_row(self.shape.rows);
         match self.op {
-            TensorOp::Add | TensorOp::Mul => {
-                launch(self.dev, &name, elementwise, &[x, ptr(&self.y), z, Arg::U64(n)])
-            }
+            TensorOp::Add | TensorOp::Mul => launch(
+                self.dev,
+                &name,
+                elementwise,
+                &[x, ptr(&self.y), z, Arg::U64(n)],
+            ),
             TensorOp::Relu | TensorOp::Gelu => {
                 launch(self.dev, &name, elementwise, &[x, z, Arg::U64(n)])
             }
