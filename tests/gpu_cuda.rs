@@ -59,7 +59,8 @@ fn gemm_is_correct_in_every_precision_and_odd_shapes() {
                 Err(e) if e.is_skip() => continue,
                 Err(e) => panic!("{dtype} {shape}: {e}"),
             };
-            w.verify().unwrap_or_else(|e| panic!("{dtype} {shape}: {e}"));
+            w.verify()
+                .unwrap_or_else(|e| panic!("{dtype} {shape}: {e}"));
             assert!(w.run(3).unwrap().as_nanos() > 0);
             let notes = w.notes();
             assert!(notes.contains_key("throttled") || notes.contains_key("sm_clock"));
@@ -116,7 +117,12 @@ fn attention_kernels_agree_with_the_reference_and_flash_uses_less_memory() {
                     w.run(2).unwrap();
                     peaks.push(w.notes()["peak_memory_bytes"].as_u64().unwrap());
                 }
-                assert!(peaks[1] < peaks[0], "flash {} vs standard {}", peaks[1], peaks[0]);
+                assert!(
+                    peaks[1] < peaks[0],
+                    "flash {} vs standard {}",
+                    peaks[1],
+                    peaks[0]
+                );
             }
         }
     }

@@ -3,8 +3,8 @@
 
 use stackbench::backend::rocm::{RocmBackend, presence};
 use stackbench::backend::{Availability, Backend, BackendKind, probe};
-use stackbench::workload::transfer::TransferKind;
 use stackbench::workload::GemmShape;
+use stackbench::workload::transfer::TransferKind;
 
 #[test]
 fn probing_rocm_never_panics_and_explains_itself() {
@@ -16,7 +16,11 @@ fn probing_rocm_never_panics_and_explains_itself() {
             }
         }
         Availability::Available { devices } => {
-            assert!(devices.iter().all(|d| d.properties.contains_key("gfx_arch")));
+            assert!(
+                devices
+                    .iter()
+                    .all(|d| d.properties.contains_key("gfx_arch"))
+            );
         }
     }
 }
@@ -49,5 +53,51 @@ fn rocblas_gemm_and_copies_are_correct() {
     for kind in TransferKind::ALL {
         let mut w = dev.transfer(kind, 8 << 20).unwrap();
         w.verify().unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+}
+
+#[test]
+#[ignore = "needs an AMD GPU"]
+fn hiprtc_kernels_are_correct() {
+    let dev = match RocmBackend::open() {
+        Ok(dev) => dev,
+        Err(reason) => {
+            eprintln!("skipped: no usable AMD GPU ({reason})");
+            return;
+        }
+    };
+    let skip_or_panic = |what: String, e: stackbench::backend::BackendError| {
+        if e.is_skip() {
+            eprintln!("skipped {what}: {e}");
+        } else {
+            panic!("{what}: {e}");
+        }
+    };
+    for kernel in StreamKernel::ALL {
+        let mut w = dev.stream(kernel, 8 * ((1 << 20) + 1)).unwrap();
+        if let Err(e) = w.verify() {
+            return skip_or_panic(format!("{kernel:?}"), e);
+        }
+    }
+    for dtype in dev.tensor_dtypes() {
+        for op in TensorOp::ALL {
+            let mut w = dev
+                .tensor_op(op, dtype, TensorShape::new(37, 1000))
+                .unwrap();
+            if let Err(e) = w.verify() {
+                return skip_or_panic(op.function_id(dtype), e);
+            }
+        }
+    }
+    for dtype in dev.attention_dtypes() {
+        for causal in [false, true] {
+            let shape = AttentionShape::new(2, 3, 200, 128, causal);
+            for kernel in AttentionKernel::ALL {
+                let mut w = dev.attention(kernel, shape, dtype).unwrap();
+                if let Err(e) = w.verify() {
+                    return skip_or_panic(shape.function_id(kernel, dtype), e);
+                }
+            }
+        }
     }
 }

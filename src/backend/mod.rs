@@ -14,6 +14,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod gpu;
 pub mod rocm;
 
 use crate::workload::attention::{AttentionKernel, AttentionShape};

@@ -4,6 +4,7 @@
 
 use super::CudaBackend;
 use super::nvml::ClockWindow;
+use crate::backend::gpu::GpuTimer;
 use crate::backend::{BackendError, BackendKind};
 use cudarc::driver::sys::{CUdeviceptr, CUevent, CUresult, CUstream};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DeviceRepr, result, sys};
@@ -124,7 +125,8 @@ fn elapsed_ms(start: CUevent, end: CUevent) -> Result<f32, String> {
 
 /// Times one workload on the device: a pair of timing events, the clock window, and the
 /// L2 flush that precedes each sample.
-pub struct DeviceTimer {
+pub struct DeviceTimer<'a> {
+    dev: &'a CudaBackend,
     start: CudaEvent,
     end: CudaEvent,
     clocks: std::cell::Cell<ClockWindow>,
@@ -132,8 +134,8 @@ pub struct DeviceTimer {
     flush_l2: bool,
 }
 
-impl DeviceTimer {
-    pub fn new(dev: &CudaBackend, flush_l2: bool) -> Result<Self, BackendError> {
+impl<'a> DeviceTimer<'a> {
+    pub fn new(dev: &'a CudaBackend, flush_l2: bool) -> Result<Self, BackendError> {
         let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let make = || {
             dev.ctx
@@ -141,21 +143,24 @@ impl DeviceTimer {
                 .map_err(|e| device_error("creating a timing event")(text(e)))
         };
         Ok(DeviceTimer {
+            dev,
             start: make()?,
             end: make()?,
             clocks: std::cell::Cell::new(ClockWindow::default()),
             flush_l2,
         })
     }
+}
 
+impl GpuTimer for DeviceTimer<'_> {
     /// Flushes L2, then times `iters` calls of `launch` between two events on the stream.
     /// `launch` only enqueues work: nothing synchronises inside the window.
-    pub fn time(
+    fn time(
         &self,
-        dev: &CudaBackend,
         iters: u64,
-        mut launch: impl FnMut() -> Result<(), BackendError>,
+        launch: &mut dyn FnMut() -> Result<(), BackendError>,
     ) -> Result<Duration, BackendError> {
+        let dev = self.dev;
         let mut clocks = self.clocks.get();
         if clocks.start.is_none() {
             clocks.sample(dev.read_clock());
@@ -184,8 +189,8 @@ impl DeviceTimer {
     }
 
     /// Clock and throttling notes for the benchmark's record.
-    pub fn notes(&self, dev: &CudaBackend, out: &mut BTreeMap<String, serde_json::Value>) {
-        self.clocks.get().notes(dev.max_sm_mhz, out);
+    fn notes(&self, out: &mut BTreeMap<String, serde_json::Value>) {
+        self.clocks.get().notes(self.dev.max_sm_mhz, out);
         out.insert("l2_flushed_before_each_sample".into(), self.flush_l2.into());
         out.insert("timing".into(), "CUDA events".into());
     }

@@ -12,6 +12,7 @@
 
 use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
+use crate::backend::gpu::GpuTimer;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{check_positions, check_product};
 use crate::workload::random::normal_f64;
@@ -116,7 +117,7 @@ pub struct CublasGemm<'a> {
     /// The inputs as the kernel reads them, kept for the check.
     a: Vec<f64>,
     b: Vec<f64>,
-    timer: DeviceTimer,
+    timer: DeviceTimer<'a>,
     worst_error: Option<f64>,
 }
 
@@ -271,7 +272,7 @@ impl TimedWorkload for CublasGemm<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.timer.time(self.dev, iters, || self.launch())
+        self.timer.time(iters, &mut || self.launch())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -282,7 +283,7 @@ impl TimedWorkload for CublasGemm<'_> {
         if let Some(worst) = self.worst_error {
             notes.insert("worst_scaled_error".into(), worst.into());
         }
-        self.timer.notes(self.dev, &mut notes);
+        self.timer.notes(&mut notes);
         notes
     }
 }
@@ -345,7 +346,7 @@ pub struct Fp8Gemm<'a> {
     algo: ltsys::cublasLtMatmulAlgo_t,
     a: Vec<f64>,
     b: Vec<f64>,
-    timer: DeviceTimer,
+    timer: DeviceTimer<'a>,
     worst_error: Option<f64>,
 }
 
@@ -522,7 +523,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.timer.time(self.dev, iters, || self.launch())
+        self.timer.time(iters, &mut || self.launch())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -535,7 +536,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
         if let Some(worst) = self.worst_error {
             notes.insert("worst_scaled_error".into(), worst.into());
         }
-        self.timer.notes(self.dev, &mut notes);
+        self.timer.notes(&mut notes);
         notes
     }
 }

@@ -7,16 +7,15 @@
 //! the probe runs under `catch_unwind` as a last guard: a driver too old for a symbol
 //! becomes "unavailable" with the panic's message, not a crashed benchmark.
 
-pub mod attention;
 pub mod device;
 pub mod gemm;
 pub mod kernels;
 pub mod libs;
 pub mod loader;
 pub mod nvml;
-pub mod stream;
-pub mod tensor_ops;
+pub mod transfer;
 
+use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
@@ -398,7 +397,7 @@ impl Backend for CudaBackend {
     }
 
     fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
-        stream::sizes(suite, self.l2_bytes, self.memory_bytes)
+        gpu::stream::sizes(suite, self.l2_bytes, self.memory_bytes)
     }
 
     fn stream(
@@ -406,8 +405,7 @@ impl Backend for CudaBackend {
         kernel: StreamKernel,
         bytes_per_array: usize,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        self.fits(3 * bytes_per_array as u64, "stream")?;
-        Ok(Box::new(stream::CudaStreamKernel::new(
+        Ok(Box::new(gpu::stream::GpuStreamKernel::new(
             self,
             kernel,
             bytes_per_array / 8,
@@ -426,7 +424,7 @@ impl Backend for CudaBackend {
         kind: TransferKind,
         bytes: usize,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        Ok(Box::new(stream::CudaTransfer::new(self, kind, bytes)?))
+        Ok(Box::new(transfer::CudaTransfer::new(self, kind, bytes)?))
     }
 
     fn tensor_dtypes(&self) -> Vec<DType> {
@@ -448,7 +446,7 @@ impl Backend for CudaBackend {
         dtype: DType,
         shape: TensorShape,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        tensor_ops::open(self, op, dtype, shape)
+        gpu::tensor_ops::open(self, op, dtype, shape)
     }
 
     fn attention_dtypes(&self) -> Vec<DType> {
@@ -471,7 +469,7 @@ impl Backend for CudaBackend {
         shape: AttentionShape,
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        attention::open(self, kernel, shape, dtype)
+        gpu::attention::open(self, kernel, shape, dtype)
     }
 }
 
@@ -479,5 +477,122 @@ impl CudaBackend {
     /// Libraries that were not found (their workloads are skipped with this reason).
     pub fn missing_libraries(&self) -> &[String] {
         &self.missing
+    }
+}
+
+impl GpuDevice for CudaBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn units(&self) -> u32 {
+        self.sm_count
+    }
+
+    fn alloc_zeroed(&self, bytes: usize) -> Result<RawBuffer, BackendError> {
+        let buffer = device::DeviceBuffer::<u8>::zeroed(self, bytes)?;
+        Ok(RawBuffer::new(buffer.ptr, bytes, Box::new(buffer)))
+    }
+
+    fn upload_bytes(&self, bytes: &[u8]) -> Result<RawBuffer, BackendError> {
+        let buffer = device::DeviceBuffer::upload(self, bytes)?;
+        Ok(RawBuffer::new(buffer.ptr, bytes.len(), Box::new(buffer)))
+    }
+
+    fn download_bytes(&self, buffer: &RawBuffer) -> Result<Vec<u8>, BackendError> {
+        let mut out = vec![0u8; buffer.bytes];
+        // SAFETY: the buffer holds `bytes` bytes; the copy is waited for before returning.
+        unsafe { result::memcpy_dtoh_async(&mut out, buffer.ptr, self.stream.cu_stream()) }
+            .map_err(|e| device_error("download")(text(e)))?;
+        self.synchronize()?;
+        Ok(out)
+    }
+
+    fn launch(&self, name: &str, grid: Grid, args: &[Arg]) -> Result<(), BackendError> {
+        use cudarc::driver::{LaunchConfig, PushKernelArg};
+        let function = self.kernels()?.get(name)?;
+        let mut builder = self.stream.launch_builder(function);
+        for arg in args {
+            match arg {
+                Arg::Ptr(v) | Arg::U64(v) => builder.arg(v),
+                Arg::I32(v) => builder.arg(v),
+                Arg::F32(v) => builder.arg(v),
+                Arg::F64(v) => builder.arg(v),
+            };
+        }
+        let config = LaunchConfig {
+            grid_dim: grid.blocks,
+            block_dim: (grid.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: each kernel's parameters match `args` in order and type (kernels.rs);
+        // pointers are device buffers the calling workload owns for its whole life.
+        unsafe { builder.launch(config) }
+            .map(|_| ())
+            .map_err(|e| device_error(format!("launching {name}"))(text(e)))
+    }
+
+    fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
+        use cudarc::cublas::{result as blas, sys as bsys};
+        let handle = self.require_blas("batched gemm")?.handle;
+        let data = match g.dtype {
+            DType::F16 => bsys::cudaDataType::CUDA_R_16F,
+            DType::Bf16 => bsys::cudaDataType::CUDA_R_16BF,
+            _ => bsys::cudaDataType::CUDA_R_32F,
+        };
+        let op = |t: bool| {
+            if t {
+                bsys::cublasOperation_t::CUBLAS_OP_T
+            } else {
+                bsys::cublasOperation_t::CUBLAS_OP_N
+            }
+        };
+        let zero = 0.0f32;
+        // SAFETY: the caller's pointers hold `batch` matrices at the given strides and
+        // leading dimensions, in `dtype`; the scalars outlive the call.
+        unsafe {
+            blas::gemm_strided_batched_ex(
+                handle,
+                op(g.transpose_a),
+                op(false),
+                g.m as i32,
+                g.n as i32,
+                g.k as i32,
+                &g.alpha as *const f32 as *const std::ffi::c_void,
+                g.a as *const std::ffi::c_void,
+                data,
+                g.lda as i32,
+                g.stride_a as i64,
+                g.b as *const std::ffi::c_void,
+                data,
+                g.ldb as i32,
+                g.stride_b as i64,
+                &zero as *const f32 as *const std::ffi::c_void,
+                g.c as *mut std::ffi::c_void,
+                data,
+                g.ldc as i32,
+                g.stride_c as i64,
+                g.batch as i32,
+                bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }
+        .map_err(|e| device_error("cublasGemmStridedBatchedEx")(text(e)))
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        CudaBackend::synchronize(self)
+    }
+
+    fn timer(&self, flush_cache: bool) -> Result<Box<dyn GpuTimer + '_>, BackendError> {
+        Ok(Box::new(device::DeviceTimer::new(self, flush_cache)?))
+    }
+
+    fn fits(&self, bytes: u64, what: &str) -> Result<(), BackendError> {
+        CudaBackend::fits(self, bytes, what)
+    }
+
+    fn free_memory(&self) -> Option<u64> {
+        self.ctx.mem_get_info().ok().map(|(free, _)| free as u64)
     }
 }

@@ -9,29 +9,36 @@
 //! `catch_unwind`.
 //!
 //! What runs here: GEMM through `rocblas_gemm_ex` (f64, f32, f16 and bf16 with f32
-//! accumulation) and host↔device / device↔device copies, timed with HIP events after a
-//! 256 MiB flush (AMD's Infinity Cache is up to 256 MiB). The bandwidth, tensor-op and
-//! attention kernels are NVRTC source written for 32-lane warps; their hipRTC port (64-lane
-//! wavefronts) is not written yet, so those families are recorded as skipped on ROCm.
+//! accumulation), host↔device / device↔device copies, and stackbench's own kernels
+//! (STREAM, tensor ops, attention: `backend::gpu`) compiled by hipRTC for the device's gfx
+//! architecture, all timed with HIP events after a 256 MiB flush (AMD's Infinity Cache is
+//! up to 256 MiB). hipRTC compilation goes through rocmrc, which knows gfx942, gfx950,
+//! gfx1100-1102 and gfx1200-1201; on other devices the kernel families are recorded as
+//! skipped with that reason. FP8 GEMM (hipBLASLt) is not wired up yet.
 
+use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
 use crate::backend::cuda::loader::symbol_origin;
 use crate::system::gpu_peaks;
+use crate::workload::StreamKernel;
+use crate::workload::attention::{self as attn, AttentionKernel, AttentionShape};
 use crate::workload::gemm::{check_positions, check_product};
 use crate::workload::random::normal_f64;
+use crate::workload::tensor_ops::{self as tops, TensorOp, TensorShape};
 use crate::workload::transfer::{self, TRANSFER_BYTES, TransferKind};
 use crate::workload::{DType, GemmShape, Suite, ids::format_bytes_id};
 use half::{bf16, f16};
 use rocmrc::hip::result as hip;
 use rocmrc::hip::safe::{DevicePtr, HipContext, HipEvent, HipSlice, HipStream};
+use rocmrc::hip::safe::{HipFunction, HipModule};
 use rocmrc::hip::sys::hipDeviceAttribute_t as Attr;
 use rocmrc::rocblas::result as rb;
 use rocmrc::rocblas::sys as rbsys;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Bytes zeroed before each sample: AMD's Infinity Cache (MALL) is up to 256 MiB.
@@ -216,6 +223,58 @@ pub struct RocmBackend {
     blas: Option<RocBlas>,
     flush: HipSlice<u8>,
     memory_bytes: usize,
+    l2_bytes: usize,
+    units: u32,
+    kernels: OnceLock<Result<RocmKernels, String>>,
+}
+
+/// stackbench's kernels compiled by hipRTC for this device, by name.
+struct RocmKernels {
+    _module: Arc<HipModule>,
+    functions: HashMap<String, HipFunction>,
+}
+
+impl RocmKernels {
+    fn compile(dev: &RocmBackend) -> Result<RocmKernels, String> {
+        use rocmrc::hiprtc::{CompileOptions, GfxVersion, compile_hsaco_with_opts};
+        // SAFETY: only tries dlopen on rocmrc's candidate names.
+        if !unsafe { rocmrc::hiprtc::sys::is_rocmlib_present() } {
+            return Err("hipRTC (libhiprtc.so) was not found".into());
+        }
+        let arch = dev
+            .ctx
+            .gfx_arch()
+            .map_err(|e| format!("reading the gfx arch: {e:?}"))?;
+        let gfx: GfxVersion = arch.parse().map_err(|e: String| {
+            format!("{e}: rocmrc's hipRTC path knows gfx942, gfx950, gfx110x and gfx120x")
+        })?;
+        let options = CompileOptions {
+            opt_level: Some(3),
+            options: vec!["-std=c++17".into()],
+            ..Default::default()
+        };
+        let hsaco = compile_hsaco_with_opts(
+            gpu::kernels::source(gpu::kernels::Platform::Hip),
+            gfx,
+            options,
+        )
+        .map_err(|e| format!("hipRTC could not compile the kernels for {arch}: {e:?}"))?;
+        let module = dev
+            .ctx
+            .load_module(hsaco)
+            .map_err(|e| format!("loading the kernels: {e:?}"))?;
+        let mut functions = HashMap::new();
+        for name in gpu::kernels::kernel_names() {
+            let f = module
+                .load_function(&name)
+                .map_err(|e| format!("kernel {name} missing from the module: {e:?}"))?;
+            functions.insert(name, f);
+        }
+        Ok(RocmKernels {
+            _module: module,
+            functions,
+        })
+    }
 }
 
 impl RocmBackend {
@@ -258,11 +317,17 @@ impl RocmBackend {
         let flush = stream
             .alloc_zeros::<u8>(CACHE_FLUSH_BYTES)
             .map_err(|e| format!("allocating the cache flush buffer: {e:?}"))?;
-        let memory_bytes = info
-            .properties
-            .get("memory_bytes")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0) as usize;
+        let prop = |key: &str| {
+            info.properties
+                .get(key)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0)
+        };
+        let (memory_bytes, l2_bytes, units) = (
+            prop("memory_bytes") as usize,
+            prop("l2_bytes") as usize,
+            prop("compute_units") as u32,
+        );
         Ok(RocmBackend {
             info,
             ctx,
@@ -270,6 +335,9 @@ impl RocmBackend {
             blas,
             flush,
             memory_bytes,
+            l2_bytes,
+            units,
+            kernels: OnceLock::new(),
         })
     }
 
@@ -283,7 +351,7 @@ impl RocmBackend {
         &self,
         flush: bool,
         iters: u64,
-        mut launch: impl FnMut() -> Result<(), BackendError>,
+        launch: &mut dyn FnMut() -> Result<(), BackendError>,
     ) -> Result<Duration, BackendError> {
         let event = || {
             self.ctx
@@ -387,10 +455,64 @@ impl Backend for RocmBackend {
         Ok(Box::new(RocblasGemm::new(self, shape, dtype)?))
     }
 
-    fn stream_sizes(&self, _suite: Suite) -> Vec<usize> {
-        // The bandwidth kernels are not ported to hipRTC yet; the copies below measure
-        // the device's memory through the copy engines instead.
-        Vec::new()
+    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
+        gpu::stream::sizes(suite, self.l2_bytes, self.memory_bytes)
+    }
+
+    fn stream(
+        &self,
+        kernel: StreamKernel,
+        bytes_per_array: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Ok(Box::new(gpu::stream::GpuStreamKernel::new(
+            self,
+            kernel,
+            bytes_per_array / 8,
+        )?))
+    }
+
+    fn tensor_dtypes(&self) -> Vec<DType> {
+        tops::DTYPES.to_vec()
+    }
+
+    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
+        if suite.is_full() {
+            tops::shapes(tops::GPU_ROWS, true)
+        } else {
+            tops::shapes(&tops::GPU_ROWS[2..3], false)
+        }
+    }
+
+    fn tensor_op(
+        &self,
+        op: TensorOp,
+        dtype: DType,
+        shape: TensorShape,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        gpu::tensor_ops::open(self, op, dtype, shape)
+    }
+
+    fn attention_dtypes(&self) -> Vec<DType> {
+        vec![DType::F32, DType::F16, DType::Bf16]
+    }
+
+    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
+        attn::shapes(
+            attn::GPU_SEQ_LENS,
+            &[1024, 4096],
+            attn::GPU_HEADS,
+            attn::GPU_HEAD_DIM,
+            suite.is_full(),
+        )
+    }
+
+    fn attention(
+        &self,
+        kernel: AttentionKernel,
+        shape: AttentionShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        gpu::attention::open(self, kernel, shape, dtype)
     }
 
     fn transfers(&self, _suite: Suite) -> Vec<(TransferKind, usize)> {
@@ -406,6 +528,194 @@ impl Backend for RocmBackend {
         bytes: usize,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
         Ok(Box::new(RocmTransfer::new(self, kind, bytes)?))
+    }
+}
+
+/// HIP-event timing for the shared workloads.
+struct RocmTimer<'a> {
+    dev: &'a RocmBackend,
+    flush: bool,
+}
+
+impl GpuTimer for RocmTimer<'_> {
+    fn time(
+        &self,
+        iters: u64,
+        launch: &mut dyn FnMut() -> Result<(), BackendError>,
+    ) -> Result<Duration, BackendError> {
+        self.dev.time(self.flush, iters, launch)
+    }
+
+    fn notes(&self, out: &mut BTreeMap<String, serde_json::Value>) {
+        out.insert("timing".into(), "HIP events".into());
+        out.insert("cache_flushed_before_each_sample".into(), self.flush.into());
+        out.insert(
+            "sm_clock".into(),
+            "not read on ROCm (no SMI binding yet)".into(),
+        );
+    }
+}
+
+impl GpuDevice for RocmBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Rocm
+    }
+
+    fn units(&self) -> u32 {
+        self.units
+    }
+
+    fn alloc_zeroed(&self, bytes: usize) -> Result<RawBuffer, BackendError> {
+        let slice = self
+            .stream
+            .alloc_zeros::<u8>(bytes.max(1))
+            .map_err(|e| device_error(format!("allocating {bytes} bytes"), e))?;
+        Ok(RawBuffer::new(self.ptr(&slice), bytes, Box::new(slice)))
+    }
+
+    fn upload_bytes(&self, bytes: &[u8]) -> Result<RawBuffer, BackendError> {
+        let slice = self.upload(bytes)?;
+        Ok(RawBuffer::new(
+            self.ptr(&slice),
+            bytes.len(),
+            Box::new(slice),
+        ))
+    }
+
+    fn download_bytes(&self, buffer: &RawBuffer) -> Result<Vec<u8>, BackendError> {
+        let mut out = vec![0u8; buffer.bytes];
+        // SAFETY: the buffer holds `bytes` bytes; the copy is waited for below.
+        unsafe { hip::memcpy_dtoh_async(&mut out, buffer.ptr, self.stream.hip_stream()) }
+            .map_err(|e| device_error("download", e))?;
+        self.sync()?;
+        Ok(out)
+    }
+
+    fn launch(&self, name: &str, grid: Grid, args: &[Arg]) -> Result<(), BackendError> {
+        use rocmrc::hip::safe::{LaunchConfig, PushKernelArg};
+        let kernels = self
+            .kernels
+            .get_or_init(|| RocmKernels::compile(self))
+            .as_ref()
+            .map_err(|reason| {
+                BackendError::unsupported(BackendKind::Rocm, "hipRTC kernels", reason.clone())
+            })?;
+        let function = kernels.functions.get(name).ok_or_else(|| {
+            BackendError::unsupported(
+                BackendKind::Rocm,
+                name,
+                "no such kernel in stackbench's source",
+            )
+        })?;
+        let mut builder = self.stream.launch_builder(function);
+        for arg in args {
+            match arg {
+                Arg::Ptr(v) | Arg::U64(v) => builder.arg(v),
+                Arg::I32(v) => builder.arg(v),
+                Arg::F32(v) => builder.arg(v),
+                Arg::F64(v) => builder.arg(v),
+            };
+        }
+        let config = LaunchConfig {
+            grid_dim: grid.blocks,
+            block_dim: (grid.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: each kernel's parameters match `args` in order and type (kernels.rs).
+        unsafe { builder.launch(config) }
+            .map(|_| ())
+            .map_err(|e| device_error(format!("launching {name}"), e))
+    }
+
+    fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
+        use rbsys::rocblas_datatype as D;
+        let Some(blas) = &self.blas else {
+            return Err(BackendError::unsupported(
+                BackendKind::Rocm,
+                "batched gemm",
+                "rocBLAS was not found",
+            ));
+        };
+        let data = match g.dtype {
+            DType::F16 => D::rocblas_datatype_f16_r,
+            DType::Bf16 => D::rocblas_datatype_bf16_r,
+            _ => D::rocblas_datatype_f32_r,
+        };
+        let op = |t: bool| {
+            if t {
+                rbsys::rocblas_operation::rocblas_operation_transpose
+            } else {
+                rbsys::rocblas_operation::rocblas_operation_none
+            }
+        };
+        let zero = 0.0f32;
+        // SAFETY: the caller's pointers hold `batch` matrices at the given strides and
+        // leading dimensions; C is also D (in place); the scalars outlive the call.
+        let status = unsafe {
+            rbsys::rocblas_gemm_strided_batched_ex(
+                blas.0,
+                op(g.transpose_a),
+                op(false),
+                g.m as i32,
+                g.n as i32,
+                g.k as i32,
+                &g.alpha as *const f32 as *const c_void,
+                g.a as *const c_void,
+                data,
+                g.lda as i32,
+                g.stride_a as i64,
+                g.b as *const c_void,
+                data,
+                g.ldb as i32,
+                g.stride_b as i64,
+                &zero as *const f32 as *const c_void,
+                g.c as *const c_void,
+                data,
+                g.ldc as i32,
+                g.stride_c as i64,
+                g.c as *mut c_void,
+                data,
+                g.ldc as i32,
+                g.stride_c as i64,
+                g.batch as i32,
+                D::rocblas_datatype_f32_r,
+                rbsys::rocblas_gemm_algo::rocblas_gemm_algo_standard,
+                0,
+                0,
+            )
+        };
+        if status == rbsys::rocblas_status::rocblas_status_success {
+            Ok(())
+        } else {
+            Err(device_error("rocblas_gemm_strided_batched_ex", status))
+        }
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.sync()
+    }
+
+    fn timer(&self, flush_cache: bool) -> Result<Box<dyn GpuTimer + '_>, BackendError> {
+        Ok(Box::new(RocmTimer {
+            dev: self,
+            flush: flush_cache,
+        }))
+    }
+
+    fn fits(&self, bytes: u64, what: &str) -> Result<(), BackendError> {
+        let budget = (self.memory_bytes as u64 / 10 * 9).saturating_sub(CACHE_FLUSH_BYTES as u64);
+        if self.memory_bytes > 0 && bytes > budget {
+            return Err(BackendError::unsupported(
+                BackendKind::Rocm,
+                what,
+                "does not fit in device memory",
+            ));
+        }
+        Ok(())
+    }
+
+    fn free_memory(&self) -> Option<u64> {
+        self.ctx.mem_get_info().ok().map(|(free, _)| free as u64)
     }
 }
 
@@ -607,7 +917,7 @@ impl TimedWorkload for RocblasGemm<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.dev.time(true, iters, || self.launch())
+        self.dev.time(true, iters, &mut || self.launch())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -776,7 +1086,7 @@ impl TimedWorkload for RocmTransfer<'_> {
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
         let dev = self.dev;
-        dev.time(false, iters, || self.copy())
+        dev.time(false, iters, &mut || self.copy())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {

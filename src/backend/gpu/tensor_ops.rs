@@ -1,23 +1,20 @@
-//! Tensor ops on NVIDIA GPUs: the NVRTC kernels of `kernels.rs` (grid-stride elementwise
-//! kernels, one block per row for sum, softmax and layer norm), checked against the same
-//! f64 reference as the CPU, timed with events after an L2 flush.
+//! Tensor ops on GPUs: the kernels of `kernels.rs` (grid-stride elementwise kernels, one
+//! block per row for sum, softmax and layer norm), checked against the same f64 reference
+//! as the CPU, timed with events after a cache flush.
 
-use super::CudaBackend;
-use super::device::{DeviceBuffer, DeviceTimer};
 use super::kernels::{grid_stride, per_row};
-use super::stream::{Arg, launch};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use super::{Arg, GpuDevice, GpuTimer, Pod, RawBuffer, download, upload, zeroed};
+use crate::backend::{BackendError, TimedWorkload};
 use crate::workload::DType;
 use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, check_output,
 };
-use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Opens a tensor-op workload in the precision `dtype`.
 pub fn open<'a>(
-    dev: &'a CudaBackend,
+    dev: &'a dyn GpuDevice,
     op: TensorOp,
     dtype: DType,
     shape: TensorShape,
@@ -27,11 +24,11 @@ pub fn open<'a>(
         "tensor op",
     )?;
     match dtype {
-        DType::F32 => Ok(Box::new(CudaTensorOp::<f32>::new(dev, op, shape)?)),
-        DType::F16 => Ok(Box::new(CudaTensorOp::<half::f16>::new(dev, op, shape)?)),
-        DType::Bf16 => Ok(Box::new(CudaTensorOp::<half::bf16>::new(dev, op, shape)?)),
+        DType::F32 => Ok(Box::new(GpuTensorOp::<f32>::new(dev, op, shape)?)),
+        DType::F16 => Ok(Box::new(GpuTensorOp::<half::f16>::new(dev, op, shape)?)),
+        DType::Bf16 => Ok(Box::new(GpuTensorOp::<half::bf16>::new(dev, op, shape)?)),
         _ => Err(BackendError::unsupported(
-            BackendKind::Cuda,
+            dev.kind(),
             op.function_id(dtype),
             "tensor ops run in f32, f16 and bf16",
         )),
@@ -47,48 +44,45 @@ pub fn suffix(dtype: DType) -> &'static str {
     }
 }
 
-pub struct CudaTensorOp<'a, T> {
-    dev: &'a CudaBackend,
+pub struct GpuTensorOp<'a, T> {
+    dev: &'a dyn GpuDevice,
     op: TensorOp,
     shape: TensorShape,
     inputs: TensorInputs<T>,
-    x: DeviceBuffer<T>,
-    y: Option<DeviceBuffer<T>>,
-    gamma: Option<DeviceBuffer<T>>,
-    beta: Option<DeviceBuffer<T>>,
-    out: DeviceBuffer<T>,
-    timer: DeviceTimer,
+    x: RawBuffer,
+    y: Option<RawBuffer>,
+    gamma: Option<RawBuffer>,
+    beta: Option<RawBuffer>,
+    out: RawBuffer,
+    timer: Box<dyn GpuTimer + 'a>,
     worst_error: Option<f64>,
 }
 
-impl<'a, T> CudaTensorOp<'a, T>
-where
-    T: HostElement + DeviceRepr + ValidAsZeroBits,
-{
+impl<'a, T: HostElement + Pod> GpuTensorOp<'a, T> {
     pub fn new(
-        dev: &'a CudaBackend,
+        dev: &'a dyn GpuDevice,
         op: TensorOp,
         shape: TensorShape,
     ) -> Result<Self, BackendError> {
         let inputs = TensorInputs::<T>::new(op, shape);
-        let optional = |v: &Vec<T>| -> Result<Option<DeviceBuffer<T>>, BackendError> {
+        let optional = |v: &Vec<T>| -> Result<Option<RawBuffer>, BackendError> {
             if v.is_empty() {
                 Ok(None)
             } else {
-                DeviceBuffer::upload(dev, v).map(Some)
+                upload(dev, v).map(Some)
             }
         };
-        Ok(CudaTensorOp {
+        Ok(GpuTensorOp {
             dev,
             op,
             shape,
-            x: DeviceBuffer::upload(dev, &inputs.x)?,
+            x: upload(dev, &inputs.x)?,
             y: optional(&inputs.y)?,
             gamma: optional(&inputs.gamma)?,
             beta: optional(&inputs.beta)?,
-            out: DeviceBuffer::zeroed(dev, op.output_len(shape))?,
+            out: zeroed::<T>(dev, op.output_len(shape))?,
             inputs,
-            timer: DeviceTimer::new(dev, true)?,
+            timer: dev.timer(true)?,
             worst_error: None,
         })
     }
@@ -98,22 +92,19 @@ where
         let n = self.shape.elements() as u64;
         let cols = Arg::I32(self.shape.cols as i32);
         let (x, z) = (Arg::Ptr(self.x.ptr), Arg::Ptr(self.out.ptr));
-        let ptr = |b: &Option<DeviceBuffer<T>>| Arg::Ptr(b.as_ref().map_or(0, |b| b.ptr));
-        let elementwise = grid_stride(n, self.dev.sm_count);
+        let ptr = |b: &Option<RawBuffer>| Arg::Ptr(b.as_ref().map_or(0, |b| b.ptr));
+        let elementwise = grid_stride(n, self.dev.units());
         let rows = per_row(self.shape.rows);
         match self.op {
-            TensorOp::Add | TensorOp::Mul => launch(
-                self.dev,
-                &name,
-                elementwise,
-                &[x, ptr(&self.y), z, Arg::U64(n)],
-            ),
-            TensorOp::Relu | TensorOp::Gelu => {
-                launch(self.dev, &name, elementwise, &[x, z, Arg::U64(n)])
+            TensorOp::Add | TensorOp::Mul => {
+                self.dev
+                    .launch(&name, elementwise, &[x, ptr(&self.y), z, Arg::U64(n)])
             }
-            TensorOp::Sum | TensorOp::Softmax => launch(self.dev, &name, rows, &[x, z, cols]),
-            TensorOp::LayerNorm => launch(
-                self.dev,
+            TensorOp::Relu | TensorOp::Gelu => {
+                self.dev.launch(&name, elementwise, &[x, z, Arg::U64(n)])
+            }
+            TensorOp::Sum | TensorOp::Softmax => self.dev.launch(&name, rows, &[x, z, cols]),
+            TensorOp::LayerNorm => self.dev.launch(
                 &name,
                 rows,
                 &[
@@ -129,18 +120,17 @@ where
     }
 }
 
-impl<T> TimedWorkload for CudaTensorOp<'_, T>
-where
-    T: HostElement + DeviceRepr + ValidAsZeroBits,
-{
+impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.launch_once()?;
         self.dev.synchronize()?;
-        let out = self.out.download(self.dev)?;
+        let mut out = download::<T>(self.dev, &self.out)?;
+        out.truncate(self.op.output_len(self.shape));
         let worst = check_output(self.op, self.shape, &self.inputs, &out).map_err(|detail| {
             BackendError::Mismatch {
                 benchmark: format!(
-                    "tensor_ops/cuda/{}/{}",
+                    "tensor_ops/{}/{}/{}",
+                    self.dev.kind(),
                     self.op.function_id(T::DTYPE),
                     self.shape.id()
                 ),
@@ -152,7 +142,7 @@ where
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.timer.time(self.dev, iters, || self.launch_once())
+        self.timer.time(iters, &mut || self.launch_once())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -160,12 +150,12 @@ where
         notes.insert("compute_precision".into(), "f32".into());
         notes.insert(
             "kernel".into(),
-            format!("stackbench NVRTC {}_{}", self.op.id(), suffix(T::DTYPE)).into(),
+            format!("stackbench {}_{}", self.op.id(), suffix(T::DTYPE)).into(),
         );
         if let Some(worst) = self.worst_error {
             notes.insert("worst_scaled_error".into(), worst.into());
         }
-        self.timer.notes(self.dev, &mut notes);
+        self.timer.notes(&mut notes);
         notes
     }
 }
