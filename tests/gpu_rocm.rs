@@ -4,6 +4,9 @@
 use stackbench::backend::rocm::{RocmBackend, presence};
 use stackbench::backend::{Availability, Backend, BackendKind, probe};
 use stackbench::workload::GemmShape;
+use stackbench::workload::StreamKernel;
+use stackbench::workload::attention::{AttentionKernel, AttentionShape};
+use stackbench::workload::tensor_ops::{TensorOp, TensorShape};
 use stackbench::workload::transfer::TransferKind;
 
 #[test]
