@@ -32,7 +32,7 @@ const SPECS: [(&str, LibrarySpec); 4] = [
         "nvrtc-builtins",
         LibrarySpec {
             stem: "nvrtc-builtins",
-            majors: &["13.0", "12.9", "12.8", "12.6", "12.4"],
+            majors: &["13", "12"],
         },
     ),
     (

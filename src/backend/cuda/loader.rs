@@ -73,12 +73,30 @@ pub fn preload(spec: LibrarySpec, dirs: &[PathBuf]) -> Preload {
     }
 }
 
-/// The first existing file for `spec` in `dirs`, in directory order, then name order.
+/// The first existing file for `spec` in `dirs`, in directory order. Within a directory,
+/// majors newest first; for each, the exact name and then names with more version parts
+/// (`libnvrtc-builtins.so.12.4` counts as major 12, the newest such file first); the
+/// unversioned development link last.
 pub fn find_in(spec: LibrarySpec, dirs: &[PathBuf]) -> Option<PathBuf> {
-    let names = spec.file_names();
-    dirs.iter()
-        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
-        .find(|path| path.is_file())
+    dirs.iter().find_map(|dir| {
+        spec.majors
+            .iter()
+            .find_map(|major| {
+                let exact = dir.join(format!("lib{}.so.{major}", spec.stem));
+                if exact.is_file() {
+                    return Some(exact);
+                }
+                let prefix = format!("lib{}.so.{major}.", spec.stem);
+                read_dir_matching(dir, &prefix)
+                    .into_iter()
+                    .rev()
+                    .find(|p| p.is_file())
+            })
+            .or_else(|| {
+                let unversioned = dir.join(format!("lib{}.so", spec.stem));
+                unversioned.is_file().then_some(unversioned)
+            })
+    })
 }
 
 /// Directories pip and conda put NVIDIA's wheels' libraries in (`nvidia/<pkg>/lib`, and
@@ -219,6 +237,13 @@ mod tests {
             other => panic!("expected a failure, got {other:?}"),
         }
         assert_eq!(preload(FAKE, &[]), Preload::NotInSearchedDirs);
+        // Longer version suffixes count as their major, newest first.
+        std::fs::write(lib.join("libstackbenchfake.so.13.0"), b"x").unwrap();
+        std::fs::write(lib.join("libstackbenchfake.so.13.1"), b"x").unwrap();
+        assert_eq!(
+            find_in(FAKE, std::slice::from_ref(&lib)),
+            Some(lib.join("libstackbenchfake.so.13.1"))
+        );
     }
 
     #[test]
