@@ -218,8 +218,34 @@ impl CudaBackend {
         })?
     }
 
-    fn open_device(ordinal: usize, info: DeviceInfo) -> Result<CudaBackend, String> {
+    /// cuBLAS and cuBLASLt handles on the stream, where the libraries exist; what is
+    /// missing is kept so the skips say why.
+    #[allow(clippy::type_complexity)]
+    fn library_handles(
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(Option<gemm::Blas>, Option<gemm::BlasLt>, Vec<String>), String> {
         let presence = libs::presence();
+        let mut missing = Vec::new();
+        let blas = if presence.cublas {
+            Some(gemm::Blas::new(stream).map_err(|e| format!("{e}"))?)
+        } else {
+            missing.push("cuBLAS (libcublas.so.12/.13) not found".to_owned());
+            None
+        };
+        let lt = if presence.cublaslt {
+            Some(gemm::BlasLt::new(ctx, stream).map_err(|e| format!("{e}"))?)
+        } else {
+            missing.push("cuBLASLt (libcublasLt.so.12/.13) not found".to_owned());
+            None
+        };
+        if !presence.nvrtc {
+            missing.push("NVRTC (libnvrtc.so.12/.13) not found".to_owned());
+        }
+        Ok((blas, lt, missing))
+    }
+
+    fn open_device(ordinal: usize, info: DeviceInfo) -> Result<CudaBackend, String> {
         let ctx = CudaContext::new(ordinal).map_err(|e| format!("creating a context: {e:?}"))?;
         // One stream, so cudarc's per-allocation event tracking only adds overhead to
         // tight loops (DEPENDENCY-NOTES): turn it off before allocating anything.
@@ -228,22 +254,7 @@ impl CudaBackend {
         let stream = ctx
             .new_stream()
             .map_err(|e| format!("creating a stream: {e:?}"))?;
-        let mut missing = Vec::new();
-        let blas = if presence.cublas {
-            Some(gemm::Blas::new(&stream).map_err(|e| format!("{e}"))?)
-        } else {
-            missing.push("cuBLAS (libcublas.so.12/.13) not found".to_owned());
-            None
-        };
-        let lt = if presence.cublaslt {
-            Some(gemm::BlasLt::new(&ctx, &stream).map_err(|e| format!("{e}"))?)
-        } else {
-            missing.push("cuBLASLt (libcublasLt.so.12/.13) not found".to_owned());
-            None
-        };
-        if !presence.nvrtc {
-            missing.push("NVRTC (libnvrtc.so.12/.13) not found".to_owned());
-        }
+        let (blas, lt, missing) = Self::library_handles(&ctx, &stream)?;
         let prop = |key: &str| {
             info.properties
                 .get(key)

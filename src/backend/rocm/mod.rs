@@ -784,40 +784,31 @@ impl<'a> RocblasGemm<'a> {
         })
     }
 
-    fn launch(&self) -> Result<(), BackendError> {
+    fn pointers(&self) -> [u64; 3] {
+        let d = self.dev;
+        match &self.operands {
+            Operands::F64(s) => s.each_ref().map(|x| d.ptr(x)),
+            Operands::F32(s) => s.each_ref().map(|x| d.ptr(x)),
+            Operands::F16(s) => s.each_ref().map(|x| d.ptr(x)),
+            Operands::Bf16(s) => s.each_ref().map(|x| d.ptr(x)),
+        }
+    }
+
+    /// Storage and compute types: f16 and bf16 accumulate in f32.
+    fn types(&self) -> (rbsys::rocblas_datatype, rbsys::rocblas_datatype) {
         use rbsys::rocblas_datatype as D;
+        match self.dtype {
+            DType::F64 => (D::rocblas_datatype_f64_r, D::rocblas_datatype_f64_r),
+            DType::F16 => (D::rocblas_datatype_f16_r, D::rocblas_datatype_f32_r),
+            DType::Bf16 => (D::rocblas_datatype_bf16_r, D::rocblas_datatype_f32_r),
+            _ => (D::rocblas_datatype_f32_r, D::rocblas_datatype_f32_r),
+        }
+    }
+
+    fn launch(&self) -> Result<(), BackendError> {
         let handle = self.dev.blas.as_ref().map_or(std::ptr::null_mut(), |b| b.0);
         let GemmShape { m, n, k } = self.shape;
-        let (a, b, c, data, compute) = match &self.operands {
-            Operands::F64([a, b, c]) => (
-                self.dev.ptr(a),
-                self.dev.ptr(b),
-                self.dev.ptr(c),
-                D::rocblas_datatype_f64_r,
-                D::rocblas_datatype_f64_r,
-            ),
-            Operands::F32([a, b, c]) => (
-                self.dev.ptr(a),
-                self.dev.ptr(b),
-                self.dev.ptr(c),
-                D::rocblas_datatype_f32_r,
-                D::rocblas_datatype_f32_r,
-            ),
-            Operands::F16([a, b, c]) => (
-                self.dev.ptr(a),
-                self.dev.ptr(b),
-                self.dev.ptr(c),
-                D::rocblas_datatype_f16_r,
-                D::rocblas_datatype_f32_r,
-            ),
-            Operands::Bf16([a, b, c]) => (
-                self.dev.ptr(a),
-                self.dev.ptr(b),
-                self.dev.ptr(c),
-                D::rocblas_datatype_bf16_r,
-                D::rocblas_datatype_f32_r,
-            ),
-        };
+        let ([a, b, c], (data, compute)) = (self.pointers(), self.types());
         let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
         let (alpha, beta): (*const c_void, *const c_void) = if self.dtype == DType::F64 {
             (&one64 as *const f64 as _, &zero64 as *const f64 as _)
