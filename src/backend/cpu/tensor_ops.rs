@@ -111,16 +111,16 @@ fn compute_row<T: HostElement>(
                 .iter()
                 .map(|v| v.to_f32())
                 .fold(f32::NEG_INFINITY, f32::max);
-            // Exponentials are recomputed in the normalising pass rather than stored in a
-            // half-precision output and divided later, which would round twice.
-            let total: f32 = x.iter().map(|v| exp_f32(v.to_f32() - max)).sum();
-            let inv = 1.0 / total;
-            map_into(out, |i| exp_f32(x[i].to_f32() - max) * inv);
+            // The exponentials go to an f32 row first: a plain map vectorises, and dividing
+            // them after rounding to a half-precision output would round twice.
+            let exps: Vec<f32> = x.iter().map(|v| exp_f32(v.to_f32() - max)).collect();
+            let inv = 1.0 / sum_f32(&exps);
+            map_into(out, |i| exps[i] * inv);
         }
         TensorOp::LayerNorm => {
             let n = x.len() as f32;
             let mean = sum_f32(x) / n;
-            let var = x.iter().map(|v| (v.to_f32() - mean).powi(2)).sum::<f32>() / n;
+            let var = lanes(x, 0.0, |acc, v| acc + (v - mean) * (v - mean), |a, b| a + b) / n;
             let inv = 1.0 / (var + LAYER_NORM_EPS as f32).sqrt();
             map_into(out, |i| {
                 (x[i].to_f32() - mean) * inv * gamma[i].to_f32() + beta[i].to_f32()
@@ -135,8 +135,11 @@ fn compute_row<T: HostElement>(
 /// where the result is a normal f32.
 pub fn exp_f32(x: f32) -> f32 {
     let x = x.clamp(-87.0, 88.0);
-    // floor(· + 0.5) rather than round(): it maps to one vector instruction.
-    let n = (x * std::f32::consts::LOG2_E + 0.5).floor();
+    // Round to nearest by adding and subtracting 1.5·2^23 (exact for |v| < 2^22): plain
+    // SSE2 arithmetic, where `round`/`floor` become libm calls on the baseline x86-64
+    // target and stop the loop from vectorising.
+    const MAGIC: f32 = 12_582_912.0;
+    let n = (x * std::f32::consts::LOG2_E + MAGIC) - MAGIC;
     // ln 2 in two parts (Cody–Waite): n·LN2_HI is exact, so r keeps its low bits.
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
@@ -156,17 +159,31 @@ fn gelu_f32(x: f32) -> f32 {
     x / (1.0 + exp_f32(-2.0 * u))
 }
 
-/// Sum in eight lanes, so the compiler can vectorise it and rounding grows like √n.
-fn sum_f32<T: HostElement>(x: &[T]) -> f32 {
-    let mut lanes = [0.0f32; 8];
+/// A reduction over the row in eight independent lanes, combined at the end: the compiler
+/// can vectorise it (a single running value is a serial chain it must not reorder), and
+/// rounding grows like √n.
+fn lanes<T: HostElement>(
+    x: &[T],
+    init: f32,
+    step: impl Fn(f32, f32) -> f32,
+    combine: impl Fn(f32, f32) -> f32,
+) -> f32 {
+    let mut acc = [init; 8];
     let mut chunks = x.chunks_exact(8);
     for chunk in &mut chunks {
-        for (lane, v) in lanes.iter_mut().zip(chunk) {
-            *lane += v.to_f32();
+        for (lane, v) in acc.iter_mut().zip(chunk) {
+            *lane = step(*lane, v.to_f32());
         }
     }
-    let tail: f32 = chunks.remainder().iter().map(|v| v.to_f32()).sum();
-    lanes.iter().sum::<f32>() + tail
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(init, |a, v| step(a, v.to_f32()));
+    acc.into_iter().fold(tail, combine)
+}
+
+fn sum_f32<T: HostElement>(x: &[T]) -> f32 {
+    lanes(x, 0.0, |a, v| a + v, |a, b| a + b)
 }
 
 impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
