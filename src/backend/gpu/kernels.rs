@@ -147,7 +147,7 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 /* Every thread of the block gets the result. `scratch` holds 33 floats. */
-__device__ float block_sum(float v, float* scratch) {
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
     v = warp_sum(v);
     __syncthreads();
     if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
@@ -160,7 +160,7 @@ __device__ float block_sum(float v, float* scratch) {
     __syncthreads();
     return scratch[32];
 }
-__device__ float block_max(float v, float* scratch) {
+__device__ __forceinline__ float block_max(float v, float* scratch) {
     v = warp_max(v);
     __syncthreads();
     if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
@@ -256,13 +256,13 @@ ROW_OPS(bf16, BF16)
 #define FLASH_WARPS 4
 #define FLASH_RPW (FLASH_BQ / FLASH_WARPS)
 
+/* The shared tiles are declared in each kernel and passed in: AMD's compiler gives every
+ * kernel of the module room for shared variables declared in device functions. */
 template <class S, int D>
-__device__ void flash_forward(const typename S::T* __restrict__ q, const typename S::T* __restrict__ k,
+__device__ __forceinline__ void flash_forward(const typename S::T* __restrict__ q, const typename S::T* __restrict__ k,
                               const typename S::T* __restrict__ v, typename S::T* __restrict__ o,
-                              int s, float scale, int causal) {
-    __shared__ float qs[FLASH_BQ][D];
-    __shared__ float ks[FLASH_BK][D + 1];
-    __shared__ float vs[FLASH_BK][D];
+                              int s, float scale, int causal,
+                              float (*qs)[D], float (*ks)[D + 1], float (*vs)[D]) {
     constexpr int PER_LANE = D / 32;
     const int q0 = blockIdx.x * FLASH_BQ;
     const u64 base = (u64)blockIdx.y * s * D;
@@ -328,7 +328,10 @@ __device__ void flash_forward(const typename S::T* __restrict__ q, const typenam
 #define FLASH(SUFFIX, S, D) \
 extern "C" __global__ void __launch_bounds__(128) flash_##SUFFIX##_d##D( \
     const S::T* q, const S::T* k, const S::T* v, S::T* o, int s, float scale, int causal) { \
-    flash_forward<S, D>(q, k, v, o, s, scale, causal); }
+    __shared__ float qs[FLASH_BQ][D]; \
+    __shared__ float ks[FLASH_BK][D + 1]; \
+    __shared__ float vs[FLASH_BK][D]; \
+    flash_forward<S, D>(q, k, v, o, s, scale, causal, qs, ks, vs); }
 FLASH(f32, F32, 64)
 FLASH(f32, F32, 128)
 FLASH(f16, F16, 64)
