@@ -14,5 +14,3 @@ __device__ float __shfl_xor_sync(unsigned, float, int);
 __device__ double __shfl_xor_sync(unsigned, double, int);
 __device__ float __shfl_sync(unsigned, float, int);
 __device__ void __syncthreads();
-struct double2 { double x, y; };
-__device__ double2 make_double2(double x, double y);

@@ -18,5 +18,3 @@ __device__ float __shfl_xor(float, int, int);
 __device__ double __shfl_xor(double, int, int);
 __device__ float __shfl(float, int, int);
 __device__ void __syncthreads();
-struct double2 { double x, y; };
-__device__ double2 make_double2(double x, double y);

@@ -24,6 +24,14 @@ pub enum Platform {
 }
 
 const CUDA_PRELUDE: &str = r#"
+/* A 16-byte-aligned pair of f64 (no vector-type headers needed), moved with one 128-bit
+ * access: the compiler splits a struct copy into two 64-bit ones otherwise. The loads use
+ * the read-only path: the STREAM kernels never write an array they read. */
+struct alignas(16) D2 { double x, y; };
+__device__ __forceinline__ D2 load2(const D2* p) {
+    D2 v; asm("ld.global.nc.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p)); return v; }
+__device__ __forceinline__ void store2(D2* p, D2 v) {
+    asm volatile("st.global.v2.f64 [%0], {%1, %2};" :: "l"(p), "d"(v.x), "d"(v.y) : "memory"); }
 #define SHFL_XOR(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
 #define SHFL(v, l) __shfl_sync(0xffffffffu, (v), (l))
 typedef unsigned short u16;
@@ -35,6 +43,10 @@ struct F16 {
 "#;
 
 const HIP_PRELUDE: &str = r#"
+/* A 16-byte-aligned pair of f64; AMD's compiler emits 128-bit accesses for it as is. */
+struct alignas(16) D2 { double x, y; };
+__device__ __forceinline__ D2 load2(const D2* p) { return *p; }
+__device__ __forceinline__ void store2(D2* p, D2 v) { *p = v; }
 #define SHFL_XOR(v, o) __shfl_xor((v), (o), 32)
 #define SHFL(v, l) __shfl((v), (l), 32)
 typedef unsigned short u16;
@@ -79,7 +91,7 @@ struct BF16 {
 
 #define GRID_STRIDE(i, n) for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < (n); i += (u64)gridDim.x * blockDim.x)
 
-/* ---------------- STREAM kernels on f64, 16-byte accesses ---------------- */
+/* ---------------- STREAM kernels on f64, 16-byte accesses (load2/store2 from the prelude) */
 
 extern "C" __global__ void stream_fill(double* a, double v, u64 n) { GRID_STRIDE(i, n) a[i] = v; }
 
@@ -89,28 +101,28 @@ extern "C" __global__ void stream_scale_in_place(double* a, double s, u64 n) { G
 #define TAIL(stmt, n) if (blockIdx.x == 0 && threadIdx.x == 0 && ((n) & 1)) { u64 i = (n) - 1; stmt; }
 
 extern "C" __global__ void stream_copy(const double* __restrict__ a, double* __restrict__ c, u64 n) {
-    const double2* a2 = (const double2*)a; double2* c2 = (double2*)c;
-    GRID_STRIDE(i, PAIRS(n)) c2[i] = a2[i];
+    const D2* a2 = (const D2*)a; D2* c2 = (D2*)c;
+    GRID_STRIDE(i, PAIRS(n)) store2(c2 + i, load2(a2 + i));
     TAIL(c[i] = a[i], n)
 }
 extern "C" __global__ void stream_scale(double* __restrict__ b, const double* __restrict__ c, double s, u64 n) {
-    const double2* c2 = (const double2*)c; double2* b2 = (double2*)b;
-    GRID_STRIDE(i, PAIRS(n)) { double2 v = c2[i]; b2[i] = make_double2(s * v.x, s * v.y); }
+    const D2* c2 = (const D2*)c; D2* b2 = (D2*)b;
+    GRID_STRIDE(i, PAIRS(n)) { D2 v = load2(c2 + i); store2(b2 + i, D2{s * v.x, s * v.y}); }
     TAIL(b[i] = s * c[i], n)
 }
 extern "C" __global__ void stream_add(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, u64 n) {
-    const double2* a2 = (const double2*)a; const double2* b2 = (const double2*)b; double2* c2 = (double2*)c;
-    GRID_STRIDE(i, PAIRS(n)) { double2 x = a2[i], y = b2[i]; c2[i] = make_double2(x.x + y.x, x.y + y.y); }
+    const D2* a2 = (const D2*)a; const D2* b2 = (const D2*)b; D2* c2 = (D2*)c;
+    GRID_STRIDE(i, PAIRS(n)) { D2 x = load2(a2 + i), y = load2(b2 + i); store2(c2 + i, D2{x.x + y.x, x.y + y.y}); }
     TAIL(c[i] = a[i] + b[i], n)
 }
 extern "C" __global__ void stream_triad(double* __restrict__ a, const double* __restrict__ b, const double* __restrict__ c, double s, u64 n) {
-    double2* a2 = (double2*)a; const double2* b2 = (const double2*)b; const double2* c2 = (const double2*)c;
-    GRID_STRIDE(i, PAIRS(n)) { double2 x = b2[i], y = c2[i]; a2[i] = make_double2(x.x + s * y.x, x.y + s * y.y); }
+    D2* a2 = (D2*)a; const D2* b2 = (const D2*)b; const D2* c2 = (const D2*)c;
+    GRID_STRIDE(i, PAIRS(n)) { D2 x = load2(b2 + i), y = load2(c2 + i); store2(a2 + i, D2{x.x + s * y.x, x.y + s * y.y}); }
     TAIL(a[i] = b[i] + s * c[i], n)
 }
 extern "C" __global__ void stream_write(double* __restrict__ a, double v, u64 n) {
-    double2* a2 = (double2*)a;
-    GRID_STRIDE(i, PAIRS(n)) a2[i] = make_double2(v, v);
+    D2* a2 = (D2*)a;
+    GRID_STRIDE(i, PAIRS(n)) store2(a2 + i, D2{v, v});
     TAIL(a[i] = v, n)
 }
 
@@ -122,9 +134,9 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 /* Read: each block sums its share into partial[blockIdx.x] (so the loads are not dead). */
 extern "C" __global__ void stream_read(const double* __restrict__ a, double* __restrict__ partial, u64 n) {
     __shared__ double warps[32];
-    const double2* a2 = (const double2*)a;
+    const D2* a2 = (const D2*)a;
     double sum = 0.0;
-    GRID_STRIDE(i, PAIRS(n)) { double2 v = a2[i]; sum += v.x + v.y; }
+    GRID_STRIDE(i, PAIRS(n)) { D2 v = load2(a2 + i); sum += v.x + v.y; }
     TAIL(sum += a[i], n)
     sum = warp_sum_d(sum);
     if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = sum;
