@@ -130,6 +130,7 @@ pub struct DeviceTimer<'a> {
     start: CudaEvent,
     end: CudaEvent,
     clocks: std::cell::Cell<ClockWindow>,
+    warned: std::cell::Cell<bool>,
     /// Whether `run` flushes L2 before each sample (not for transfers: they never hit L2).
     flush_l2: bool,
 }
@@ -147,8 +148,30 @@ impl<'a> DeviceTimer<'a> {
             start: make()?,
             end: make()?,
             clocks: std::cell::Cell::new(ClockWindow::default()),
+            warned: std::cell::Cell::new(false),
             flush_l2,
         })
+    }
+}
+
+impl DeviceTimer<'_> {
+    /// Says on the terminal, once per benchmark, that the GPU was held below its clock:
+    /// the record's notes carry it too, but a reader watching the run should know now.
+    fn warn_once_if_throttled(&self, clocks: ClockWindow) {
+        let Some(end) = clocks.end else { return };
+        if self.warned.get() || !end.is_throttled(self.dev.max_sm_mhz.unwrap_or(0)) {
+            return;
+        }
+        self.warned.set(true);
+        eprintln!(
+            "warning: GPU throttled during this benchmark: SM clock {} MHz (max {}), \
+             NVML reasons {:#x}",
+            end.sm_mhz,
+            self.dev
+                .max_sm_mhz
+                .map_or("unknown".into(), |m| m.to_string()),
+            end.reasons.unwrap_or(0)
+        );
     }
 }
 
@@ -185,6 +208,7 @@ impl GpuTimer for DeviceTimer<'_> {
             .map_err(device_error("reading the event timer"))?;
         clocks.sample(dev.read_clock());
         self.clocks.set(clocks);
+        self.warn_once_if_throttled(clocks);
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
 
