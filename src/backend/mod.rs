@@ -327,3 +327,33 @@ pub fn open_available() -> OpenedBackends {
     }
     (opened, unavailable)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_sampling_suits_criterion_and_lighter_keeps_ten_samples() {
+        for suite in [Suite::Quick, Suite::Full] {
+            let gpu = SamplingProfile::gpu(suite);
+            assert!(gpu.sample_size >= 10 && gpu.measurement > gpu.warm_up);
+            let light = gpu.lighter();
+            assert_eq!(light.measurement, gpu.measurement / 4);
+            assert!(light.sample_size >= 10);
+        }
+        let tiny = SamplingProfile {
+            sample_size: 3,
+            warm_up: Duration::from_millis(4),
+            measurement: Duration::from_millis(8),
+        };
+        assert_eq!(tiny.lighter().sample_size, 10);
+    }
+
+    #[test]
+    fn every_backend_opens_or_says_why() {
+        let (opened, unavailable) = open_available();
+        assert!(opened.iter().any(|b| b.kind() == BackendKind::Cpu));
+        assert_eq!(opened.len() + unavailable.len(), BackendKind::ALL.len());
+        assert!(unavailable.iter().all(|(_, reason)| !reason.is_empty()));
+    }
+}
