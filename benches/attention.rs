@@ -1,5 +1,41 @@
-//! `attention` bench target (being built; see the issues).
-use criterion::{Criterion, criterion_group, criterion_main};
-fn placeholder(_c: &mut Criterion) {}
-criterion_group!(benches, placeholder);
-criterion_main!(benches);
+//! `cargo bench --bench attention`: forward scaled dot-product attention, the standard kernel
+//! (scores materialised) against the fused online-softmax (flash-style) one, causal and not,
+//! over sequence lengths. Ids `attention/<backend>/<kernel>[_causal]_<dtype>/b<B>_h<H>_s<S>_d<D>`;
+//! throughput 4·B·S²·H·D FLOPs (half when causal). Each record notes the kernel's memory.
+
+use criterion::Throughput;
+use stackbench::backend;
+use stackbench::harness::Harness;
+use stackbench::workload::BenchId;
+use stackbench::workload::attention::AttentionKernel;
+use std::process::ExitCode;
+
+const FAMILY: &str = "attention";
+
+fn main() -> ExitCode {
+    let mut harness = Harness::start(FAMILY);
+    let suite = harness.suite();
+    let (backends, unavailable) = backend::open_available();
+    for (kind, reason) in unavailable {
+        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
+    }
+    for backend in &backends {
+        for dtype in backend.attention_dtypes() {
+            for shape in backend.attention_shapes(suite) {
+                for kernel in AttentionKernel::ALL {
+                    let id = BenchId::new(
+                        FAMILY,
+                        backend.kind().id(),
+                        shape.function_id(kernel, dtype),
+                        shape.id(),
+                    );
+                    let throughput = Throughput::Elements(shape.flops());
+                    harness.bench(&id, throughput, backend.light_sampling(suite), || {
+                        backend.attention(kernel, shape, dtype)
+                    });
+                }
+            }
+        }
+    }
+    harness.finish()
+}

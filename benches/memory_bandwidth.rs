@@ -1,6 +1,7 @@
 //! `cargo bench --bench memory_bandwidth`: STREAM kernels (copy, scale, add, triad) plus a
 //! read (sum) and a write (fill) over f64 arrays, per backend and array size.
 //! Ids `memory_bandwidth/<backend>/<kernel>/<bytes per array>`; bytes counted as STREAM does.
+//! GPU backends add copies: `memory_bandwidth/<backend>/{h2d,d2h}_{pinned,pageable}|d2d/512MiB`.
 
 use criterion::Throughput;
 use stackbench::backend;
@@ -32,6 +33,22 @@ fn main() -> ExitCode {
                     backend.stream(kernel, bytes)
                 });
             }
+        }
+        // Host<->device and device<->device copies: only backends with their own memory
+        // list any (the CPU lists none).
+        for (kind, bytes) in backend.transfers(suite) {
+            let id = BenchId::new(
+                FAMILY,
+                backend.kind().id(),
+                kind.id(),
+                format_bytes_id(bytes),
+            );
+            harness.bench(
+                &id,
+                Throughput::Bytes(kind.bytes(bytes)),
+                backend.sampling(suite),
+                || backend.transfer(kind, bytes),
+            );
         }
     }
     harness.finish()

@@ -1,5 +1,43 @@
-//! `tensor_ops` bench target (being built; see the issues).
-use criterion::{Criterion, criterion_group, criterion_main};
-fn placeholder(_c: &mut Criterion) {}
-criterion_group!(benches, placeholder);
-criterion_main!(benches);
+//! `cargo bench --bench tensor_ops`: elementwise add, mul, relu, gelu, a row sum, softmax and
+//! layer norm per backend, precision and shape. Ids `tensor_ops/<backend>/<op>_<dtype>/<rows>x<cols>`;
+//! throughput is the minimum bytes moved (inputs read once, outputs written once), i.e. GB/s.
+
+use criterion::Throughput;
+use stackbench::backend;
+use stackbench::harness::Harness;
+use stackbench::workload::tensor_ops::{TensorOp, in_quick_suite};
+use stackbench::workload::{BenchId, Suite};
+use std::process::ExitCode;
+
+const FAMILY: &str = "tensor_ops";
+
+fn main() -> ExitCode {
+    let mut harness = Harness::start(FAMILY);
+    let suite = harness.suite();
+    let (backends, unavailable) = backend::open_available();
+    for (kind, reason) in unavailable {
+        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
+    }
+    for backend in &backends {
+        for dtype in backend.tensor_dtypes() {
+            if suite == Suite::Quick && !in_quick_suite(dtype) {
+                continue;
+            }
+            for shape in backend.tensor_shapes(suite) {
+                for op in TensorOp::ALL {
+                    let id = BenchId::new(
+                        FAMILY,
+                        backend.kind().id(),
+                        op.function_id(dtype),
+                        shape.id(),
+                    );
+                    let throughput = Throughput::Bytes(op.bytes(shape, dtype));
+                    harness.bench(&id, throughput, backend.light_sampling(suite), || {
+                        backend.tensor_op(op, dtype, shape)
+                    });
+                }
+            }
+        }
+    }
+    harness.finish()
+}

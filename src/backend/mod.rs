@@ -13,7 +13,13 @@
 //!   family at a time and every missing combination is a recorded skip with its reason.
 
 pub mod cpu;
+pub mod cuda;
+pub mod gpu;
+pub mod rocm;
 
+use crate::workload::attention::{AttentionKernel, AttentionShape};
+use crate::workload::tensor_ops::{TensorOp, TensorShape};
+use crate::workload::transfer::TransferKind;
 use crate::workload::{DType, GemmShape, StreamKernel, Suite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -137,6 +143,37 @@ pub struct SamplingProfile {
     pub measurement: Duration,
 }
 
+impl SamplingProfile {
+    /// Criterion's GPU defaults: many short samples. A kernel of a few microseconds to a
+    /// few milliseconds gets hundreds of iterations per sample, so 50 samples (quick) or
+    /// 100 (full, Criterion's default) cost seconds, and the 25 ms warm-up matches
+    /// triton's do_bench before the clock has settled.
+    pub fn gpu(suite: Suite) -> SamplingProfile {
+        match suite {
+            Suite::Quick => SamplingProfile {
+                sample_size: 50,
+                warm_up: Duration::from_millis(300),
+                measurement: Duration::from_secs(2),
+            },
+            Suite::Full => SamplingProfile {
+                sample_size: 100,
+                warm_up: Duration::from_secs(1),
+                measurement: Duration::from_secs(5),
+            },
+        }
+    }
+
+    /// A quarter of the warm-up and measurement time (at least 10 samples): for families
+    /// with many small benchmarks (tensor ops, attention) whose quick suite must stay short.
+    pub fn lighter(self) -> SamplingProfile {
+        SamplingProfile {
+            sample_size: self.sample_size.max(10),
+            warm_up: self.warm_up / 4,
+            measurement: self.measurement / 4,
+        }
+    }
+}
+
 /// A device that can run workloads.
 pub trait Backend {
     fn kind(&self) -> BackendKind;
@@ -182,18 +219,90 @@ pub trait Backend {
             "not implemented for this backend",
         ))
     }
+
+    /// Sampling for families of many small benchmarks (tensor ops, attention).
+    fn light_sampling(&self, suite: Suite) -> SamplingProfile {
+        match suite {
+            Suite::Quick => self.sampling(suite).lighter(),
+            Suite::Full => self.sampling(suite),
+        }
+    }
+
+    /// Host↔device and device↔device copies this backend times, with their buffer size.
+    fn transfers(&self, suite: Suite) -> Vec<(TransferKind, usize)> {
+        let _ = suite;
+        Vec::new()
+    }
+
+    fn transfer(
+        &self,
+        kind: TransferKind,
+        bytes: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let _ = bytes;
+        Err(BackendError::unsupported(
+            self.kind(),
+            format!("transfer {kind}"),
+            "a device with its own memory is needed",
+        ))
+    }
+
+    /// Precisions this backend runs tensor ops in.
+    fn tensor_dtypes(&self) -> Vec<DType> {
+        Vec::new()
+    }
+
+    /// Tensor shapes this backend covers in `suite`.
+    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
+        let _ = suite;
+        Vec::new()
+    }
+
+    fn tensor_op(
+        &self,
+        op: TensorOp,
+        dtype: DType,
+        shape: TensorShape,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let _ = shape;
+        Err(BackendError::unsupported(
+            self.kind(),
+            op.function_id(dtype),
+            "not implemented for this backend",
+        ))
+    }
+
+    /// Precisions this backend runs attention in.
+    fn attention_dtypes(&self) -> Vec<DType> {
+        Vec::new()
+    }
+
+    /// Attention problems this backend covers in `suite` (causal and not).
+    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
+        let _ = suite;
+        Vec::new()
+    }
+
+    fn attention(
+        &self,
+        kernel: AttentionKernel,
+        shape: AttentionShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Err(BackendError::unsupported(
+            self.kind(),
+            shape.function_id(kernel, dtype),
+            "not implemented for this backend",
+        ))
+    }
 }
 
 /// Probes one backend without side effects beyond loading its libraries. Never panics.
 pub fn probe(kind: BackendKind) -> Availability {
     match kind {
         BackendKind::Cpu => cpu::probe(),
-        BackendKind::Cuda => Availability::Unavailable {
-            reason: "the CUDA backend is not built into this version of stackbench".into(),
-        },
-        BackendKind::Rocm => Availability::Unavailable {
-            reason: "the ROCm backend is not built into this version of stackbench".into(),
-        },
+        BackendKind::Cuda => cuda::probe(),
+        BackendKind::Rocm => rocm::probe(),
     }
 }
 
@@ -208,10 +317,8 @@ pub fn open_available() -> OpenedBackends {
     for kind in BackendKind::ALL {
         let result: Result<Box<dyn Backend>, String> = match kind {
             BackendKind::Cpu => cpu::CpuBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
-            _ => match probe(kind) {
-                Availability::Unavailable { reason } => Err(reason),
-                Availability::Available { .. } => Err("no backend implementation to open".into()),
-            },
+            BackendKind::Cuda => cuda::CudaBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
+            BackendKind::Rocm => rocm::RocmBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
         };
         match result {
             Ok(backend) => opened.push(backend),
@@ -219,4 +326,34 @@ pub fn open_available() -> OpenedBackends {
         }
     }
     (opened, unavailable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_sampling_suits_criterion_and_lighter_keeps_ten_samples() {
+        for suite in [Suite::Quick, Suite::Full] {
+            let gpu = SamplingProfile::gpu(suite);
+            assert!(gpu.sample_size >= 10 && gpu.measurement > gpu.warm_up);
+            let light = gpu.lighter();
+            assert_eq!(light.measurement, gpu.measurement / 4);
+            assert!(light.sample_size >= 10);
+        }
+        let tiny = SamplingProfile {
+            sample_size: 3,
+            warm_up: Duration::from_millis(4),
+            measurement: Duration::from_millis(8),
+        };
+        assert_eq!(tiny.lighter().sample_size, 10);
+    }
+
+    #[test]
+    fn every_backend_opens_or_says_why() {
+        let (opened, unavailable) = open_available();
+        assert!(opened.iter().any(|b| b.kind() == BackendKind::Cpu));
+        assert_eq!(opened.len() + unavailable.len(), BackendKind::ALL.len());
+        assert!(unavailable.iter().all(|(_, reason)| !reason.is_empty()));
+    }
 }

@@ -7,6 +7,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod gpu_peaks;
 pub mod peak;
 pub mod software;
 
@@ -55,12 +56,17 @@ impl SystemProbe {
         } else {
             BTreeMap::new()
         };
-        let backends = BackendKind::ALL
+        let backends: BTreeMap<BackendKind, Availability> = BackendKind::ALL
             .into_iter()
             .map(|kind| (kind, crate::backend::probe(kind)))
             .collect();
         let mut peaks = vec![];
         peaks.extend(peak::cpu_peaks(&cpu, measure));
+        for availability in backends.values() {
+            if let Availability::Available { devices } = availability {
+                peaks.extend(gpu_peaks::from_devices(devices));
+            }
+        }
         let fingerprint = fingerprint(&cpu, &gpus);
         SystemProbe {
             schema: SYSTEM_SCHEMA.into(),

@@ -2,12 +2,15 @@
 //! constants, FLOP and byte formulas, benchmark ids, seeded input data and the tolerances
 //! that correctness checks use. Backends implement these workloads; they never redefine them.
 
+pub mod attention;
 pub mod dtype;
 pub mod gemm;
 pub mod ids;
 pub mod random;
 pub mod stream;
 pub mod suite;
+pub mod tensor_ops;
+pub mod transfer;
 
 pub use dtype::DType;
 pub use gemm::GemmShape;

@@ -2,14 +2,18 @@
 //! kernels on a pinned static thread pool. Timing is the host clock, which is the device
 //! clock here.
 
+pub mod attention;
 pub mod gemm;
 pub mod pool;
 pub mod stream;
+pub mod tensor_ops;
 
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
 use crate::system::cpu::CpuInfo;
+use crate::workload::attention::{AttentionKernel, AttentionShape};
+use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::{DType, GemmShape, StreamKernel, Suite};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -158,6 +162,60 @@ impl Backend for CpuBackend {
         let elements = bytes_per_array / std::mem::size_of::<f64>();
         Ok(Box::new(stream::CpuStream::new(
             &self.pool, kernel, elements,
+        )?))
+    }
+
+    fn tensor_dtypes(&self) -> Vec<DType> {
+        crate::workload::tensor_ops::DTYPES.to_vec()
+    }
+
+    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
+        crate::workload::tensor_ops::shapes(crate::workload::tensor_ops::CPU_ROWS, suite.is_full())
+    }
+
+    fn tensor_op(
+        &self,
+        op: TensorOp,
+        dtype: DType,
+        shape: TensorShape,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        use tensor_ops::CpuTensorOp;
+        let pool = &self.pool;
+        match dtype {
+            DType::F32 => Ok(Box::new(CpuTensorOp::<f32>::new(pool, op, shape)?)),
+            DType::F16 => Ok(Box::new(CpuTensorOp::<half::f16>::new(pool, op, shape)?)),
+            DType::Bf16 => Ok(Box::new(CpuTensorOp::<half::bf16>::new(pool, op, shape)?)),
+            _ => Err(BackendError::unsupported(
+                BackendKind::Cpu,
+                op.function_id(dtype),
+                "tensor ops run in f32, f16 and bf16",
+            )),
+        }
+    }
+
+    fn attention_dtypes(&self) -> Vec<DType> {
+        vec![DType::F32]
+    }
+
+    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
+        use crate::workload::attention as a;
+        a::shapes(
+            a::CPU_SEQ_LENS,
+            &a::CPU_SEQ_LENS[..1],
+            a::CPU_HEADS,
+            a::HEAD_DIM,
+            suite.is_full(),
+        )
+    }
+
+    fn attention(
+        &self,
+        kernel: AttentionKernel,
+        shape: AttentionShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Ok(Box::new(attention::CpuAttention::new(
+            &self.pool, kernel, shape, dtype,
         )?))
     }
 }

@@ -1,0 +1,565 @@
+//! GEMM on NVIDIA GPUs.
+//!
+//! f64, f32, TF32, f16 and bf16 go through `cublasGemmEx`, with the compute type naming
+//! the math: `CUBLAS_COMPUTE_32F` is plain FP32 (the `f32` id), `CUBLAS_COMPUTE_32F_FAST_TF32`
+//! lets cuBLAS use TF32 tensor cores (the `tf32` id), and f16/bf16 inputs and outputs
+//! accumulate in f32, as `torch.matmul` does. FP8 (e4m3 inputs, bf16 output, f32
+//! accumulation) needs cuBLASLt and Ada or Hopper; its algorithm is chosen once by the
+//! heuristic, outside the timed window (cuBLASLt would re-run it on every call otherwise).
+//!
+//! cuBLAS is column-major and the workload is row-major: C = A·B row-major is Cᵀ = Bᵀ·Aᵀ
+//! column-major, so the call passes B as the first operand and swaps M and N.
+
+use super::CudaBackend;
+use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
+use crate::backend::gpu::GpuTimer;
+use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::workload::gemm::{check_positions, check_product};
+use crate::workload::random::normal_f64;
+use crate::workload::{DType, GemmShape};
+use cudarc::cublas::result as blas;
+use cudarc::cublas::sys as bsys;
+use cudarc::cublaslt::result as lt;
+use cudarc::cublaslt::sys as ltsys;
+use cudarc::driver::CudaContext;
+use cudarc::driver::CudaStream;
+use half::{bf16, f16};
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SEED_A: u64 = 0x0C0D_A00A;
+const SEED_B: u64 = 0x0C0D_A00B;
+/// Output positions checked at random, besides every edge row and column.
+const RANDOM_CHECKS: usize = 512;
+/// cuBLASLt workspace: 32 MiB, NVIDIA's recommendation for Hopper.
+const LT_WORKSPACE_BYTES: usize = 32 << 20;
+
+/// A cuBLAS handle bound to the backend's stream. Dropping it never panics.
+pub struct Blas {
+    pub(crate) handle: bsys::cublasHandle_t,
+}
+
+impl Blas {
+    pub fn new(stream: &Arc<CudaStream>) -> Result<Blas, BackendError> {
+        let handle = blas::create_handle().map_err(|e| device_error("cublasCreate")(text(e)))?;
+        let blas = Blas { handle };
+        // SAFETY: the handle was just created; the stream outlives the backend's handles.
+        unsafe { blas::set_stream(handle, stream.cu_stream() as bsys::cudaStream_t) }
+            .map_err(|e| device_error("cublasSetStream")(text(e)))?;
+        Ok(blas)
+    }
+}
+
+impl Drop for Blas {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once. An error cannot be handled here.
+        let _ = unsafe { blas::destroy_handle(self.handle) };
+    }
+}
+
+/// A cuBLASLt handle and its workspace. Dropping it never panics.
+pub struct BlasLt {
+    handle: ltsys::cublasLtHandle_t,
+    workspace: DeviceBuffer<u8>,
+}
+
+impl BlasLt {
+    pub fn new(_ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<BlasLt, BackendError> {
+        let handle = lt::create_handle().map_err(|e| device_error("cublasLtCreate")(text(e)))?;
+        let workspace = match DeviceBuffer::zeroed_on(stream, LT_WORKSPACE_BYTES) {
+            Ok(w) => w,
+            Err(e) => {
+                // SAFETY: created just above and not shared.
+                let _ = unsafe { lt::destroy_handle(handle) };
+                return Err(e);
+            }
+        };
+        Ok(BlasLt { handle, workspace })
+    }
+}
+
+impl Drop for BlasLt {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once.
+        let _ = unsafe { lt::destroy_handle(self.handle) };
+    }
+}
+
+/// Device operands in the GEMM's storage type.
+enum Operands {
+    F64([DeviceBuffer<f64>; 3]),
+    F32([DeviceBuffer<f32>; 3]),
+    F16([DeviceBuffer<f16>; 3]),
+    Bf16([DeviceBuffer<bf16>; 3]),
+}
+
+/// Rounds f64 inputs to the storage type, uploads them, and returns the rounded values
+/// (what the kernel reads, so what the check compares against).
+fn upload_rounded<T: cudarc::driver::DeviceRepr + Copy>(
+    dev: &CudaBackend,
+    values: &[f64],
+    to: impl Fn(f64) -> T,
+    back: impl Fn(T) -> f64,
+) -> Result<(DeviceBuffer<T>, Vec<f64>), BackendError> {
+    let stored: Vec<T> = values.iter().map(|&v| to(v)).collect();
+    let rounded = stored.iter().map(|&v| back(v)).collect();
+    Ok((DeviceBuffer::upload(dev, &stored)?, rounded))
+}
+
+pub struct CublasGemm<'a> {
+    dev: &'a CudaBackend,
+    blas: &'a Blas,
+    shape: GemmShape,
+    dtype: DType,
+    operands: Operands,
+    /// The inputs as the kernel reads them, kept for the check.
+    a: Vec<f64>,
+    b: Vec<f64>,
+    timer: DeviceTimer<'a>,
+    worst_error: Option<f64>,
+}
+
+impl<'a> CublasGemm<'a> {
+    pub fn new(
+        dev: &'a CudaBackend,
+        blas: &'a Blas,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Self, BackendError> {
+        let GemmShape { m, n, k } = shape;
+        let a64 = normal_f64(SEED_A, m * k);
+        let b64 = normal_f64(SEED_B, k * n);
+        macro_rules! three {
+            ($variant:ident, $to:expr, $back:expr, $zero:expr) => {{
+                let (a, ra) = upload_rounded(dev, &a64, $to, $back)?;
+                let (b, rb) = upload_rounded(dev, &b64, $to, $back)?;
+                let c = DeviceBuffer::upload(dev, &vec![$zero; m * n])?;
+                (Operands::$variant([a, b, c]), ra, rb)
+            }};
+        }
+        let (operands, a, b) = match dtype {
+            DType::F64 => three!(F64, |v| v, |v| v, 0.0f64),
+            DType::F32 | DType::Tf32 => three!(F32, |v| v as f32, |v| v as f64, 0.0f32),
+            DType::F16 => three!(F16, f16::from_f64, |v: f16| v.to_f64(), f16::ZERO),
+            DType::Bf16 => three!(Bf16, bf16::from_f64, |v: bf16| v.to_f64(), bf16::ZERO),
+            DType::Fp8E4m3 => {
+                return Err(BackendError::unsupported(
+                    BackendKind::Cuda,
+                    "gemm fp8e4m3",
+                    "FP8 runs through cuBLASLt (Fp8Gemm)",
+                ));
+            }
+        };
+        Ok(CublasGemm {
+            dev,
+            blas,
+            shape,
+            dtype,
+            operands,
+            a,
+            b,
+            timer: DeviceTimer::new(dev, true)?,
+            worst_error: None,
+        })
+    }
+
+    /// The cuBLAS data type and compute type of this benchmark's precision.
+    fn types(&self) -> (bsys::cudaDataType, bsys::cublasComputeType_t) {
+        use bsys::cublasComputeType_t as C;
+        use bsys::cudaDataType as T;
+        match self.dtype {
+            DType::F64 => (T::CUDA_R_64F, C::CUBLAS_COMPUTE_64F),
+            DType::Tf32 => (T::CUDA_R_32F, C::CUBLAS_COMPUTE_32F_FAST_TF32),
+            DType::F16 => (T::CUDA_R_16F, C::CUBLAS_COMPUTE_32F),
+            DType::Bf16 => (T::CUDA_R_16BF, C::CUBLAS_COMPUTE_32F),
+            _ => (T::CUDA_R_32F, C::CUBLAS_COMPUTE_32F),
+        }
+    }
+
+    fn pointers(&self) -> (u64, u64, u64) {
+        match &self.operands {
+            Operands::F64([a, b, c]) => (a.ptr, b.ptr, c.ptr),
+            Operands::F32([a, b, c]) => (a.ptr, b.ptr, c.ptr),
+            Operands::F16([a, b, c]) => (a.ptr, b.ptr, c.ptr),
+            Operands::Bf16([a, b, c]) => (a.ptr, b.ptr, c.ptr),
+        }
+    }
+
+    /// Enqueues one C = A·B.
+    fn launch(&self) -> Result<(), BackendError> {
+        let GemmShape { m, n, k } = self.shape;
+        let (a, b, c) = self.pointers();
+        let (data, compute) = self.types();
+        // Scalars in the compute type's precision (f64 for f64, f32 otherwise).
+        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
+        let (alpha, beta): (*const c_void, *const c_void) = if self.dtype == DType::F64 {
+            (&one64 as *const f64 as _, &zero64 as *const f64 as _)
+        } else {
+            (&one32 as *const f32 as _, &zero32 as *const f32 as _)
+        };
+        let op = bsys::cublasOperation_t::CUBLAS_OP_N;
+        // SAFETY: the buffers hold M·K, K·N and M·N elements of `data`; the scalars live
+        // until the call returns (cuBLAS reads host scalars before returning).
+        unsafe {
+            blas::gemm_ex(
+                self.blas.handle,
+                op,
+                op,
+                n as i32,
+                m as i32,
+                k as i32,
+                alpha,
+                b as *const c_void,
+                data,
+                n as i32,
+                a as *const c_void,
+                data,
+                k as i32,
+                beta,
+                c as *mut c_void,
+                data,
+                n as i32,
+                compute,
+                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }
+        .map_err(|e| device_error(format!("cublasGemmEx {} {}", self.dtype, self.shape))(text(e)))
+    }
+
+    fn result(&self) -> Result<Vec<f64>, BackendError> {
+        Ok(match &self.operands {
+            Operands::F64([_, _, c]) => c.download(self.dev)?,
+            Operands::F32([_, _, c]) => widen(c.download(self.dev)?, |v| v as f64),
+            Operands::F16([_, _, c]) => widen(c.download(self.dev)?, |v| v.to_f64()),
+            Operands::Bf16([_, _, c]) => widen(c.download(self.dev)?, |v| v.to_f64()),
+        })
+    }
+}
+
+fn widen<T: Copy>(values: Vec<T>, f: impl Fn(T) -> f64) -> Vec<f64> {
+    values.into_iter().map(f).collect()
+}
+
+/// Checks C (row-major M×N, as f64) against the f64 product of the stored inputs.
+fn check(
+    shape: GemmShape,
+    dtype: DType,
+    a: &[f64],
+    b: &[f64],
+    c: &[f64],
+) -> Result<f64, BackendError> {
+    let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
+    check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions).map_err(|detail| {
+        BackendError::Mismatch {
+            benchmark: format!("gemm/cuda/{dtype}/{shape}"),
+            detail,
+        }
+    })
+}
+
+impl TimedWorkload for CublasGemm<'_> {
+    fn verify(&mut self) -> Result<(), BackendError> {
+        self.launch()?;
+        self.dev.synchronize()?;
+        let c = self.result()?;
+        self.worst_error = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
+        // The inputs are not needed again; large shapes hold gigabytes of them.
+        self.a = Vec::new();
+        self.b = Vec::new();
+        Ok(())
+    }
+
+    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
+        self.timer.time(iters, &mut || self.launch())
+    }
+
+    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut notes = BTreeMap::new();
+        let (_, compute) = self.types();
+        notes.insert("library".into(), "cuBLAS cublasGemmEx".into());
+        notes.insert("compute_type".into(), format!("{compute:?}").into());
+        if let Some(worst) = self.worst_error {
+            notes.insert("worst_scaled_error".into(), worst.into());
+        }
+        self.timer.notes(&mut notes);
+        notes
+    }
+}
+
+/// FP8 e4m3 (bias 7, no infinities, max 448): the value of a byte.
+pub fn fp8_e4m3_to_f32(byte: u8) -> f32 {
+    let sign = if byte & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exponent = ((byte >> 3) & 0x0f) as i32;
+    let mantissa = (byte & 0x07) as f32;
+    if exponent == 0x0f && byte & 0x07 == 0x07 {
+        return f32::NAN;
+    }
+    if exponent == 0 {
+        sign * mantissa / 8.0 * 2f32.powi(-6)
+    } else {
+        sign * (1.0 + mantissa / 8.0) * 2f32.powi(exponent - 7)
+    }
+}
+
+/// The nearest e4m3 byte to `x` (ties to even), saturating at ±448.
+pub fn fp8_e4m3_from_f32(x: f32) -> u8 {
+    let sign = if x.is_sign_negative() { 0x80u8 } else { 0 };
+    let magnitude = x.abs().min(448.0);
+    // The 127 finite non-negative codes are in increasing order: binary search.
+    let (mut lo, mut hi) = (0u8, 0x7eu8);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fp8_e4m3_to_f32(mid) <= magnitude {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let below = lo;
+    let code = if below < 0x7e {
+        let (down, up) = (fp8_e4m3_to_f32(below), fp8_e4m3_to_f32(below + 1));
+        let (dd, du) = (magnitude - down, up - magnitude);
+        if du < dd || (du == dd && below & 1 == 1) {
+            below + 1
+        } else {
+            below
+        }
+    } else {
+        below
+    };
+    sign | code
+}
+
+/// FP8 e4m3 GEMM through cuBLASLt: A row-major M×K, B stored transposed (N×K row-major,
+/// the "TN" layout FP8 requires), D row-major M×N in bf16.
+pub struct Fp8Gemm<'a> {
+    dev: &'a CudaBackend,
+    lt: &'a BlasLt,
+    shape: GemmShape,
+    a_dev: DeviceBuffer<u8>,
+    bt_dev: DeviceBuffer<u8>,
+    d_dev: DeviceBuffer<bf16>,
+    desc: ltsys::cublasLtMatmulDesc_t,
+    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
+    algo: ltsys::cublasLtMatmulAlgo_t,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    timer: DeviceTimer<'a>,
+    worst_error: Option<f64>,
+}
+
+impl<'a> Fp8Gemm<'a> {
+    pub fn new(dev: &'a CudaBackend, shape: GemmShape) -> Result<Self, BackendError> {
+        let lt = dev.lt.as_ref().ok_or_else(|| {
+            BackendError::unsupported(BackendKind::Cuda, "gemm fp8e4m3", "cuBLASLt was not found")
+        })?;
+        if dev.compute_capability < (8, 9) {
+            return Err(BackendError::unsupported(
+                BackendKind::Cuda,
+                "gemm fp8e4m3",
+                "FP8 tensor cores need compute capability 8.9 or newer",
+            ));
+        }
+        let GemmShape { m, n, k } = shape;
+        if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
+            return Err(BackendError::unsupported(
+                BackendKind::Cuda,
+                format!("gemm fp8e4m3 {shape}"),
+                "cuBLASLt FP8 needs every dimension a multiple of 16",
+            ));
+        }
+        let encode = |v: &[f64]| -> (Vec<u8>, Vec<f64>) {
+            let bytes: Vec<u8> = v.iter().map(|&x| fp8_e4m3_from_f32(x as f32)).collect();
+            let back = bytes.iter().map(|&b| fp8_e4m3_to_f32(b) as f64).collect();
+            (bytes, back)
+        };
+        let (a_bytes, a) = encode(&normal_f64(SEED_A, m * k));
+        let (b_bytes, b) = encode(&normal_f64(SEED_B, k * n));
+        // Bᵀ row-major (N×K): element (j, p) = B[p, j].
+        let mut bt_bytes = vec![0u8; n * k];
+        for p in 0..k {
+            for j in 0..n {
+                bt_bytes[j * k + p] = b_bytes[p * n + j];
+            }
+        }
+        let a_dev = DeviceBuffer::upload(dev, &a_bytes)?;
+        let bt_dev = DeviceBuffer::upload(dev, &bt_bytes)?;
+        let d_dev = DeviceBuffer::upload(dev, &vec![bf16::ZERO; m * n])?;
+        let (desc, layouts, algo) = lt_plan(lt, shape)?;
+        Ok(Fp8Gemm {
+            dev,
+            lt,
+            shape,
+            a_dev,
+            bt_dev,
+            d_dev,
+            desc,
+            layouts,
+            algo,
+            a,
+            b,
+            timer: DeviceTimer::new(dev, true)?,
+            worst_error: None,
+        })
+    }
+
+    fn launch(&self) -> Result<(), BackendError> {
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let [a_layout, b_layout, d_layout] = self.layouts;
+        // Column-major view: D (N×M, = row-major C M×N) = op(Bᵀ buffer)ᵀ... expressed as
+        // Dcol = op(X)·Y with X = Bᵀ row-major = col-major K×N (transposed → N×K) and
+        // Y = A row-major = col-major K×M. See `lt_plan` for the layouts.
+        // SAFETY: descriptors and layouts match the buffers; the workspace is the handle's.
+        unsafe {
+            lt::matmul(
+                self.lt.handle,
+                self.desc,
+                &alpha as *const f32 as *const c_void,
+                &beta as *const f32 as *const c_void,
+                self.bt_dev.ptr as *const c_void,
+                a_layout,
+                self.a_dev.ptr as *const c_void,
+                b_layout,
+                self.d_dev.ptr as *const c_void,
+                d_layout,
+                self.d_dev.ptr as *mut c_void,
+                d_layout,
+                &self.algo,
+                self.lt.workspace.ptr as *mut c_void,
+                self.lt.workspace.bytes(),
+                raw_stream(self.dev) as ltsys::cudaStream_t,
+            )
+        }
+        .map_err(|e| device_error(format!("cublasLtMatmul fp8 {}", self.shape))(text(e)))
+    }
+}
+
+/// Descriptor, layouts and algorithm for Dcol(N×M) = Xᵀ·Y where X is the Bᵀ buffer seen
+/// column-major (K×N, ld K, transposed by the op) and Y the A buffer seen column-major
+/// (K×M, ld K). Dcol column-major N×M with ld N is C row-major M×N.
+#[allow(clippy::type_complexity)]
+fn lt_plan(
+    lt_handle: &BlasLt,
+    shape: GemmShape,
+) -> Result<
+    (
+        ltsys::cublasLtMatmulDesc_t,
+        [ltsys::cublasLtMatrixLayout_t; 3],
+        ltsys::cublasLtMatmulAlgo_t,
+    ),
+    BackendError,
+> {
+    use ltsys::cudaDataType_t as T;
+    let GemmShape { m, n, k } = shape;
+    let err = |what: &'static str| {
+        move |e: cudarc::cublaslt::result::CublasError| {
+            device_error(format!("cuBLASLt {what} (fp8 {shape})"))(text(e))
+        }
+    };
+    let desc = lt::create_matmul_desc(
+        ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        T::CUDA_R_32F,
+    )
+    .map_err(err("matmul descriptor"))?;
+    let transpose: i32 = 1; // CUBLAS_OP_T
+    // SAFETY: the descriptor was just created; the buffer is an i32 as the attribute needs.
+    unsafe {
+        lt::set_matmul_desc_attribute(
+            desc,
+            ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+            &transpose as *const i32 as *const c_void,
+            std::mem::size_of::<i32>(),
+        )
+    }
+    .map_err(err("TRANSA"))?;
+    let x = lt::create_matrix_layout(T::CUDA_R_8F_E4M3, k as u64, n as u64, k as i64)
+        .map_err(err("layout of B"))?;
+    let y = lt::create_matrix_layout(T::CUDA_R_8F_E4M3, k as u64, m as u64, k as i64)
+        .map_err(err("layout of A"))?;
+    let d = lt::create_matrix_layout(T::CUDA_R_16BF, n as u64, m as u64, n as i64)
+        .map_err(err("layout of D"))?;
+    let pref = lt::create_matmul_pref().map_err(err("preference"))?;
+    let workspace = lt_handle.workspace.bytes() as u64;
+    // SAFETY: all objects were created above; the handle is live.
+    let heuristic = unsafe {
+        lt::set_matmul_pref_attribute(
+            pref,
+            ltsys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+            &workspace as *const u64 as *const c_void,
+            std::mem::size_of::<u64>(),
+        )
+        .map_err(err("workspace preference"))?;
+        let found = lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
+            .map_err(err("algorithm heuristic"));
+        let _ = lt::destroy_matmul_pref(pref);
+        found?
+    };
+    Ok((desc, [x, y, d], heuristic.algo))
+}
+
+impl Drop for Fp8Gemm<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created in `lt_plan`, destroyed once; errors cannot be handled here.
+        unsafe {
+            for layout in self.layouts {
+                let _ = lt::destroy_matrix_layout(layout);
+            }
+            let _ = lt::destroy_matmul_desc(self.desc);
+        }
+    }
+}
+
+impl TimedWorkload for Fp8Gemm<'_> {
+    fn verify(&mut self) -> Result<(), BackendError> {
+        self.launch()?;
+        self.dev.synchronize()?;
+        let c = widen(self.d_dev.download(self.dev)?, |v| v.to_f64());
+        self.worst_error = Some(check(self.shape, DType::Fp8E4m3, &self.a, &self.b, &c)?);
+        self.a = Vec::new();
+        self.b = Vec::new();
+        Ok(())
+    }
+
+    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
+        self.timer.time(iters, &mut || self.launch())
+    }
+
+    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut notes = BTreeMap::new();
+        notes.insert(
+            "library".into(),
+            "cuBLASLt cublasLtMatmul (TN, bf16 output)".into(),
+        );
+        notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32F".into());
+        if let Some(worst) = self.worst_error {
+            notes.insert("worst_scaled_error".into(), worst.into());
+        }
+        self.timer.notes(&mut notes);
+        notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_round_trips_every_code_and_rounds_to_nearest() {
+        for byte in 0u8..=0xff {
+            let v = fp8_e4m3_to_f32(byte);
+            if v.is_nan() {
+                continue;
+            }
+            // -0 encodes as 0x80 and +0 as 0x00: both decode to zero.
+            let back = fp8_e4m3_from_f32(v);
+            assert_eq!(fp8_e4m3_to_f32(back), v, "byte {byte:#x}");
+        }
+        assert_eq!(fp8_e4m3_to_f32(0x7e), 448.0);
+        assert_eq!(fp8_e4m3_from_f32(1000.0), 0x7e);
+        assert_eq!(fp8_e4m3_to_f32(fp8_e4m3_from_f32(1.06)), 1.0);
+        assert_eq!(fp8_e4m3_to_f32(fp8_e4m3_from_f32(1.07)), 1.125);
+        assert_eq!(fp8_e4m3_to_f32(fp8_e4m3_from_f32(-0.3)), -0.3125);
+    }
+}

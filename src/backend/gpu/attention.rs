@@ -1,0 +1,257 @@
+//! Attention on GPUs, the two ways the family compares:
+//! - `standard`: S = Q·Kᵀ/√D with a strided-batched BLAS GEMM into a materialised B·H·S·S
+//!   matrix in the input precision (f32 accumulation), a softmax kernel over its rows
+//!   (masking for causal), and O = P·V with a second batched GEMM: what an unfused
+//!   framework does;
+//! - `flash`: one kernel with the online softmax (see kernels.rs); the scores stay in
+//!   registers and the only extra memory is each block's shared tiles.
+//!
+//! Peak memory is recorded both as what the workload allocated and as the drop in the
+//! device's free memory the driver reported while it allocated.
+
+use super::kernels::{FLASH_ROWS, FLASH_THREADS, per_row};
+use super::tensor_ops::suffix;
+use super::{
+    Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, Pod, RawBuffer, download, upload, zeroed,
+};
+use crate::backend::{BackendError, TimedWorkload};
+use crate::workload::DType;
+use crate::workload::attention::{AttentionInputs, AttentionKernel, AttentionShape, check_output};
+use crate::workload::tensor_ops::HostElement;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Opens an attention workload in the precision `dtype`.
+pub fn open<'a>(
+    dev: &'a dyn GpuDevice,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    dtype: DType,
+) -> Result<Box<dyn TimedWorkload + 'a>, BackendError> {
+    let what = shape.function_id(kernel, dtype);
+    if shape.head_dim != 64 && shape.head_dim != 128 {
+        return Err(BackendError::unsupported(
+            dev.kind(),
+            what,
+            "the kernels are built for head dimensions 64 and 128",
+        ));
+    }
+    let scores = match kernel {
+        AttentionKernel::Standard => shape.score_bytes(dtype),
+        AttentionKernel::Flash => 0,
+    };
+    dev.fits(shape.io_bytes(dtype) + scores, &what)?;
+    match dtype {
+        DType::F32 => Ok(Box::new(GpuAttention::<f32>::new(dev, kernel, shape)?)),
+        DType::F16 => Ok(Box::new(GpuAttention::<half::f16>::new(
+            dev, kernel, shape,
+        )?)),
+        DType::Bf16 => Ok(Box::new(GpuAttention::<half::bf16>::new(
+            dev, kernel, shape,
+        )?)),
+        _ => Err(BackendError::unsupported(
+            dev.kind(),
+            what,
+            "attention runs in f32, f16 and bf16",
+        )),
+    }
+}
+
+pub struct GpuAttention<'a, T> {
+    dev: &'a dyn GpuDevice,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    inputs: AttentionInputs<T>,
+    q: RawBuffer,
+    k: RawBuffer,
+    v: RawBuffer,
+    o: RawBuffer,
+    scores: Option<RawBuffer>,
+    free_drop_bytes: Option<u64>,
+    timer: Box<dyn GpuTimer + 'a>,
+    worst_error: Option<f64>,
+}
+
+impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
+    pub fn new(
+        dev: &'a dyn GpuDevice,
+        kernel: AttentionKernel,
+        shape: AttentionShape,
+    ) -> Result<Self, BackendError> {
+        let inputs = AttentionInputs::<T>::new(shape);
+        let free_before = dev.free_memory();
+        let q = upload(dev, &inputs.q)?;
+        let k = upload(dev, &inputs.k)?;
+        let v = upload(dev, &inputs.v)?;
+        let o = zeroed::<T>(dev, shape.elements())?;
+        let scores = match kernel {
+            AttentionKernel::Standard => {
+                let len = shape.batch * shape.heads * shape.seq * shape.seq;
+                Some(zeroed::<T>(dev, len)?)
+            }
+            AttentionKernel::Flash => None,
+        };
+        let free_after = dev.free_memory();
+        let free_drop_bytes = free_before
+            .zip(free_after)
+            .map(|(b, a)| b.saturating_sub(a));
+        Ok(GpuAttention {
+            dev,
+            kernel,
+            shape,
+            inputs,
+            q,
+            k,
+            v,
+            o,
+            scores,
+            free_drop_bytes,
+            timer: dev.timer(true)?,
+            worst_error: None,
+        })
+    }
+
+    fn launch_once(&self) -> Result<(), BackendError> {
+        match &self.scores {
+            Some(scores) => self.standard(scores),
+            None => self.flash(),
+        }
+    }
+
+    fn flash(&self) -> Result<(), BackendError> {
+        let s = self.shape;
+        let name = format!("flash_{}_d{}", suffix(T::DTYPE), s.head_dim);
+        let grid = Grid {
+            blocks: (
+                (s.seq as u32).div_ceil(FLASH_ROWS),
+                (s.batch * s.heads) as u32,
+                1,
+            ),
+            threads: FLASH_THREADS,
+        };
+        self.dev.launch(
+            &name,
+            grid,
+            &[
+                Arg::Ptr(self.q.ptr),
+                Arg::Ptr(self.k.ptr),
+                Arg::Ptr(self.v.ptr),
+                Arg::Ptr(self.o.ptr),
+                Arg::I32(s.seq as i32),
+                Arg::F32(s.scale() as f32),
+                Arg::I32(s.causal as i32),
+            ],
+        )
+    }
+
+    /// Two batched GEMMs around a softmax kernel. Row-major per head, S = Q·Kᵀ is, in
+    /// BLAS's column-major terms, Sᵀ = K·Qᵀ (the K buffer transposed, the Q buffer as is);
+    /// O = P·V is Oᵀ = Vᵀ·Pᵀ (both buffers as stored).
+    fn standard(&self, scores: &RawBuffer) -> Result<(), BackendError> {
+        let sh = self.shape;
+        let (s, d) = (sh.seq, sh.head_dim);
+        let batch = sh.batch * sh.heads;
+        self.dev.batched_gemm(&BatchedGemm {
+            dtype: T::DTYPE,
+            transpose_a: true,
+            m: s,
+            n: s,
+            k: d,
+            alpha: sh.scale() as f32,
+            a: self.k.ptr,
+            lda: d,
+            stride_a: s * d,
+            b: self.q.ptr,
+            ldb: d,
+            stride_b: s * d,
+            c: scores.ptr,
+            ldc: s,
+            stride_c: s * s,
+            batch,
+        })?;
+        self.dev.launch(
+            &format!("attn_softmax_{}", suffix(T::DTYPE)),
+            per_row(batch * s),
+            &[
+                Arg::Ptr(scores.ptr),
+                Arg::I32(s as i32),
+                Arg::I32(sh.causal as i32),
+            ],
+        )?;
+        self.dev.batched_gemm(&BatchedGemm {
+            dtype: T::DTYPE,
+            transpose_a: false,
+            m: d,
+            n: s,
+            k: s,
+            alpha: 1.0,
+            a: self.v.ptr,
+            lda: d,
+            stride_a: s * d,
+            b: scores.ptr,
+            ldb: s,
+            stride_b: s * s,
+            c: self.o.ptr,
+            ldc: d,
+            stride_c: s * d,
+            batch,
+        })
+    }
+
+    fn allocated_bytes(&self) -> u64 {
+        let io = self.q.bytes + self.k.bytes + self.v.bytes + self.o.bytes;
+        (io + self.scores.as_ref().map_or(0, |s| s.bytes)) as u64
+    }
+}
+
+impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
+    fn verify(&mut self) -> Result<(), BackendError> {
+        self.launch_once()?;
+        self.dev.synchronize()?;
+        let mut out = download::<T>(self.dev, &self.o)?;
+        out.truncate(self.shape.elements());
+        let worst = check_output(self.shape, &self.inputs, &out).map_err(|detail| {
+            BackendError::Mismatch {
+                benchmark: format!(
+                    "attention/{}/{}/{}",
+                    self.dev.kind(),
+                    self.shape.function_id(self.kernel, T::DTYPE),
+                    self.shape.id()
+                ),
+                detail,
+            }
+        })?;
+        self.worst_error = Some(worst);
+        Ok(())
+    }
+
+    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
+        self.timer.time(iters, &mut || self.launch_once())
+    }
+
+    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut notes = BTreeMap::new();
+        notes.insert("io_bytes".into(), self.shape.io_bytes(T::DTYPE).into());
+        notes.insert(
+            "scratch_bytes".into(),
+            self.scores.as_ref().map_or(0, |s| s.bytes).into(),
+        );
+        notes.insert("peak_memory_bytes".into(), self.allocated_bytes().into());
+        if let Some(drop) = self.free_drop_bytes {
+            notes.insert("device_free_memory_drop_bytes".into(), drop.into());
+        }
+        notes.insert(
+            "implementation".into(),
+            match self.kernel {
+                AttentionKernel::Standard => "strided-batched BLAS GEMMs + softmax kernel",
+                AttentionKernel::Flash => "stackbench online-softmax kernel (CUDA cores / VALU)",
+            }
+            .into(),
+        );
+        if let Some(worst) = self.worst_error {
+            notes.insert("worst_scaled_error".into(), worst.into());
+        }
+        self.timer.notes(&mut notes);
+        notes
+    }
+}
