@@ -17,7 +17,15 @@ against a float64 materialised reference; ``peak_memory_bytes`` is measured once
 benchmark in setup (see torch_common.peak_memory for the method on CPU and GPU).
 """
 
+import os
 import sys
+
+# Workers share their names with the packages they measure (onnxruntime.py, triton.py):
+# take this folder off the import path so `import onnxruntime` finds the real package,
+# and import the shared helpers from lib/.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
 
 from stackbench_worker import Benchmark, Component, Skip, import_reason, latency_metrics, main, suite
 

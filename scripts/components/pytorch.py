@@ -13,7 +13,15 @@ Benchmarks (ids ``components/pytorch/<benchmark>/<parameters>``):
   throughput in bytes; the copied bytes are compared.
 """
 
+import os
 import sys
+
+# Workers share their names with the packages they measure (onnxruntime.py, triton.py):
+# take this folder off the import path so `import onnxruntime` finds the real package,
+# and import the shared helpers from lib/.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
 
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, latency_metrics, main, suite
 

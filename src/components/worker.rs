@@ -191,7 +191,7 @@ impl Worker {
             .arg("-u")
             .arg(script)
             .env("PYTHONUNBUFFERED", "1")
-            .env("PYTHONPATH", python_path_with(&config.scripts_dir))
+            .env("PYTHONPATH", python_path_with(&config.scripts_dir.join("lib")))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -447,7 +447,7 @@ fn kill_group(pid: u32) {
     }
 }
 
-/// `PYTHONPATH` with the scripts folder first, so workers (and test fixtures living
+/// `PYTHONPATH` with the helpers folder (`lib/`) first, so workers (and test fixtures living
 /// elsewhere) import the shared protocol helper.
 fn python_path_with(scripts_dir: &Path) -> std::ffi::OsString {
     let mut paths = vec![scripts_dir.to_path_buf()];
