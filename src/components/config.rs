@@ -29,8 +29,11 @@ const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(600);
 /// How workers are started and bounded.
 #[derive(Clone, Debug)]
 pub struct RunnerConfig {
-    /// Folder with `<component>.py` and the shared protocol helper.
+    /// Folder with `<component>.py`.
     pub scripts_dir: PathBuf,
+    /// Folder with the shared Python helpers (`stackbench_worker.py`), put first on the
+    /// workers' `PYTHONPATH`; kept apart from `scripts_dir` so test fixtures can use it.
+    pub helpers_dir: PathBuf,
     /// Bound on `run` and `verify` calls.
     pub call_timeout: Duration,
     /// Bound on `describe`, `setup` and `shutdown` (imports, model builds, compiles).
@@ -51,6 +54,7 @@ impl Default for RunnerConfig {
     fn default() -> Self {
         RunnerConfig {
             scripts_dir: default_scripts_dir(),
+            helpers_dir: default_scripts_dir().join("lib"),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             setup_timeout: DEFAULT_SETUP_TIMEOUT,
             stderr_tail_lines: 40,
@@ -65,7 +69,9 @@ impl Default for RunnerConfig {
 
 /// Errors in the runner's environment variables name the variable and the value.
 #[derive(Debug, thiserror::Error)]
-#[error("{variable}={value:?} is not valid: expected a positive number of seconds (an integer >= 10 for the sample size)")]
+#[error(
+    "{variable}={value:?} is not valid: expected a positive number of seconds (an integer >= 10 for the sample size)"
+)]
 pub struct ConfigError {
     pub variable: &'static str,
     pub value: String,
@@ -84,6 +90,7 @@ impl RunnerConfig {
         }
         if let Some(dir) = std::env::var_os(SCRIPTS_ENV).filter(|v| !v.is_empty()) {
             config.scripts_dir = PathBuf::from(dir);
+            config.helpers_dir = config.scripts_dir.join("lib");
         }
         config.echo_stderr = std::env::var(ECHO_STDERR_ENV).is_ok_and(|v| v == "1");
         config.warm_up = seconds_from_env(WARM_UP_ENV)?;
@@ -165,6 +172,10 @@ mod tests {
     #[test]
     fn scripts_are_found_by_component_name() {
         let config = RunnerConfig::default();
-        assert!(config.script_for("pytorch").ends_with("scripts/components/pytorch.py"));
+        assert!(
+            config
+                .script_for("pytorch")
+                .ends_with("scripts/components/pytorch.py")
+        );
     }
 }

@@ -228,8 +228,11 @@ mod tests {
 
     #[test]
     fn explicit_path_that_does_not_exist_is_an_error_naming_it() {
-        let err = locate(&env(&[(PYTHON_ENV, "/no/such/python"), ("PATH", "/usr/bin")]))
-            .unwrap_err();
+        let err = locate(&env(&[
+            (PYTHON_ENV, "/no/such/python"),
+            ("PATH", "/usr/bin"),
+        ]))
+        .unwrap_err();
         let message = err.to_string();
         assert!(message.contains("/no/such/python"), "{message}");
         assert!(message.contains(PYTHON_ENV), "{message}");

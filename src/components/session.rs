@@ -7,11 +7,11 @@
 //! cost seconds each. When the worker dies, the session remembers why, so the component's
 //! remaining benchmarks are skipped with that reason instead of each timing out again.
 
+use super::FAMILY;
 use super::config::RunnerConfig;
 use super::interpreter::Interpreter;
 use super::protocol::{BenchmarkSpec, Description, FailureKind, Op, RunResult, ThroughputSpec};
 use super::worker::{Worker, WorkerError};
-use super::FAMILY;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::BenchId;
 use serde_json::Value;
@@ -191,11 +191,14 @@ impl ComponentSession {
 
     fn call(&self, id: &BenchId, op: Op, timeout: Duration) -> Result<Value, BackendError> {
         let op_name = op.name();
-        let mut worker = self.worker.try_borrow_mut().map_err(|_| BackendError::Device {
-            backend: self.backend(),
-            context: format!("{id} {op_name}"),
-            message: "the worker is busy with another call".into(),
-        })?;
+        let mut worker = self
+            .worker
+            .try_borrow_mut()
+            .map_err(|_| BackendError::Device {
+                backend: self.backend(),
+                context: format!("{id} {op_name}"),
+                message: "the worker is busy with another call".into(),
+            })?;
         worker
             .call(op, timeout)
             .map_err(|error| self.backend_error(id, op_name, error))

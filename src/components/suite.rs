@@ -5,27 +5,79 @@
 //! Nothing here stops the suite: a missing interpreter skips every component with one
 //! reason; a worker that crashes or hangs fails the benchmark it was on, skips the rest of
 //! its component with the reason and the stderr tail, and the next component starts.
+//!
+//! The loop talks to a [`BenchSink`] rather than to the harness directly, so the tests
+//! drive the very same loop against fake and real workers without Criterion's sampling.
 
-use super::config::RunnerConfig;
-use super::interpreter::Interpreter;
-use super::session::{ComponentSession, OfferedBenchmark};
 use super::FAMILY;
+use super::config::RunnerConfig;
+use super::interpreter::{Interpreter, InterpreterError};
+use super::session::{ComponentSession, OfferedBenchmark};
+use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::harness::Harness;
-use crate::workload::BenchId;
+use crate::workload::{BenchId, Suite};
+use criterion::Throughput;
+
+/// Where the suite's outcomes go: the harness in `cargo bench`, a recorder in tests.
+pub trait BenchSink {
+    fn suite(&self) -> Suite;
+    fn skip(&mut self, id: &BenchId, reason: String);
+    fn bench<'w, F>(
+        &mut self,
+        id: &BenchId,
+        throughput: Throughput,
+        sampling: SamplingProfile,
+        prepare: F,
+    ) where
+        F: FnOnce() -> Result<Box<dyn TimedWorkload + 'w>, BackendError>;
+}
+
+impl BenchSink for Harness {
+    fn suite(&self) -> Suite {
+        Harness::suite(self)
+    }
+
+    fn skip(&mut self, id: &BenchId, reason: String) {
+        Harness::skip(self, id, reason);
+    }
+
+    fn bench<'w, F>(
+        &mut self,
+        id: &BenchId,
+        throughput: Throughput,
+        sampling: SamplingProfile,
+        prepare: F,
+    ) where
+        F: FnOnce() -> Result<Box<dyn TimedWorkload + 'w>, BackendError>,
+    {
+        Harness::bench(self, id, throughput, sampling, prepare);
+    }
+}
 
 /// The id recorded when a whole component could not be asked what it offers.
 pub fn whole_component_id(component: &str) -> BenchId {
     BenchId::new(FAMILY, component, "all", "all")
 }
 
-/// Runs every component in `components` through `harness`.
-pub fn run_suite(harness: &mut Harness, config: &RunnerConfig, components: &[&str]) {
-    let interpreter = match Interpreter::discover() {
+/// Runs every component in `components` with the interpreter the environment names.
+pub fn run_suite(sink: &mut impl BenchSink, config: &RunnerConfig, components: &[&str]) {
+    run_suite_with(sink, Interpreter::discover(), config, components);
+}
+
+/// Runs every component with an already discovered interpreter (or the reason there is
+/// none, which then skips every component).
+pub fn run_suite_with(
+    sink: &mut impl BenchSink,
+    interpreter: Result<Interpreter, InterpreterError>,
+    config: &RunnerConfig,
+    components: &[&str],
+) {
+    let interpreter = match interpreter {
         Ok(interpreter) => interpreter,
         Err(error) => {
             let reason = format!("no usable Python interpreter: {error}");
             for component in components {
-                harness.skip(&whole_component_id(component), reason.clone());
+                sink.skip(&whole_component_id(component), reason.clone());
             }
             return;
         }
@@ -37,13 +89,13 @@ pub fn run_suite(harness: &mut Harness, config: &RunnerConfig, components: &[&st
         interpreter.source
     );
     for component in components {
-        run_component(harness, &interpreter, component, config);
+        run_component(sink, &interpreter, component, config);
     }
 }
 
 /// One component: describe, skip or time each benchmark it offers, shut down.
 pub fn run_component(
-    harness: &mut Harness,
+    sink: &mut impl BenchSink,
     interpreter: &Interpreter,
     component: &str,
     config: &RunnerConfig,
@@ -51,50 +103,58 @@ pub fn run_component(
     let session = match ComponentSession::start(interpreter, component, config) {
         Ok(session) => session,
         Err(error) => {
-            harness.skip(&whole_component_id(component), error.to_string());
+            sink.skip(&whole_component_id(component), error.to_string());
             return;
         }
     };
     let offered = session.offered();
     if let Some(reason) = session.unavailable_reason() {
-        skip_all(harness, component, &offered, &reason);
+        skip_all(sink, component, &offered, &reason);
     } else {
-        bench_offered(harness, &session, &offered, config);
+        bench_offered(sink, &session, &offered, config);
     }
     if let Err(error) = session.shutdown() {
         eprintln!("stackbench components/{component}: shutting the worker down: {error}");
     }
 }
 
-fn skip_all(harness: &mut Harness, component: &str, offered: &[OfferedBenchmark], reason: &str) {
+fn skip_all(
+    sink: &mut impl BenchSink,
+    component: &str,
+    offered: &[OfferedBenchmark],
+    reason: &str,
+) {
     if offered.is_empty() {
-        harness.skip(&whole_component_id(component), reason);
+        sink.skip(&whole_component_id(component), reason.to_owned());
     }
     for benchmark in offered {
-        harness.skip(&benchmark.id, reason);
+        sink.skip(&benchmark.id, reason.to_owned());
     }
 }
 
 fn bench_offered(
-    harness: &mut Harness,
+    sink: &mut impl BenchSink,
     session: &ComponentSession,
     offered: &[OfferedBenchmark],
     config: &RunnerConfig,
 ) {
-    let sampling = config.sampling(harness.suite());
+    let sampling = config.sampling(sink.suite());
     for benchmark in offered {
         if let Some(reason) = benchmark.skip_reason() {
-            harness.skip(&benchmark.id, reason);
+            sink.skip(&benchmark.id, reason.to_owned());
             continue;
         }
         if let Some(reason) = session.dead_reason() {
-            harness.skip(
+            sink.skip(
                 &benchmark.id,
-                format!("not run: the {} worker died earlier: {reason}", session.component()),
+                format!(
+                    "not run: the {} worker died earlier: {reason}",
+                    session.component()
+                ),
             );
             continue;
         }
-        harness.bench(&benchmark.id, benchmark.throughput(), sampling, || {
+        sink.bench(&benchmark.id, benchmark.throughput(), sampling, || {
             session.workload(benchmark)
         });
     }

@@ -191,7 +191,7 @@ impl Worker {
             .arg("-u")
             .arg(script)
             .env("PYTHONUNBUFFERED", "1")
-            .env("PYTHONPATH", python_path_with(&config.scripts_dir.join("lib")))
+            .env("PYTHONPATH", python_path_with(&config.helpers_dir))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -413,7 +413,12 @@ impl Worker {
     }
 
     /// Asks the worker to exit, then makes sure its whole group is gone.
+    /// A worker already gone is only reaped: its death was reported when it happened.
     pub fn shutdown(mut self, timeout: Duration) -> Result<(), WorkerError> {
+        if self.dead.is_some() {
+            self.kill_and_reap();
+            return Ok(());
+        }
         let result = self.call(Op::Shutdown, timeout).map(|_| ());
         let started = Instant::now();
         while started.elapsed() < EXIT_GRACE && !self.has_exited() {
@@ -449,12 +454,12 @@ fn kill_group(pid: u32) {
 
 /// `PYTHONPATH` with the helpers folder (`lib/`) first, so workers (and test fixtures living
 /// elsewhere) import the shared protocol helper.
-fn python_path_with(scripts_dir: &Path) -> std::ffi::OsString {
-    let mut paths = vec![scripts_dir.to_path_buf()];
+fn python_path_with(helpers_dir: &Path) -> std::ffi::OsString {
+    let mut paths = vec![helpers_dir.to_path_buf()];
     if let Some(existing) = std::env::var_os("PYTHONPATH") {
         paths.extend(std::env::split_paths(&existing));
     }
-    std::env::join_paths(paths).unwrap_or_else(|_| scripts_dir.as_os_str().to_owned())
+    std::env::join_paths(paths).unwrap_or_else(|_| helpers_dir.as_os_str().to_owned())
 }
 
 fn read_stdout(stdout: impl Read, sender: Sender<StdoutEvent>) {
