@@ -16,6 +16,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    components::suite::run_suite(&mut harness, &config, components::COMPONENTS);
+    components::suite::run_suite(&mut harness, &config, &config.components());
     harness.finish()
 }

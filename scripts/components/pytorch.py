@@ -63,6 +63,19 @@ FULL_GPU = {
 TOLERANCE = {"f32": 1e-4, "f16": 5e-3, "bf16": 3e-2}
 
 
+def extra_matmuls():
+    """Square matmuls added by ``STACKBENCH_PYTORCH_EXTRA_MATMUL=f32:160,bf16:512``: the
+    overhead check sizes one to ~100 µs on the machine at hand."""
+    extra = []
+    for item in os.environ.get("STACKBENCH_PYTORCH_EXTRA_MATMUL", "").split(","):
+        if item.strip():
+            dtype, size = item.strip().split(":")
+            if dtype not in TOLERANCE:
+                raise ValueError(f"STACKBENCH_PYTORCH_EXTRA_MATMUL: unknown dtype {dtype!r}")
+            extra.append((dtype, int(size)))
+    return extra
+
+
 def matmul_id(dtype, n):
     return f"{dtype}_{n}x{n}x{n}"
 
@@ -94,7 +107,7 @@ class PyTorch(Component):
     def offered(self):
         plan = self.plan() if self.torch else QUICK_CPU
         specs = []
-        for dtype, n in plan["matmul"]:
+        for dtype, n in plan["matmul"] + extra_matmuls():
             specs.append(("matmul", matmul_id(dtype, n), {"elements": 2 * n**3}))
         for shape in plan["conv2d"]:
             specs.append(("conv2d", conv_id(*shape), {"elements": conv_flops(*shape[1:])}))

@@ -2,6 +2,7 @@
 //! variables, read once into a [`RunnerConfig`]; tests build the struct directly so they
 //! never race on process-global environment.
 
+use super::COMPONENTS;
 use crate::backend::SamplingProfile;
 use crate::workload::Suite;
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ pub const SETUP_TIMEOUT_ENV: &str = "STACKBENCH_COMPONENT_SETUP_TIMEOUT_S";
 pub const SCRIPTS_ENV: &str = "STACKBENCH_COMPONENT_SCRIPTS";
 /// `1` copies every worker's stderr to ours as it arrives (for debugging a worker).
 pub const ECHO_STDERR_ENV: &str = "STACKBENCH_COMPONENT_ECHO_STDERR";
+/// Comma-separated components to run (default: all), e.g. `pytorch,onnxruntime`.
+pub const ONLY_ENV: &str = "STACKBENCH_COMPONENTS";
 /// Criterion samples per component benchmark (at least 10).
 pub const SAMPLE_SIZE_ENV: &str = "STACKBENCH_COMPONENT_SAMPLE_SIZE";
 /// Criterion warm-up seconds per component benchmark.
@@ -48,6 +51,8 @@ pub struct RunnerConfig {
     pub sample_size: Option<usize>,
     pub warm_up: Option<Duration>,
     pub measurement: Option<Duration>,
+    /// Components to run; `None` runs every one.
+    pub only: Option<Vec<String>>,
 }
 
 impl Default for RunnerConfig {
@@ -63,6 +68,7 @@ impl Default for RunnerConfig {
             sample_size: None,
             warm_up: None,
             measurement: None,
+            only: None,
         }
     }
 }
@@ -93,6 +99,21 @@ impl RunnerConfig {
             config.helpers_dir = config.scripts_dir.join("lib");
         }
         config.echo_stderr = std::env::var(ECHO_STDERR_ENV).is_ok_and(|v| v == "1");
+        if let Some(raw) = std::env::var_os(ONLY_ENV).filter(|v| !v.is_empty()) {
+            let names = raw.to_string_lossy().into_owned();
+            let only: Vec<String> = names
+                .split(',')
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .collect();
+            if let Some(unknown) = only.iter().find(|n| !COMPONENTS.contains(&n.as_str())) {
+                return Err(ConfigError {
+                    variable: ONLY_ENV,
+                    value: format!("{unknown} (known: {})", COMPONENTS.join(", ")),
+                });
+            }
+            config.only = Some(only);
+        }
         config.warm_up = seconds_from_env(WARM_UP_ENV)?;
         config.measurement = seconds_from_env(MEASUREMENT_ENV)?;
         if let Some(raw) = std::env::var_os(SAMPLE_SIZE_ENV) {
@@ -120,6 +141,15 @@ impl RunnerConfig {
             warm_up: self.warm_up.unwrap_or(warm_up),
             measurement: self.measurement.unwrap_or(measurement),
         }
+    }
+
+    /// The components this run covers, in the suite's order.
+    pub fn components(&self) -> Vec<&'static str> {
+        COMPONENTS
+            .iter()
+            .copied()
+            .filter(|c| self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == c)))
+            .collect()
     }
 
     /// The worker script of `component`.
