@@ -121,6 +121,9 @@ pub fn locate(env: &dyn EnvLookup) -> Result<(PathBuf, InterpreterSource), Inter
         if !path.exists() {
             return Err(InterpreterError::ExplicitMissing { path });
         }
+        // Absolute, but symlinks kept: a venv's `bin/python` links to the base interpreter,
+        // and resolving it would lose the environment the user named.
+        let path = std::path::absolute(&path).unwrap_or(path);
         return Ok((path, InterpreterSource::Explicit));
     }
     let candidates = [
