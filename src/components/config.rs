@@ -148,7 +148,11 @@ impl RunnerConfig {
         COMPONENTS
             .iter()
             .copied()
-            .filter(|c| self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == c)))
+            .filter(|c| {
+                self.only
+                    .as_ref()
+                    .is_none_or(|only| only.iter().any(|o| o == c))
+            })
             .collect()
     }
 
@@ -197,6 +201,35 @@ mod tests {
         assert_eq!(parse_seconds("-3"), None);
         assert_eq!(parse_seconds("inf"), None);
         assert_eq!(parse_seconds("soon"), None);
+    }
+
+    #[test]
+    fn only_keeps_the_suite_order() {
+        let config = RunnerConfig {
+            only: Some(vec!["tiny_gpt".into(), "pytorch".into()]),
+            ..RunnerConfig::default()
+        };
+        assert_eq!(config.components(), vec!["pytorch", "tiny_gpt"]);
+        assert_eq!(RunnerConfig::default().components(), COMPONENTS.to_vec());
+    }
+
+    #[test]
+    fn sampling_overrides_replace_the_suite_defaults() {
+        let config = RunnerConfig {
+            sample_size: Some(50),
+            measurement: Some(Duration::from_secs(10)),
+            ..RunnerConfig::default()
+        };
+        let quick = config.sampling(Suite::Quick);
+        assert_eq!(
+            (quick.sample_size, quick.measurement),
+            (50, Duration::from_secs(10))
+        );
+        assert_eq!(quick.warm_up, Duration::from_secs(1));
+        assert_eq!(
+            RunnerConfig::default().sampling(Suite::Full).sample_size,
+            30
+        );
     }
 
     #[test]
