@@ -22,6 +22,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 import gc  # noqa: E402
+import re  # noqa: E402
 import socket  # noqa: E402
 
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
@@ -86,7 +87,10 @@ class DeepSpeed(Component):
             raise Skip(self.reason)
         if benchmark != "zero_step":
             raise ValueError(f"deepspeed does not offer {benchmark}")
-        stage, d, t = (int(part.lstrip("stagedt")) for part in parameters.split("_"))
+        match = re.fullmatch(r"stage(\d)_d(\d+)_t(\d+)", parameters)
+        if match is None:
+            raise ValueError(f"deepspeed parameters {parameters!r} are not stage<S>_d<D>_t<T>")
+        stage, d, t = (int(g) for g in match.groups())
         self.init_distributed()
         return ZeroStep(self.torch, self.deepspeed, stage, d, t)
 

@@ -105,7 +105,7 @@ def criterion_figures(args, n, criterion_dir):
     subprocess.run(command, cwd=args.repo, env=env, check=True, stdout=sys.stderr)
     estimates, samples = find_outputs(criterion_dir, full_id)
     return {
-        "criterion_min_ns": min(t / i for t, i in zip(samples["times"], samples["iters"])),
+        "criterion_min_ns": min(t / i for t, i in zip(samples["times"], samples["iters"], strict=True)),
         "criterion_median_ns": estimates["median"]["point_estimate"],
         "criterion_mean_ns": estimates["mean"]["point_estimate"],
         "criterion_median_ci_ns": [

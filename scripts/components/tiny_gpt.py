@@ -232,10 +232,12 @@ class Generate(GptBenchmark):
         self.ttft_history = (getattr(self, "ttft_history", []) + ttft)[-20000:]
         metrics = latency_metrics(latencies_ns, prefix="e2e")
         metrics.update(latency_metrics(self.ttft_history, prefix="ttft"))
-        n = len(self.ttft_history)
-        if n and self.new_tokens > 1:
-            recent = latencies_ns[-n:]
-            tpot = [(e2e - first) / (self.new_tokens - 1) for e2e, first in zip(recent, self.ttft_history[-len(recent):])]
+        # Pair each call's E2E with its TTFT, newest first aligned (on a GPU, runs of more
+        # than MAX_MARKED_CALLS keep no per-call E2E, so fewer pairs may exist).
+        pairs = min(len(latencies_ns), len(self.ttft_history))
+        if pairs and self.new_tokens > 1:
+            recent = zip(latencies_ns[-pairs:], self.ttft_history[-pairs:], strict=True)
+            tpot = [(e2e - first) / (self.new_tokens - 1) for e2e, first in recent]
             metrics.update(latency_metrics(tpot, prefix="tpot"))
         if latencies_ns:
             metrics["tokens_per_s"] = self.batch * self.new_tokens * len(latencies_ns) / (sum(latencies_ns) / 1e9)

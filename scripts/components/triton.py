@@ -24,7 +24,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
 
 QUICK = {"vector_add": [1 << 24], "softmax": [(4096, 1024)]}
 FULL = {"vector_add": [1 << 20, 1 << 24, 1 << 28], "softmax": [(4096, c) for c in (256, 1024, 4096, 16384)]}

@@ -24,6 +24,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 import importlib.util  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, percentile, suite  # noqa: E402
@@ -89,10 +90,21 @@ class Vllm(Component):
             raise Skip(self.reason)
         if benchmark != "offline":
             raise ValueError(f"vllm does not offer {benchmark}")
-        fields = {part.rstrip("0123456789"): int(part.lstrip("binout")) for part in parameters.split("_")}
-        batch, prompt_len, out_len = fields["b"], fields["in"], fields["out"]
+        match = re.fullmatch(r"b(\d+)_in(\d+)_out(\d+)", parameters)
+        if match is None:
+            raise ValueError(f"vllm parameters {parameters!r} are not b<B>_in<I>_out<O>")
+        batch, prompt_len, out_len = (int(g) for g in match.groups())
         llm = self.engine(prompt_len + out_len)
         return Offline(self.torch, llm, self.load_ns, batch, prompt_len, out_len)
+
+
+def vocab_size(llm):
+    """The model's vocabulary: from the engine's model config where this vLLM version
+    exposes it, else from the tokenizer."""
+    try:
+        return llm.llm_engine.model_config.get_vocab_size()
+    except AttributeError:
+        return len(llm.get_tokenizer())
 
 
 class Offline(Benchmark):
@@ -101,7 +113,7 @@ class Offline(Benchmark):
 
         self.torch, self.llm, self.load_ns = torch, llm, load_ns
         self.batch, self.out_len = batch, out_len
-        vocab = llm.llm_engine.model_config.get_vocab_size()
+        vocab = vocab_size(llm)
         generator = torch.Generator().manual_seed(0)
         ids = torch.randint(100, vocab - 100, (batch, prompt_len), generator=generator).tolist()
         self.prompts = [{"prompt_token_ids": row} for row in ids]
@@ -120,7 +132,7 @@ class Offline(Benchmark):
     def verify(self):
         first = self.generate(self.params)
         second = self.generate(self.params)
-        for a, b in zip(first, second):
+        for a, b in zip(first, second, strict=True):
             tokens = list(a.outputs[0].token_ids)
             if len(tokens) != self.out_len:
                 raise Mismatch(f"a request produced {len(tokens)} tokens, expected {self.out_len}")
