@@ -152,7 +152,7 @@ fn a_worker_that_crashes_on_import_is_reported_with_its_stderr_and_the_rest_runs
 fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
     let python = python_or_skip!();
     let config = RunnerConfig {
-        setup_timeout: Duration::from_secs(3),
+        setup_timeout: Duration::from_secs(5),
         ..fixture_config()
     };
     let mut recorder = Recorder::new();
@@ -164,7 +164,7 @@ fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
     );
     let error = recorder.failed("components/hang/sum/n1000");
     assert!(
-        error.contains("did not answer 'setup' within 3.0 s"),
+        error.contains("did not answer 'setup' within 5.0 s"),
         "{error}"
     );
     assert!(error.contains("process group was killed"), "{error}");
@@ -181,7 +181,7 @@ fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
 fn a_timeout_kills_the_whole_process_group() {
     let python = python_or_skip!();
     let config = RunnerConfig {
-        setup_timeout: Duration::from_secs(2),
+        setup_timeout: Duration::from_secs(5),
         ..fixture_config()
     };
     let session = ComponentSession::start(&python, "hang", &config).unwrap();
@@ -197,7 +197,7 @@ fn a_timeout_kills_the_whole_process_group() {
         .workload(&offered[0])
         .err()
         .expect("setup must time out");
-    assert!(error.to_string().contains("within 2.0 s"), "{error}");
+    assert!(error.to_string().contains("within 5.0 s"), "{error}");
     assert!(
         process_gone(grandchild),
         "grandchild {grandchild} survived the group kill"
