@@ -1,5 +1,21 @@
-//! `components` bench target (being built; see the issues).
-use criterion::{Criterion, criterion_group, criterion_main};
-fn placeholder(_c: &mut Criterion) {}
-criterion_group!(benches, placeholder);
-criterion_main!(benches);
+//! `cargo bench --bench components`: the installed Python components (PyTorch, attention,
+//! Triton, vLLM, DeepSpeed, ONNX Runtime, OpenVINO, MIGraphX, a tiny GPT), each driven
+//! through its worker in the user's Python (`STACKBENCH_PYTHON`, else the active env).
+//! Ids `components/<component>/<benchmark>/<parameters>`; see docs/benchmarks/components.md.
+
+use stackbench::components::{self, RunnerConfig};
+use stackbench::harness::Harness;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let mut harness = Harness::start(components::FAMILY);
+    let config = match RunnerConfig::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("stackbench components: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    components::suite::run_suite(&mut harness, &config, &config.components());
+    harness.finish()
+}

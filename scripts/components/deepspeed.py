@@ -1,0 +1,175 @@
+"""stackbench worker: DeepSpeed ZeRO stages 0 to 3 on a small built-in model.
+
+The model: an MLP of ``LAYERS`` residual blocks of width D (LayerNorm, D→4D, GELU, 4D→D),
+seeded random weights, trained in bf16 with AdamW (torch's implementation, so no CUDA
+extension build is needed) in a single-process ``torch.distributed`` group.
+
+Benchmarks (ids ``components/deepspeed/zero_step/stage<0-3>_d<D>_t<T>``): one training
+step (forward, ``engine.backward``, ``engine.step``) on T tokens; throughput T tokens.
+Notes: step latency p50/p90/p99, ``peak_memory_bytes`` (``torch.cuda.max_memory_allocated``
+over the timed steps), ``param_count``, ``zero_stage``. Checked before timing: the engine's
+first forward matches the plain model, and the loss falls over a few steps on a fixed
+batch. Timed with CUDA events.
+"""
+
+import os
+import sys
+
+# Workers share their names with the packages they measure (onnxruntime.py, triton.py):
+# take this folder off the import path so the real package is imported, and import the
+# shared helpers from lib/.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
+import gc  # noqa: E402
+import re  # noqa: E402
+import socket  # noqa: E402
+
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+
+LAYERS = 8
+QUICK = [(s, 1024, 4096) for s in range(4)]
+FULL = [(s, d, 8192) for s in range(4) for d in (1024, 2048)]
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class DeepSpeed(Component):
+    name = "deepspeed"
+
+    def __init__(self):
+        from torch_common import device_kind, import_torch
+
+        self.reason = None
+        self.torch, missing = import_torch()
+        try:
+            import deepspeed
+        except Exception as error:
+            self.reason = import_reason("deepspeed", error)
+            return
+        self.deepspeed = deepspeed
+        if missing:
+            self.reason = missing
+        elif device_kind(self.torch) == "cpu":
+            self.reason = f"DeepSpeed {deepspeed.__version__} ZeRO needs a CUDA GPU; none visible (torch.cuda.is_available() is False)"
+        self.distributed = False
+
+    def describe(self):
+        plan = FULL if suite() == "full" else QUICK
+        benchmarks = [
+            {"benchmark": "zero_step", "parameters": f"stage{s}_d{d}_t{t}", "throughput": {"elements": t}}
+            for s, d, t in plan
+        ]
+        if self.reason:
+            return {"component": self.name, "available": False, "reason": self.reason, "benchmarks": benchmarks}
+        from torch_common import device_kind, torch_facts
+
+        facts = torch_facts(self.torch, device_kind(self.torch))
+        facts["deepspeed_version"] = self.deepspeed.__version__
+        return {"component": self.name, "available": True, "device": device_kind(self.torch), "facts": facts, "benchmarks": benchmarks}
+
+    def init_distributed(self):
+        """ZeRO runs inside a process group; a single local rank is enough to measure it."""
+        if not self.distributed:
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            os.environ.setdefault("MASTER_PORT", str(free_port()))
+            for name, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1")):
+                os.environ.setdefault(name, value)
+            self.deepspeed.init_distributed(dist_backend="nccl")
+            self.distributed = True
+
+    def make(self, benchmark, parameters):
+        if self.reason:
+            raise Skip(self.reason)
+        if benchmark != "zero_step":
+            raise ValueError(f"deepspeed does not offer {benchmark}")
+        match = re.fullmatch(r"stage(\d)_d(\d+)_t(\d+)", parameters)
+        if match is None:
+            raise ValueError(f"deepspeed parameters {parameters!r} are not stage<S>_d<D>_t<T>")
+        stage, d, t = (int(g) for g in match.groups())
+        self.init_distributed()
+        return ZeroStep(self.torch, self.deepspeed, stage, d, t)
+
+
+def build_model(torch, d):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(d)
+            self.up = nn.Linear(d, 4 * d)
+            self.down = nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+
+    torch.manual_seed(0)
+    return nn.Sequential(*(Block() for _ in range(LAYERS)))
+
+
+class ZeroStep(Benchmark):
+    def __init__(self, torch, deepspeed, stage, d, tokens):
+        from torch_common import clock
+
+        self.torch, self.stage, self.clock = torch, stage, clock(torch, "cuda")
+        model = build_model(torch, d)
+        self.param_count = sum(p.numel() for p in model.parameters())
+        self.plain = build_model(torch, d).cuda().to(torch.bfloat16).eval()
+        config = {
+            "train_micro_batch_size_per_gpu": 1,
+            "gradient_accumulation_steps": 1,
+            "bf16": {"enabled": True},
+            "zero_optimization": {"stage": stage},
+            "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}},
+            "steps_per_print": 1 << 30,
+        }
+        self.engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
+        generator = torch.Generator().manual_seed(1)
+        self.x = torch.randn(tokens, d, generator=generator).cuda().to(torch.bfloat16)
+        torch.cuda.reset_peak_memory_stats()
+
+    def facts(self):
+        return {"zero_stage": self.stage, "param_count": self.param_count, "layers": LAYERS}
+
+    def train_step(self):
+        loss = self.engine(self.x).float().square().mean()
+        self.engine.backward(loss)
+        self.engine.step()
+        return loss
+
+    def verify(self):
+        from torch_common import check_close
+
+        with self.torch.no_grad():
+            check_close("engine forward vs plain model", self.engine(self.x), self.plain(self.x), 3e-2)
+        self.plain = None
+        losses = [float(self.train_step()) for _ in range(5)]
+        if not all(l == l and abs(l) != float("inf") for l in losses):
+            raise Mismatch(f"ZeRO stage {self.stage}: non-finite loss {losses}")
+        if not losses[-1] < losses[0]:
+            raise Mismatch(f"ZeRO stage {self.stage}: loss did not fall over 5 steps on a fixed batch: {losses}")
+
+    def step(self):
+        self.train_step()
+
+    def metrics(self, latencies_ns):
+        metrics = latency_metrics(latencies_ns)
+        metrics["peak_memory_bytes"] = self.torch.cuda.max_memory_allocated()
+        return metrics
+
+    def teardown(self):
+        destroy = getattr(self.engine, "destroy", None)
+        if destroy is not None:
+            destroy()
+        self.engine = None
+        gc.collect()
+        self.torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    sys.exit(main(DeepSpeed))

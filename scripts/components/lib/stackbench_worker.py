@@ -1,0 +1,294 @@
+"""Shared protocol helper for stackbench component workers.
+
+Every worker (``scripts/components/<name>.py``) is a long-lived process driven by the Rust
+runner over JSON lines: one request per line on stdin, one response per line on the
+protocol channel. The runner's side is ``src/components/protocol.rs``.
+
+Why it is built this way:
+
+* ``protect_stdout()`` runs before anything heavy is imported: it keeps a private duplicate
+  of fd 1 for protocol messages and points fd 1 (and ``sys.stdout``) at stderr, so a
+  library that prints -- from Python or from C -- cannot corrupt the channel.
+* Timing happens here, inside Python, around the whole loop of ``iters`` calls: the host
+  clock (``time.perf_counter_ns``) on CPU, CUDA events plus a synchronize on a GPU. That is
+  Criterion's ``iter_custom`` contract, and it keeps the pipe round trip out of the number.
+* Per-call times are kept in a bounded reservoir, so latency percentiles (p50/p90/p99)
+  come for free from the same runs Criterion times.
+
+This module imports only the standard library, so fake workers in the tests and workers
+for absent stacks can use it in a bare interpreter.
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+
+_PROTOCOL = None
+
+# Per-call latencies kept for percentiles: the most recent calls, warm-up included only
+# while the measurement has not yet replaced them.
+RESERVOIR = 20000
+
+
+def protect_stdout():
+    """Moves the protocol channel off fd 1. Idempotent; returns the channel."""
+    global _PROTOCOL
+    if _PROTOCOL is None:
+        sys.stdout.flush()
+        private_fd = os.dup(1)
+        os.dup2(2, 1)
+        _PROTOCOL = os.fdopen(private_fd, "w", buffering=1, encoding="utf-8")
+        sys.stdout = sys.stderr
+    return _PROTOCOL
+
+
+def log(message):
+    """Diagnostics go to stderr; the runner keeps its tail for error messages."""
+    print(message, file=sys.stderr, flush=True)
+
+
+class Skip(Exception):
+    """The benchmark cannot run here (missing device, backend or package)."""
+
+
+class Mismatch(Exception):
+    """The benchmark ran and its output disagreed with the reference."""
+
+
+def suite():
+    """``quick`` or ``full`` (the runner passes ``STACKBENCH_SUITE`` through)."""
+    value = os.environ.get("STACKBENCH_SUITE", "").strip() or "quick"
+    return "full" if value == "full" else "quick"
+
+
+def import_reason(module, error):
+    """The precise reason a package is missing, naming this interpreter."""
+    return f"{module} is not installed in {sys.executable} (import {module}: {error})"
+
+
+def percentile(sorted_values, fraction):
+    """Linear interpolation between closest ranks (numpy's default), on sorted data."""
+    if not sorted_values:
+        return None
+    position = (len(sorted_values) - 1) * fraction
+    low = int(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    weight = position - low
+    return sorted_values[low] * (1.0 - weight) + sorted_values[high] * weight
+
+
+def latency_metrics(latencies_ns, prefix="latency"):
+    """p50/p90/p99 and the count of observed calls, in nanoseconds."""
+    ordered = sorted(latencies_ns)
+    if not ordered:
+        return {}
+    return {
+        f"{prefix}_p50_ns": round(percentile(ordered, 0.50)),
+        f"{prefix}_p90_ns": round(percentile(ordered, 0.90)),
+        f"{prefix}_p99_ns": round(percentile(ordered, 0.99)),
+        f"{prefix}_calls_observed": len(ordered),
+    }
+
+
+class HostClock:
+    """Marks on the host clock: for CPU work, which is finished when the call returns."""
+
+    name = "perf_counter_ns"
+
+    def mark(self):
+        return time.perf_counter_ns()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_ns(self, start, end):
+        return end - start
+
+
+class CudaClock:
+    """Marks as CUDA events on the current stream: recording one does not synchronise, so
+    the loop runs as it would in a model; the elapsed times are read after one
+    synchronize at the end."""
+
+    name = "cuda_events"
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    def mark(self):
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def synchronize(self):
+        self._torch.cuda.synchronize()
+
+    def elapsed_ns(self, start, end):
+        return round(start.elapsed_time(end) * 1e6)
+
+
+def clock_for(device, torch=None):
+    """The clock that times work on ``device`` (``cpu``, ``cuda`` or ``rocm``)."""
+    if device in ("cuda", "rocm") and torch is not None:
+        return CudaClock(torch)
+    return HostClock()
+
+
+# Above this many calls in one run, CUDA marks are taken only around the whole loop:
+# thousands of events per run would cost more than the kernels they time.
+MAX_MARKED_CALLS = 4096
+
+
+class Benchmark:
+    """One benchmark set up in a worker. Subclasses build in ``__init__`` (or ``build``),
+    check in ``verify`` (raise ``Mismatch``), and do one call's work in ``step``."""
+
+    clock = HostClock()
+
+    def facts(self):
+        """Static facts for the notes (compile time, node counts, shapes)."""
+        return {}
+
+    def verify(self):
+        raise NotImplementedError
+
+    def step(self):
+        raise NotImplementedError
+
+    def metrics(self, latencies_ns):
+        """Extra metrics after a run, from the reservoir of per-call latencies."""
+        return latency_metrics(latencies_ns)
+
+    def teardown(self):
+        pass
+
+
+def timed_loop(bench, iters):
+    """Runs ``bench.step()`` ``iters`` times; returns (total ns, per-call ns list)."""
+    clock = bench.clock
+    clock.synchronize()
+    mark_each = isinstance(clock, HostClock) or iters <= MAX_MARKED_CALLS
+    step = bench.step
+    if mark_each:
+        marks = [clock.mark()]
+        append = marks.append
+        for _ in range(iters):
+            step()
+            append(clock.mark())
+        clock.synchronize()
+        per_call = [clock.elapsed_ns(marks[i], marks[i + 1]) for i in range(iters)]
+        return clock.elapsed_ns(marks[0], marks[-1]), per_call
+    start = clock.mark()
+    for _ in range(iters):
+        step()
+    end = clock.mark()
+    clock.synchronize()
+    return clock.elapsed_ns(start, end), []
+
+
+class Component:
+    """A worker's component: subclasses fill ``describe`` and ``make``."""
+
+    name = "component"
+
+    def describe(self):
+        """Returns a dict: available, reason, device, facts, benchmarks (see protocol.rs)."""
+        raise NotImplementedError
+
+    def make(self, benchmark, parameters):
+        """Builds and returns the ``Benchmark`` for one offered id (raise Skip if it
+        cannot run here)."""
+        raise NotImplementedError
+
+
+class _Server:
+    def __init__(self, component):
+        self.component = component
+        self.bench = None
+        self.latencies = []
+
+    def handle(self, request):
+        op = request.get("op")
+        if op == "describe":
+            return self.component.describe()
+        if op == "setup":
+            self.teardown()
+            self.bench = self.component.make(request["benchmark"], request["parameters"])
+            self.latencies = []
+            return self.bench.facts()
+        if op == "verify":
+            self.require_bench().verify()
+            return {}
+        if op == "run":
+            return self.run(int(request["iters"]))
+        if op == "teardown":
+            self.teardown()
+            return {}
+        if op == "shutdown":
+            self.teardown()
+            return {}
+        raise ValueError(f"unknown op {op!r}")
+
+    def require_bench(self):
+        if self.bench is None:
+            raise RuntimeError("no benchmark is set up (send 'setup' first)")
+        return self.bench
+
+    def run(self, iters):
+        bench = self.require_bench()
+        if iters < 1:
+            raise ValueError(f"iters must be >= 1, got {iters}")
+        total_ns, per_call = timed_loop(bench, iters)
+        self.latencies.extend(per_call)
+        if len(self.latencies) > RESERVOIR:
+            del self.latencies[: len(self.latencies) - RESERVOIR]
+        metrics = bench.metrics(self.latencies)
+        metrics["timer"] = bench.clock.name
+        return {"elapsed_ns": int(total_ns), "iters": iters, "metrics": metrics}
+
+    def teardown(self):
+        if self.bench is not None:
+            try:
+                self.bench.teardown()
+            finally:
+                self.bench = None
+                self.latencies = []
+
+
+def _respond(channel, payload):
+    channel.write(json.dumps(payload, default=str) + "\n")
+    channel.flush()
+
+
+def serve(component):
+    """Answers requests until stdin closes or ``shutdown`` arrives."""
+    channel = protect_stdout()
+    server = _Server(component)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        request_id = None
+        try:
+            request = json.loads(line)
+            request_id = request.get("id")
+            result = server.handle(request)
+            _respond(channel, {"id": request_id, "ok": True, "result": result})
+            if request.get("op") == "shutdown":
+                return
+        except Skip as error:
+            _respond(channel, {"id": request_id, "ok": False, "kind": "skip", "error": str(error)})
+        except Mismatch as error:
+            _respond(channel, {"id": request_id, "ok": False, "kind": "mismatch", "error": str(error)})
+        except Exception as error:  # every failure becomes a response; the worker lives on
+            log(traceback.format_exc())
+            message = f"{type(error).__name__}: {error}"
+            _respond(channel, {"id": request_id, "ok": False, "kind": "error", "error": message})
+
+
+def main(make_component):
+    """Entry point: protect the channel *before* ``make_component`` imports anything."""
+    protect_stdout()
+    serve(make_component())

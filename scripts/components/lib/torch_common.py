@@ -1,0 +1,131 @@
+"""What the torch-based workers share: importing torch with a precise reason when it is
+missing, picking the device, facts for the record, result checks and peak memory.
+
+Imported only after ``stackbench_worker.protect_stdout()``, like everything heavy.
+"""
+
+import os
+import platform
+
+from stackbench_worker import Mismatch, clock_for, import_reason
+
+DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64"}
+
+
+def import_torch():
+    """(torch, None) or (None, reason)."""
+    try:
+        import torch  # noqa: PLC0415 -- imported late on purpose, after the channel is safe
+    except Exception as error:  # ImportError, or a broken install raising anything
+        return None, import_reason("torch", error)
+    threads = os.environ.get("STACKBENCH_TORCH_THREADS", "").strip()
+    if threads:
+        torch.set_num_threads(int(threads))
+    return torch, None
+
+
+def device_kind(torch):
+    """``cuda``, ``rocm`` (a HIP build reports itself as cuda) or ``cpu``."""
+    if torch.cuda.is_available():
+        return "rocm" if getattr(torch.version, "hip", None) else "cuda"
+    return "cpu"
+
+
+def torch_device(kind):
+    return "cpu" if kind == "cpu" else "cuda"
+
+
+def no_gpu_reason(torch, what):
+    return (
+        f"{what} needs a CUDA or ROCm GPU; torch {torch.__version__} sees none "
+        "(torch.cuda.is_available() is False)"
+    )
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def torch_facts(torch, kind):
+    facts = {
+        "torch_version": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }
+    if kind == "cpu":
+        facts["device_name"] = cpu_model()
+    else:
+        facts["device_name"] = torch.cuda.get_device_name(0)
+        facts["cuda_version"] = torch.version.cuda
+        facts["hip_version"] = getattr(torch.version, "hip", None)
+        facts["cudnn_version"] = torch.backends.cudnn.version()
+    return facts
+
+
+def dtype_of(torch, name):
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}; expected one of {sorted(DTYPES)}")
+    return getattr(torch, DTYPES[name])
+
+
+def clock(torch, kind):
+    return clock_for(kind, torch)
+
+
+def synchronize(torch, kind):
+    if kind != "cpu":
+        torch.cuda.synchronize()
+
+
+def check_close(what, got, want, tolerance):
+    """Raises ``Mismatch`` unless max|got - want| <= tolerance * max|want|. Both are
+    compared in float64 on the CPU, so the check does not share the code under test."""
+    got = got.detach().double().cpu()
+    want = want.detach().double().cpu()
+    if got.shape != want.shape:
+        raise Mismatch(f"{what}: shape {tuple(got.shape)}, expected {tuple(want.shape)}")
+    if not bool(got.isfinite().all()):
+        raise Mismatch(f"{what}: output has non-finite values")
+    scale = float(want.abs().max()) or 1.0
+    error = float((got - want).abs().max()) / scale
+    if error > tolerance:
+        raise Mismatch(f"{what}: max relative error {error:.3g} exceeds {tolerance:.3g}")
+    return error
+
+
+def _read_status_kib(field):
+    with open("/proc/self/status", encoding="utf-8") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"{field} missing from /proc/self/status")
+
+
+def peak_memory(torch, kind, fn):
+    """Runs ``fn`` once and returns (bytes it needed at peak beyond what was allocated
+    before, method). On a GPU: the caching allocator's high-water mark. On CPU: the rise of
+    the process's peak resident set (VmHWM, reset through /proc/self/clear_refs), which
+    counts large temporaries returned to the OS when freed; (None, reason) where Linux does
+    not allow the reset."""
+    if kind != "cpu":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        fn()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - before, "torch.cuda.max_memory_allocated"
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
+            clear.write("5")
+        before = _read_status_kib("VmRSS")
+        fn()
+        return max(0, _read_status_kib("VmHWM") - before), "linux VmHWM rise"
+    except OSError as error:
+        fn()
+        return None, f"unavailable: {error}"

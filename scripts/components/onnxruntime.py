@@ -1,0 +1,178 @@
+"""stackbench worker: ONNX Runtime on the transformer block of transformer_block.py.
+
+Benchmarks (ids ``components/onnxruntime/transformer_block/<ep>_<level>_b<B>_s<S>``): one
+per execution provider present (``cpu``, ``cuda``, ``tensorrt``, ``rocm``, ``migraphx``,
+``openvino``, ``dml``) and graph-optimisation level (``disable``, ``basic``, ``extended``,
+``all``). Throughput B·S tokens per call.
+
+Notes: ``optimization_time_ns`` (creating the session, which is where ORT optimises the
+graph for that level and provider), ``graph_nodes_before`` / ``graph_nodes_after`` (the
+optimised model written through ``optimized_model_filepath``), latency p50/p90/p99 and
+``tokens_per_s``. Outputs are checked against the float64 NumPy reference.
+
+``sess.run`` returns host arrays, so on a GPU provider each call includes the input and
+output copies and returns only when the device is done: the host clock is correct there.
+"""
+
+import os
+import sys
+
+# Workers share their names with the packages they measure (onnxruntime.py, triton.py):
+# take this folder off the import path so `import onnxruntime` finds the real package,
+# and import the shared helpers from lib/.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
+
+import tempfile
+import time
+
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite
+
+LEVELS = ("disable", "basic", "extended", "all")
+EP_NAMES = {
+    "CPUExecutionProvider": "cpu",
+    "CUDAExecutionProvider": "cuda",
+    "TensorrtExecutionProvider": "tensorrt",
+    "ROCMExecutionProvider": "rocm",
+    "MIGraphXExecutionProvider": "migraphx",
+    "OpenVINOExecutionProvider": "openvino",
+    "DmlExecutionProvider": "dml",
+}
+TOLERANCE = 1e-3
+
+
+class OnnxRuntime(Component):
+    name = "onnxruntime"
+
+    def __init__(self):
+        self.missing = None
+        self.model_path = None
+        try:
+            import numpy as np
+            import onnx
+            import onnxruntime as ort
+        except Exception as error:
+            name = str(getattr(error, "name", "") or "onnxruntime")
+            self.missing = import_reason(name, error)
+            return
+        self.np, self.onnx, self.ort = np, onnx, ort
+
+    def providers(self):
+        present = self.ort.get_available_providers()
+        return [p for p in present if p in EP_NAMES]
+
+    def describe(self):
+        shapes = FULL_SHAPES if suite() == "full" else QUICK_SHAPES
+        eps = ["cpu"] if self.missing else [EP_NAMES[p] for p in self.providers()]
+        benchmarks = [
+            {"benchmark": "transformer_block", "parameters": f"{ep}_{level}_b{b}_s{s}", "throughput": {"elements": b * s}}
+            for ep in eps
+            for level in LEVELS
+            for b, s in shapes
+        ]
+        if self.missing:
+            return {"component": self.name, "available": False, "reason": self.missing, "benchmarks": benchmarks}
+        gpu = any(ep in ("cuda", "tensorrt", "rocm", "migraphx") for ep in eps)
+        facts = {
+            "onnxruntime_version": self.ort.__version__,
+            "onnx_version": self.onnx.__version__,
+            "execution_providers": self.providers(),
+            "model": f"transformer block d{D_MODEL} h{HEADS} ffn{FFN}, opset {OPSET}",
+        }
+        return {"component": self.name, "available": True, "device": "cuda" if gpu else "cpu", "facts": facts, "benchmarks": benchmarks}
+
+    def make(self, benchmark, parameters):
+        if benchmark != "transformer_block":
+            raise ValueError(f"onnxruntime does not offer {benchmark}")
+        ep, level = parameters.split("_")[:2]
+        by_short = {EP_NAMES[p]: p for p in self.providers()}
+        if ep not in by_short:
+            raise Skip(f"execution provider {ep} is not available in onnxruntime {self.ort.__version__}")
+        if level not in LEVELS:
+            raise ValueError(f"unknown optimisation level {level!r}")
+        if self.model_path is None:
+            self.model_path, self.weights, self.nodes_before = write_model(self.onnx, self.np)
+        return OrtBlock(self, by_short[ep], level, *block_params(parameters))
+
+
+class OrtBlock(Benchmark):
+    def __init__(self, component, provider, level, batch, seq):
+        ort, np = component.ort, component.np
+        self.np, self.onnx = np, component.onnx
+        self.component, self.batch, self.seq = component, batch, seq
+        options = ort.SessionOptions()
+        options.graph_optimization_level = {
+            "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        }[level]
+        threads = os.environ.get("STACKBENCH_TORCH_THREADS", "").strip()
+        if threads:
+            options.intra_op_num_threads = int(threads)
+        self.optimized_dir = tempfile.mkdtemp(prefix="stackbench-ort-")
+        self.optimized_path = os.path.join(self.optimized_dir, "optimized.onnx")
+        # Providers that compile subgraphs (TensorRT, MIGraphX, OpenVINO) cannot save the
+        # optimised model; their node counts are then the ORT-level ones left unknown.
+        saves_model = provider in ("CPUExecutionProvider", "CUDAExecutionProvider", "ROCMExecutionProvider", "DmlExecutionProvider")
+        if saves_model:
+            options.optimized_model_filepath = self.optimized_path
+        providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
+        started = time.perf_counter_ns()
+        self.session = ort.InferenceSession(component.model_path, sess_options=options, providers=providers)
+        self.optimization_ns = time.perf_counter_ns() - started
+        self.nodes_after = len(component.onnx.load(self.optimized_path).graph.node) if saves_model else None
+        self.provider, self.level = provider, level
+        self.x = make_input(np, batch, seq)
+        self.feeds = {"x": self.x}
+
+    def facts(self):
+        return {
+            "execution_provider": self.provider,
+            "session_providers": self.session.get_providers(),
+            "optimization_level": self.level,
+            "optimization_time_ns": self.optimization_ns,
+            "graph_nodes_before": self.component.nodes_before,
+            "graph_nodes_after": self.nodes_after,
+        }
+
+    def verify(self):
+        got = self.session.run(None, self.feeds)[0]
+        want = reference(self.np, self.component.weights, self.x)
+        error = relative_error(self.np, got, want)
+        if error > TOLERANCE:
+            raise Mismatch(f"onnxruntime {self.provider} {self.level}: max relative error {error:.3g} exceeds {TOLERANCE}")
+
+    def step(self):
+        self.session.run(None, self.feeds)
+
+    def metrics(self, latencies_ns):
+        metrics = latency_metrics(latencies_ns)
+        if latencies_ns:
+            metrics["tokens_per_s"] = self.batch * self.seq * len(latencies_ns) / (sum(latencies_ns) / 1e9)
+        return metrics
+
+    def teardown(self):
+        self.session = None
+        for name in os.listdir(self.optimized_dir):
+            os.remove(os.path.join(self.optimized_dir, name))
+        os.rmdir(self.optimized_dir)
+
+
+from transformer_block import (  # noqa: E402 -- after the worker helpers, stdlib only
+    D_MODEL,
+    FFN,
+    FULL_SHAPES,
+    HEADS,
+    OPSET,
+    QUICK_SHAPES,
+    block_params,
+    make_input,
+    reference,
+    relative_error,
+    write_model,
+)
+
+if __name__ == "__main__":
+    sys.exit(main(OnnxRuntime))
