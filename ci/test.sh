@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README's second set-up command; .ci/run calls exactly this).
-# Needs only Rust, Python 3 and gcc; installs what else the tests use from inside the
-# project's scripts. No GPU needed: GPU tests skip with their reason.
+# Needs Rust, Python 3 and gcc; installs what else the tests use from inside the project:
+# the CPU Python stack for the component tier (a virtualenv, ci/setup_python_env.sh) and
+# clang for compiling the GPU kernels without a GPU. No GPU needed: GPU tests skip with
+# their reason (ci/gpu_tests.sh runs them on a GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,14 +16,30 @@ cargo clippy --all-targets --quiet -- -D warnings
 step "building the bench targets (release)"
 cargo bench --no-run --quiet
 
-step "unit and integration tests"
-cargo test --quiet
+step "the Python component stack (virtualenv with torch, onnx, onnxruntime, openvino, numpy)"
+ci/setup_python_env.sh
+venv_python="$PWD/.venv-components/bin/python"
+
+step "unit and integration tests (the component tests drive the real Python stack)"
+STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 cargo test --quiet
 
 step "every benchmark once (cargo bench -- --test), quick suite"
 for target in gemm memory_bandwidth tensor_ops attention components; do
     echo "--- $target"
-    STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
+    STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
 done
+
+step "GPU kernel source compiles for NVPTX (sm_80) and AMDGPU (gfx90a) with clang"
+if ! command -v clang >/dev/null && ! command -v clang-14 >/dev/null; then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 >/dev/null
+    fi
+fi
+if command -v clang >/dev/null || command -v clang-14 >/dev/null; then
+    scripts/gpu/check_kernels.sh
+else
+    echo "skipped: clang is not installed and cannot be installed here (apt-get install clang-14 as root)"
+fi
 
 echo
 echo "ci/test.sh: all steps passed"
