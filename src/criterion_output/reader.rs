@@ -1,0 +1,228 @@
+//! Walks a Criterion directory for `benchmark.json` files and reads one baseline in parallel.
+
+use super::model::{Estimates, RawBenchmarkJson, SampleFile, Throughput, parse_throughput};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CriterionError {
+    #[error(
+        "Criterion directory {path} does not exist (run `cargo bench` first, or pass --criterion-dir)"
+    )]
+    Missing { path: PathBuf },
+    #[error("cannot read Criterion directory {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} holds no Criterion benchmarks (no benchmark.json anywhere below it)")]
+    Empty { path: PathBuf },
+    #[error("baseline `{name}` not found in {path}; baselines there: {}", available.join(", "))]
+    UnknownBaseline {
+        name: String,
+        path: PathBuf,
+        available: Vec<String>,
+    },
+}
+
+/// One benchmark of one baseline, with names from `benchmark.json`.
+#[derive(Clone, Debug)]
+pub struct CriterionBenchmark {
+    pub id: String,
+    pub group: String,
+    pub function: Option<String>,
+    pub value: Option<String>,
+    pub throughput: Option<Throughput>,
+    pub estimates: Option<Estimates>,
+    pub samples: SampleFile,
+    /// The baseline directory it was read from.
+    pub path: PathBuf,
+    /// Things the reader tolerated (an unknown throughput kind, unreadable estimates).
+    pub notes: Vec<String>,
+}
+
+/// A benchmark the reader could not use, and why.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SkippedBenchmark {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BaselineRead {
+    pub benchmarks: Vec<CriterionBenchmark>,
+    pub skipped: Vec<SkippedBenchmark>,
+}
+
+/// Every baseline directory (one holding `benchmark.json`) below `root`, keyed by baseline
+/// name. stackbench's own sidecar folder is not Criterion's and is left out.
+fn find_baseline_dirs(root: &Path) -> Result<BTreeMap<String, Vec<PathBuf>>, CriterionError> {
+    if !root.is_dir() {
+        return Err(CriterionError::Missing {
+            path: root.to_path_buf(),
+        });
+    }
+    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|source| CriterionError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut children = Vec::new();
+        let mut is_baseline = false;
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                children.push(entry.path());
+            } else if entry.file_name() == "benchmark.json" {
+                is_baseline = true;
+            }
+        }
+        if is_baseline {
+            // A baseline directory holds files only; nothing below it is another benchmark.
+            if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
+                found.entry(name.to_string()).or_default().push(dir);
+            }
+            continue;
+        }
+        for child in children {
+            let sidecar = dir == root && child.file_name().is_some_and(|n| n == "stackbench");
+            if !sidecar {
+                stack.push(child);
+            }
+        }
+    }
+    for dirs in found.values_mut() {
+        dirs.sort();
+    }
+    Ok(found)
+}
+
+/// One scan of a Criterion directory: every baseline and where its benchmarks live.
+#[derive(Clone, Debug)]
+pub struct CriterionTree {
+    pub root: PathBuf,
+    baselines: BTreeMap<String, Vec<PathBuf>>,
+}
+
+impl CriterionTree {
+    /// Walks `root` once. Fails when it is missing, unreadable or holds no benchmark.
+    pub fn scan(root: &Path) -> Result<Self, CriterionError> {
+        let baselines = find_baseline_dirs(root)?;
+        if baselines.is_empty() {
+            return Err(CriterionError::Empty {
+                path: root.to_path_buf(),
+            });
+        }
+        Ok(CriterionTree {
+            root: root.to_path_buf(),
+            baselines,
+        })
+    }
+
+    /// Baseline names with how many benchmarks each holds.
+    pub fn baselines(&self) -> BTreeMap<String, usize> {
+        self.baselines
+            .iter()
+            .map(|(k, v)| (k.clone(), v.len()))
+            .collect()
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.baselines.contains_key(name)
+    }
+
+    /// Reads baseline `name`. Benchmarks that cannot be read are skipped with their path
+    /// and reason; the rest are returned sorted by id.
+    pub fn read(&self, name: &str) -> Result<BaselineRead, CriterionError> {
+        let Some(dirs) = self.baselines.get(name) else {
+            return Err(CriterionError::UnknownBaseline {
+                name: name.to_string(),
+                path: self.root.clone(),
+                available: self.baselines.keys().cloned().collect(),
+            });
+        };
+        let results = crate::results::parallel_map(dirs, |dir| read_one(dir));
+        let mut read = BaselineRead::default();
+        for result in results {
+            match result {
+                Ok(bench) => read.benchmarks.push(bench),
+                Err(skip) => read.skipped.push(skip),
+            }
+        }
+        read.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(read)
+    }
+}
+
+/// Baseline names present under `root`, with how many benchmarks each holds.
+pub fn list_baselines(root: &Path) -> Result<BTreeMap<String, usize>, CriterionError> {
+    Ok(CriterionTree::scan(root)?.baselines())
+}
+
+/// Reads baseline `name` under `root` (one scan, one read).
+pub fn read_baseline(root: &Path, name: &str) -> Result<BaselineRead, CriterionError> {
+    CriterionTree::scan(root)?.read(name)
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SkippedBenchmark> {
+    let skip = |reason: String| SkippedBenchmark {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| skip(format!("cannot read: {e}")))?;
+    serde_json::from_slice(&bytes).map_err(|e| skip(format!("invalid JSON: {e}")))
+}
+
+fn read_one(dir: &Path) -> Result<CriterionBenchmark, SkippedBenchmark> {
+    let raw: RawBenchmarkJson = read_json(&dir.join("benchmark.json"))?;
+    let sample_path = dir.join("sample.json");
+    let samples: SampleFile = read_json(&sample_path)?;
+    if let Some(reason) = samples.defect() {
+        return Err(SkippedBenchmark {
+            path: sample_path,
+            reason,
+        });
+    }
+    let mut notes = Vec::new();
+    let id = raw
+        .full_id
+        .clone()
+        .or_else(|| raw.title.clone())
+        .ok_or_else(|| SkippedBenchmark {
+            path: dir.join("benchmark.json"),
+            reason: "benchmark.json has neither full_id nor title".into(),
+        })?;
+    let throughput = match raw.throughput.as_ref().map(parse_throughput) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(t))) => Some(t),
+        Some(Err(text)) => {
+            notes.push(format!("unknown throughput kind {text} ignored"));
+            None
+        }
+    };
+    // Estimates are Criterion's summary; the verdict is recomputed from the samples, so a
+    // damaged estimates.json costs only the copy kept for reference.
+    let estimates = match read_json::<Estimates>(&dir.join("estimates.json")) {
+        Ok(e) => Some(e),
+        Err(skip) => {
+            notes.push(format!("{}: {}", skip.path.display(), skip.reason));
+            None
+        }
+    };
+    Ok(CriterionBenchmark {
+        group: raw.group_id.clone().unwrap_or_else(|| id.clone()),
+        function: raw.function_id.clone(),
+        value: raw.value_str.clone(),
+        id,
+        throughput,
+        estimates,
+        samples,
+        path: dir.to_path_buf(),
+        notes,
+    })
+}
