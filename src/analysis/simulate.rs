@@ -43,7 +43,7 @@ impl Scenario {
             samples: 100,
             noise: 0.03,
             outliers: 0.0,
-            drift: 0.01,
+            drift: 0.005,
             null_range: (-0.02, 0.02),
             slow_range: (0.075, 0.15),
             seed,

@@ -69,7 +69,7 @@ impl Default for VerdictRule {
     fn default() -> Self {
         VerdictRule {
             threshold_percent: 5.0,
-            fdr_q: 0.01,
+            fdr_q: 0.10,
             confidence: 0.95,
             min_samples: 5,
             ci_floor_fraction: 0.0,

@@ -129,6 +129,12 @@ pub enum SimulateCommand {
         /// Number of seeds (from --seed on) to run
         #[arg(long, default_value_t = 1)]
         repeats: u64,
+        /// Override the rule's FDR level (for tuning)
+        #[arg(long)]
+        fdr_q: Option<f64>,
+        /// Override the rule's CI floor fraction (for tuning)
+        #[arg(long)]
+        ci_floor: Option<f64>,
     },
     /// Write a simulated history of runs with one step change into <results>/runs/.
     History {
@@ -378,21 +384,32 @@ fn simulate(cmd: SimulateCommand) -> anyhow::Result<Outcome> {
                 out.display()
             );
         }
-        SimulateCommand::Quality { scenario, repeats } => {
+        SimulateCommand::Quality {
+            scenario,
+            repeats,
+            fdr_q,
+            ci_floor,
+        } => {
             let base = scenario.scenario()?;
+            let default = VerdictRule::default();
+            let rule = VerdictRule {
+                fdr_q: fdr_q.unwrap_or(default.fdr_q),
+                ci_floor_fraction: ci_floor.unwrap_or(default.ci_floor_fraction),
+                ..default
+            };
             let results: Vec<_> = (0..repeats.max(1))
                 .map(|i| {
                     let s = Scenario {
                         seed: base.seed + i,
                         ..base.clone()
                     };
-                    measure_quality(&s, VerdictRule::default())
+                    measure_quality(&s, rule)
                 })
                 .collect();
             println!(
                 "{}",
                 serde_json::to_string_pretty(
-                    &serde_json::json!({"scenario": base, "results": results})
+                    &serde_json::json!({"scenario": base, "rule": rule, "results": results})
                 )?
             );
         }

@@ -8,10 +8,17 @@ use std::fmt::Write;
 /// GitHub comments are limited to 65,536 characters: fold at most this many unchanged rows.
 const MAX_UNCHANGED_ROWS: usize = 300;
 
+/// Outside code spans `<` and `>` would start HTML.
 fn escape(text: &str) -> String {
     text.replace('|', "\\|")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+/// Inside a code span only `|` needs escaping (GitHub splits table cells on it even there);
+/// entities would show literally.
+fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'").replace('|', "\\|"))
 }
 
 fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
@@ -29,9 +36,9 @@ fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
         };
         let _ = writeln!(
             out,
-            "| {icon} {} | `{}` | {} | {} | {} | {} | {} | {} |",
+            "| {icon} {} | {} | {} | {} | {} | {} | {} | {} |",
             c.status,
-            escape(&c.id),
+            code(&c.id),
             c.baseline,
             c.candidate,
             c.change,
@@ -46,9 +53,9 @@ pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### Benchmark comparison: `{}` → `{}`\n\n**{}**\n",
-        escape(&c.baseline),
-        escape(&c.candidate),
+        "### Benchmark comparison: {} → {}\n\n**{}**\n",
+        code(&c.baseline),
+        code(&c.candidate),
         headline(c)
     );
     for w in warnings(c) {
@@ -78,20 +85,14 @@ pub fn render(c: &Comparison) -> String {
     }
     for (title, list) in [("Added", &c.added), ("Removed", &c.removed)] {
         if !list.is_empty() {
-            let ids: Vec<String> = list.iter().map(|id| format!("`{}`", escape(id))).collect();
+            let ids: Vec<String> = list.iter().map(|id| code(id)).collect();
             let _ = writeln!(out, "\n**{title}:** {}", ids.join(", "));
         }
     }
     if !c.skipped.is_empty() {
         out.push_str("\n**Skipped (unreadable):**\n");
         for s in &c.skipped {
-            let _ = writeln!(
-                out,
-                "- {} `{}`: {}",
-                s.side,
-                escape(&s.path),
-                escape(&s.reason)
-            );
+            let _ = writeln!(out, "- {} {}: {}", s.side, code(&s.path), escape(&s.reason));
         }
     }
     let _ = writeln!(
