@@ -9,7 +9,8 @@
 //!   within-run statistic can see;
 //! - each sample `i` (of `samples`, Criterion's linear sampling: `i·d` iterations) has
 //!   per-iteration time `mu_run·exp(noise·Z_i)`, and with probability `outliers` is also
-//!   multiplied by `1.2 .. 2.0` (an interrupt or a neighbour: slow-only, as in practice).
+//!   multiplied by `1.2 .. 2.0` (an interrupt or a neighbour: slow-only, as in practice);
+//! - optionally every candidate is also multiplied by `1 + common_shift` (a loaded machine).
 
 use super::compare::{CompareOptions, Side, compare};
 use super::verdict::{Status, VerdictRule};
@@ -32,6 +33,8 @@ pub struct Scenario {
     pub drift: f64,
     pub null_range: (f64, f64),
     pub slow_range: (f64, f64),
+    /// A change common to every candidate benchmark (a loaded or different machine).
+    pub common_shift: f64,
     pub seed: u64,
 }
 
@@ -46,6 +49,7 @@ impl Scenario {
             drift: 0.005,
             null_range: (-0.02, 0.02),
             slow_range: (0.075, 0.15),
+            common_shift: 0.0,
             seed,
         }
     }
@@ -145,7 +149,10 @@ pub fn simulate_pair(scenario: &Scenario) -> (RunRecord, RunRecord, Vec<Truth>) 
             let mu = 100.0 * 1e5_f64.powf(rng.next_f64());
             let change = range.0 + (range.1 - range.0) * rng.next_f64();
             let mu_base = mu * (scenario.drift * normal(&mut rng)).exp();
-            let mu_cand = mu * (1.0 + change) * (scenario.drift * normal(&mut rng)).exp();
+            let mu_cand = mu
+                * (1.0 + change)
+                * (1.0 + scenario.common_shift)
+                * (scenario.drift * normal(&mut rng)).exp();
             let s_base = linear_samples(&mut rng, mu_base, scenario);
             let s_cand = linear_samples(&mut rng, mu_cand, scenario);
             base.benchmarks.push(record(&id, population, index, s_base));

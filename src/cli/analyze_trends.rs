@@ -171,6 +171,9 @@ pub struct ScenarioArgs {
     pub outliers: Option<f64>,
     #[arg(long)]
     pub drift: Option<f64>,
+    /// A change common to every candidate (fraction, e.g. 0.2)
+    #[arg(long, default_value_t = 0.0)]
+    pub common_shift: f64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -187,6 +190,7 @@ impl ScenarioArgs {
         s.noise = self.noise.unwrap_or(s.noise);
         s.outliers = self.outliers.unwrap_or(s.outliers);
         s.drift = self.drift.unwrap_or(s.drift);
+        s.common_shift = self.common_shift;
         if s.samples == 0 {
             bail!("--samples must be at least 1");
         }
