@@ -40,15 +40,14 @@ fn noise(series: &[f64]) -> f64 {
 fn segment_costs(series: &[f64], min_size: usize) -> Vec<Vec<f64>> {
     let n = series.len();
     let mut costs = vec![vec![f64::INFINITY; n + 1]; n + 1];
-    for start in 0..n {
+    for (start, row) in costs.iter_mut().enumerate().take(n) {
         let mut sorted: Vec<f64> = Vec::with_capacity(n - start);
-        for end in start + 1..=n {
-            let v = series[end - 1];
+        for (end, &v) in series.iter().enumerate().skip(start) {
             let at = sorted.partition_point(|&s| s < v);
             sorted.insert(at, v);
-            if end - start >= min_size {
+            if sorted.len() >= min_size {
                 let med = sorted[sorted.len() / 2];
-                costs[start][end] = sorted.iter().map(|s| (s - med).abs()).sum();
+                row[end + 1] = sorted.iter().map(|s| (s - med).abs()).sum();
             }
         }
     }

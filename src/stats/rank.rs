@@ -39,7 +39,7 @@ pub fn hodges_lehmann_shift(x: &[f64], y: &[f64], confidence: f64) -> Option<Shi
     let mid = total / 2;
     let order = |v: &mut [f64], k: usize| *v.select_nth_unstable_by(k, f64::total_cmp).1;
     let upper_mid = order(&mut diffs, mid);
-    let shift = if total % 2 == 0 {
+    let shift = if total.is_multiple_of(2) {
         // After selection everything left of `mid` is no larger: the lower middle is its max.
         let lower_mid = diffs[..mid]
             .iter()
