@@ -6,9 +6,7 @@ use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};
 use crate::criterion_output::SkippedBenchmark;
 use crate::results::{BenchmarkRecord, RunRecord, parallel_map};
-use crate::stats::{
-    ShiftEstimate, benjamini_hochberg, hodges_lehmann_shift, mann_whitney_p, median,
-};
+use crate::stats::{ShiftEstimate, TwoSample, benjamini_hochberg, median};
 use serde::Serialize;
 
 pub const COMPARISON_SCHEMA: &str = "stackbench.comparison.v1";
@@ -140,15 +138,19 @@ struct Prepared<'a> {
     id: &'a str,
     base: &'a BenchmarkRecord,
     cand: &'a BenchmarkRecord,
-    log_base: Vec<f64>,
-    log_cand: Vec<f64>,
+    /// Log per-iteration times, sorted once for every statistic.
+    logs: TwoSample,
+    samples: [usize; 2],
     base_ns: f64,
     cand_ns: f64,
 }
 
+/// Sorted log per-iteration times and the median time. One sort serves both: the log is
+/// monotone, so the sorted logs need no second sort.
 fn logs(b: &BenchmarkRecord) -> (Vec<f64>, f64) {
-    let per_iter = b.samples.per_iteration_ns();
-    let m = median(&per_iter);
+    let mut per_iter = b.samples.per_iteration_ns();
+    per_iter.sort_by(f64::total_cmp);
+    let m = crate::stats::median_of_sorted(&per_iter);
     (per_iter.into_iter().map(f64::ln).collect(), m)
 }
 
@@ -160,22 +162,22 @@ struct Tested {
 }
 
 fn test(p: &Prepared<'_>, rule: &VerdictRule, offset: f64) -> Tested {
-    if p.log_base.len() < rule.min_samples || p.log_cand.len() < rule.min_samples {
+    if p.samples[0] < rule.min_samples || p.samples[1] < rule.min_samples {
         return Tested {
             shift: None,
             p: f64::NAN,
         };
     }
-    let moved: Vec<f64>;
-    let base: &[f64] = if offset == 0.0 {
-        &p.log_base
+    let moved;
+    let logs = if offset == 0.0 {
+        &p.logs
     } else {
-        moved = p.log_base.iter().map(|v| v + offset).collect();
+        moved = p.logs.with_offset(offset);
         &moved
     };
     Tested {
-        shift: hodges_lehmann_shift(base, &p.log_cand, rule.confidence),
-        p: mann_whitney_p(base, &p.log_cand),
+        shift: logs.hodges_lehmann(rule.confidence),
+        p: logs.mann_whitney_p(),
     }
 }
 
@@ -232,8 +234,8 @@ pub fn compare(
             id: &base.id,
             base,
             cand,
-            log_base,
-            log_cand,
+            samples: [log_base.len(), log_cand.len()],
+            logs: TwoSample::from_sorted(log_base, log_cand),
             base_ns,
             cand_ns,
         }
@@ -386,7 +388,7 @@ fn build_row(
     rule: &VerdictRule,
     peaks: &(PeakTable, PeakTable),
 ) -> BenchComparison {
-    let samples = [p.log_base.len(), p.log_cand.len()];
+    let samples = p.samples;
     let judged = relative.unwrap_or(absolute);
     let (status, note) = match judged.shift {
         Some(s) => (

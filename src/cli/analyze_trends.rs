@@ -10,7 +10,9 @@ use crate::criterion_output::CriterionTree;
 use crate::harness::sidecar::criterion_home;
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::report::history::{render_terminal, write_reports};
-use crate::results::{ExportFormat, RunRecord, RunStore, export_runs, run_from_tree};
+use crate::results::{
+    ExportFormat, RunRecord, RunStore, export_runs, run_for_comparison, run_from_tree,
+};
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -245,7 +247,7 @@ fn load_side(
     store: &RunStore,
 ) -> anyhow::Result<RunRecord> {
     if let Some(tree) = tree.filter(|t| t.has(name)) {
-        return Ok(run_from_tree(tree, name, None)?);
+        return Ok(run_for_comparison(tree, name)?);
     }
     match store.resolve(name) {
         Ok(run) => Ok(run),

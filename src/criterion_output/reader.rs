@@ -63,43 +63,77 @@ fn find_baseline_dirs(root: &Path) -> Result<BTreeMap<String, Vec<PathBuf>>, Cri
             path: root.to_path_buf(),
         });
     }
-    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|source| CriterionError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let mut children = Vec::new();
-        let mut is_baseline = false;
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                children.push(entry.path());
-            } else if entry.file_name() == "benchmark.json" {
-                is_baseline = true;
-            }
+    // Breadth-first until there are enough independent subtrees to walk them on all cores:
+    // on a tree of 10,000 benchmarks the walk is tens of thousands of read_dir calls.
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    let mut frontier = vec![root.to_path_buf()];
+    while !frontier.is_empty() && frontier.len() < 64 {
+        let mut next = Vec::new();
+        for dir in frontier {
+            visit(&dir, root, &mut found, &mut next)?;
         }
-        if is_baseline {
-            // A baseline directory holds files only; nothing below it is another benchmark.
-            if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
-                found.entry(name.to_string()).or_default().push(dir);
-            }
-            continue;
-        }
-        for child in children {
-            let sidecar = dir == root && child.file_name().is_some_and(|n| n == "stackbench");
-            if !sidecar {
-                stack.push(child);
-            }
-        }
+        frontier = next;
     }
-    for dirs in found.values_mut() {
+    let walked = crate::results::parallel_map(&frontier, |dir| {
+        let mut found = Vec::new();
+        let mut stack = vec![dir.clone()];
+        while let Some(dir) = stack.pop() {
+            visit(&dir, root, &mut found, &mut stack)?;
+        }
+        Ok::<_, CriterionError>(found)
+    });
+    for part in walked {
+        found.extend(part?);
+    }
+    let mut by_name: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for (name, dir) in found {
+        by_name.entry(name).or_default().push(dir);
+    }
+    for dirs in by_name.values_mut() {
         dirs.sort();
     }
-    Ok(found)
+    Ok(by_name)
+}
+
+/// Reads one directory: a baseline directory (it holds `benchmark.json`) goes to `found`
+/// under its name; otherwise its subdirectories go to `pending`. stackbench's own sidecar
+/// folder at the root is not Criterion's and is left out.
+fn visit(
+    dir: &Path,
+    root: &Path,
+    found: &mut Vec<(String, PathBuf)>,
+    pending: &mut Vec<PathBuf>,
+) -> Result<(), CriterionError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| CriterionError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut children = Vec::new();
+    let mut is_baseline = false;
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            children.push(entry.path());
+        } else if entry.file_name() == "benchmark.json" {
+            is_baseline = true;
+        }
+    }
+    if is_baseline {
+        // A baseline directory holds files only; nothing below it is another benchmark.
+        if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
+            found.push((name.to_string(), dir.to_path_buf()));
+        }
+        return Ok(());
+    }
+    let at_root = dir == root;
+    pending.extend(
+        children
+            .into_iter()
+            .filter(|c| !(at_root && c.file_name().is_some_and(|n| n == "stackbench"))),
+    );
+    Ok(())
 }
 
 /// One scan of a Criterion directory: every baseline and where its benchmarks live.
@@ -139,6 +173,17 @@ impl CriterionTree {
     /// Reads baseline `name`. Benchmarks that cannot be read are skipped with their path
     /// and reason; the rest are returned sorted by id.
     pub fn read(&self, name: &str) -> Result<BaselineRead, CriterionError> {
+        self.read_with(name, true)
+    }
+
+    /// As [`CriterionTree::read`]; `with_estimates: false` leaves Criterion's summary
+    /// (`estimates.json`) unread, which a comparison does not need: verdicts come from the
+    /// samples, and a third of the file reads is saved.
+    pub fn read_with(
+        &self,
+        name: &str,
+        with_estimates: bool,
+    ) -> Result<BaselineRead, CriterionError> {
         let Some(dirs) = self.baselines.get(name) else {
             return Err(CriterionError::UnknownBaseline {
                 name: name.to_string(),
@@ -146,7 +191,7 @@ impl CriterionTree {
                 available: self.baselines.keys().cloned().collect(),
             });
         };
-        let results = crate::results::parallel_map(dirs, |dir| read_one(dir));
+        let results = crate::results::parallel_map(dirs, |dir| read_one(dir, with_estimates));
         let mut read = BaselineRead::default();
         for result in results {
             match result {
@@ -178,7 +223,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SkippedBe
     serde_json::from_slice(&bytes).map_err(|e| skip(format!("invalid JSON: {e}")))
 }
 
-fn read_one(dir: &Path) -> Result<CriterionBenchmark, SkippedBenchmark> {
+fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, SkippedBenchmark> {
     let raw: RawBenchmarkJson = read_json(&dir.join("benchmark.json"))?;
     let sample_path = dir.join("sample.json");
     let samples: SampleFile = read_json(&sample_path)?;
@@ -207,13 +252,15 @@ fn read_one(dir: &Path) -> Result<CriterionBenchmark, SkippedBenchmark> {
     };
     // Estimates are Criterion's summary; the verdict is recomputed from the samples, so a
     // damaged estimates.json costs only the copy kept for reference.
-    let estimates = match read_json::<Estimates>(&dir.join("estimates.json")) {
-        Ok(e) => Some(e),
-        Err(skip) => {
-            notes.push(format!("{}: {}", skip.path.display(), skip.reason));
-            None
-        }
-    };
+    let estimates =
+        match with_estimates.then(|| read_json::<Estimates>(&dir.join("estimates.json"))) {
+            None => None,
+            Some(Ok(e)) => Some(e),
+            Some(Err(skip)) => {
+                notes.push(format!("{}: {}", skip.path.display(), skip.reason));
+                None
+            }
+        };
     Ok(CriterionBenchmark {
         group: raw.group_id.clone().unwrap_or_else(|| id.clone()),
         function: raw.function_id.clone(),

@@ -12,7 +12,7 @@ mod time;
 
 pub use export::{ExportFormat, export_runs};
 pub use parallel::parallel_map;
-pub use record::{new_run_id, run_from_criterion, run_from_tree};
+pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 pub use run::{
     BenchmarkRecord, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples,
     SourceInfo,

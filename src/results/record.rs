@@ -37,8 +37,26 @@ pub fn run_from_tree(
     baseline: &str,
     label: Option<String>,
 ) -> Result<RunRecord, CriterionError> {
+    build_run(tree, baseline, label, true)
+}
+
+/// A baseline read only for comparing it: without Criterion's estimates and the git state,
+/// which the verdict does not use (about a third of the reading on a large tree).
+pub fn run_for_comparison(
+    tree: &CriterionTree,
+    baseline: &str,
+) -> Result<RunRecord, CriterionError> {
+    build_run(tree, baseline, None, false)
+}
+
+fn build_run(
+    tree: &CriterionTree,
+    baseline: &str,
+    label: Option<String>,
+    full: bool,
+) -> Result<RunRecord, CriterionError> {
     let criterion_dir = tree.root.as_path();
-    let read = tree.read(baseline)?;
+    let read = tree.read_with(baseline, full)?;
     let mut notes = Vec::new();
     let system = match read_system_probe(criterion_dir) {
         Some(Ok(v)) => Some(v),
@@ -67,7 +85,11 @@ pub fn run_from_tree(
             Err(e) => notes.push(format!("target report unreadable: {e}")),
         }
     }
-    let (git_revision, git_dirty) = crate::system::software::git_state(Path::new("."));
+    let (git_revision, git_dirty) = if full {
+        crate::system::software::git_state(Path::new("."))
+    } else {
+        (None, None)
+    };
     let created_unix_ms = now_unix_ms();
     Ok(RunRecord {
         schema: RUN_SCHEMA.into(),

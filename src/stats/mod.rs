@@ -15,5 +15,5 @@ pub use changepoint::{
     ChangePoint, MAX_SERIES as MAX_CHANGEPOINT_SERIES, detect_change_points, theil_sen_slope,
 };
 pub use fdr::benjamini_hochberg;
-pub use rank::{ShiftEstimate, hodges_lehmann_shift, mann_whitney_p};
-pub use summary::{mad, median, quantile};
+pub use rank::{ShiftEstimate, TwoSample, hodges_lehmann_shift, mann_whitney_p};
+pub use summary::{mad, median, median_of_sorted, quantile};

@@ -18,96 +18,226 @@ fn standard_normal() -> Normal {
     Normal::standard()
 }
 
-/// Hodges-Lehmann shift and the Moses interval at `confidence` (e.g. 0.95): the interval
-/// between the `C`-th smallest and `C`-th largest pairwise differences, where `C` comes
-/// from the normal approximation to the null distribution of U. Where the samples are too
-/// small for that interval, it spans every pairwise difference. `None` for empty input.
-pub fn hodges_lehmann_shift(x: &[f64], y: &[f64], confidence: f64) -> Option<ShiftEstimate> {
-    if x.is_empty() || y.is_empty() {
-        return None;
-    }
-    let mut diffs: Vec<f64> = Vec::with_capacity(x.len() * y.len());
-    for &b in y {
-        diffs.extend(x.iter().map(|&a| b - a));
-    }
-    let total = diffs.len();
-    let (n, m) = (x.len() as f64, y.len() as f64);
-    let z = standard_normal().inverse_cdf(0.5 + confidence / 2.0);
-    let c = (n * m / 2.0 - z * (n * m * (n + m + 1.0) / 12.0).sqrt()).floor();
-    let k_low = if c >= 1.0 { c as usize - 1 } else { 0 };
-    let k_high = total - 1 - k_low;
-    let mid = total / 2;
-    let order = |v: &mut [f64], k: usize| *v.select_nth_unstable_by(k, f64::total_cmp).1;
-    let upper_mid = order(&mut diffs, mid);
-    let shift = if total.is_multiple_of(2) {
-        // After selection everything left of `mid` is no larger: the lower middle is its max.
-        let lower_mid = diffs[..mid]
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        (lower_mid + upper_mid) / 2.0
-    } else {
-        upper_mid
-    };
-    let ci_low = order(&mut diffs[..=mid], k_low.min(mid));
-    let ci_high = {
-        let tail = &mut diffs[mid..];
-        let k = k_high.max(mid) - mid;
-        order(tail, k)
-    };
-    Some(ShiftEstimate {
-        shift,
-        ci_low,
-        ci_high,
-    })
+/// Two samples sorted once, shared by the shift estimate and the test. Sorting makes the
+/// pairwise differences an implicitly sorted matrix, so order statistics of all `n·m`
+/// differences are found by counting (O(n + m) per step) instead of materialising them:
+/// on 10,000 benchmarks of 100 samples that is the difference between 10⁸ and about 10⁷
+/// operations.
+#[derive(Clone, Debug)]
+pub struct TwoSample {
+    x: Vec<f64>,
+    y: Vec<f64>,
 }
 
-/// Ranks of the pooled sample: (rank sum of `x`, tie correction Σ(t³ - t), any ties).
-fn rank_sum(x: &[f64], y: &[f64]) -> (f64, f64, bool) {
-    let mut pooled: Vec<(f64, bool)> = x
-        .iter()
-        .map(|&v| (v, true))
-        .chain(y.iter().map(|&v| (v, false)))
-        .collect();
-    pooled.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (mut sum_x, mut ties) = (0.0, 0.0);
-    let mut i = 0;
-    while i < pooled.len() {
-        let mut j = i;
-        while j + 1 < pooled.len() && pooled[j + 1].0 == pooled[i].0 {
-            j += 1;
+impl TwoSample {
+    /// Non-finite values must be filtered out by the caller (the reader rejects them).
+    pub fn new(x: &[f64], y: &[f64]) -> Self {
+        let sorted = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        TwoSample {
+            x: sorted(x),
+            y: sorted(y),
         }
-        let t = (j - i + 1) as f64;
-        let average_rank = (i + j) as f64 / 2.0 + 1.0;
-        let in_x = pooled[i..=j].iter().filter(|p| p.1).count() as f64;
-        sum_x += average_rank * in_x;
-        ties += t * t * t - t;
-        i = j + 1;
     }
-    (sum_x, ties, ties > 0.0)
+
+    /// From samples already sorted ascending (saves the sort when the caller has one).
+    pub fn from_sorted(x: Vec<f64>, y: Vec<f64>) -> Self {
+        debug_assert!(x.is_sorted() && y.is_sorted());
+        TwoSample { x, y }
+    }
+
+    /// The same samples with `offset` added to `x` (sorting is kept).
+    pub fn with_offset(&self, offset: f64) -> Self {
+        TwoSample {
+            x: self.x.iter().map(|v| v + offset).collect(),
+            y: self.y.clone(),
+        }
+    }
+
+    /// Number of pairwise differences `y_j - x_i` that are `<= t`. For ascending `y_j` the
+    /// first `i` with `y_j - x_i <= t` never moves left (floating-point subtraction is
+    /// monotone), so one pass suffices.
+    fn count_le(&self, t: f64) -> usize {
+        let n = self.x.len();
+        let mut i = 0;
+        let mut count = 0;
+        for &yj in &self.y {
+            while i < n && yj - self.x[i] > t {
+                i += 1;
+            }
+            count += n - i;
+        }
+        count
+    }
+
+    /// The differences in `(lo, hi]`.
+    fn differences_between(&self, lo: f64, hi: f64) -> Vec<f64> {
+        let n = self.x.len();
+        let (mut start, mut stop) = (0, 0);
+        let mut out = Vec::new();
+        for &yj in &self.y {
+            while start < n && yj - self.x[start] > hi {
+                start += 1;
+            }
+            while stop < n && yj - self.x[stop] > lo {
+                stop += 1;
+            }
+            out.extend(self.x[start..stop.max(start)].iter().map(|&xi| yj - xi));
+        }
+        out
+    }
+
+    /// The `k`-th smallest (0-based) pairwise difference: narrow a value bracket by
+    /// interpolating on the counts (safeguarded: every other step bisects, so skewed or
+    /// tied data still converge) until few differences remain inside, then select among
+    /// those.
+    fn kth_difference(&self, k: usize) -> f64 {
+        self.select(k, false).0
+    }
+
+    /// The `k`-th and `k+1`-th smallest differences, from one bracket (the two middles of
+    /// an even count).
+    fn kth_pair(&self, k: usize) -> (f64, f64) {
+        self.select(k, true)
+    }
+
+    fn select(&self, k: usize, with_next: bool) -> (f64, f64) {
+        let (n, m) = (self.x.len(), self.y.len());
+        // With `with_next` the bracket must hold order statistics k and k+1.
+        let k_high = if with_next { (k + 1).min(n * m - 1) } else { k };
+        let mut lo = (self.y[0] - self.x[n - 1]).next_down();
+        let mut hi = self.y[m - 1] - self.x[0];
+        let (mut below, mut through) = (0usize, n * m);
+        for step in 0..200 {
+            if through - below <= (n + m) / 2 {
+                break;
+            }
+            let fraction = if step % 2 == 0 {
+                ((k - below) as f64 + 0.5) / (through - below) as f64
+            } else {
+                0.5
+            };
+            let mid = lo + (hi - lo) * fraction.clamp(0.02, 0.98);
+            if mid <= lo || mid >= hi {
+                break; // the bounds are adjacent floats: the rest are ties
+            }
+            let c = self.count_le(mid);
+            if c > k_high {
+                hi = mid;
+                through = c;
+            } else if c <= k {
+                lo = mid;
+                below = c;
+            } else {
+                break; // k and k+1 straddle `mid`: the bracket holds both
+            }
+        }
+        let mut candidates = self.differences_between(lo, hi);
+        let last = candidates.len().saturating_sub(1);
+        let index = (k - below).min(last);
+        let (_, &mut first, rest) = candidates.select_nth_unstable_by(index, f64::total_cmp);
+        let second = if with_next {
+            // The next order statistic is the smallest of what lies above the first.
+            rest.iter().copied().reduce(f64::min).unwrap_or(first)
+        } else {
+            first
+        };
+        (first, second)
+    }
+
+    /// Hodges-Lehmann shift of `y` relative to `x` and the Moses interval at `confidence`
+    /// (e.g. 0.95): between the `C`-th smallest and `C`-th largest pairwise differences,
+    /// with `C` from the normal approximation to the null distribution of U. Where the
+    /// samples are too small for that interval it spans every difference. `None` when a
+    /// sample is empty.
+    pub fn hodges_lehmann(&self, confidence: f64) -> Option<ShiftEstimate> {
+        if self.x.is_empty() || self.y.is_empty() {
+            return None;
+        }
+        let total = self.x.len() * self.y.len();
+        let (n, m) = (self.x.len() as f64, self.y.len() as f64);
+        let z = standard_normal().inverse_cdf(0.5 + confidence / 2.0);
+        let c = (n * m / 2.0 - z * (n * m * (n + m + 1.0) / 12.0).sqrt()).floor();
+        let k_low = if c >= 1.0 { c as usize - 1 } else { 0 };
+        let mid = total / 2;
+        let shift = if total.is_multiple_of(2) {
+            let (lower, upper) = self.kth_pair(mid - 1);
+            (lower + upper) / 2.0
+        } else {
+            self.kth_difference(mid)
+        };
+        Some(ShiftEstimate {
+            shift,
+            ci_low: self.kth_difference(k_low.min(mid)),
+            ci_high: self.kth_difference((total - 1 - k_low).max(mid)),
+        })
+    }
+
+    /// Rank sum of `x` in the pooled sample, the tie correction Σ(t³ - t), and whether
+    /// any ties occurred, from one merge of the sorted samples.
+    fn rank_sum(&self) -> (f64, f64, bool) {
+        let (x, y) = (&self.x, &self.y);
+        let (mut i, mut j, mut position) = (0usize, 0usize, 0usize);
+        let (mut sum_x, mut ties) = (0.0, 0.0);
+        while i < x.len() || j < y.len() {
+            let v = match (x.get(i), y.get(j)) {
+                (Some(&a), Some(&b)) => a.min(b),
+                (Some(&a), None) => a,
+                (None, Some(&b)) => b,
+                (None, None) => break,
+            };
+            let start_i = i;
+            while i < x.len() && x[i] == v {
+                i += 1;
+            }
+            let start_j = j;
+            while j < y.len() && y[j] == v {
+                j += 1;
+            }
+            let (tx, t) = ((i - start_i) as f64, (i - start_i + j - start_j) as f64);
+            sum_x += tx * (position as f64 + (t + 1.0) / 2.0);
+            ties += t * t * t - t;
+            position += i - start_i + j - start_j;
+        }
+        (sum_x, ties, ties > 0.0)
+    }
+
+    /// Two-sided Mann-Whitney U p-value: exact (from the null distribution of U) for small
+    /// samples without ties, else the normal approximation with tie and continuity
+    /// corrections. NaN when a sample is empty.
+    pub fn mann_whitney_p(&self) -> f64 {
+        if self.x.is_empty() || self.y.is_empty() {
+            return f64::NAN;
+        }
+        let (n1, n2) = (self.x.len() as f64, self.y.len() as f64);
+        let (r1, ties, any_ties) = self.rank_sum();
+        let u = r1 - n1 * (n1 + 1.0) / 2.0;
+        if !any_ties && self.x.len() + self.y.len() <= 40 {
+            return exact_p(self.x.len(), self.y.len(), u.round() as usize);
+        }
+        let total = n1 + n2;
+        let variance = n1 * n2 / 12.0 * ((total + 1.0) - ties / (total * (total - 1.0)));
+        if variance <= 0.0 {
+            return 1.0; // every value tied: no evidence of a difference
+        }
+        let deviation = ((u - n1 * n2 / 2.0).abs() - 0.5).max(0.0);
+        let z = deviation / variance.sqrt();
+        (2.0 * (1.0 - standard_normal().cdf(z))).min(1.0)
+    }
 }
 
-/// Two-sided Mann-Whitney U p-value. Exact (from the null distribution of U) for small
-/// samples without ties, else the normal approximation with tie and continuity corrections.
-/// NaN when either sample is empty.
+/// Hodges-Lehmann shift of `y` relative to `x` with its Moses interval; see
+/// [`TwoSample::hodges_lehmann`].
+pub fn hodges_lehmann_shift(x: &[f64], y: &[f64], confidence: f64) -> Option<ShiftEstimate> {
+    TwoSample::new(x, y).hodges_lehmann(confidence)
+}
+
+/// Two-sided Mann-Whitney U p-value; see [`TwoSample::mann_whitney_p`].
 pub fn mann_whitney_p(x: &[f64], y: &[f64]) -> f64 {
-    if x.is_empty() || y.is_empty() {
-        return f64::NAN;
-    }
-    let (n1, n2) = (x.len() as f64, y.len() as f64);
-    let (r1, ties, any_ties) = rank_sum(x, y);
-    let u = r1 - n1 * (n1 + 1.0) / 2.0;
-    if !any_ties && x.len() + y.len() <= 40 {
-        return exact_p(x.len(), y.len(), u.round() as usize);
-    }
-    let total = n1 + n2;
-    let variance = n1 * n2 / 12.0 * ((total + 1.0) - ties / (total * (total - 1.0)));
-    if variance <= 0.0 {
-        return 1.0; // every value tied: no evidence of a difference
-    }
-    let deviation = ((u - n1 * n2 / 2.0).abs() - 0.5).max(0.0);
-    let z = deviation / variance.sqrt();
-    (2.0 * (1.0 - standard_normal().cdf(z))).min(1.0)
+    TwoSample::new(x, y).mann_whitney_p()
 }
 
 /// Exact two-sided p-value of U = `u` for sample sizes `n1`, `n2`: the counts of U are the
@@ -179,7 +309,35 @@ mod tests {
         assert_eq!((one.shift, one.ci_low, one.ci_high), (2.0, 2.0, 2.0));
     }
 
+    /// The k-th pairwise difference by materialising and sorting all of them.
+    fn brute_kth(x: &[f64], y: &[f64], k: usize) -> f64 {
+        let mut d: Vec<f64> = y
+            .iter()
+            .flat_map(|b| x.iter().map(move |a| b - a))
+            .collect();
+        d.sort_by(f64::total_cmp);
+        d[k]
+    }
+
     proptest! {
+        #[test]
+        fn implicit_selection_matches_brute_force(
+            x in proptest::collection::vec(-50i32..50, 1..60),
+            y in proptest::collection::vec(-50i32..50, 1..60),
+            k_frac in 0.0f64..1.0,
+            scale in prop_oneof![Just(1.0), Just(0.001), Just(1e6)],
+        ) {
+            // Integers (scaled) produce many ties, the hard case for value bisection.
+            let x: Vec<f64> = x.iter().map(|&v| v as f64 * scale).collect();
+            let y: Vec<f64> = y.iter().map(|&v| v as f64 * scale + 0.3 * scale).collect();
+            let k = ((x.len() * y.len()) as f64 * k_frac) as usize;
+            let two = TwoSample::new(&x, &y);
+            prop_assert_eq!(two.kth_difference(k), brute_kth(&x, &y, k));
+            if k + 1 < x.len() * y.len() {
+                prop_assert_eq!(two.kth_pair(k), (brute_kth(&x, &y, k), brute_kth(&x, &y, k + 1)));
+            }
+        }
+
         #[test]
         fn shift_is_inside_its_interval_and_equivariant(
             x in proptest::collection::vec(-1e3f64..1e3, 1..40),

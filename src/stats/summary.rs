@@ -21,6 +21,11 @@ pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// The median of values already sorted ascending.
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
+    quantile_sorted(sorted, 0.5)
+}
+
 pub fn median(values: &[f64]) -> f64 {
     quantile(values, 0.5)
 }
