@@ -133,3 +133,89 @@ fn a_missing_or_empty_results_directory_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no runs"));
 }
+
+/// The counts of each status in a `compare --format json` over `results`.
+fn degraded_and_improved(results: &Path) -> (u64, u64, Value) {
+    let out = run(&[
+        "compare",
+        "previous",
+        "latest",
+        "--results",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &json["summary"];
+    (
+        s["total_degraded"].as_u64().unwrap(),
+        s["total_improved"].as_u64().unwrap(),
+        json,
+    )
+}
+
+#[test]
+fn compare_uses_the_history_noise_floor_against_run_to_run_drift() {
+    // Runs with 8 % run-to-run drift and 1 % within-run noise: two runs alone look
+    // significantly different almost everywhere; the history shows that is normal here.
+    let tmp = tempfile::tempdir().unwrap();
+    let all = tmp.path().join("all");
+    let out = run(&[
+        "simulate",
+        "history",
+        "--results",
+        all.to_str().unwrap(),
+        "--runs",
+        "20",
+        "--benchmarks",
+        "100",
+        "--stepped",
+        "0",
+        "--step-at",
+        "10",
+        "--drift",
+        "0.08",
+        "--noise",
+        "0.01",
+        "--seed",
+        "4",
+    ]);
+    assert!(out.status.success());
+    let two = tmp.path().join("two");
+    std::fs::create_dir_all(two.join("runs")).unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(all.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in &files[files.len() - 2..] {
+        std::fs::copy(f, two.join("runs").join(f.file_name().unwrap())).unwrap();
+    }
+    let (without_degraded, without_improved, _) = degraded_and_improved(&two);
+    let (with_degraded, with_improved, json) = degraded_and_improved(&all);
+    assert!(
+        without_degraded + without_improved >= 40,
+        "within-run only: {without_degraded} + {without_improved}"
+    );
+    assert!(
+        with_degraded + with_improved <= 15,
+        "with history: {with_degraded} + {with_improved}"
+    );
+    assert!(
+        json["summary"]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("18 earlier run(s)")
+    );
+    let row = json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["note"].is_string())
+        .unwrap();
+    assert!(
+        row["note"].as_str().unwrap().contains("run-to-run noise"),
+        "{row}"
+    );
+    assert!(row["noise_floor_percent"].as_f64().unwrap() > 4.0);
+}

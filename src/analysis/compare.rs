@@ -31,11 +31,16 @@ pub struct Side<'a> {
     pub run: &'a RunRecord,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct CompareOptions {
     pub rule: VerdictRule,
     pub filter: Option<regex::Regex>,
     pub allow_different_hardware: bool,
+    /// Run-to-run noise floors (sd of log run medians) by benchmark id, from the history
+    /// (see [`super::noise`]); empty when there is no history.
+    pub noise_floors: std::collections::HashMap<String, f64>,
+    /// How many earlier runs the floors came from (for the summary).
+    pub history_runs: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -61,6 +66,9 @@ pub struct BenchComparison {
     pub relative_change_percent: Option<f64>,
     pub status: Status,
     pub samples: [usize; 2],
+    /// This benchmark's run-to-run noise from the history, in percent, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_floor_percent: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -251,6 +259,7 @@ pub fn compare(
     let peaks = (peak_table(baseline.run), peak_table(candidate.run));
     let mut comparisons: Vec<BenchComparison> = (0..prepared.len())
         .map(|i| {
+            let floor = options.noise_floors.get(prepared[i].id).copied();
             build_row(
                 &prepared[i],
                 &tested[i],
@@ -258,6 +267,7 @@ pub fn compare(
                 q[i],
                 rule,
                 &peaks,
+                floor,
             )
         })
         .collect();
@@ -269,7 +279,7 @@ pub fn compare(
         )
     });
     let skipped = collect_skipped(baseline.run, candidate.run);
-    let summary = summarise(
+    let mut summary = summarise(
         &comparisons,
         skipped.len(),
         systemic.map(|s| s.1),
@@ -277,6 +287,16 @@ pub fn compare(
         &added,
         &removed,
     );
+    if !options.noise_floors.is_empty() {
+        let used = comparisons
+            .iter()
+            .filter(|c| c.noise_floor_percent.is_some())
+            .count();
+        summary.notes.push(format!(
+            "run-to-run noise floors from {} earlier run(s) on this hardware were applied to {used} benchmark(s)",
+            options.history_runs
+        ));
+    }
     Ok(Comparison {
         schema: COMPARISON_SCHEMA,
         baseline: baseline.name.clone(),
@@ -387,14 +407,15 @@ fn build_row(
     q: f64,
     rule: &VerdictRule,
     peaks: &(PeakTable, PeakTable),
+    noise_floor: Option<f64>,
 ) -> BenchComparison {
     let samples = p.samples;
     let judged = relative.unwrap_or(absolute);
     let (status, note) = match judged.shift {
-        Some(s) => (
-            rule.status(percent(s.shift), [percent(s.ci_low), percent(s.ci_high)], q),
-            None,
-        ),
+        Some(s) => {
+            let status = rule.status(percent(s.shift), [percent(s.ci_low), percent(s.ci_high)], q);
+            within_run_to_run_noise(status, &s, noise_floor, rule.confidence)
+        }
         None => (
             Status::Inconclusive,
             Some(format!(
@@ -429,9 +450,45 @@ fn build_row(
         relative_change_percent: relative.and_then(|r| r.shift).map(|s| percent(s.shift)),
         status,
         samples,
+        noise_floor_percent: noise_floor.map(percent),
         note,
         throughput,
     }
+}
+
+/// History guard: a verdict of degraded or improved stands only if the change also exceeds
+/// the benchmark's run-to-run noise. The Moses interval (within-run) is widened by the
+/// floor: half-width √(h² + (z·√2·σ)²), since both runs carry independent drift of sd σ;
+/// if the widened interval reaches zero, the change is `inconclusive`.
+fn within_run_to_run_noise(
+    status: Status,
+    shift: &ShiftEstimate,
+    floor: Option<f64>,
+    confidence: f64,
+) -> (Status, Option<String>) {
+    let Some(sigma) = floor.filter(|_| matches!(status, Status::Degraded | Status::Improved))
+    else {
+        return (status, None);
+    };
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let z = Normal::standard().inverse_cdf(0.5 + confidence / 2.0);
+    let half = if status == Status::Degraded {
+        shift.shift - shift.ci_low
+    } else {
+        shift.ci_high - shift.shift
+    };
+    let widened = (half * half + 2.0 * (z * sigma).powi(2)).sqrt();
+    if shift.shift.abs() > widened {
+        return (status, None);
+    }
+    (
+        Status::Inconclusive,
+        Some(format!(
+            "{:+.2} % is within this benchmark's run-to-run noise (sd {:.2} % across earlier runs)",
+            percent(shift.shift),
+            percent(sigma)
+        )),
+    )
 }
 
 fn collect_skipped(baseline: &RunRecord, candidate: &RunRecord) -> Vec<SkippedInComparison> {

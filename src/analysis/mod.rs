@@ -2,6 +2,7 @@
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
 pub mod compare;
+pub mod noise;
 pub mod simulate;
 pub mod throughput;
 pub mod trends;

@@ -237,8 +237,7 @@ pub fn measure_quality(scenario: &Scenario, rule: VerdictRule) -> Quality {
     let (base, cand, truths) = simulate_pair(scenario);
     let options = CompareOptions {
         rule,
-        filter: None,
-        allow_different_hardware: false,
+        ..CompareOptions::default()
     };
     let side = |name: &str, run| Side {
         name: name.into(),

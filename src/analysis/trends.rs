@@ -97,6 +97,19 @@ pub struct BenchmarkTrend {
     pub status: TrendStatus,
 }
 
+impl BenchmarkTrend {
+    /// The change a reader should see first: the step behind a `regressed` or `improved`
+    /// status, else the latest run against the runs before it.
+    pub fn headline_change(&self) -> Option<f64> {
+        match self.status {
+            TrendStatus::Regressed | TrendStatus::Improved => {
+                self.change_points.last().map(|c| c.change_percent)
+            }
+            _ => self.latest_change_percent,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct HardwareGroup {
     pub fingerprint: String,
@@ -185,11 +198,14 @@ fn analyze_group(
     let entries: Vec<(&str, Vec<(usize, f64)>)> = series.into_iter().collect();
     let mut benchmarks = parallel_map(&entries, |(id, points)| trend_of(id, points, runs, options));
     benchmarks.sort_by(|a, b| {
-        a.status.cmp(&b.status).then(
-            b.latest_change_percent
-                .unwrap_or(0.0)
-                .total_cmp(&a.latest_change_percent.unwrap_or(0.0)),
-        )
+        a.status
+            .cmp(&b.status)
+            .then(
+                b.headline_change()
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.headline_change().unwrap_or(0.0)),
+            )
+            .then(a.id.cmp(&b.id))
     });
     let overall_status = if benchmarks
         .iter()

@@ -304,6 +304,7 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
             );
         }
     }
+    let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
     let options = CompareOptions {
         rule: VerdictRule {
             threshold_percent: args.threshold,
@@ -311,6 +312,8 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         },
         filter,
         allow_different_hardware: args.allow_different_hardware,
+        noise_floors,
+        history_runs,
     };
     let side = |name: &str, run| Side {
         name: name.to_string(),
@@ -330,6 +333,30 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// Noise floors from earlier recorded runs on the candidate's hardware; none when the
+/// results directory is absent or unreadable (the comparison then uses within-run
+/// statistics only, and says nothing it cannot know).
+fn history_noise(
+    store: &RunStore,
+    base: &RunRecord,
+    cand: &RunRecord,
+) -> (std::collections::HashMap<String, f64>, usize) {
+    if !store.runs_dir().is_dir() {
+        return (Default::default(), 0);
+    }
+    match store.load_all() {
+        Ok(loaded) => crate::analysis::noise::noise_floors(
+            &loaded.runs,
+            cand.fingerprint.as_deref(),
+            &[base.run_id.as_str(), cand.run_id.as_str()],
+        ),
+        Err(e) => {
+            eprintln!("warning: history not used: {e}");
+            (Default::default(), 0)
+        }
+    }
 }
 
 fn report(args: ReportArgs) -> anyhow::Result<Outcome> {

@@ -1,7 +1,7 @@
 //! The directory of runs: saving with unique ids, loading every run in time order, and
 //! resolving the names `latest`, `previous` and run ids.
 
-use super::atomic::{AtomicWriteError, write_json_atomic};
+use super::atomic::{AtomicWriteError, write_atomic};
 use super::run::{RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
 use std::path::{Path, PathBuf};
 
@@ -68,9 +68,16 @@ impl RunStore {
 
     /// Writes `run` atomically as `runs/<run_id>.json`; the id carries the process id, so
     /// two concurrent `record`s never pick the same file.
+    /// Compact JSON: a run holds every sample, and pretty-printing puts each number on its
+    /// own line (about four times the bytes to store and parse).
     pub fn save(&self, run: &RunRecord) -> Result<PathBuf, ResultsError> {
         let path = self.runs_dir().join(format!("{}.json", run.run_id));
-        write_json_atomic(&path, run)?;
+        let mut bytes = serde_json::to_vec(run).map_err(|e| AtomicWriteError {
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        bytes.push(b'\n');
+        write_atomic(&path, &bytes)?;
         Ok(path)
     }
 

@@ -44,14 +44,24 @@ pub fn render(report: &TrendReport) -> String {
             .take(TOP)
         {
             let values: Vec<f64> = b.points.iter().rev().take(30).rev().map(|p| p.1).collect();
+            let change = match (b.status, b.change_points.last()) {
+                (TrendStatus::Regressed | TrendStatus::Improved, Some(cp)) => format!(
+                    "step {} at {}",
+                    format_percent(Some(cp.change_percent)),
+                    super::run_name(g, cp.run_index)
+                ),
+                _ => format!(
+                    "{} vs previous runs",
+                    format_percent(b.latest_change_percent)
+                ),
+            };
             let _ = writeln!(
                 out,
-                "  {:<9} {:<width$}  {}  {}  {}",
+                "  {:<9} {:<width$}  {}  {}  {change}",
                 b.status.as_str(),
                 b.id,
                 sparkline(&values),
                 format_ns(b.latest_ns),
-                format_percent(b.latest_change_percent),
             );
         }
     }
