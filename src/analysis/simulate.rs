@@ -195,17 +195,87 @@ pub fn write_pair_tree(root: &Path, scenario: &Scenario) -> Result<Vec<Truth>, W
     Ok(truths)
 }
 
-/// Flag rates of the gate over the two populations.
+/// Flag rates of the gate over the two populations, with two reference rules on the same
+/// data for scale.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Quality {
     pub false_alarm_rate: f64,
     pub detection_rate: f64,
     pub null_count: usize,
     pub slow_count: usize,
+    /// "Regressed" as Criterion decides it, approximated: Welch's t-test on per-iteration
+    /// means at p < 0.05 and the 95 % interval of the mean change above its 1 % noise
+    /// threshold (normal interval in place of Criterion's bootstrap).
+    pub criterion_like: Rates,
+    /// A plain threshold: candidate median more than 5 % above the baseline median.
+    pub median_threshold: Rates,
+}
+
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Rates {
+    pub false_alarm_rate: f64,
+    pub detection_rate: f64,
+}
+
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    (
+        mean,
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0),
+    )
+}
+
+/// Criterion's verdict, approximated (see [`Quality::criterion_like`]).
+fn criterion_like_regressed(base: &[f64], cand: &[f64]) -> bool {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let ((mb, vb), (mc, vc)) = (mean_var(base), mean_var(cand));
+    let (nb, nc) = (base.len() as f64, cand.len() as f64);
+    let se2 = vb / nb + vc / nc;
+    let t = (mc - mb) / se2.sqrt();
+    let df = se2 * se2 / ((vb / nb).powi(2) / (nb - 1.0) + (vc / nc).powi(2) / (nc - 1.0));
+    let Ok(dist) = StudentsT::new(0.0, 1.0, df.max(1.0)) else {
+        return false;
+    };
+    let p = 2.0 * (1.0 - dist.cdf(t.abs()));
+    // Relative change of the mean and its standard error by the delta method.
+    let change = mc / mb - 1.0;
+    let se_change = (vc / nc / (mb * mb) + (mc * mc) * vb / nb / mb.powi(4)).sqrt();
+    p < 0.05 && change - 1.96 * se_change > 0.01
+}
+
+fn reference_rates(base: &RunRecord, cand: &RunRecord, truths: &[Truth]) -> (Rates, Rates) {
+    let mut criterion = Vec::new();
+    let mut median_rule = Vec::new();
+    for (b, c) in base.benchmarks.iter().zip(&cand.benchmarks) {
+        let (x, y) = (b.samples.per_iteration_ns(), c.samples.per_iteration_ns());
+        let as_status = |flag: bool| {
+            if flag {
+                Status::Degraded
+            } else {
+                Status::Unchanged
+            }
+        };
+        criterion.push((b.id.clone(), as_status(criterion_like_regressed(&x, &y))));
+        let m = crate::stats::median;
+        median_rule.push((b.id.clone(), as_status(m(&y) / m(&x) - 1.0 > 0.05)));
+    }
+    let rates = |statuses: &[(String, Status)]| {
+        let q = quality_of(statuses, truths, None);
+        Rates {
+            false_alarm_rate: q.false_alarm_rate,
+            detection_rate: q.detection_rate,
+        }
+    };
+    (rates(&criterion), rates(&median_rule))
 }
 
 /// Rates from a comparison's statuses (`degraded` counts as flagged) and the truths.
-pub fn quality_of(statuses: &[(String, Status)], truths: &[Truth]) -> Quality {
+pub fn quality_of(
+    statuses: &[(String, Status)],
+    truths: &[Truth],
+    references: Option<(Rates, Rates)>,
+) -> Quality {
     let flagged: std::collections::HashSet<&str> = statuses
         .iter()
         .filter(|(_, s)| *s == Status::Degraded)
@@ -224,11 +294,18 @@ pub fn quality_of(statuses: &[(String, Status)], truths: &[Truth]) -> Quality {
     };
     let (false_alarm_rate, null_count) = rate("null");
     let (detection_rate, slow_count) = rate("slow");
+    let none = Rates {
+        false_alarm_rate: f64::NAN,
+        detection_rate: f64::NAN,
+    };
+    let (criterion_like, median_threshold) = references.unwrap_or((none, none));
     Quality {
         false_alarm_rate,
         detection_rate,
         null_count,
         slow_count,
+        criterion_like,
+        median_threshold,
     }
 }
 
@@ -244,15 +321,16 @@ pub fn measure_quality(scenario: &Scenario, rule: VerdictRule) -> Quality {
         run,
     };
     // Both sides carry the same simulated fingerprint: this cannot fail.
+    let references = reference_rates(&base, &cand, &truths);
     let Ok(result) = compare(&side("base", &base), &side("new", &cand), &options) else {
-        return quality_of(&[], &truths);
+        return quality_of(&[], &truths, Some(references));
     };
     let statuses: Vec<(String, Status)> = result
         .comparisons
         .into_iter()
         .map(|c| (c.id, c.status))
         .collect();
-    quality_of(&statuses, &truths)
+    quality_of(&statuses, &truths, Some(references))
 }
 
 /// A simulated history: `runs` runs of `benchmarks` benchmarks; the first `stepped`
