@@ -214,13 +214,41 @@ pub fn read_baseline(root: &Path, name: &str) -> Result<BaselineRead, CriterionE
     CriterionTree::scan(root)?.read(name)
 }
 
+thread_local! {
+    /// One read buffer per reading thread, reused for every file.
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads a whole small file with open, read until end, close, into `buffer` (kept fully
+/// initialised and only ever grown, so nothing is zeroed twice); returns its length.
+/// `fs::read` and `File::read_to_end` also ask for the size (statx, lseek) to size a fresh
+/// buffer; on a tree of 10,000 benchmarks the reader is bound by system calls.
+fn read_small_file(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut filled = 0;
+    loop {
+        if buffer.len() - filled < 4096 {
+            buffer.resize((buffer.len() * 2).max(16 * 1024), 0);
+        }
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => return Ok(filled),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SkippedBenchmark> {
     let skip = |reason: String| SkippedBenchmark {
         path: path.to_path_buf(),
         reason,
     };
-    let bytes = std::fs::read(path).map_err(|e| skip(format!("cannot read: {e}")))?;
-    serde_json::from_slice(&bytes).map_err(|e| skip(format!("invalid JSON: {e}")))
+    READ_BUFFER.with_borrow_mut(|bytes| {
+        let len = read_small_file(path, bytes).map_err(|e| skip(format!("cannot read: {e}")))?;
+        serde_json::from_slice(&bytes[..len]).map_err(|e| skip(format!("invalid JSON: {e}")))
+    })
 }
 
 fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, SkippedBenchmark> {

@@ -59,16 +59,17 @@ impl TwoSample {
 
     /// Number of pairwise differences `y_j - x_i` that are `<= t`. For ascending `y_j` the
     /// first `i` with `y_j - x_i <= t` never moves left (floating-point subtraction is
-    /// monotone), so one pass suffices.
+    /// monotone), so one merge-like pass suffices, written without data-dependent branches
+    /// (a branch here mispredicts about once per `y_j`).
     fn count_le(&self, t: f64) -> usize {
-        let n = self.x.len();
-        let mut i = 0;
-        let mut count = 0;
-        for &yj in &self.y {
-            while i < n && yj - self.x[i] > t {
-                i += 1;
-            }
-            count += n - i;
+        let (x, y) = (&self.x, &self.y);
+        let n = x.len();
+        let (mut i, mut j, mut count) = (0usize, 0usize, 0usize);
+        while i < n && j < y.len() {
+            let advance = usize::from(y[j] - x[i] > t);
+            i += advance;
+            count += (1 - advance) * (n - i);
+            j += 1 - advance;
         }
         count
     }
@@ -104,13 +105,68 @@ impl TwoSample {
         self.select(k, true)
     }
 
+    /// A value bracket `(lo, hi]` holding order statistics `k..=k_high`, with the counts at
+    /// its ends. It starts from a guess (the difference of medians plus a normal quantile
+    /// of the spread, from the interquartile ranges) and gallops outwards, so a typical
+    /// selection needs a handful of counting passes instead of a bisection from the extremes.
+    fn initial_bracket(&self, k: usize, k_high: usize) -> (f64, f64, usize, usize) {
+        let (n, m) = (self.x.len(), self.y.len());
+        let full_lo = (self.y[0] - self.x[n - 1]).next_down();
+        let full_hi = self.y[m - 1] - self.x[0];
+        let full = (full_lo, full_hi, 0, n * m);
+        let iqr = |v: &[f64]| v[v.len() * 3 / 4] - v[v.len() / 4];
+        let spread = (iqr(&self.x).powi(2) + iqr(&self.y).powi(2)).sqrt() / 1.349;
+        let center = self.y[m / 2] - self.x[n / 2];
+        let p = ((k as f64 + 0.5) / (n * m) as f64).clamp(1e-12, 1.0 - 1e-12);
+        let guess = center + spread * standard_normal().inverse_cdf(p);
+        if !(spread > 0.0 && guess.is_finite() && guess > full_lo && guess < full_hi) {
+            return full;
+        }
+        let mut step = 0.05 * spread;
+        let c = self.count_le(guess);
+        if c > k_high {
+            // `guess` is an upper end: probe below it until a lower end is found.
+            let (mut hi, mut through) = (guess, c);
+            loop {
+                let probe = hi - step;
+                if probe <= full_lo {
+                    return (full_lo, hi, 0, through);
+                }
+                let count = self.count_le(probe);
+                if count <= k {
+                    return (probe, hi, count, through);
+                }
+                if count > k_high {
+                    (hi, through) = (probe, count);
+                }
+                step *= 4.0;
+            }
+        } else if c <= k {
+            // `guess` is a lower end: probe above it until an upper end is found.
+            let (mut lo, mut below) = (guess, c);
+            loop {
+                let probe = lo + step;
+                if probe >= full_hi {
+                    return (lo, full_hi, below, n * m);
+                }
+                let count = self.count_le(probe);
+                if count > k_high {
+                    return (lo, probe, below, count);
+                }
+                if count <= k {
+                    (lo, below) = (probe, count);
+                }
+                step *= 4.0;
+            }
+        }
+        full
+    }
+
     fn select(&self, k: usize, with_next: bool) -> (f64, f64) {
         let (n, m) = (self.x.len(), self.y.len());
         // With `with_next` the bracket must hold order statistics k and k+1.
         let k_high = if with_next { (k + 1).min(n * m - 1) } else { k };
-        let mut lo = (self.y[0] - self.x[n - 1]).next_down();
-        let mut hi = self.y[m - 1] - self.x[0];
-        let (mut below, mut through) = (0usize, n * m);
+        let (mut lo, mut hi, mut below, mut through) = self.initial_bracket(k, k_high);
         for step in 0..200 {
             if through - below <= (n + m) / 2 {
                 break;
