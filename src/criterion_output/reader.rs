@@ -128,11 +128,20 @@ fn visit(
         return Ok(());
     }
     let at_root = dir == root;
-    pending.extend(
-        children
-            .into_iter()
-            .filter(|c| !(at_root && c.file_name().is_some_and(|n| n == "stackbench"))),
-    );
+    for child in children {
+        if at_root && child.file_name().is_some_and(|n| n == "stackbench") {
+            continue;
+        }
+        // Most directories are baseline directories (`base/`, `new/`, ...): one stat of
+        // their benchmark.json settles them without listing them (four system calls).
+        if child.join("benchmark.json").is_file() {
+            if let Some(name) = child.file_name().and_then(|n| n.to_str()) {
+                found.push((name.to_string(), child));
+            }
+        } else {
+            pending.push(child);
+        }
+    }
     Ok(())
 }
 
