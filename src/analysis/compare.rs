@@ -235,54 +235,14 @@ pub fn compare(
     let hardware = check_hardware(baseline, candidate, options.allow_different_hardware)?;
     let keep = |id: &str| options.filter.as_ref().is_none_or(|f| f.is_match(id));
     let (pairs, added, removed) = match_benchmarks(baseline.run, candidate.run, &keep);
-    let prepared: Vec<Prepared<'_>> = parallel_map(&pairs, |&(base, cand)| {
-        let (log_base, base_ns) = logs(base);
-        let (log_cand, cand_ns) = logs(cand);
-        Prepared {
-            id: &base.id,
-            base,
-            cand,
-            samples: [log_base.len(), log_cand.len()],
-            logs: TwoSample::from_sorted(log_base, log_cand),
-            base_ns,
-            cand_ns,
-        }
-    });
-    let rule = &options.rule;
-    let tested = parallel_map(&prepared, |p| test(p, rule, 0.0));
-    let systemic = systemic_shift(&tested, rule);
-    let relative = systemic
-        .as_ref()
-        .map(|(offset, _)| parallel_map(&prepared, |p| test(p, rule, *offset)));
-    let judged_by = relative.as_ref().unwrap_or(&tested);
-    let q = benjamini_hochberg(&judged_by.iter().map(|t| t.p).collect::<Vec<_>>());
+    let prepared: Vec<Prepared<'_>> = parallel_map(&pairs, |&(base, cand)| prepare(base, cand));
     let peaks = (peak_table(baseline.run), peak_table(candidate.run));
-    let mut comparisons: Vec<BenchComparison> = (0..prepared.len())
-        .map(|i| {
-            let floor = options.noise_floors.get(prepared[i].id).copied();
-            build_row(
-                &prepared[i],
-                &tested[i],
-                relative.as_ref().map(|r| &r[i]),
-                q[i],
-                rule,
-                &peaks,
-                floor,
-            )
-        })
-        .collect();
-    comparisons.sort_by(|a, b| {
-        a.status.cmp(&b.status).then(
-            b.change_percent
-                .unwrap_or(0.0)
-                .total_cmp(&a.change_percent.unwrap_or(0.0)),
-        )
-    });
+    let (comparisons, systemic) = judge_all(&prepared, options, &peaks);
     let skipped = collect_skipped(baseline.run, candidate.run);
     let mut summary = summarise(
         &comparisons,
         skipped.len(),
-        systemic.map(|s| s.1),
+        systemic,
         &hardware,
         &added,
         &removed,
@@ -301,15 +261,69 @@ pub fn compare(
         schema: COMPARISON_SCHEMA,
         baseline: baseline.name.clone(),
         candidate: candidate.name.clone(),
-        threshold_percent: rule.threshold_percent,
+        threshold_percent: options.rule.threshold_percent,
         hardware,
         comparisons,
         added,
         removed,
         skipped,
         summary,
-        rule: *rule,
+        rule: options.rule,
     })
+}
+
+fn prepare<'a>(base: &'a BenchmarkRecord, cand: &'a BenchmarkRecord) -> Prepared<'a> {
+    let (log_base, base_ns) = logs(base);
+    let (log_cand, cand_ns) = logs(cand);
+    Prepared {
+        id: &base.id,
+        base,
+        cand,
+        samples: [log_base.len(), log_cand.len()],
+        logs: TwoSample::from_sorted(log_base, log_cand),
+        base_ns,
+        cand_ns,
+    }
+}
+
+/// The cross-benchmark steps: test each benchmark, look for a systemic shift (and re-test
+/// relative to it), adjust p-values for the false-discovery rate, and build the rows,
+/// sorted degraded first.
+fn judge_all(
+    prepared: &[Prepared<'_>],
+    options: &CompareOptions,
+    peaks: &(PeakTable, PeakTable),
+) -> (Vec<BenchComparison>, Option<SystemicShift>) {
+    let rule = &options.rule;
+    let tested = parallel_map(prepared, |p| test(p, rule, 0.0));
+    let systemic = systemic_shift(&tested, rule);
+    let relative = systemic
+        .as_ref()
+        .map(|(offset, _)| parallel_map(prepared, |p| test(p, rule, *offset)));
+    let judged_by = relative.as_ref().unwrap_or(&tested);
+    let q = benjamini_hochberg(&judged_by.iter().map(|t| t.p).collect::<Vec<_>>());
+    let mut comparisons: Vec<BenchComparison> = (0..prepared.len())
+        .map(|i| {
+            let floor = options.noise_floors.get(prepared[i].id).copied();
+            build_row(
+                &prepared[i],
+                &tested[i],
+                relative.as_ref().map(|r| &r[i]),
+                q[i],
+                rule,
+                peaks,
+                floor,
+            )
+        })
+        .collect();
+    comparisons.sort_by(|a, b| {
+        a.status.cmp(&b.status).then(
+            b.change_percent
+                .unwrap_or(0.0)
+                .total_cmp(&a.change_percent.unwrap_or(0.0)),
+        )
+    });
+    (comparisons, systemic.map(|s| s.1))
 }
 
 type Matched<'a> = (

@@ -238,6 +238,54 @@ fn percent_between(from: f64, to: f64) -> f64 {
     100.0 * (to / from - 1.0)
 }
 
+/// Change points of one benchmark's log-median series (`window` are its points), as steps
+/// between runs of the group.
+fn steps(
+    logs: &[f64],
+    window: &[(usize, f64)],
+    runs: &[&RunRecord],
+    options: &TrendOptions,
+) -> Vec<StepChange> {
+    detect_change_points(logs, options.min_segment, options.penalty, options.alpha)
+        .into_iter()
+        .map(|cp| {
+            let run_index = window[cp.index].0;
+            StepChange {
+                run_index,
+                run_id: runs[run_index].run_id.clone(),
+                before_ns: cp.before.exp(),
+                after_ns: cp.after.exp(),
+                change_percent: 100.0 * (cp.after - cp.before).exp_m1(),
+                p_value: cp.p_value,
+            }
+        })
+        .collect()
+}
+
+/// The status rule of the module documentation.
+fn status_of(
+    points: usize,
+    last_step: Option<&StepChange>,
+    latest_change_percent: Option<f64>,
+    noise_floor_percent: Option<f64>,
+    last_run_index: usize,
+    options: &TrendOptions,
+) -> TrendStatus {
+    let t = options.threshold_percent;
+    let recent_step = last_step.filter(|cp| {
+        last_run_index - cp.run_index < options.recent_runs && cp.change_percent.abs() > t
+    });
+    match (recent_step, latest_change_percent) {
+        _ if points < 2 => TrendStatus::New,
+        (Some(cp), _) if cp.change_percent > 0.0 => TrendStatus::Regressed,
+        (Some(_), _) => TrendStatus::Improved,
+        (None, Some(c)) if c > t.max(3.0 * noise_floor_percent.unwrap_or(0.0)) => {
+            TrendStatus::Suspect
+        }
+        _ => TrendStatus::Stable,
+    }
+}
+
 fn trend_of(
     id: &str,
     points: &[(usize, f64)],
@@ -248,22 +296,7 @@ fn trend_of(
         .len()
         .saturating_sub(crate::stats::MAX_CHANGEPOINT_SERIES)..];
     let logs: Vec<f64> = window.iter().map(|p| p.1.ln()).collect();
-    let offset = points.len() - window.len();
-    let change_points: Vec<StepChange> =
-        detect_change_points(&logs, options.min_segment, options.penalty, options.alpha)
-            .into_iter()
-            .map(|cp| {
-                let run_index = points[offset + cp.index].0;
-                StepChange {
-                    run_index,
-                    run_id: runs[run_index].run_id.clone(),
-                    before_ns: cp.before.exp(),
-                    after_ns: cp.after.exp(),
-                    change_percent: 100.0 * (cp.after - cp.before).exp_m1(),
-                    p_value: cp.p_value,
-                }
-            })
-            .collect();
+    let change_points = steps(&logs, &points[points.len() - window.len()..], runs, options);
     let latest_ns = points[points.len() - 1].1;
     let n = points.len();
     let previous: Vec<f64> = points[n.saturating_sub(options.recent_runs + 1)..n - 1]
@@ -277,21 +310,14 @@ fn trend_of(
     let slope_percent_per_run =
         (recent_logs.len() >= 3).then(|| 100.0 * theil_sen_slope(&recent_logs).exp_m1());
     let latest_change_percent = reference_ns.map(|r| percent_between(r, latest_ns));
-    let last_run_index = runs.len() - 1;
-    let recent_step = change_points.last().filter(|cp| {
-        last_run_index - cp.run_index < options.recent_runs
-            && cp.change_percent.abs() > options.threshold_percent
-    });
-    let t = options.threshold_percent;
-    let status = match (recent_step, latest_change_percent) {
-        _ if n < 2 => TrendStatus::New,
-        (Some(cp), _) if cp.change_percent > 0.0 => TrendStatus::Regressed,
-        (Some(_), _) => TrendStatus::Improved,
-        (None, Some(c)) if c > t.max(3.0 * noise_floor_percent.unwrap_or(0.0)) => {
-            TrendStatus::Suspect
-        }
-        _ => TrendStatus::Stable,
-    };
+    let status = status_of(
+        n,
+        change_points.last(),
+        latest_change_percent,
+        noise_floor_percent,
+        runs.len() - 1,
+        options,
+    );
     BenchmarkTrend {
         id: id.to_string(),
         points: points.to_vec(),

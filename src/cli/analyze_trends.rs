@@ -270,6 +270,30 @@ fn load_side(
     }
 }
 
+/// BASE and CANDIDATE as runs, warning about every benchmark that could not be read.
+fn load_sides(args: &CompareArgs, store: &RunStore) -> anyhow::Result<(RunRecord, RunRecord)> {
+    let dir = args.criterion_dir.clone().unwrap_or_else(criterion_home);
+    // A missing default Criterion directory is fine when both names are runs; an explicit
+    // one must exist.
+    let tree = match CriterionTree::scan(&dir) {
+        Ok(t) => Some(t),
+        Err(e) if args.criterion_dir.is_some() => return Err(e.into()),
+        Err(_) => None,
+    };
+    let base = load_side(&args.base, tree.as_ref(), store)?;
+    let cand = load_side(&args.candidate, tree.as_ref(), store)?;
+    for (side, run) in [("baseline", &base), ("candidate", &cand)] {
+        for skip in &run.skipped {
+            eprintln!(
+                "warning: {side}: skipped {}: {}",
+                skip.path.display(),
+                skip.reason
+            );
+        }
+    }
+    Ok((base, cand))
+}
+
 fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
     if !(args.threshold.is_finite() && args.threshold >= 0.0) {
         bail!(
@@ -283,27 +307,8 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         .map(regex::Regex::new)
         .transpose()
         .context("--filter is not a valid regular expression")?;
-    let explicit_dir = args.criterion_dir.is_some();
-    let dir = args.criterion_dir.unwrap_or_else(criterion_home);
-    // A missing default Criterion directory is fine when both names are runs; an explicit
-    // one must exist.
-    let tree = match CriterionTree::scan(&dir) {
-        Ok(t) => Some(t),
-        Err(e) if explicit_dir => return Err(e.into()),
-        Err(_) => None,
-    };
     let store = RunStore::new(&args.results);
-    let base = load_side(&args.base, tree.as_ref(), &store)?;
-    let cand = load_side(&args.candidate, tree.as_ref(), &store)?;
-    for (side, run) in [("baseline", &base), ("candidate", &cand)] {
-        for skip in &run.skipped {
-            eprintln!(
-                "warning: {side}: skipped {}: {}",
-                skip.path.display(),
-                skip.reason
-            );
-        }
-    }
+    let (base, cand) = load_sides(&args, &store)?;
     let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
     let options = CompareOptions {
         rule: VerdictRule {
@@ -422,30 +427,7 @@ fn simulate(cmd: SimulateCommand) -> anyhow::Result<Outcome> {
             repeats,
             fdr_q,
             ci_floor,
-        } => {
-            let base = scenario.scenario()?;
-            let default = VerdictRule::default();
-            let rule = VerdictRule {
-                fdr_q: fdr_q.unwrap_or(default.fdr_q),
-                ci_floor_fraction: ci_floor.unwrap_or(default.ci_floor_fraction),
-                ..default
-            };
-            let results: Vec<_> = (0..repeats.max(1))
-                .map(|i| {
-                    let s = Scenario {
-                        seed: base.seed + i,
-                        ..base.clone()
-                    };
-                    measure_quality(&s, rule)
-                })
-                .collect();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &serde_json::json!({"scenario": base, "rule": rule, "results": results})
-                )?
-            );
-        }
+        } => simulate_quality(&scenario, repeats, fdr_q, ci_floor)?,
         SimulateCommand::History {
             results,
             runs,
@@ -474,4 +456,32 @@ fn simulate(cmd: SimulateCommand) -> anyhow::Result<Outcome> {
         }
     }
     Ok(Outcome::Clean)
+}
+
+/// Prints the quality of the gate (and of the reference rules) over `repeats` seeds.
+fn simulate_quality(
+    scenario: &ScenarioArgs,
+    repeats: u64,
+    fdr_q: Option<f64>,
+    ci_floor: Option<f64>,
+) -> anyhow::Result<()> {
+    let base = scenario.scenario()?;
+    let default = VerdictRule::default();
+    let rule = VerdictRule {
+        fdr_q: fdr_q.unwrap_or(default.fdr_q),
+        ci_floor_fraction: ci_floor.unwrap_or(default.ci_floor_fraction),
+        ..default
+    };
+    let results: Vec<_> = (0..repeats.max(1))
+        .map(|i| {
+            let s = Scenario {
+                seed: base.seed + i,
+                ..base.clone()
+            };
+            measure_quality(&s, rule)
+        })
+        .collect();
+    let json = serde_json::json!({"scenario": base, "rule": rule, "results": results});
+    println!("{}", serde_json::to_string_pretty(&json)?);
+    Ok(())
 }

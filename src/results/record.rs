@@ -57,34 +57,12 @@ fn build_run(
 ) -> Result<RunRecord, CriterionError> {
     let criterion_dir = tree.root.as_path();
     let read = tree.read_with(baseline, full)?;
-    let mut notes = Vec::new();
-    let system = match read_system_probe(criterion_dir) {
-        Some(Ok(v)) => Some(v),
-        Some(Err(e)) => {
-            notes.push(format!("system probe unreadable, hardware unknown: {e}"));
-            None
-        }
-        None => {
-            notes.push(format!(
-                "no system probe in {} (not a stackbench run?): hardware unknown, so comparisons cannot check it",
-                criterion_dir.join("stackbench").display()
-            ));
-            None
-        }
-    };
+    let (system, targets, notes) = sidecar_files(criterion_dir);
     let fingerprint = system
         .as_ref()
         .and_then(|s| s.get("fingerprint"))
         .and_then(|f| f.as_str())
         .map(String::from);
-    let mut targets = Vec::new();
-    for report in read_target_reports(criterion_dir) {
-        match report.map(|r| serde_json::to_value(r).map_err(|e| e.to_string())) {
-            Ok(Ok(v)) => targets.push(v),
-            Ok(Err(e)) => notes.push(format!("target report not kept: {e}")),
-            Err(e) => notes.push(format!("target report unreadable: {e}")),
-        }
-    }
     let (git_revision, git_dirty) = if full {
         crate::system::software::git_state(Path::new("."))
     } else {
@@ -115,4 +93,40 @@ fn build_run(
             .collect(),
         skipped: read.skipped,
     })
+}
+
+/// stackbench's sidecar files beside Criterion's output: the system probe and the target
+/// reports, with a note for each that is absent or unreadable (a plain Criterion crate has
+/// neither, which is fine but worth saying: its hardware cannot be checked).
+fn sidecar_files(
+    criterion_dir: &Path,
+) -> (
+    Option<serde_json::Value>,
+    Vec<serde_json::Value>,
+    Vec<String>,
+) {
+    let mut notes = Vec::new();
+    let system = match read_system_probe(criterion_dir) {
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            notes.push(format!("system probe unreadable, hardware unknown: {e}"));
+            None
+        }
+        None => {
+            notes.push(format!(
+                "no system probe in {} (not a stackbench run?): hardware unknown, so comparisons cannot check it",
+                criterion_dir.join("stackbench").display()
+            ));
+            None
+        }
+    };
+    let mut targets = Vec::new();
+    for report in read_target_reports(criterion_dir) {
+        match report.map(|r| serde_json::to_value(r).map_err(|e| e.to_string())) {
+            Ok(Ok(v)) => targets.push(v),
+            Ok(Err(e)) => notes.push(format!("target report not kept: {e}")),
+            Err(e) => notes.push(format!("target report unreadable: {e}")),
+        }
+    }
+    (system, targets, notes)
 }

@@ -32,12 +32,7 @@ pub fn render(c: &Comparison) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
+    let widths = column_widths(&header, &rows);
     let mut out = String::new();
     let _ = writeln!(out, "{} -> {}", c.baseline, c.candidate);
     for w in warnings(c) {
@@ -65,4 +60,15 @@ pub fn render(c: &Comparison) -> String {
     }
     let _ = writeln!(out, "{}", headline(c));
     out
+}
+
+/// The widest cell of each column, in characters.
+fn column_widths(header: &[&str; 8], rows: &[[String; 8]]) -> [usize; 8] {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    widths
 }
