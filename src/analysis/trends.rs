@@ -94,6 +94,10 @@ pub struct BenchmarkTrend {
     pub latest_change_percent: Option<f64>,
     /// Run-to-run spread (MAD of log medians, in %) over the recent runs.
     pub noise_floor_percent: Option<f64>,
+    /// What the latest run is measured against in the reports' bars: the level before the
+    /// most recent step when there is one, else `reference_ns`.
+    pub baseline_ns: Option<f64>,
+    pub latest_vs_baseline_percent: Option<f64>,
     pub status: TrendStatus,
 }
 
@@ -318,8 +322,11 @@ fn trend_of(
         runs.len() - 1,
         options,
     );
+    let baseline_ns = change_points.last().map(|cp| cp.before_ns).or(reference_ns);
     BenchmarkTrend {
         id: id.to_string(),
+        baseline_ns,
+        latest_vs_baseline_percent: baseline_ns.map(|b| percent_between(b, latest_ns)),
         points: points.to_vec(),
         change_points,
         slope_percent_per_run,

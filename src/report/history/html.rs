@@ -111,16 +111,17 @@ fn group_section(out: &mut String, g: &HardwareGroup, threshold: f64) {
         g.overall_status.as_str(),
         g.overall_status.as_str()
     );
-    out.push_str("<h3>Latest run vs the runs before it</h3><table><tr><th>status</th><th>benchmark</th><th>latest</th><th>change</th><th>steps</th></tr>");
+    out.push_str("<h3>Latest run vs baseline</h3><p>Baseline: the level before the most recent step, else the median of the previous runs.</p><table><tr><th>status</th><th>benchmark</th><th>baseline</th><th>latest</th><th>change</th><th>steps</th></tr>");
     for b in &g.benchmarks {
         let _ = write!(
             out,
-            "<tr><td class=\"{s}\">{s}</td><td><a href=\"#{anchor}\"><code>{id}</code></a></td><td>{latest}</td><td>{bar}</td><td>{steps}</td></tr>",
+            "<tr><td class=\"{s}\">{s}</td><td><a href=\"#{anchor}\"><code>{id}</code></a></td><td>{baseline}</td><td>{latest}</td><td>{bar}</td><td>{steps}</td></tr>",
             s = b.status.as_str(),
             anchor = escape(&format!("{}-{}", g.fingerprint, b.id)),
             id = escape(&b.id),
+            baseline = escape(&b.baseline_ns.map_or("n/a".into(), format_ns)),
             latest = escape(&format_ns(b.latest_ns)),
-            bar = bar(b.latest_change_percent, threshold),
+            bar = bar(b.latest_vs_baseline_percent, threshold),
             steps = b.change_points.len()
         );
     }
@@ -161,7 +162,7 @@ pub fn render(report: &TrendReport) -> String {
             if let Some(cp) = b.change_points.last() {
                 let _ = write!(
                     out,
-                    "<li><code>{}</code> on {}: {} → {} ({}) from run {}</li>",
+                    "<li><code>{}</code> on {}: {} → {} ({}) starting with {}</li>",
                     escape(&b.id),
                     escape(&g.fingerprint),
                     escape(&format_ns(cp.before_ns)),

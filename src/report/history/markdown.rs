@@ -42,7 +42,7 @@ fn group_section(out: &mut String, g: &HardwareGroup) {
             if let Some(cp) = b.change_points.last() {
                 let _ = writeln!(
                     out,
-                    "- `{}`: {} → {} ({}) from run `{}`",
+                    "- `{}`: {} → {} ({}) starting with `{}`",
                     b.id,
                     format_ns(cp.before_ns),
                     format_ns(cp.after_ns),
@@ -53,17 +53,18 @@ fn group_section(out: &mut String, g: &HardwareGroup) {
         }
         out.push('\n');
     }
-    out.push_str("| Status | Benchmark | History | Latest | vs previous runs | Slope/run | Noise | Steps |\n");
-    out.push_str("|---|---|---|---:|---:|---:|---:|---:|\n");
+    out.push_str("| Status | Benchmark | History | Latest | vs baseline | vs previous runs | Slope/run | Noise | Steps |\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
     for b in &g.benchmarks {
         let values: Vec<f64> = b.points.iter().map(|p| p.1).collect();
         let _ = writeln!(
             out,
-            "| {} | `{}` | {} | {} | {} | {} | {} | {} |",
+            "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |",
             b.status.as_str(),
             b.id.replace('|', "\\|"),
             sparkline(&values),
             format_ns(b.latest_ns),
+            format_percent(b.latest_vs_baseline_percent),
             format_percent(b.latest_change_percent),
             format_percent(b.slope_percent_per_run),
             b.noise_floor_percent
