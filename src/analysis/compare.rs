@@ -317,11 +317,14 @@ fn judge_all(
         })
         .collect();
     comparisons.sort_by(|a, b| {
-        a.status.cmp(&b.status).then(
-            b.change_percent
-                .unwrap_or(0.0)
-                .total_cmp(&a.change_percent.unwrap_or(0.0)),
-        )
+        a.status
+            .cmp(&b.status)
+            .then(
+                b.change_percent
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.change_percent.unwrap_or(0.0)),
+            )
+            .then_with(|| a.id.cmp(&b.id))
     });
     (comparisons, systemic.map(|s| s.1))
 }
