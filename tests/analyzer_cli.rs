@@ -754,3 +754,75 @@ fn concurrent_records_both_land_whole() {
         assert_eq!(v["benchmarks"].as_array().unwrap().len(), 12);
     }
 }
+
+#[test]
+fn missing_and_extra_fields_are_tolerated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    copy_tree(&fixture("0.8"), &tree);
+    let dir = find_benchmark(&tree, "new", "plain function");
+    // Only the id survives, plus fields a future Criterion might add.
+    std::fs::write(
+        dir.join("benchmark.json"),
+        r#"{"full_id":"plain function","future_field":{"a":1}}"#,
+    )
+    .unwrap();
+    let sample: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("sample.json")).unwrap()).unwrap();
+    let trimmed =
+        serde_json::json!({"iters": sample["iters"], "times": sample["times"], "new_stat": [1, 2]});
+    std::fs::write(dir.join("sample.json"), trimmed.to_string()).unwrap();
+    std::fs::remove_file(dir.join("estimates.json")).unwrap();
+    let tri = find_benchmark(&tree, "new", "gemm/cpu/triad/1MiB");
+    let renamed = std::fs::read_to_string(tri.join("benchmark.json"))
+        .unwrap()
+        .replace(r#"{"Bytes":3145728}"#, r#"{"Frobs":7}"#);
+    std::fs::write(tri.join("benchmark.json"), renamed).unwrap();
+
+    let results = tmp.path().join("results");
+    let out = run(
+        &[
+            "record",
+            "--criterion-dir",
+            tree.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let run_json = only_run(&results);
+    let benches = run_json["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 12, "nothing skipped");
+    let plain = benches
+        .iter()
+        .find(|b| b["id"] == "plain function")
+        .unwrap();
+    assert_eq!(plain["group"], "plain function");
+    assert!(plain["function"].is_null() && plain["estimates"].is_null());
+    assert!(plain["samples"]["sampling_mode"].is_null());
+    assert!(
+        plain["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("estimates.json"),
+        "{plain}"
+    );
+    let triad = benches
+        .iter()
+        .find(|b| b["id"] == "gemm/cpu/triad/1MiB")
+        .unwrap();
+    assert!(triad["throughput"].is_null());
+    assert!(
+        triad["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("unknown throughput kind"),
+        "{triad}"
+    );
+    let (_, json, _) = compare_json(
+        &["base", "new", "--criterion-dir", tree.to_str().unwrap()],
+        tmp.path(),
+    );
+    assert_eq!(json["comparisons"].as_array().unwrap().len(), 12);
+}
