@@ -579,6 +579,15 @@ fn runs_are_resolved_by_latest_previous_and_id() {
     );
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 24);
+    let out = run(
+        &[
+            "export",
+            "--results",
+            tmp.path().join("nothing").to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -402,7 +402,14 @@ fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
 }
 
 fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
-    let loaded = RunStore::new(&args.results).load_all()?;
+    let store = RunStore::new(&args.results);
+    if !store.runs_dir().is_dir() {
+        bail!(
+            "no runs in {} (record one with `analyze-trends record`)",
+            store.runs_dir().display()
+        );
+    }
+    let loaded = store.load_all()?;
     for p in &loaded.problems {
         eprintln!("warning: {p}");
     }
