@@ -12,6 +12,10 @@
 //! 5. otherwise `inconclusive` when the interval still reaches beyond
 //!    `inconclusive_factor`·threshold on either side (the data cannot rule out a change of
 //!    that size), else `unchanged`.
+//!
+//! Defaults (tuned with the simulator, see docs/benchmarks/analyzer.md): threshold 5 %,
+//! `fdr_q` 0.10, `ci_floor_fraction` 0 (the interval must exclude zero), `min_samples` 5,
+//! `inconclusive_factor` 2.
 
 use serde::Serialize;
 
