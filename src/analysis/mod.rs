@@ -1,2 +1,15 @@
 //! Verdicts: before/after comparison, the regression gate, trends over history and
 //! cross-hardware views. Judges run records; never knows how a number was measured.
+
+pub mod compare;
+pub mod noise;
+pub mod simulate;
+pub mod throughput;
+pub mod trends;
+pub mod verdict;
+
+pub use compare::{
+    BenchComparison, CompareError, CompareOptions, Comparison, HardwareCheck, Side, Summary,
+    SystemicShift, compare,
+};
+pub use verdict::{OverallStatus, Status, VerdictRule};

@@ -1,3 +1,4 @@
 //! Argument structs for the binaries: the binaries stay thin, the parsing is testable here.
 
+pub mod analyze_trends;
 pub mod stackbench;

@@ -1,2 +1,9 @@
 //! Report writers, one per format (terminal, Markdown, HTML, JSON, CSV), over one shared
-//! in-memory model of the analysis.
+//! in-memory model of the analysis: [`crate::analysis::Comparison`] for `compare`,
+//! [`crate::analysis::trends::TrendReport`] for the history report.
+
+pub mod comparison;
+mod format;
+pub mod history;
+
+pub use format::{format_ns, format_percent, sparkline};

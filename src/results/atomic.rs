@@ -31,6 +31,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
         .tempfile_in(dir)
         .map_err(wrap)?;
     tmp.write_all(bytes).map_err(wrap)?;
+    // The temporary file is created private (0600); runs and reports are shared files.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(wrap)?;
+    }
     tmp.as_file().sync_all().map_err(wrap)?;
     tmp.persist(path).map_err(|e| wrap(e.error))?;
     // The rename is durable only once the directory entry is: fsync the directory too.

@@ -1,0 +1,140 @@
+//! Rates beside times: GB/s for byte throughput, GFLOP/s (or Gelem/s) for elements, and
+//! percent of the probe's peak where the probe has one for that backend and precision.
+
+use crate::criterion_output::Throughput;
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rate {
+    /// `GB/s`, `Gbit/s`, `GFLOP/s` or `Gelem/s` (decimal giga, as peak tables are).
+    pub unit: &'static str,
+    pub value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent_of_peak: Option<f64>,
+}
+
+/// What the rate of one benchmark is measured against.
+#[derive(Clone, Debug, Default)]
+pub struct PeakTable {
+    /// (backend, metric, dtype, reference per second)
+    entries: Vec<(String, String, Option<String>, f64)>,
+    /// In stackbench runs `Elements` counts floating-point operations (ARCHITECTURE rule).
+    pub elements_are_flops: bool,
+}
+
+impl PeakTable {
+    /// From a probe's `peaks` list (raw JSON, so newer probe fields are harmless).
+    pub fn from_probe_peaks(peaks: &[serde_json::Value], from_stackbench: bool) -> Self {
+        let text =
+            |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
+        let entries = peaks
+            .iter()
+            .filter_map(|p| {
+                let reference = p
+                    .get("theoretical")
+                    .and_then(|x| x.as_f64())
+                    .or_else(|| p.get("measured").and_then(|x| x.as_f64()))?;
+                Some((
+                    text(p, "backend")?,
+                    text(p, "metric")?,
+                    text(p, "dtype"),
+                    reference,
+                ))
+            })
+            .filter(|e| e.3 > 0.0)
+            .collect();
+        PeakTable {
+            entries,
+            elements_are_flops: from_stackbench,
+        }
+    }
+
+    /// The peak for a stackbench id `<family>/<backend>/<function>/<value>`.
+    fn lookup(&self, id: &str, metric: &str) -> Option<f64> {
+        let parts: Vec<&str> = id.split('/').collect();
+        let backend = parts.get(1)?;
+        let function = parts.get(2).copied();
+        self.entries
+            .iter()
+            .find(|(b, m, dtype, _)| {
+                b == backend
+                    && m == metric
+                    && (metric == "bytes_per_second" || dtype.as_deref() == function)
+            })
+            .map(|e| e.3)
+    }
+
+    /// The rate of a benchmark that takes `ns` per iteration.
+    pub fn rate(&self, id: &str, throughput: &Throughput, ns: f64) -> Option<Rate> {
+        if !(ns.is_finite() && ns > 0.0) {
+            return None;
+        }
+        let per_second = |amount: u64| amount as f64 / (ns * 1e-9);
+        let (unit, value, metric) = match *throughput {
+            Throughput::Elements(e) if self.elements_are_flops => {
+                ("GFLOP/s", per_second(e), Some("flops_per_second"))
+            }
+            Throughput::Elements(e) => ("Gelem/s", per_second(e), None),
+            Throughput::Bits(b) => ("Gbit/s", per_second(b), None),
+            Throughput::Bytes(b) | Throughput::BytesDecimal(b) => {
+                ("GB/s", per_second(b), Some("bytes_per_second"))
+            }
+            Throughput::ElementsAndBytes { bytes, .. } => {
+                ("GB/s", per_second(bytes), Some("bytes_per_second"))
+            }
+        };
+        let percent_of_peak = metric
+            .and_then(|m| self.lookup(id, m))
+            .map(|peak| 100.0 * value / peak);
+        Some(Rate {
+            unit,
+            value: value / 1e9,
+            percent_of_peak,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_peaks() {
+        let peaks = serde_json::json!([
+            {"backend": "cpu", "device": "x", "metric": "flops_per_second", "dtype": "f32", "theoretical": 2e11, "measured": null},
+            {"backend": "cpu", "device": "x", "metric": "bytes_per_second", "dtype": null, "theoretical": null, "measured": 5e10}
+        ]);
+        let table = PeakTable::from_probe_peaks(peaks.as_array().unwrap(), true);
+        let r = table
+            .rate(
+                "gemm/cpu/f32/10",
+                &Throughput::Elements(1_000_000),
+                10_000.0,
+            )
+            .unwrap();
+        assert_eq!(r.unit, "GFLOP/s");
+        assert!((r.value - 100.0).abs() < 1e-9);
+        assert!((r.percent_of_peak.unwrap() - 50.0).abs() < 1e-9);
+        let r = table
+            .rate(
+                "memory_bandwidth/cpu/triad/1MiB",
+                &Throughput::Bytes(250),
+                10.0,
+            )
+            .unwrap();
+        assert!((r.value - 25.0).abs() < 1e-9 && (r.percent_of_peak.unwrap() - 50.0).abs() < 1e-9);
+        assert!(
+            table
+                .rate("gemm/cpu/f16/10", &Throughput::Elements(1), 1.0)
+                .unwrap()
+                .percent_of_peak
+                .is_none()
+        );
+        let plain = PeakTable::default();
+        assert_eq!(
+            plain.rate("a", &Throughput::Elements(1), 1.0).unwrap().unit,
+            "Gelem/s"
+        );
+        assert!(plain.rate("a", &Throughput::Bits(8), 0.0).is_none());
+    }
+}

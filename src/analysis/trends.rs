@@ -1,0 +1,339 @@
+//! Trends over the run history: runs grouped by hardware fingerprint and ordered by time;
+//! per benchmark, change points over the series of run medians (so one noisy run is not a
+//! regression and a sustained step is), a robust slope over the latest runs, the run-to-run
+//! noise floor, and a status.
+//!
+//! Status per benchmark, with threshold `T` %:
+//! - `regressed` / `improved`: the latest change point lies within the last
+//!   [`TrendOptions::recent_runs`] runs and moved the median by more than `T` %;
+//! - `suspect`: no such change point, but the latest run is more than
+//!   `max(T, 3 × noise floor)` % slower than the median of the runs before it (one run
+//!   cannot confirm a step; the next runs will);
+//! - `new`: fewer than 2 runs; `stable` otherwise.
+
+use super::verdict::OverallStatus;
+use crate::results::{RunRecord, parallel_map};
+use crate::stats::{detect_change_points, mad, median, theil_sen_slope};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct TrendOptions {
+    pub threshold_percent: f64,
+    /// Runs the slope is fitted over and within which a change point counts as recent.
+    pub recent_runs: usize,
+    pub min_segment: usize,
+    pub penalty: f64,
+    pub alpha: f64,
+}
+
+impl Default for TrendOptions {
+    fn default() -> Self {
+        TrendOptions {
+            threshold_percent: 5.0,
+            recent_runs: 10,
+            min_segment: 3,
+            penalty: 3.0,
+            alpha: 0.001,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrendStatus {
+    Regressed,
+    Suspect,
+    Improved,
+    Stable,
+    New,
+}
+
+impl TrendStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TrendStatus::Regressed => "regressed",
+            TrendStatus::Suspect => "suspect",
+            TrendStatus::Improved => "improved",
+            TrendStatus::Stable => "stable",
+            TrendStatus::New => "new",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub timestamp: String,
+    pub label: Option<String>,
+    pub git_revision: Option<String>,
+    pub benchmarks: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StepChange {
+    /// Index into the group's runs of the first run after the step.
+    pub run_index: usize,
+    pub run_id: String,
+    pub before_ns: f64,
+    pub after_ns: f64,
+    pub change_percent: f64,
+    pub p_value: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchmarkTrend {
+    pub id: String,
+    /// (run index in the group, median per-iteration ns of that run)
+    pub points: Vec<(usize, f64)>,
+    pub change_points: Vec<StepChange>,
+    pub slope_percent_per_run: Option<f64>,
+    pub latest_ns: f64,
+    /// Median of the up to `recent_runs` runs before the latest.
+    pub reference_ns: Option<f64>,
+    pub latest_change_percent: Option<f64>,
+    /// Run-to-run spread (MAD of log medians, in %) over the recent runs.
+    pub noise_floor_percent: Option<f64>,
+    /// What the latest run is measured against in the reports' bars: the level before the
+    /// most recent step when there is one, else `reference_ns`.
+    pub baseline_ns: Option<f64>,
+    pub latest_vs_baseline_percent: Option<f64>,
+    pub status: TrendStatus,
+}
+
+impl BenchmarkTrend {
+    /// The change a reader should see first: the step behind a `regressed` or `improved`
+    /// status, else the latest run against the runs before it.
+    pub fn headline_change(&self) -> Option<f64> {
+        match self.status {
+            TrendStatus::Regressed | TrendStatus::Improved => {
+                self.change_points.last().map(|c| c.change_percent)
+            }
+            _ => self.latest_change_percent,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HardwareGroup {
+    pub fingerprint: String,
+    pub runs: Vec<RunSummary>,
+    /// Sorted: regressed first, then suspect, improved, stable, new.
+    pub benchmarks: Vec<BenchmarkTrend>,
+    pub overall_status: OverallStatus,
+}
+
+/// The shared in-memory model of the history report.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrendReport {
+    pub schema: &'static str,
+    pub generated: String,
+    pub threshold_percent: f64,
+    pub groups: Vec<HardwareGroup>,
+    pub overall_status: OverallStatus,
+    /// Run files that could not be read, each with its reason.
+    pub problems: Vec<String>,
+}
+
+impl TrendReport {
+    pub fn regressions(&self) -> impl Iterator<Item = (&HardwareGroup, &BenchmarkTrend)> {
+        self.groups.iter().flat_map(|g| {
+            g.benchmarks
+                .iter()
+                .filter(|b| b.status == TrendStatus::Regressed)
+                .map(move |b| (g, b))
+        })
+    }
+}
+
+/// Builds the trend report over `runs` (any order).
+pub fn analyze_history(
+    runs: &[RunRecord],
+    options: &TrendOptions,
+    problems: Vec<String>,
+) -> TrendReport {
+    let mut by_hardware: BTreeMap<String, Vec<&RunRecord>> = BTreeMap::new();
+    for run in runs {
+        let key = run
+            .fingerprint
+            .clone()
+            .unwrap_or_else(|| "unknown hardware".into());
+        by_hardware.entry(key).or_default().push(run);
+    }
+    let groups: Vec<HardwareGroup> = by_hardware
+        .into_iter()
+        .map(|(fingerprint, mut group)| {
+            group.sort_by(|a, b| {
+                (a.created_unix_ms, &a.run_id).cmp(&(b.created_unix_ms, &b.run_id))
+            });
+            analyze_group(fingerprint, &group, options)
+        })
+        .collect();
+    let overall_status = groups
+        .iter()
+        .map(|g| g.overall_status)
+        .max()
+        .unwrap_or(OverallStatus::Healthy);
+    TrendReport {
+        schema: "stackbench.report.v1",
+        generated: crate::results::format_rfc3339_ms(crate::results::now_unix_ms()),
+        threshold_percent: options.threshold_percent,
+        groups,
+        overall_status,
+        problems,
+    }
+}
+
+fn analyze_group(
+    fingerprint: String,
+    runs: &[&RunRecord],
+    options: &TrendOptions,
+) -> HardwareGroup {
+    // Series of run medians per benchmark id.
+    let mut series: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
+    for (index, run) in runs.iter().enumerate() {
+        for b in &run.benchmarks {
+            series
+                .entry(b.id.as_str())
+                .or_default()
+                .push((index, median(&b.samples.per_iteration_ns())));
+        }
+    }
+    let entries: Vec<(&str, Vec<(usize, f64)>)> = series.into_iter().collect();
+    let mut benchmarks = parallel_map(&entries, |(id, points)| trend_of(id, points, runs, options));
+    benchmarks.sort_by(|a, b| {
+        a.status
+            .cmp(&b.status)
+            .then(
+                b.headline_change()
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.headline_change().unwrap_or(0.0)),
+            )
+            .then(a.id.cmp(&b.id))
+    });
+    let overall_status = if benchmarks
+        .iter()
+        .any(|b| b.status == TrendStatus::Regressed)
+    {
+        OverallStatus::Critical
+    } else if benchmarks.iter().any(|b| b.status == TrendStatus::Suspect) {
+        OverallStatus::Warning
+    } else {
+        OverallStatus::Healthy
+    };
+    HardwareGroup {
+        fingerprint,
+        runs: runs
+            .iter()
+            .map(|r| RunSummary {
+                run_id: r.run_id.clone(),
+                timestamp: r.timestamp.clone(),
+                label: r.label.clone(),
+                git_revision: r.git_revision.clone(),
+                benchmarks: r.benchmarks.len(),
+            })
+            .collect(),
+        benchmarks,
+        overall_status,
+    }
+}
+
+fn percent_between(from: f64, to: f64) -> f64 {
+    100.0 * (to / from - 1.0)
+}
+
+/// Change points of one benchmark's log-median series (`window` are its points), as steps
+/// between runs of the group.
+fn steps(
+    logs: &[f64],
+    window: &[(usize, f64)],
+    runs: &[&RunRecord],
+    options: &TrendOptions,
+) -> Vec<StepChange> {
+    detect_change_points(logs, options.min_segment, options.penalty, options.alpha)
+        .into_iter()
+        .map(|cp| {
+            let run_index = window[cp.index].0;
+            StepChange {
+                run_index,
+                run_id: runs[run_index].run_id.clone(),
+                before_ns: cp.before.exp(),
+                after_ns: cp.after.exp(),
+                change_percent: 100.0 * (cp.after - cp.before).exp_m1(),
+                p_value: cp.p_value,
+            }
+        })
+        .collect()
+}
+
+/// The status rule of the module documentation.
+fn status_of(
+    points: usize,
+    last_step: Option<&StepChange>,
+    latest_change_percent: Option<f64>,
+    noise_floor_percent: Option<f64>,
+    last_run_index: usize,
+    options: &TrendOptions,
+) -> TrendStatus {
+    let t = options.threshold_percent;
+    let recent_step = last_step.filter(|cp| {
+        last_run_index - cp.run_index < options.recent_runs && cp.change_percent.abs() > t
+    });
+    match (recent_step, latest_change_percent) {
+        _ if points < 2 => TrendStatus::New,
+        (Some(cp), _) if cp.change_percent > 0.0 => TrendStatus::Regressed,
+        (Some(_), _) => TrendStatus::Improved,
+        (None, Some(c)) if c > t.max(3.0 * noise_floor_percent.unwrap_or(0.0)) => {
+            TrendStatus::Suspect
+        }
+        _ => TrendStatus::Stable,
+    }
+}
+
+fn trend_of(
+    id: &str,
+    points: &[(usize, f64)],
+    runs: &[&RunRecord],
+    options: &TrendOptions,
+) -> BenchmarkTrend {
+    let window = &points[points
+        .len()
+        .saturating_sub(crate::stats::MAX_CHANGEPOINT_SERIES)..];
+    let logs: Vec<f64> = window.iter().map(|p| p.1.ln()).collect();
+    let change_points = steps(&logs, &points[points.len() - window.len()..], runs, options);
+    let latest_ns = points[points.len() - 1].1;
+    let n = points.len();
+    let previous: Vec<f64> = points[n.saturating_sub(options.recent_runs + 1)..n - 1]
+        .iter()
+        .map(|p| p.1)
+        .collect();
+    let reference_ns = (!previous.is_empty()).then(|| median(&previous));
+    let recent_logs: Vec<f64> = logs[logs.len().saturating_sub(options.recent_runs)..].to_vec();
+    let noise_floor_percent = (previous.len() >= 4)
+        .then(|| 100.0 * mad(&previous.iter().map(|v| v.ln()).collect::<Vec<_>>()));
+    let slope_percent_per_run =
+        (recent_logs.len() >= 3).then(|| 100.0 * theil_sen_slope(&recent_logs).exp_m1());
+    let latest_change_percent = reference_ns.map(|r| percent_between(r, latest_ns));
+    let status = status_of(
+        n,
+        change_points.last(),
+        latest_change_percent,
+        noise_floor_percent,
+        runs.len() - 1,
+        options,
+    );
+    let baseline_ns = change_points.last().map(|cp| cp.before_ns).or(reference_ns);
+    BenchmarkTrend {
+        id: id.to_string(),
+        baseline_ns,
+        latest_vs_baseline_percent: baseline_ns.map(|b| percent_between(b, latest_ns)),
+        points: points.to_vec(),
+        change_points,
+        slope_percent_per_run,
+        latest_ns,
+        reference_ns,
+        latest_change_percent,
+        noise_floor_percent,
+        status,
+    }
+}

@@ -1,0 +1,104 @@
+//! The comparison as Markdown for a pull-request comment: the verdict and warnings first,
+//! every non-unchanged benchmark in a table, unchanged ones folded away.
+
+use super::{cells, headline, warnings};
+use crate::analysis::{Comparison, Status};
+use std::fmt::Write;
+
+/// GitHub comments are limited to 65,536 characters: fold at most this many unchanged rows.
+const MAX_UNCHANGED_ROWS: usize = 300;
+
+/// Outside code spans `<` and `>` would start HTML.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Inside a code span only `|` needs escaping (GitHub splits table cells on it even there);
+/// entities would show literally.
+fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'").replace('|', "\\|"))
+}
+
+fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
+    out.push_str(
+        "| Status | Benchmark | Baseline | Candidate | Change | 95 % CI | q | Throughput |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---|---:|---|\n");
+    for row in rows {
+        let c = cells(row);
+        let icon = match row.status {
+            Status::Degraded => "🔴",
+            Status::Improved => "🟢",
+            Status::Inconclusive => "🟡",
+            Status::Unchanged => "⚪",
+        };
+        let _ = writeln!(
+            out,
+            "| {icon} {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.status,
+            code(&c.id),
+            c.baseline,
+            c.candidate,
+            c.change,
+            c.ci,
+            c.q,
+            escape(&c.rate)
+        );
+    }
+}
+
+pub fn render(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Benchmark comparison: {} → {}\n\n**{}**\n",
+        code(&c.baseline),
+        code(&c.candidate),
+        headline(c)
+    );
+    for w in warnings(c) {
+        let _ = writeln!(out, "> ⚠️ {}\n", escape(&w));
+    }
+    let (changed, unchanged): (Vec<_>, Vec<_>) = c
+        .comparisons
+        .iter()
+        .partition(|r| r.status != Status::Unchanged);
+    if !changed.is_empty() {
+        table(&mut out, &changed);
+    }
+    if !unchanged.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n<details><summary>{} unchanged</summary>\n",
+            unchanged.len()
+        );
+        table(
+            &mut out,
+            &unchanged[..unchanged.len().min(MAX_UNCHANGED_ROWS)],
+        );
+        if unchanged.len() > MAX_UNCHANGED_ROWS {
+            let _ = writeln!(out, "\n… and {} more", unchanged.len() - MAX_UNCHANGED_ROWS);
+        }
+        out.push_str("\n</details>\n");
+    }
+    for (title, list) in [("Added", &c.added), ("Removed", &c.removed)] {
+        if !list.is_empty() {
+            let ids: Vec<String> = list.iter().map(|id| code(id)).collect();
+            let _ = writeln!(out, "\n**{title}:** {}", ids.join(", "));
+        }
+    }
+    if !c.skipped.is_empty() {
+        out.push_str("\n**Skipped (unreadable):**\n");
+        for s in &c.skipped {
+            let _ = writeln!(out, "- {} {}: {}", s.side, code(&s.path), escape(&s.reason));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n<sub>Verdict: Hodges-Lehmann shift of log times, Moses 95 % CI, Mann-Whitney U with Benjamini-Hochberg q < {}; degraded = change > {} % and significant.</sub>",
+        c.rule.fdr_q, c.threshold_percent
+    );
+    out
+}

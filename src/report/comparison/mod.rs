@@ -1,0 +1,91 @@
+//! Writers of a [`Comparison`]: `table` for terminals, `markdown` for a PR comment, `json`
+//! for scripts (schema `stackbench.comparison.v1`).
+
+mod json;
+mod markdown;
+mod table;
+
+use crate::analysis::{BenchComparison, Comparison};
+use crate::report::format::{format_ns, format_percent};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ComparisonFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+/// Renders `comparison` in `format`.
+pub fn render(comparison: &Comparison, format: ComparisonFormat) -> String {
+    match format {
+        ComparisonFormat::Table => table::render(comparison),
+        ComparisonFormat::Json => json::render(comparison),
+        ComparisonFormat::Markdown => markdown::render(comparison),
+    }
+}
+
+/// The cells every human-readable writer shows for one row.
+pub(crate) struct Cells {
+    pub status: &'static str,
+    pub id: String,
+    pub baseline: String,
+    pub candidate: String,
+    pub change: String,
+    pub ci: String,
+    pub q: String,
+    pub rate: String,
+}
+
+pub(crate) fn cells(row: &BenchComparison) -> Cells {
+    let rate = row.throughput.as_ref().map_or(String::new(), |t| {
+        let peak = t
+            .candidate
+            .percent_of_peak
+            .map_or(String::new(), |p| format!(" ({p:.0} % of peak)"));
+        format!(
+            "{:.2} → {:.2} {}{peak}",
+            t.baseline.value, t.candidate.value, t.candidate.unit
+        )
+    });
+    let mut change = format_percent(row.change_percent);
+    if let Some(rel) = row.relative_change_percent {
+        change.push_str(&format!(" (rel {})", format_percent(Some(rel))));
+    }
+    Cells {
+        status: row.status.as_str(),
+        id: row.id.clone(),
+        baseline: format_ns(row.baseline_ns),
+        candidate: format_ns(row.candidate_ns),
+        change,
+        ci: row
+            .ci95_percent
+            .map_or("n/a".into(), |[lo, hi]| format!("[{lo:+.1}, {hi:+.1}]")),
+        q: row.q_value.map_or("n/a".into(), |q| format!("{q:.2e}")),
+        rate,
+    }
+}
+
+/// One line saying what the gate decided, shared by the writers.
+pub(crate) fn headline(c: &Comparison) -> String {
+    let s = &c.summary;
+    format!(
+        "{}: {} degraded, {} improved, {} unchanged, {} inconclusive, {} skipped (threshold {} %)",
+        s.overall_status.as_str().to_uppercase(),
+        s.total_degraded,
+        s.total_improved,
+        s.total_unchanged,
+        s.total_inconclusive,
+        s.total_skipped,
+        c.threshold_percent
+    )
+}
+
+/// Warnings every writer must show: hardware, systemic shift, notes.
+pub(crate) fn warnings(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(shift) = &c.summary.systemic_shift {
+        out.push(format!("SYSTEMIC SHIFT: {}", shift.message));
+    }
+    out.extend(c.summary.notes.iter().cloned());
+    out
+}

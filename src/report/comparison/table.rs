@@ -1,0 +1,74 @@
+//! The comparison as an aligned terminal table.
+
+use super::{cells, headline, warnings};
+use crate::analysis::Comparison;
+use std::fmt::Write;
+
+pub fn render(c: &Comparison) -> String {
+    let header = [
+        "status",
+        "benchmark",
+        "baseline",
+        "candidate",
+        "change",
+        "95% CI",
+        "q",
+        "throughput",
+    ];
+    let rows: Vec<[String; 8]> = c
+        .comparisons
+        .iter()
+        .map(|r| {
+            let c = cells(r);
+            [
+                c.status.into(),
+                c.id,
+                c.baseline,
+                c.candidate,
+                c.change,
+                c.ci,
+                c.q,
+                c.rate,
+            ]
+        })
+        .collect();
+    let widths = column_widths(&header, &rows);
+    let mut out = String::new();
+    let _ = writeln!(out, "{} -> {}", c.baseline, c.candidate);
+    for w in warnings(c) {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    let line = |out: &mut String, cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell}{}", " ".repeat(w - cell.chars().count())))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+    };
+    line(&mut out, &header.map(String::from));
+    for row in &rows {
+        line(&mut out, row);
+    }
+    for (title, list) in [("added", &c.added), ("removed", &c.removed)] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "{title}: {}", list.join(", "));
+        }
+    }
+    for s in &c.skipped {
+        let _ = writeln!(out, "skipped ({}): {}: {}", s.side, s.path, s.reason);
+    }
+    let _ = writeln!(out, "{}", headline(c));
+    out
+}
+
+/// The widest cell of each column, in characters.
+fn column_widths(header: &[&str; 8], rows: &[[String; 8]]) -> [usize; 8] {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    widths
+}

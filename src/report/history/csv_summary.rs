@@ -1,0 +1,48 @@
+//! `summary.csv`: one row per benchmark per hardware group, for spreadsheets.
+
+use crate::analysis::trends::TrendReport;
+
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    fingerprint: &'a str,
+    id: &'a str,
+    status: &'static str,
+    runs: usize,
+    latest_ns: f64,
+    reference_ns: Option<f64>,
+    latest_change_percent: Option<f64>,
+    baseline_ns: Option<f64>,
+    latest_vs_baseline_percent: Option<f64>,
+    slope_percent_per_run: Option<f64>,
+    noise_floor_percent: Option<f64>,
+    change_points: usize,
+    last_change_run: Option<&'a str>,
+    last_change_percent: Option<f64>,
+}
+
+pub fn render(report: &TrendReport) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for g in &report.groups {
+        for b in &g.benchmarks {
+            let last = b.change_points.last();
+            // Writing plain rows into memory cannot fail.
+            let _ = writer.serialize(Row {
+                fingerprint: &g.fingerprint,
+                id: &b.id,
+                status: b.status.as_str(),
+                runs: b.points.len(),
+                latest_ns: b.latest_ns,
+                reference_ns: b.reference_ns,
+                latest_change_percent: b.latest_change_percent,
+                baseline_ns: b.baseline_ns,
+                latest_vs_baseline_percent: b.latest_vs_baseline_percent,
+                slope_percent_per_run: b.slope_percent_per_run,
+                noise_floor_percent: b.noise_floor_percent,
+                change_points: b.change_points.len(),
+                last_change_run: last.map(|c| c.run_id.as_str()),
+                last_change_percent: last.map(|c| c.change_percent),
+            });
+        }
+    }
+    writer.into_inner().unwrap_or_default()
+}

@@ -1,0 +1,76 @@
+//! `report.md`: status, regressions first, then every benchmark with a sparkline.
+
+use super::run_name;
+use crate::analysis::trends::{HardwareGroup, TrendReport, TrendStatus};
+use crate::report::format::{format_ns, format_percent, sparkline};
+use std::fmt::Write;
+
+pub fn render(report: &TrendReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Benchmark trends\n\nOverall: **{}** · generated {} · threshold {} %\n",
+        report.overall_status.as_str(),
+        report.generated,
+        report.threshold_percent
+    );
+    for p in &report.problems {
+        let _ = writeln!(out, "> ⚠️ run not read: {p}\n");
+    }
+    for g in &report.groups {
+        group_section(&mut out, g);
+    }
+    out
+}
+
+fn group_section(out: &mut String, g: &HardwareGroup) {
+    let _ = writeln!(
+        out,
+        "## Hardware `{}` — {} runs, {}\n",
+        g.fingerprint,
+        g.runs.len(),
+        g.overall_status.as_str()
+    );
+    let regressions: Vec<_> = g
+        .benchmarks
+        .iter()
+        .filter(|b| b.status == TrendStatus::Regressed)
+        .collect();
+    if !regressions.is_empty() {
+        out.push_str("### Regressions\n\n");
+        for b in regressions {
+            if let Some(cp) = b.change_points.last() {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: {} → {} ({}) starting with `{}`",
+                    b.id,
+                    format_ns(cp.before_ns),
+                    format_ns(cp.after_ns),
+                    format_percent(Some(cp.change_percent)),
+                    run_name(g, cp.run_index)
+                );
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("| Status | Benchmark | History | Latest | vs baseline | vs previous runs | Slope/run | Noise | Steps |\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for b in &g.benchmarks {
+        let values: Vec<f64> = b.points.iter().map(|p| p.1).collect();
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            b.status.as_str(),
+            b.id.replace('|', "\\|"),
+            sparkline(&values),
+            format_ns(b.latest_ns),
+            format_percent(b.latest_vs_baseline_percent),
+            format_percent(b.latest_change_percent),
+            format_percent(b.slope_percent_per_run),
+            b.noise_floor_percent
+                .map_or("n/a".into(), |n| format!("{n:.2} %")),
+            b.change_points.len()
+        );
+    }
+    out.push('\n');
+}

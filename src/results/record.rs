@@ -1,0 +1,132 @@
+//! Turns one Criterion baseline (plus stackbench's sidecar files, when present) into a run
+//! record. `compare` uses the same path for a Criterion baseline, unsaved, so a baseline
+//! and a recorded run are judged identically.
+
+use super::run::{BenchmarkRecord, RUN_SCHEMA, RunRecord, SourceInfo};
+use super::time::{format_rfc3339_ms, now_unix_ms};
+use crate::criterion_output::{CriterionError, CriterionTree};
+use crate::harness::sidecar::{read_system_probe, read_target_reports};
+use std::path::Path;
+
+/// A run id that sorts by time and cannot collide between concurrent processes:
+/// `20261121T121500123Z-p4242-7f3a`.
+pub fn new_run_id(unix_ms: u64) -> String {
+    let stamp: String = format_rfc3339_ms(unix_ms)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{stamp}-p{}-{:04x}", std::process::id(), nanos & 0xffff)
+}
+
+/// Reads `baseline` under `criterion_dir` into a run (not yet saved).
+pub fn run_from_criterion(
+    criterion_dir: &Path,
+    baseline: &str,
+    label: Option<String>,
+) -> Result<RunRecord, CriterionError> {
+    run_from_tree(&CriterionTree::scan(criterion_dir)?, baseline, label)
+}
+
+/// As [`run_from_criterion`], over a tree already scanned.
+pub fn run_from_tree(
+    tree: &CriterionTree,
+    baseline: &str,
+    label: Option<String>,
+) -> Result<RunRecord, CriterionError> {
+    build_run(tree, baseline, label, true)
+}
+
+/// A baseline read only for comparing it: without Criterion's estimates and the git state,
+/// which the verdict does not use (about a third of the reading on a large tree).
+pub fn run_for_comparison(
+    tree: &CriterionTree,
+    baseline: &str,
+) -> Result<RunRecord, CriterionError> {
+    build_run(tree, baseline, None, false)
+}
+
+fn build_run(
+    tree: &CriterionTree,
+    baseline: &str,
+    label: Option<String>,
+    full: bool,
+) -> Result<RunRecord, CriterionError> {
+    let criterion_dir = tree.root.as_path();
+    let read = tree.read_with(baseline, full)?;
+    let (system, targets, notes) = sidecar_files(criterion_dir);
+    let fingerprint = system
+        .as_ref()
+        .and_then(|s| s.get("fingerprint"))
+        .and_then(|f| f.as_str())
+        .map(String::from);
+    let (git_revision, git_dirty) = if full {
+        crate::system::software::git_state(Path::new("."))
+    } else {
+        (None, None)
+    };
+    let created_unix_ms = now_unix_ms();
+    Ok(RunRecord {
+        schema: RUN_SCHEMA.into(),
+        run_id: new_run_id(created_unix_ms),
+        created_unix_ms,
+        timestamp: format_rfc3339_ms(created_unix_ms),
+        label,
+        git_revision,
+        git_dirty,
+        source: SourceInfo {
+            criterion_dir: criterion_dir.display().to_string(),
+            baseline: baseline.to_string(),
+            analyzer_version: env!("CARGO_PKG_VERSION").into(),
+        },
+        fingerprint,
+        system,
+        targets,
+        notes,
+        benchmarks: read
+            .benchmarks
+            .into_iter()
+            .map(BenchmarkRecord::from)
+            .collect(),
+        skipped: read.skipped,
+    })
+}
+
+/// stackbench's sidecar files beside Criterion's output: the system probe and the target
+/// reports, with a note for each that is absent or unreadable (a plain Criterion crate has
+/// neither, which is fine but worth saying: its hardware cannot be checked).
+fn sidecar_files(
+    criterion_dir: &Path,
+) -> (
+    Option<serde_json::Value>,
+    Vec<serde_json::Value>,
+    Vec<String>,
+) {
+    let mut notes = Vec::new();
+    let system = match read_system_probe(criterion_dir) {
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            notes.push(format!("system probe unreadable, hardware unknown: {e}"));
+            None
+        }
+        None => {
+            notes.push(format!(
+                "no system probe in {} (not a stackbench run?): hardware unknown, so comparisons cannot check it",
+                criterion_dir.join("stackbench").display()
+            ));
+            None
+        }
+    };
+    let mut targets = Vec::new();
+    for report in read_target_reports(criterion_dir) {
+        match report.map(|r| serde_json::to_value(r).map_err(|e| e.to_string())) {
+            Ok(Ok(v)) => targets.push(v),
+            Ok(Err(e)) => notes.push(format!("target report not kept: {e}")),
+            Err(e) => notes.push(format!("target report unreadable: {e}")),
+        }
+    }
+    (system, targets, notes)
+}

@@ -1,0 +1,104 @@
+//! The run record: schema `stackbench.run.v1`, one file per recorded Criterion baseline.
+
+use crate::criterion_output::{
+    CriterionBenchmark, Estimates, SampleFile, SkippedBenchmark, Throughput,
+};
+use serde::{Deserialize, Serialize};
+
+pub const RUN_SCHEMA_PREFIX: &str = "stackbench.run.v";
+pub const RUN_SCHEMA_VERSION: u32 = 1;
+pub const RUN_SCHEMA: &str = "stackbench.run.v1";
+
+/// Raw samples exactly as Criterion wrote them (total ns per sample, iterations per sample).
+pub type Samples = SampleFile;
+
+/// Where the run was read from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceInfo {
+    pub criterion_dir: String,
+    pub baseline: String,
+    pub analyzer_version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkRecord {
+    /// Criterion's full id (`group/function/value`), the key across runs.
+    pub id: String,
+    pub group: String,
+    #[serde(default)]
+    pub function: Option<String>,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub throughput: Option<Throughput>,
+    /// Criterion's own estimates, kept for reference; verdicts use the samples.
+    #[serde(default)]
+    pub estimates: Option<Estimates>,
+    pub samples: Samples,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl From<CriterionBenchmark> for BenchmarkRecord {
+    fn from(b: CriterionBenchmark) -> Self {
+        BenchmarkRecord {
+            id: b.id,
+            group: b.group,
+            function: b.function,
+            value: b.value,
+            throughput: b.throughput,
+            estimates: b.estimates,
+            samples: b.samples,
+            notes: b.notes,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema: String,
+    pub run_id: String,
+    pub created_unix_ms: u64,
+    /// RFC 3339 UTC, for people; ordering uses `created_unix_ms`.
+    pub timestamp: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub git_revision: Option<String>,
+    #[serde(default)]
+    pub git_dirty: Option<bool>,
+    pub source: SourceInfo,
+    /// Copied from the system probe: runs are grouped and compared within one fingerprint.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+    /// The system probe as written beside Criterion's output, kept verbatim.
+    #[serde(default)]
+    pub system: Option<serde_json::Value>,
+    /// stackbench's per-target outcome files (skipped and failed benchmarks with reasons).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    pub benchmarks: Vec<BenchmarkRecord>,
+    #[serde(default)]
+    pub skipped: Vec<SkippedBenchmark>,
+}
+
+impl RunRecord {
+    pub fn benchmark(&self, id: &str) -> Option<&BenchmarkRecord> {
+        self.benchmarks
+            .binary_search_by(|b| b.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.benchmarks[i])
+    }
+
+    /// Peaks from the probe, as raw JSON objects (empty when no probe).
+    pub fn peaks(&self) -> Vec<serde_json::Value> {
+        self.system
+            .as_ref()
+            .and_then(|s| s.get("peaks"))
+            .and_then(|p| p.as_array())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
