@@ -25,7 +25,9 @@ struct Shared {
     panicked: AtomicBool,
 }
 
-/// `threads` workers; the calling thread is worker 0, so `run` costs one wake-up.
+/// `threads` dedicated workers, each pinned to one allowed CPU. The calling thread is never
+/// pinned: threads inherit their creator's affinity, so pinning it would confine every
+/// thread spawned later (rayon's pool for GEMM among them) to one CPU.
 pub struct StaticPool {
     threads: usize,
     shared: Arc<Shared>,
@@ -46,13 +48,20 @@ impl StaticPool {
             done: Condvar::new(),
             panicked: AtomicBool::new(false),
         });
-        pin_current_thread(0);
-        let workers = (1..threads)
+        // Read once, before any pinning, so every worker picks from the full set.
+        let cpus = allowed_cpus();
+        let workers = (0..threads)
             .map(|index| {
                 let shared = Arc::clone(&shared);
+                let cpu = cpus.as_ref().map(|c| c[index % c.len()]);
                 std::thread::Builder::new()
                     .name(format!("stackbench-worker-{index}"))
-                    .spawn(move || worker_loop(index, &shared))
+                    .spawn(move || {
+                        if let Some(cpu) = cpu {
+                            pin_current_thread(cpu);
+                        }
+                        worker_loop(index, &shared)
+                    })
                     .expect("spawning a worker thread")
             })
             .collect();
@@ -71,18 +80,17 @@ impl StaticPool {
     pub fn run<F: Fn(usize) + Sync>(&self, job: F) {
         let job_ref: &(dyn Fn(usize) + Sync) = &job;
         // SAFETY: the reference is only used by workers between this point and the wait
-        // below (also reached on unwinding, through the guard), so it never outlives `job`.
+        // in the guard's drop (reached on every exit path), so it never outlives `job`.
         let job_static: JobRef =
             unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), JobRef>(job_ref) };
+        let guard = WaitGuard(&self.shared);
         {
             let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
             state.generation += 1;
             state.job = Some(job_static);
-            state.pending = self.threads - 1;
+            state.pending = self.threads;
         }
         self.shared.start.notify_all();
-        let guard = WaitGuard(&self.shared);
-        job(0);
         drop(guard);
         if self.shared.panicked.swap(false, Ordering::SeqCst) {
             panic!("a stackbench worker thread panicked");
@@ -158,28 +166,36 @@ impl Drop for StaticPool {
     }
 }
 
-/// Pins the calling thread to the `index`-th CPU it is allowed to run on. Best effort:
-/// where affinity cannot be set (containers, non-Linux) the thread simply floats.
-fn pin_current_thread(index: usize) {
+/// The CPUs this process may run on (Linux affinity mask); `None` where it cannot be read.
+fn allowed_cpus() -> Option<Vec<usize>> {
     #[cfg(target_os = "linux")]
     // SAFETY: cpu_set_t is plain data; the calls only read and write it.
     unsafe {
         let mut allowed: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
-            return;
+            return None;
         }
         let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
             .filter(|&c| libc::CPU_ISSET(c, &allowed))
             .collect();
-        if cpus.is_empty() {
-            return;
-        }
+        (!cpus.is_empty()).then_some(cpus)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Pins the calling thread to `cpu`. Best effort: where affinity cannot be set
+/// (containers that forbid it, non-Linux) the thread simply floats.
+fn pin_current_thread(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: as above.
+    unsafe {
         let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpus[index % cpus.len()], &mut one);
+        libc::CPU_SET(cpu, &mut one);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = index;
+    let _ = cpu;
 }
 
 #[cfg(test)]
@@ -201,6 +217,18 @@ mod tests {
                 assert_eq!(next, len);
             }
         }
+    }
+
+    #[test]
+    fn the_calling_thread_keeps_every_cpu() {
+        let before = allowed_cpus();
+        let pool = StaticPool::new(2);
+        pool.run(|_| ());
+        assert_eq!(
+            allowed_cpus(),
+            before,
+            "threads spawned later inherit the caller's affinity"
+        );
     }
 
     #[test]
