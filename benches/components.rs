@@ -1,7 +1,7 @@
 //! `cargo bench --bench components`: the installed Python components (PyTorch, attention,
 //! Triton, vLLM, DeepSpeed, ONNX Runtime, OpenVINO, MIGraphX, a tiny GPT), each driven
 //! through its worker in the user's Python (`STACKBENCH_PYTHON`, else the active env).
-//! Ids `components/<component>/<benchmark>/<parameters>`; see docs/benchmarks/components.md.
+//! Ids `components/<component>/<benchmark>/<parameters>`; see BENCHMARKS.md, "Components".
 
 use stackbench::components::{self, RunnerConfig};
 use stackbench::harness::Harness;

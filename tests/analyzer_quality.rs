@@ -1,6 +1,6 @@
 //! The gate's quality bar, asserted at fixed seeds through the real binary: simulated
 //! Criterion trees with known injected changes (distributions in `analysis::simulate` and
-//! docs/benchmarks/analyzer.md), judged by `analyze-trends compare`.
+//! BENCHMARKS.md, "The regression gate"), judged by `analyze-trends compare`.
 //!
 //! - 100 samples, 3 % noise: ≥ 97 % of slowdowns of 7.5 % .. 15 % flagged, ≤ 0.5 % of
 //!   benchmarks with a true change within ±2 % flagged;

@@ -1,6 +1,6 @@
 //! Before/after comparison of two runs (a Criterion baseline is read into an unsaved run
 //! first), the core of the PR gate. The verdict comes from the raw samples; see
-//! [`super::verdict`] for the rule and `docs/benchmarks/analyzer.md` for its tuning.
+//! [`super::verdict`] for the rule and BENCHMARKS.md ("The regression gate") for its tuning.
 
 use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};

@@ -13,7 +13,7 @@
 //!    `inconclusive_factor`·threshold on either side (the data cannot rule out a change of
 //!    that size), else `unchanged`.
 //!
-//! Defaults (tuned with the simulator, see docs/benchmarks/analyzer.md): threshold 5 %,
+//! Defaults (tuned with the simulator, see BENCHMARKS.md, "The regression gate"): threshold 5 %,
 //! `fdr_q` 0.10, `ci_floor_fraction` 0 (the interval must exclude zero), `min_samples` 5,
 //! `inconclusive_factor` 2.
 
