@@ -120,29 +120,34 @@ if ! build_log=$(cargo bench --no-run "${build_args[@]}" 2>&1); then
 fi
 cargo build --release --quiet --bin analyze-trends --bin stackbench || die "building the binaries failed"
 
-# Which ids each target would run: also how a filter that matches nothing is caught.
-list_ids() {
-    local target="$1"
-    if [[ -n "$filter" ]]; then
-        cargo bench --quiet --bench "$target" -- --list "$filter" 2>/dev/null
-    else
-        cargo bench --quiet --bench "$target" -- --list 2>/dev/null
-    fi | sed -n 's/: benchmark$//p'
+# Which ids each target would run (stdout, Criterion's list format) and which it would
+# record as skipped with a reason (stderr, "skipped <id>: <reason>"). A target with only
+# skips still runs, so its reasons reach the run record; a filter matching neither is an error.
+list_target() {
+    local target="$1" listing="$2"
+    local args=(--list)
+    [[ -n "$filter" ]] && args+=("$filter")
+    cargo bench --quiet --bench "$target" -- "${args[@]}" >"$listing.out" 2>"$listing.err"
+    sed -n 's/: benchmark$//p' "$listing.out" >"$listing.ids"
+    sed -n 's/^skipped \([^:]*\): .*/\1/p' "$listing.err" >"$listing.skips"
 }
 
-declare -A selected
-total_selected=0
+listing_dir=$(mktemp -d) || die "cannot create a temporary directory"
+trap 'rm -rf "$listing_dir"' EXIT
+declare -A selected skipped
+total=0
 for target in "${targets[@]}"; do
-    ids=$(list_ids "$target")
-    count=$(grep -c . <<<"$ids" || true)
-    selected[$target]=$count
-    total_selected=$((total_selected + count))
-    if [[ $list -eq 1 && -n "$ids" ]]; then
-        echo "$ids"
+    list_target "$target" "$listing_dir/$target"
+    selected[$target]=$(grep -c . "$listing_dir/$target.ids" || true)
+    skipped[$target]=$(grep -c . "$listing_dir/$target.skips" || true)
+    total=$((total + selected[$target] + skipped[$target]))
+    if [[ $list -eq 1 ]]; then
+        cat "$listing_dir/$target.ids"
+        sed 's/^/(skipped here) /' "$listing_dir/$target.skips" >&2
     fi
 done
 
-if [[ $total_selected -eq 0 ]]; then
+if [[ $total -eq 0 ]]; then
     if [[ -n "$filter" ]]; then
         die "the filter '$filter' matches no benchmark (try: ./run_benchmarks.sh --list)"
     fi
@@ -160,11 +165,11 @@ say "suite: $suite${filter:+, filter: $filter}${label:+, label: $label}${baselin
 failed=()
 start_all=$(date +%s)
 for target in "${targets[@]}"; do
-    if [[ ${selected[$target]} -eq 0 ]]; then
-        say "$target: no benchmark selected, skipped"
+    if [[ $((selected[$target] + skipped[$target])) -eq 0 ]]; then
+        say "$target: no benchmark selected"
         continue
     fi
-    say "$target (${selected[$target]} benchmarks; log: $log_dir/$target.log)"
+    say "$target (${selected[$target]} to run, ${skipped[$target]} skipped here; log: $log_dir/$target.log)"
     start=$(date +%s)
     if [[ -n "$filter" ]]; then
         cargo bench --quiet --bench "$target" -- "${criterion_args[@]}" "$filter" 2>&1 | tee "$log_dir/$target.log"

@@ -79,10 +79,15 @@ impl Harness {
     /// Records that `id` cannot run here and why; it is printed and kept in the run.
     pub fn skip(&mut self, id: &BenchId, reason: impl Into<String>) {
         let reason = reason.into();
-        if self.args.list || !self.selected(id) {
+        if !self.selected(id) {
             return;
         }
+        // Listed on stderr in --list mode: stdout stays Criterion's own format, and a
+        // caller can still see that the id exists and why it will not run.
         eprintln!("skipped {}: {reason}", id.full());
+        if self.args.list {
+            return;
+        }
         self.report.record(id, BenchmarkOutcome::Skipped { reason });
     }
 
