@@ -114,10 +114,23 @@ impl BenchmarkTrend {
     }
 }
 
+/// A benchmark the latest run of a group did not measure, and why: a precision or backend
+/// this machine lacks (skipped) or a benchmark that broke (failed). The report shows them
+/// so nothing is silently missing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NotMeasured {
+    pub id: String,
+    /// `skipped` or `failed`.
+    pub outcome: &'static str,
+    pub reason: String,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct HardwareGroup {
     pub fingerprint: String,
     pub runs: Vec<RunSummary>,
+    /// From the latest run's bench-target records; failed first, then skipped, by id.
+    pub not_measured: Vec<NotMeasured>,
     /// Sorted: regressed first, then suspect, improved, stable, new.
     pub benchmarks: Vec<BenchmarkTrend>,
     pub overall_status: OverallStatus,
@@ -221,8 +234,10 @@ fn analyze_group(
     } else {
         OverallStatus::Healthy
     };
+    let not_measured = runs.last().map(|r| not_measured(r)).unwrap_or_default();
     HardwareGroup {
         fingerprint,
+        not_measured,
         runs: runs
             .iter()
             .map(|r| RunSummary {
@@ -336,4 +351,32 @@ fn trend_of(
         noise_floor_percent,
         status,
     }
+}
+
+/// The skipped and failed benchmarks recorded by the bench targets of `run`. Target
+/// records that do not parse (another tool's, or a future version's) are passed over:
+/// they carry no measurement, so nothing judged depends on them.
+pub fn not_measured(run: &RunRecord) -> Vec<NotMeasured> {
+    use crate::harness::sidecar::{BenchmarkOutcome, TargetReport};
+    let mut rows: Vec<NotMeasured> = run
+        .targets
+        .iter()
+        .filter_map(|value| serde_json::from_value::<TargetReport>(value.clone()).ok())
+        .flat_map(|target| target.benchmarks.into_iter())
+        .filter_map(|(id, entry)| match entry.outcome {
+            BenchmarkOutcome::Skipped { reason } => Some(NotMeasured {
+                id,
+                outcome: "skipped",
+                reason,
+            }),
+            BenchmarkOutcome::Failed { error } => Some(NotMeasured {
+                id,
+                outcome: "failed",
+                reason: error,
+            }),
+            BenchmarkOutcome::Measured { .. } => None,
+        })
+        .collect();
+    rows.sort_by(|a, b| a.outcome.cmp(b.outcome).then_with(|| a.id.cmp(&b.id)));
+    rows
 }

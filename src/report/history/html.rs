@@ -125,7 +125,26 @@ fn group_section(out: &mut String, g: &HardwareGroup, threshold: f64) {
             steps = b.change_points.len()
         );
     }
-    out.push_str("</table><h3>History</h3>");
+    out.push_str("</table>");
+    if !g.not_measured.is_empty() {
+        out.push_str("<h3>Not measured in the latest run</h3><table><tr><th>outcome</th><th>benchmark</th><th>reason</th></tr>");
+        for n in &g.not_measured {
+            let class = if n.outcome == "failed" {
+                "regressed"
+            } else {
+                "new"
+            };
+            let _ = write!(
+                out,
+                "<tr><td class=\"{class}\">{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                n.outcome,
+                escape(&n.id),
+                escape(&n.reason)
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("<h3>History</h3>");
     for b in &g.benchmarks {
         let _ = write!(
             out,

@@ -53,6 +53,19 @@ fn group_section(out: &mut String, g: &HardwareGroup) {
         }
         out.push('\n');
     }
+    if !g.not_measured.is_empty() {
+        out.push_str("### Not measured in the latest run\n\n| Outcome | Benchmark | Reason |\n|---|---|---|\n");
+        for n in &g.not_measured {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} |",
+                n.outcome,
+                n.id,
+                n.reason.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+        out.push('\n');
+    }
     out.push_str("| Status | Benchmark | History | Latest | vs baseline | vs previous runs | Slope/run | Noise | Steps |\n");
     out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
     for b in &g.benchmarks {

@@ -42,3 +42,71 @@ pub(crate) fn run_name(
         .map(|r| r.label.clone().unwrap_or_else(|| r.run_id.clone()))
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod not_measured_tests {
+    use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
+    use crate::analysis::trends::{TrendOptions, analyze_history};
+    use crate::harness::sidecar::{BenchmarkOutcome, TargetReport};
+    use crate::workload::{BenchId, Suite};
+
+    #[test]
+    fn the_latest_runs_skips_and_failures_reach_the_report_model() {
+        let mut runs = simulate_history(&HistoryScenario {
+            runs: 3,
+            benchmarks: 4,
+            stepped: 0,
+            step_at: 0,
+            step_percent: 0.0,
+            run: Scenario::clean(1),
+        });
+        let mut target = TargetReport::new("gemm", Suite::Quick);
+        target.record(
+            &BenchId::new("gemm", "cuda", "all", "all"),
+            BenchmarkOutcome::Skipped {
+                reason: "no driver".into(),
+            },
+        );
+        target.record(
+            &BenchId::new("gemm", "cpu", "f16", "512x512x512"),
+            BenchmarkOutcome::Failed {
+                error: "wrong result".into(),
+            },
+        );
+        target.record(
+            &BenchId::new("gemm", "cpu", "f32", "512x512x512"),
+            BenchmarkOutcome::Measured {
+                notes: Default::default(),
+            },
+        );
+        let last = runs.len() - 1;
+        runs[last]
+            .targets
+            .push(serde_json::to_value(&target).unwrap());
+        // A record this version cannot parse is passed over, not fatal.
+        runs[last]
+            .targets
+            .push(serde_json::json!({"schema": "someone.else.v9"}));
+        let report = analyze_history(&runs, &TrendOptions::default(), Vec::new());
+        let rows = &report.groups[0].not_measured;
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            (rows[0].outcome, rows[0].id.as_str()),
+            ("failed", "gemm/cpu/f16/512x512x512")
+        );
+        assert_eq!(
+            (rows[1].outcome, rows[1].reason.as_str()),
+            ("skipped", "no driver")
+        );
+        let markdown = super::markdown::render(&report);
+        assert!(
+            markdown.contains("| failed | `gemm/cpu/f16/512x512x512` | wrong result |"),
+            "{markdown}"
+        );
+        let terminal = super::terminal::render(&report);
+        assert!(
+            terminal.contains("FAILED gemm/cpu/f16/512x512x512: wrong result"),
+            "{terminal}"
+        );
+    }
+}

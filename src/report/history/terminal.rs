@@ -30,6 +30,26 @@ pub fn render(report: &TrendReport) -> String {
             count(TrendStatus::Improved),
             count(TrendStatus::Stable)
         );
+        let failed = g
+            .not_measured
+            .iter()
+            .filter(|n| n.outcome == "failed")
+            .count();
+        if !g.not_measured.is_empty() {
+            let _ = writeln!(
+                out,
+                "  latest run: {failed} failed, {} skipped (reasons in report.md)",
+                g.not_measured.len() - failed
+            );
+        }
+        for n in g
+            .not_measured
+            .iter()
+            .filter(|n| n.outcome == "failed")
+            .take(TOP)
+        {
+            let _ = writeln!(out, "  FAILED {}: {}", n.id, n.reason);
+        }
         let width = g
             .benchmarks
             .iter()
