@@ -4,7 +4,6 @@
 //! throughput 4·B·S²·H·D FLOPs (half when causal). Each record notes the kernel's memory.
 
 use criterion::Throughput;
-use stackbench::backend;
 use stackbench::harness::Harness;
 use stackbench::workload::BenchId;
 use stackbench::workload::attention::AttentionKernel;
@@ -15,10 +14,7 @@ const FAMILY: &str = "attention";
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);
     let suite = harness.suite();
-    let (backends, unavailable) = backend::open_available();
-    for (kind, reason) in unavailable {
-        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
-    }
+    let backends = harness.open_backends(FAMILY);
     for backend in &backends {
         for dtype in backend.attention_dtypes() {
             for shape in backend.attention_shapes(suite) {

@@ -2,7 +2,6 @@
 //! Ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`; throughput 2·M·N·K elements, i.e. FLOP/s.
 
 use criterion::Throughput;
-use stackbench::backend;
 use stackbench::harness::Harness;
 use stackbench::workload::gemm::in_quick_suite;
 use stackbench::workload::{BenchId, Suite};
@@ -13,10 +12,7 @@ const FAMILY: &str = "gemm";
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);
     let suite = harness.suite();
-    let (backends, unavailable) = backend::open_available();
-    for (kind, reason) in unavailable {
-        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
-    }
+    let backends = harness.open_backends(FAMILY);
     for backend in &backends {
         for dtype in backend.gemm_dtypes() {
             for shape in backend.gemm_shapes(suite) {

@@ -4,7 +4,6 @@
 //! GPU backends add copies: `memory_bandwidth/<backend>/{h2d,d2h}_{pinned,pageable}|d2d/512MiB`.
 
 use criterion::Throughput;
-use stackbench::backend;
 use stackbench::harness::Harness;
 use stackbench::workload::ids::format_bytes_id;
 use stackbench::workload::{BenchId, StreamKernel};
@@ -15,10 +14,7 @@ const FAMILY: &str = "memory_bandwidth";
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);
     let suite = harness.suite();
-    let (backends, unavailable) = backend::open_available();
-    for (kind, reason) in unavailable {
-        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
-    }
+    let backends = harness.open_backends(FAMILY);
     for backend in &backends {
         for bytes in backend.stream_sizes(suite) {
             for kernel in StreamKernel::ALL {

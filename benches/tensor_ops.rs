@@ -3,7 +3,6 @@
 //! throughput is the minimum bytes moved (inputs read once, outputs written once), i.e. GB/s.
 
 use criterion::Throughput;
-use stackbench::backend;
 use stackbench::harness::Harness;
 use stackbench::workload::tensor_ops::{TensorOp, in_quick_suite};
 use stackbench::workload::{BenchId, Suite};
@@ -14,10 +13,7 @@ const FAMILY: &str = "tensor_ops";
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);
     let suite = harness.suite();
-    let (backends, unavailable) = backend::open_available();
-    for (kind, reason) in unavailable {
-        harness.skip(&BenchId::new(FAMILY, kind.id(), "all", "all"), reason);
-    }
+    let backends = harness.open_backends(FAMILY);
     for backend in &backends {
         for dtype in backend.tensor_dtypes() {
             if suite == Suite::Quick && !in_quick_suite(dtype) {

@@ -76,6 +76,16 @@ impl Harness {
         self.args.matches(&id.full())
     }
 
+    /// Opens every backend available here; each one that is not is recorded as skipped for
+    /// this family (`<family>/<backend>/all/all`) with its reason.
+    pub fn open_backends(&mut self, family: &str) -> Vec<Box<dyn crate::backend::Backend>> {
+        let (backends, unavailable) = crate::backend::open_available();
+        for (kind, reason) in unavailable {
+            self.skip(&BenchId::new(family, kind.id(), "all", "all"), reason);
+        }
+        backends
+    }
+
     /// Records that `id` cannot run here and why; it is printed and kept in the run.
     pub fn skip(&mut self, id: &BenchId, reason: impl Into<String>) {
         let reason = reason.into();

@@ -20,8 +20,8 @@ use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
 use crate::system::gpu_peaks;
-use crate::workload::attention::{self as attn, AttentionKernel, AttentionShape};
-use crate::workload::tensor_ops::{self as tops, TensorOp, TensorShape};
+use crate::workload::attention::{AttentionKernel, AttentionShape};
+use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
 use crate::workload::{DType, GemmShape, StreamKernel, Suite};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
@@ -439,16 +439,11 @@ impl Backend for CudaBackend {
     }
 
     fn tensor_dtypes(&self) -> Vec<DType> {
-        tops::DTYPES.to_vec()
+        gpu::axes::tensor_dtypes()
     }
 
     fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        if suite.is_full() {
-            tops::shapes(tops::GPU_ROWS, true)
-        } else {
-            // 16384 × 4096: 256 MiB of f32 per tensor, well past any L2.
-            tops::shapes(&tops::GPU_ROWS[2..3], false)
-        }
+        gpu::axes::tensor_shapes(suite)
     }
 
     fn tensor_op(
@@ -461,17 +456,11 @@ impl Backend for CudaBackend {
     }
 
     fn attention_dtypes(&self) -> Vec<DType> {
-        vec![DType::F32, DType::F16, DType::Bf16]
+        gpu::axes::attention_dtypes()
     }
 
     fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        attn::shapes(
-            attn::GPU_SEQ_LENS,
-            &[1024, 4096],
-            attn::GPU_HEADS,
-            attn::GPU_HEAD_DIM,
-            suite.is_full(),
-        )
+        gpu::axes::attention_shapes(suite)
     }
 
     fn attention(

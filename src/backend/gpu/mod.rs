@@ -12,6 +12,40 @@ pub mod kernels;
 pub mod stream;
 pub mod tensor_ops;
 
+/// The axes both GPU backends cover: one decision, so NVIDIA and AMD numbers stay comparable.
+pub mod axes {
+    use crate::workload::attention::{self as attn, AttentionShape};
+    use crate::workload::tensor_ops::{self as tops, TensorShape};
+    use crate::workload::{DType, Suite};
+
+    pub fn tensor_dtypes() -> Vec<DType> {
+        tops::DTYPES.to_vec()
+    }
+
+    pub fn tensor_shapes(suite: Suite) -> Vec<TensorShape> {
+        if suite.is_full() {
+            tops::shapes(tops::GPU_ROWS, true)
+        } else {
+            // 16384 × 4096: 256 MiB of f32 per tensor, well past any L2.
+            tops::shapes(&tops::GPU_ROWS[2..3], false)
+        }
+    }
+
+    pub fn attention_dtypes() -> Vec<DType> {
+        vec![DType::F32, DType::F16, DType::Bf16]
+    }
+
+    pub fn attention_shapes(suite: Suite) -> Vec<AttentionShape> {
+        attn::shapes(
+            attn::GPU_SEQ_LENS,
+            &[1024, 4096],
+            attn::GPU_HEADS,
+            attn::GPU_HEAD_DIM,
+            suite.is_full(),
+        )
+    }
+}
+
 use crate::backend::{BackendError, BackendKind};
 use crate::workload::DType;
 use std::any::Any;

@@ -23,10 +23,10 @@ use super::{
 use crate::backend::cuda::loader::symbol_origin;
 use crate::system::gpu_peaks;
 use crate::workload::StreamKernel;
-use crate::workload::attention::{self as attn, AttentionKernel, AttentionShape};
+use crate::workload::attention::{AttentionKernel, AttentionShape};
 use crate::workload::gemm::{check_positions, check_product};
 use crate::workload::random::normal_f64;
-use crate::workload::tensor_ops::{self as tops, TensorOp, TensorShape};
+use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::transfer::{self, TRANSFER_BYTES, TransferKind};
 use crate::workload::{DType, GemmShape, Suite, ids::format_bytes_id};
 use half::{bf16, f16};
@@ -472,15 +472,11 @@ impl Backend for RocmBackend {
     }
 
     fn tensor_dtypes(&self) -> Vec<DType> {
-        tops::DTYPES.to_vec()
+        gpu::axes::tensor_dtypes()
     }
 
     fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        if suite.is_full() {
-            tops::shapes(tops::GPU_ROWS, true)
-        } else {
-            tops::shapes(&tops::GPU_ROWS[2..3], false)
-        }
+        gpu::axes::tensor_shapes(suite)
     }
 
     fn tensor_op(
@@ -493,17 +489,11 @@ impl Backend for RocmBackend {
     }
 
     fn attention_dtypes(&self) -> Vec<DType> {
-        vec![DType::F32, DType::F16, DType::Bf16]
+        gpu::axes::attention_dtypes()
     }
 
     fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        attn::shapes(
-            attn::GPU_SEQ_LENS,
-            &[1024, 4096],
-            attn::GPU_HEADS,
-            attn::GPU_HEAD_DIM,
-            suite.is_full(),
-        )
+        gpu::axes::attention_shapes(suite)
     }
 
     fn attention(
