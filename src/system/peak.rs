@@ -21,6 +21,9 @@ pub enum PeakMetric {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
     pub backend: BackendKind,
+    /// Descriptive fields default when absent, so a probe written by another version
+    /// still gives its figures.
+    #[serde(default)]
     pub device: String,
     pub metric: PeakMetric,
     /// The precision for compute peaks; `None` for bandwidth.
@@ -28,6 +31,7 @@ pub struct Peak {
     pub theoretical: Option<f64>,
     pub measured: Option<f64>,
     /// How the theoretical figure was derived, for the reader.
+    #[serde(default)]
     pub source: String,
 }
 
