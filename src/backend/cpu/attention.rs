@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn both_kernels_match_the_reference_causal_and_not() {
-        let pool = StaticPool::new(3);
+        let pool = StaticPool::new(3).unwrap();
         // S not a multiple of either block, D not a multiple of the lane count.
         for causal in [false, true] {
             let shape = AttentionShape::new(2, 3, 100, 20, causal);
@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn kernels_agree_with_each_other() {
-        let pool = StaticPool::new(2);
+        let pool = StaticPool::new(2).unwrap();
         let shape = AttentionShape::new(1, 2, 130, 64, true);
         let mut outs = Vec::new();
         for kernel in AttentionKernel::ALL {
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn flash_needs_far_less_memory_than_standard() {
-        let pool = StaticPool::new(2);
+        let pool = StaticPool::new(2).unwrap();
         let shape = AttentionShape::new(1, 4, 1024, 64, false);
         let standard = CpuAttention::new(&pool, AttentionKernel::Standard, shape, DType::F32)
             .unwrap()
@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn half_precision_is_a_recorded_skip() {
-        let pool = StaticPool::new(1);
+        let pool = StaticPool::new(1).unwrap();
         let shape = AttentionShape::new(1, 1, 8, 8, false);
         let err = CpuAttention::new(&pool, AttentionKernel::Flash, shape, DType::Bf16)
             .err()

@@ -81,7 +81,8 @@ impl CpuBackend {
             device: device_info(&cpu),
             llc_bytes: cpu.llc_bytes().unwrap_or(DEFAULT_LLC_BYTES),
             l2_total_bytes,
-            pool: pool::StaticPool::new(threads()),
+            pool: pool::StaticPool::new(threads())
+                .map_err(|e| format!("cannot start the CPU worker threads: {e}"))?,
         })
     }
 }

@@ -35,7 +35,9 @@ pub struct StaticPool {
 }
 
 impl StaticPool {
-    pub fn new(threads: usize) -> StaticPool {
+    /// Fails only when the operating system refuses a thread (limits, memory); the workers
+    /// already started are stopped again by `Drop`.
+    pub fn new(threads: usize) -> std::io::Result<StaticPool> {
         let threads = threads.max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -50,26 +52,25 @@ impl StaticPool {
         });
         // Read once, before any pinning, so every worker picks from the full set.
         let cpus = allowed_cpus();
-        let workers = (0..threads)
-            .map(|index| {
-                let shared = Arc::clone(&shared);
-                let cpu = cpus.as_ref().map(|c| c[index % c.len()]);
-                std::thread::Builder::new()
-                    .name(format!("stackbench-worker-{index}"))
-                    .spawn(move || {
-                        if let Some(cpu) = cpu {
-                            pin_current_thread(cpu);
-                        }
-                        worker_loop(index, &shared)
-                    })
-                    .expect("spawning a worker thread")
-            })
-            .collect();
-        StaticPool {
+        let mut pool = StaticPool {
             threads,
             shared,
-            workers,
+            workers: Vec::with_capacity(threads),
+        };
+        for index in 0..threads {
+            let shared = Arc::clone(&pool.shared);
+            let cpu = cpus.as_ref().map(|c| c[index % c.len()]);
+            let worker = std::thread::Builder::new()
+                .name(format!("stackbench-worker-{index}"))
+                .spawn(move || {
+                    if let Some(cpu) = cpu {
+                        pin_current_thread(cpu);
+                    }
+                    worker_loop(index, &shared)
+                })?;
+            pool.workers.push(worker);
         }
+        Ok(pool)
     }
 
     pub fn threads(&self) -> usize {
@@ -222,7 +223,7 @@ mod tests {
     #[test]
     fn the_calling_thread_keeps_every_cpu() {
         let before = allowed_cpus();
-        let pool = StaticPool::new(2);
+        let pool = StaticPool::new(2).unwrap();
         pool.run(|_| ());
         assert_eq!(
             allowed_cpus(),
@@ -233,7 +234,7 @@ mod tests {
 
     #[test]
     fn every_worker_runs_every_job() {
-        let pool = StaticPool::new(3);
+        let pool = StaticPool::new(3).unwrap();
         let hits = AtomicUsize::new(0);
         for _ in 0..100 {
             pool.run(|t| {

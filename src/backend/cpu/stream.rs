@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn every_kernel_passes_streams_check_at_small_sizes() {
-        let pool = StaticPool::new(3);
+        let pool = StaticPool::new(3).unwrap();
         for kernel in StreamKernel::ALL {
             for elements in [1, 13, 1000, 4099] {
                 let mut w = CpuStream::new(&pool, kernel, elements).unwrap();
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_corrupted_array_fails_the_check() {
-        let pool = StaticPool::new(2);
+        let pool = StaticPool::new(2).unwrap();
         let mut w = CpuStream::new(&pool, StreamKernel::Triad, 1000).unwrap();
         w.verify().unwrap();
         w.c[777] = 1.0;

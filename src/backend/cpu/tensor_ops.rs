@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn every_op_and_precision_matches_the_reference() {
-        let pool = StaticPool::new(3);
+        let pool = StaticPool::new(3).unwrap();
         verify_all::<f32>(&pool);
         verify_all::<f16>(&pool);
         verify_all::<bf16>(&pool);
@@ -258,7 +258,7 @@ mod tests {
 
     #[test]
     fn a_corrupted_output_is_caught() {
-        let pool = StaticPool::new(2);
+        let pool = StaticPool::new(2).unwrap();
         let shape = TensorShape::new(9, 64);
         let mut w = CpuTensorOp::<f32>::new(&pool, TensorOp::Softmax, shape).unwrap();
         w.compute();
