@@ -12,7 +12,7 @@ use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::DType;
 use crate::workload::attention::{AttentionInputs, AttentionKernel, AttentionShape, check_output};
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Query rows per flash block and keys per tile: a 32×64 f32 tile and a 32×D accumulator
 /// stay inside L1/L2 of one core.
@@ -282,12 +282,9 @@ impl TimedWorkload for CpuAttention<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let start = Instant::now();
-        for _ in 0..iters {
-            self.compute();
-        }
+        let elapsed = super::time_calls(iters, || self.compute());
         std::hint::black_box(&self.out);
-        Ok(start.elapsed())
+        Ok(elapsed)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {

@@ -13,7 +13,7 @@ use crate::workload::{DType, GemmShape};
 use gemm::{Parallelism, f16};
 use half::bf16;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Output positions checked at random, besides every edge row and column.
 const RANDOM_CHECKS: usize = 512;
@@ -213,11 +213,7 @@ impl TimedWorkload for CpuGemm {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let start = Instant::now();
-        for _ in 0..iters {
-            self.multiply_once();
-        }
-        Ok(start.elapsed())
+        Ok(super::time_calls(iters, || self.multiply_once()))
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {

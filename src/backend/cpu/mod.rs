@@ -48,6 +48,16 @@ fn device_info(cpu: &CpuInfo) -> DeviceInfo {
     }
 }
 
+/// Host-clock time of `iters` back-to-back calls of `call`: on the CPU the host clock is
+/// the device clock. Callers `black_box` their output afterwards so the work stays live.
+pub(crate) fn time_calls(iters: u64, mut call: impl FnMut()) -> Duration {
+    let start = std::time::Instant::now();
+    for _ in 0..iters {
+        call();
+    }
+    start.elapsed()
+}
+
 /// Worker threads: every CPU this process may run on.
 pub fn threads() -> usize {
     std::thread::available_parallelism()

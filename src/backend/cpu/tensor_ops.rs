@@ -8,7 +8,7 @@ use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, check_output,
 };
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The output buffer, shared by row: each worker writes only the rows it owns.
 #[derive(Clone, Copy)]
@@ -201,12 +201,9 @@ impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let start = Instant::now();
-        for _ in 0..iters {
-            self.compute();
-        }
+        let elapsed = super::time_calls(iters, || self.compute());
         std::hint::black_box(&self.out);
-        Ok(start.elapsed())
+        Ok(elapsed)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
