@@ -5,8 +5,7 @@
 
 use criterion::Throughput;
 use stackbench::harness::Harness;
-use stackbench::workload::BenchId;
-use stackbench::workload::attention::AttentionKernel;
+use stackbench::workload::attention::{self, AttentionKernel};
 use std::process::ExitCode;
 
 const FAMILY: &str = "attention";
@@ -19,12 +18,7 @@ fn main() -> ExitCode {
         for dtype in backend.attention_dtypes() {
             for shape in backend.attention_shapes(suite) {
                 for kernel in AttentionKernel::ALL {
-                    let id = BenchId::new(
-                        FAMILY,
-                        backend.kind().id(),
-                        shape.function_id(kernel, dtype),
-                        shape.id(),
-                    );
+                    let id = attention::bench_id(backend.kind().id(), kernel, shape, dtype);
                     let throughput = Throughput::Elements(shape.flops());
                     harness.bench(&id, throughput, backend.light_sampling(suite), || {
                         backend.attention(kernel, shape, dtype)

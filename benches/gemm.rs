@@ -3,8 +3,8 @@
 
 use criterion::Throughput;
 use stackbench::harness::Harness;
-use stackbench::workload::gemm::in_quick_suite;
-use stackbench::workload::{BenchId, Suite};
+use stackbench::workload::Suite;
+use stackbench::workload::gemm::{self, in_quick_suite};
 use std::process::ExitCode;
 
 const FAMILY: &str = "gemm";
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
                 if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
                     continue;
                 }
-                let id = BenchId::new(FAMILY, backend.kind().id(), dtype.id(), shape.id());
+                let id = gemm::bench_id(backend.kind().id(), dtype, shape);
                 let throughput = Throughput::Elements(shape.flops());
                 harness.bench(&id, throughput, backend.sampling(suite), || {
                     backend.gemm(shape, dtype)

@@ -6,7 +6,7 @@
 use criterion::Throughput;
 use stackbench::harness::Harness;
 use stackbench::workload::ids::format_bytes_id;
-use stackbench::workload::{BenchId, StreamKernel};
+use stackbench::workload::{BenchId, StreamKernel, stream};
 use std::process::ExitCode;
 
 const FAMILY: &str = "memory_bandwidth";
@@ -18,12 +18,7 @@ fn main() -> ExitCode {
     for backend in &backends {
         for bytes in backend.stream_sizes(suite) {
             for kernel in StreamKernel::ALL {
-                let id = BenchId::new(
-                    FAMILY,
-                    backend.kind().id(),
-                    kernel.id(),
-                    format_bytes_id(bytes),
-                );
+                let id = stream::bench_id(backend.kind().id(), kernel, bytes);
                 let throughput = Throughput::Bytes(kernel.bytes(bytes / 8, 8));
                 harness.bench(&id, throughput, backend.sampling(suite), || {
                     backend.stream(kernel, bytes)

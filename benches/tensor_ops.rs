@@ -4,8 +4,8 @@
 
 use criterion::Throughput;
 use stackbench::harness::Harness;
-use stackbench::workload::tensor_ops::{TensorOp, in_quick_suite};
-use stackbench::workload::{BenchId, Suite};
+use stackbench::workload::Suite;
+use stackbench::workload::tensor_ops::{self, TensorOp, in_quick_suite};
 use std::process::ExitCode;
 
 const FAMILY: &str = "tensor_ops";
@@ -21,12 +21,7 @@ fn main() -> ExitCode {
             }
             for shape in backend.tensor_shapes(suite) {
                 for op in TensorOp::ALL {
-                    let id = BenchId::new(
-                        FAMILY,
-                        backend.kind().id(),
-                        op.function_id(dtype),
-                        shape.id(),
-                    );
+                    let id = tensor_ops::bench_id(backend.kind().id(), op, dtype, shape);
                     let throughput = Throughput::Bytes(op.bytes(shape, dtype));
                     harness.bench(&id, throughput, backend.light_sampling(suite), || {
                         backend.tensor_op(op, dtype, shape)

@@ -112,6 +112,14 @@ impl BackendError {
         }
     }
 
+    /// A wrong result of the benchmark `id`.
+    pub fn mismatch(id: &crate::workload::BenchId, detail: impl Into<String>) -> Self {
+        BackendError::Mismatch {
+            benchmark: id.full(),
+            detail: detail.into(),
+        }
+    }
+
     pub fn is_skip(&self) -> bool {
         matches!(self, BackendError::Unsupported { .. })
     }

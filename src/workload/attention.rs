@@ -266,6 +266,21 @@ pub fn check_output<T: HostElement>(
     Ok(worst)
 }
 
+/// The benchmark id `attention/<backend>/<kernel>[_causal]_<dtype>/b<B>_h<H>_s<S>_d<D>`.
+pub fn bench_id(
+    backend: &str,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    dtype: DType,
+) -> super::BenchId {
+    super::BenchId::new(
+        "attention",
+        backend,
+        shape.function_id(kernel, dtype),
+        shape.id(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -158,6 +158,12 @@ pub fn check_product(
     Ok(worst)
 }
 
+/// The benchmark id `gemm/<backend>/<dtype>/<M>x<N>x<K>`: built here only, so bench targets
+/// and the backends' error messages cannot disagree.
+pub fn bench_id(backend: &str, dtype: DType, shape: GemmShape) -> super::BenchId {
+    super::BenchId::new("gemm", backend, dtype.id(), shape.id())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

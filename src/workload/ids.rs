@@ -87,6 +87,41 @@ mod tests {
     }
 
     #[test]
+    fn every_family_builds_its_documented_id() {
+        use crate::workload::attention::{self, AttentionKernel, AttentionShape};
+        use crate::workload::tensor_ops::{self, TensorOp, TensorShape};
+        use crate::workload::{DType, GemmShape, StreamKernel, gemm, stream};
+        let full = |id: BenchId| id.full();
+        assert_eq!(
+            full(gemm::bench_id("cpu", DType::F32, GemmShape::square(2048))),
+            "gemm/cpu/f32/2048x2048x2048"
+        );
+        assert_eq!(
+            full(stream::bench_id("cuda", StreamKernel::Triad, 1 << 30)),
+            "memory_bandwidth/cuda/triad/1GiB"
+        );
+        assert_eq!(
+            full(tensor_ops::bench_id(
+                "cpu",
+                TensorOp::Add,
+                DType::F32,
+                TensorShape::new(256, 4096)
+            )),
+            "tensor_ops/cpu/add_f32/256x4096"
+        );
+        let shape = AttentionShape::new(1, 8, 1024, 64, true);
+        assert_eq!(
+            full(attention::bench_id(
+                "cpu",
+                AttentionKernel::Flash,
+                shape,
+                DType::F32
+            )),
+            "attention/cpu/flash_causal_f32/b1_h8_s1024_d64"
+        );
+    }
+
+    #[test]
     fn byte_ids_round_trip() {
         for bytes in [1000, 16 << 10, 48 << 10, 256 << 20, 1 << 30, 3 << 30] {
             assert_eq!(parse_bytes_id(&format_bytes_id(bytes)), Some(bytes));

@@ -136,6 +136,16 @@ pub fn expected_sum(value: f64, elements: usize) -> f64 {
     value * elements as f64
 }
 
+/// The benchmark id `memory_bandwidth/<backend>/<kernel>/<bytes per array>`.
+pub fn bench_id(backend: &str, kernel: StreamKernel, bytes_per_array: usize) -> super::BenchId {
+    super::BenchId::new(
+        "memory_bandwidth",
+        backend,
+        kernel.id(),
+        super::ids::format_bytes_id(bytes_per_array),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -372,6 +372,11 @@ pub fn check_output<T: HostElement>(
     Ok(worst)
 }
 
+/// The benchmark id `tensor_ops/<backend>/<op>_<dtype>/<rows>x<cols>`.
+pub fn bench_id(backend: &str, op: TensorOp, dtype: DType, shape: TensorShape) -> super::BenchId {
+    super::BenchId::new("tensor_ops", backend, op.function_id(dtype), shape.id())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,9 @@
 use super::pool::StaticPool;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::DType;
-use crate::workload::attention::{AttentionInputs, AttentionKernel, AttentionShape, check_output};
+use crate::workload::attention::{
+    AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
+};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -267,16 +269,9 @@ fn axpy(alpha: f32, x: &[f32], acc: &mut [f32]) {
 impl TimedWorkload for CpuAttention<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.compute();
-        let worst = check_output(self.shape, &self.inputs, &self.out).map_err(|detail| {
-            BackendError::Mismatch {
-                benchmark: format!(
-                    "attention/cpu/{}/{}",
-                    self.shape.function_id(self.kernel, DType::F32),
-                    self.shape.id()
-                ),
-                detail,
-            }
-        })?;
+        let id = bench_id("cpu", self.kernel, self.shape, DType::F32);
+        let worst = check_output(self.shape, &self.inputs, &self.out)
+            .map_err(|detail| BackendError::mismatch(&id, detail))?;
         self.worst_error = Some(worst);
         Ok(())
     }

@@ -7,7 +7,7 @@
 //! a CPU without bf16 matrix units. The widening is inside the timed window on purpose.
 
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{check_positions, check_product};
+use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use gemm::{Parallelism, f16};
@@ -206,10 +206,7 @@ impl TimedWorkload for CpuGemm {
             &positions,
         )
         .map(|_| ())
-        .map_err(|detail| BackendError::Mismatch {
-            benchmark: format!("gemm/cpu/{}/{}", self.dtype, self.shape),
-            detail,
-        })
+        .map_err(|detail| BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail))
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {

@@ -130,14 +130,10 @@ impl<'p> CpuStream<'p> {
     }
 
     fn mismatch(&self, detail: String) -> BackendError {
-        BackendError::Mismatch {
-            benchmark: format!(
-                "memory_bandwidth/cpu/{}/{}",
-                self.kernel.id(),
-                self.a.len() * 8
-            ),
+        BackendError::mismatch(
+            &stream::bench_id("cpu", self.kernel, self.a.len() * 8),
             detail,
-        }
+        )
     }
 }
 

@@ -5,7 +5,7 @@
 use super::pool::StaticPool;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::tensor_ops::{
-    HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, check_output,
+    HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -191,10 +191,7 @@ impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
         self.compute();
         let worst =
             check_output(self.op, self.shape, &self.inputs, &self.out).map_err(|detail| {
-                BackendError::Mismatch {
-                    benchmark: format!("tensor_ops/cpu/{}", self.op.function_id(T::DTYPE)),
-                    detail,
-                }
+                BackendError::mismatch(&bench_id("cpu", self.op, T::DTYPE, self.shape), detail)
             })?;
         self.worst_error = Some(worst);
         Ok(())

@@ -14,7 +14,7 @@ use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
 use crate::backend::gpu::GpuTimer;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{check_positions, check_product};
+use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use cudarc::cublas::result as blas;
@@ -251,12 +251,8 @@ fn check(
     c: &[f64],
 ) -> Result<f64, BackendError> {
     let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-    check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions).map_err(|detail| {
-        BackendError::Mismatch {
-            benchmark: format!("gemm/cuda/{dtype}/{shape}"),
-            detail,
-        }
-    })
+    check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions)
+        .map_err(|detail| BackendError::mismatch(&gemm_id("cuda", dtype, shape), detail))
 }
 
 impl TimedWorkload for CublasGemm<'_> {

@@ -16,7 +16,9 @@ use super::{
 };
 use crate::backend::{BackendError, TimedWorkload};
 use crate::workload::DType;
-use crate::workload::attention::{AttentionInputs, AttentionKernel, AttentionShape, check_output};
+use crate::workload::attention::{
+    AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
+};
 use crate::workload::tensor_ops::HostElement;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -210,17 +212,9 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
         self.dev.synchronize()?;
         let mut out = download::<T>(self.dev, &self.o)?;
         out.truncate(self.shape.elements());
-        let worst = check_output(self.shape, &self.inputs, &out).map_err(|detail| {
-            BackendError::Mismatch {
-                benchmark: format!(
-                    "attention/{}/{}/{}",
-                    self.dev.kind(),
-                    self.shape.function_id(self.kernel, T::DTYPE),
-                    self.shape.id()
-                ),
-                detail,
-            }
-        })?;
+        let id = bench_id(self.dev.kind().id(), self.kernel, self.shape, T::DTYPE);
+        let worst = check_output(self.shape, &self.inputs, &out)
+            .map_err(|detail| BackendError::mismatch(&id, detail))?;
         self.worst_error = Some(worst);
         Ok(())
     }

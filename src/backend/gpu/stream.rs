@@ -4,8 +4,8 @@
 use super::kernels::{BLOCK, grid_stride};
 use super::{Arg, GpuDevice, GpuTimer, RawBuffer, download, zeroed};
 use crate::backend::{BackendError, TimedWorkload};
+use crate::workload::Suite;
 use crate::workload::stream::{self, FILL, INIT_A, INIT_B, INIT_C, SCALAR, StreamKernel};
-use crate::workload::{Suite, ids::format_bytes_id};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -97,15 +97,8 @@ impl<'a> GpuStreamKernel<'a> {
 
     /// The arrays (and the read kernel's sum) against STREAM's scalar recurrence.
     fn check(&self, kernel: Option<StreamKernel>) -> Result<(), BackendError> {
-        let mismatch = |detail: String| BackendError::Mismatch {
-            benchmark: format!(
-                "memory_bandwidth/{}/{}/{}",
-                self.dev.kind(),
-                self.kernel.id(),
-                format_bytes_id(self.n * 8)
-            ),
-            detail,
-        };
+        let id = stream::bench_id(self.dev.kind().id(), self.kernel, self.n * 8);
+        let mismatch = |detail: String| BackendError::mismatch(&id, detail);
         let round = stream::expected_after_rounds(1);
         let (ea, eb, ec) = kernel.map_or(round, |k| stream::expected_after_kernel(k, round));
         for (name, buffer, want) in [("a", &self.a, ea), ("b", &self.b, eb), ("c", &self.c, ec)] {

@@ -7,7 +7,7 @@ use super::{Arg, GpuDevice, GpuTimer, Pod, RawBuffer, download, upload, zeroed};
 use crate::backend::{BackendError, TimedWorkload};
 use crate::workload::DType;
 use crate::workload::tensor_ops::{
-    HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, check_output,
+    HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -126,17 +126,9 @@ impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
         self.dev.synchronize()?;
         let mut out = download::<T>(self.dev, &self.out)?;
         out.truncate(self.op.output_len(self.shape));
-        let worst = check_output(self.op, self.shape, &self.inputs, &out).map_err(|detail| {
-            BackendError::Mismatch {
-                benchmark: format!(
-                    "tensor_ops/{}/{}/{}",
-                    self.dev.kind(),
-                    self.op.function_id(T::DTYPE),
-                    self.shape.id()
-                ),
-                detail,
-            }
-        })?;
+        let id = bench_id(self.dev.kind().id(), self.op, T::DTYPE, self.shape);
+        let worst = check_output(self.op, self.shape, &self.inputs, &out)
+            .map_err(|detail| BackendError::mismatch(&id, detail))?;
         self.worst_error = Some(worst);
         Ok(())
     }

@@ -24,7 +24,7 @@ use crate::backend::cuda::loader::symbol_origin;
 use crate::system::gpu_peaks;
 use crate::workload::StreamKernel;
 use crate::workload::attention::{AttentionKernel, AttentionShape};
-use crate::workload::gemm::{check_positions, check_product};
+use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
 use crate::workload::random::normal_f64;
 use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::transfer::{self, TRANSFER_BYTES, TransferKind};
@@ -887,9 +887,8 @@ impl TimedWorkload for RocblasGemm<'_> {
             |i, j| c[i * n + j],
             &positions,
         )
-        .map_err(|detail| BackendError::Mismatch {
-            benchmark: format!("gemm/rocm/{}/{}", self.dtype, self.shape),
-            detail,
+        .map_err(|detail| {
+            BackendError::mismatch(&gemm_id("rocm", self.dtype, self.shape), detail)
         })?;
         self.worst_error = Some(worst);
         self.a = Vec::new();
