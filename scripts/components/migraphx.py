@@ -21,7 +21,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 
 import time  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_modules, latency_metrics, main, suite  # noqa: E402
 
 TOLERANCE = 1e-3
 
@@ -32,15 +32,10 @@ class MiGraphX(Component):
     def __init__(self):
         self.missing = None
         self.model_path = None
-        try:
-            import migraphx
-            import numpy as np
-            import onnx
-        except Exception as error:
-            name = str(getattr(error, "name", "") or "migraphx")
-            self.missing = import_reason(name, error)
+        modules, self.missing = import_modules("migraphx", "numpy", "onnx")
+        if self.missing:
             return
-        self.migraphx, self.np, self.onnx = migraphx, np, onnx
+        self.migraphx, self.np, self.onnx = modules
         self.no_gpu = self.gpu_reason()
 
     def gpu_reason(self):

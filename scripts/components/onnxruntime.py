@@ -27,7 +27,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 import tempfile
 import time
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_modules, latency_metrics, main, suite
 
 LEVELS = ("disable", "basic", "extended", "all")
 EP_NAMES = {
@@ -48,15 +48,10 @@ class OnnxRuntime(Component):
     def __init__(self):
         self.missing = None
         self.model_path = None
-        try:
-            import numpy as np
-            import onnx
-            import onnxruntime as ort
-        except Exception as error:
-            name = str(getattr(error, "name", "") or "onnxruntime")
-            self.missing = import_reason(name, error)
+        modules, self.missing = import_modules("numpy", "onnx", "onnxruntime")
+        if self.missing:
             return
-        self.np, self.onnx, self.ort = np, onnx, ort
+        self.np, self.onnx, self.ort = modules
 
     def providers(self):
         present = self.ort.get_available_providers()

@@ -22,7 +22,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 
 import time  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_modules, latency_metrics, main, suite  # noqa: E402
 
 # Relative error allowed against the float64 reference, by the precision OpenVINO ran in.
 TOLERANCE = {"f32": 1e-3, "bf16": 6e-2, "f16": 2e-2}
@@ -34,16 +34,11 @@ class OpenVino(Component):
     def __init__(self):
         self.missing = None
         self.model_path = None
-        try:
-            import numpy as np
-            import onnx
-            import openvino as ov
-        except Exception as error:
-            name = str(getattr(error, "name", "") or "openvino")
-            self.missing = import_reason(name, error)
+        modules, self.missing = import_modules("numpy", "onnx", "openvino")
+        if self.missing:
             return
-        self.np, self.onnx, self.ov = np, onnx, ov
-        self.core = ov.Core()
+        self.np, self.onnx, self.ov = modules
+        self.core = self.ov.Core()
 
     def devices(self):
         return [d for d in self.core.available_devices if d == "CPU" or d.startswith("GPU")]

@@ -68,6 +68,20 @@ def import_reason(module, error):
     return f"{module} is not installed in {sys.executable} (import {module}: {error})"
 
 
+def import_modules(*names):
+    """Imports `names` in order; returns (modules, None), or (None, reason) naming the module
+    that failed (a package's own failing dependency is named, not the package)."""
+    import importlib
+
+    modules = []
+    for name in names:
+        try:
+            modules.append(importlib.import_module(name))
+        except Exception as error:
+            return None, import_reason(str(getattr(error, "name", "") or name), error)
+    return modules, None
+
+
 def percentile(sorted_values, fraction):
     """Linear interpolation between closest ranks (numpy's default), on sorted data."""
     if not sorted_values:
