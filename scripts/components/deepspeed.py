@@ -96,20 +96,10 @@ class DeepSpeed(Component):
 
 
 def build_model(torch, d):
-    nn = torch.nn
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.norm = nn.LayerNorm(d)
-            self.up = nn.Linear(d, 4 * d)
-            self.down = nn.Linear(4 * d, d)
-
-        def forward(self, x):
-            return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+    from torch_common import mlp_block
 
     torch.manual_seed(0)
-    return nn.Sequential(*(Block() for _ in range(LAYERS)))
+    return torch.nn.Sequential(*(mlp_block(torch, d) for _ in range(LAYERS)))
 
 
 class ZeroStep(Benchmark):

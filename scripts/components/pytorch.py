@@ -251,37 +251,19 @@ class Conv2d(TorchBenchmark):
         return flops_metrics(latencies_ns, self.flops)
 
 
-class MlpBlock:
-    """Pre-norm transformer MLP with a residual, as in GPT-style blocks."""
-
-    @staticmethod
-    def build(torch, d):
-        nn = torch.nn
-
-        class Block(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.norm = nn.LayerNorm(d)
-                self.up = nn.Linear(d, 4 * d)
-                self.down = nn.Linear(4 * d, d)
-
-            def forward(self, x):
-                return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
-
-        return Block()
-
-
 class MlpFwdBwd(TorchBenchmark):
+    """Forward and backward of the pre-norm MLP block (torch_common.mlp_block)."""
+
     def __init__(self, torch, kind, parameters):
-        from torch_common import dtype_of
+        from torch_common import dtype_of, mlp_block
 
         super().__init__(torch, kind)
         self.dtype_name, f = parse_fields(parameters)
         t, d = f["t"], f["d"]
         self.flops = 48 * t * d * d
         torch.manual_seed(0)
-        self.reference = MlpBlock.build(torch, d).double().to(self.device)
-        self.block = MlpBlock.build(torch, d)
+        self.reference = mlp_block(torch, d).double().to(self.device)
+        self.block = mlp_block(torch, d)
         self.block.load_state_dict(self.reference.state_dict())
         self.block.to(device=self.device, dtype=dtype_of(torch, self.dtype_name))
         self.x = self.randn(t, d, dtype=dtype_of(torch, self.dtype_name))

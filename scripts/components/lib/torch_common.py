@@ -129,3 +129,21 @@ def peak_memory(torch, kind, fn):
     except OSError as error:
         fn()
         return None, f"unavailable: {error}"
+
+
+def mlp_block(torch, d):
+    """Pre-norm transformer MLP with a residual (LayerNorm, d -> 4d, GELU, 4d -> d), as in
+    GPT-style blocks: the model the PyTorch MLP and DeepSpeed benchmarks train."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(d)
+            self.up = nn.Linear(d, 4 * d)
+            self.down = nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+
+    return Block()
