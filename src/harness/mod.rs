@@ -45,7 +45,7 @@ impl Harness {
         let args = CriterionArgs::from_env();
         let report = TargetReport::new(target, suite);
         if !args.list {
-            sidecar::write_system_probe_once();
+            sidecar::write_system_probe();
         }
         let injected_failure = match std::env::var(FAIL_ID_ENV) {
             Ok(pattern) if !pattern.is_empty() => match regex::Regex::new(&pattern) {
