@@ -8,6 +8,7 @@
 //! typed uploads and downloads go through [`Pod`] byte views.
 
 pub mod attention;
+pub mod emulator;
 pub mod kernels;
 pub mod stream;
 pub mod tensor_ops;
