@@ -13,6 +13,9 @@ step "formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 
+step "GitHub Actions workflows: zizmor and the project's workflow rules (ci/lint_workflows.sh)"
+ci/lint_workflows.sh
+
 step "building the bench targets (release)"
 cargo bench --no-run --quiet
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Lints the GitHub Actions workflows, which no machine here can run: zizmor (security
+# audits; fails on findings of medium severity or higher) and ci/check_workflows.py (the
+# project's rules: SHA pins with version comments, YAML and bash parse, permissions,
+# timeouts, never cancelling a measurement, inputs that exist). Both come from PyPI into a
+# small virtualenv of their own, .venv-lint (gitignored), made on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ZIZMOR_VERSION=1.32.0
+venv="${STACKBENCH_LINT_VENV:-$PWD/.venv-lint}"
+if ! "$venv/bin/zizmor" --version 2>/dev/null | grep -qF "$ZIZMOR_VERSION" ||
+    ! "$venv/bin/python" -c 'import yaml' 2>/dev/null; then
+    echo "lint_workflows: installing zizmor $ZIZMOR_VERSION and PyYAML into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "zizmor==$ZIZMOR_VERSION" PyYAML
+fi
+
+"$venv/bin/zizmor" --offline --min-severity medium .github
+"$venv/bin/python" ci/check_workflows.py --self-test
+"$venv/bin/python" ci/check_workflows.py
