@@ -2,8 +2,10 @@
 # Lints the GitHub Actions workflows, which no machine here can run: zizmor (security
 # audits; fails on findings of medium severity or higher) and ci/check_workflows.py (the
 # project's rules: SHA pins with version comments, YAML and bash parse, permissions,
-# timeouts, never cancelling a measurement, inputs that exist); then comment.yml's
-# sticky-comment script runs against a fake `gh` (ci/test_comment_workflow.py, needs jq).
+# timeouts, never cancelling a measurement, inputs that exist); then the workflows' own
+# scripts run here: gate.yml's steps against a fake analyze-trends in a scratch git repo
+# (ci/test_gate_workflow.py) and comment.yml's sticky-comment script against a fake `gh`
+# (ci/test_comment_workflow.py, needs jq).
 # zizmor and PyYAML come from PyPI into a small virtualenv of their own, .venv-lint
 # (gitignored), made on first use; jq from Debian when missing.
 set -euo pipefail
@@ -26,4 +28,5 @@ if ! command -v jq >/dev/null && [[ $(id -u) -eq 0 ]] && command -v apt-get >/de
     apt-get -o DPkg::Lock::Timeout=600 update -qq
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq jq >/dev/null
 fi
+"$venv/bin/python" ci/test_gate_workflow.py
 "$venv/bin/python" ci/test_comment_workflow.py

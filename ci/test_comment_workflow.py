@@ -11,16 +11,13 @@ PR by head SHA, and artifact or event text that tries to inject shell.
 """
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import yaml
+from workflow_harness import Runner, step_script, write_program
 
-ROOT = Path(__file__).resolve().parent.parent
 MARKER = "<!-- stackbench-gate -->"
 HEAD = "0123456789abcdef0123456789abcdef01234567"
 
@@ -53,11 +50,7 @@ if [[ -n "$filter" ]]; then jq -r "$filter" <<<"$data"; else echo "$data"; fi
 
 
 def sticky_script():
-    doc = yaml.safe_load((ROOT / ".github/workflows/comment.yml").read_text())
-    for step in doc["jobs"]["comment"]["steps"]:
-        if step.get("name") == "Create or update the sticky comment":
-            return step["run"]
-    raise SystemExit("comment.yml has no step 'Create or update the sticky comment'")
+    return step_script("comment.yml", "comment", "Create or update the sticky comment")
 
 
 def write_artifact(root, index, runner, mode, code, statuses, markdown=True):
@@ -73,17 +66,14 @@ def write_artifact(root, index, runner, mode, code, statuses, markdown=True):
 
 def run_case(script, tmp, artifacts, event_pr="7", comments=(), pulls=()):
     root = Path(tmp)
+    runner = Runner(root, fake_bin=root / "bin")
     for args in artifacts:
-        write_artifact(root, *args)
-    bin_dir = root / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "gh").write_text(FAKE_GH)
-    (bin_dir / "gh").chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", RUNNER_TEMP=str(root),
-               REPO="o/r", RUN_ID="99", HEAD_SHA=HEAD, HEAD_OWNER="fork", HEAD_BRANCH="topic",
+        write_artifact(runner.temp, *args)
+    write_program(root / "bin", "gh", FAKE_GH)
+    env = dict(REPO="o/r", RUN_ID="99", HEAD_SHA=HEAD, HEAD_OWNER="fork", HEAD_BRANCH="topic",
                EVENT_PR=event_pr, GH_TOKEN="x", FAKE_LOG=str(root / "calls"), FAKE_DIR=str(root),
                FAKE_COMMENTS=json.dumps(list(comments)), FAKE_PULLS=json.dumps(list(pulls)))
-    result = subprocess.run(["bash", "-e", "-c", script], env=env, cwd=root, capture_output=True, text=True)
+    result, _ = runner.run(script, env)
     calls = (root / "calls").read_text().split("\n")[:-1] if (root / "calls").exists() else []
     body = (root / "body.md").read_text() if (root / "body.md").exists() else None
     return result, [c for c in calls if not c.startswith("GET")], body
@@ -147,7 +137,7 @@ def cases():
     injected = case("artifact text with shell in it stays text", expect(0, patch, body_lacks=["$("]),
                     artifacts=[(0, [evil], evil, 0, ["unchanged"])], comments=[BOT])
     yield injected or (f"artifact text with shell in it stays text: {pwned} was created"
-                       if os.path.exists(pwned) else None)
+                       if Path(pwned).exists() else None)
 
 
 def main():
