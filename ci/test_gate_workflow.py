@@ -75,7 +75,9 @@ def step_env(name, inputs, outputs):
         "Find the merge base": {"BASE_REF": revs.get("base", ""), "HEAD_REF": revs.get("head", "")},
         "Install stackbench": {"INSTALL": INSTALL, "STACKBENCH_BIN": inputs["temp"] + "/stackbench-gate/tool",
                                "STACKBENCH_BASE_SHA": base.get("sha", ""), "STACKBENCH_HEAD_SHA": base.get("head", "")},
-        "Set up the sides' environments": {"BASE_SETUP": inputs["base-setup"], "HEAD_SETUP": inputs["head-setup"]},
+        "Set up the sides' environments": {"BASE_SETUP": inputs["base-setup"], "HEAD_SETUP": inputs["head-setup"],
+                                           "STACKBENCH_BASE_SHA": base.get("sha", ""),
+                                           "STACKBENCH_HEAD_SHA": base.get("head", "")},
         "Gate": {"SIDES": inputs["sides"], "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
                  "BENCHES": inputs["benches"], "FILTER": inputs["filter"], "THRESHOLD": "5", "ROUNDS": "3",
                  "MAX_ROUNDS": "6", "CRITERION_ARGS": inputs["criterion-args"], "PYTHON": ""},
@@ -165,6 +167,7 @@ CASES = {
                    'echo "LD_LIBRARY_PATH=/opt/a b" >> "$STACKBENCH_SIDE_ENV"')),
     "environment sides: no revisions, head env, import into results-dir": (check_environments, dict(
         sides="environments", results_dir="/persist",
+        base_setup='[[ $STACKBENCH_BASE_SHA =~ ^[0-9a-f]{40}$ ]] && git cat-file -e "$STACKBENCH_BASE_SHA:c1"',
         head_setup='[[ $STACKBENCH_SIDE == head ]] && echo STACKBENCH_PYTHON=/venvs/head/bin/python >> "$STACKBENCH_SIDE_ENV"')),
     "a regression: artifact written, job fails at the end": (check_regression, dict(exit="1")),
     "setup writing a line that is not KEY=VALUE": (refused_at("Set up the sides' environments"),
