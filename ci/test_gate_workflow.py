@@ -109,10 +109,15 @@ def run_job(tmp, **overrides):
         if result.returncode != 0:
             failed = (name, result.returncode, result.stdout + result.stderr)
             break
-    calls = [json.loads(line) for line in (root / "calls").read_text().splitlines()] if (root / "calls").exists() else []
+    calls = read_calls(root / "calls")
     gates = [c for c in calls if c[:1] == ["gate"]]
     return {"failed": failed, "gate": gates[0] if gates else None, "calls": calls, "runner": runner,
             "shas": (merge_base, main_tip, pr_tip), "artifact": runner.temp / "stackbench-gate/artifact"}
+
+
+def read_calls(log):
+    """The fake analyze-trends' argv lists, in call order (none if it never ran)."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def pairs(argv, flag):
@@ -193,7 +198,7 @@ def run_hardware_job(tmp, runners):
     tool.write_text(FAKE_ANALYZE_TRENDS)
     tool.chmod(0o755)
     result, _ = runner.run(step_script("gate.yml", "hardware", "Import and report"), {"FAKE_LOG": str(root / "calls")})
-    calls = [json.loads(line) for line in (root / "calls").read_text().splitlines()] if (root / "calls").exists() else []
+    calls = read_calls(root / "calls")
     return result, calls, work, runner
 
 
