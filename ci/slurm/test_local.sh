@@ -8,14 +8,26 @@
 # and fails if any of them, or any job step, is left behind.
 #
 # STACKBENCH_REQUIRE_SLURM=1 (ci/test.sh sets it) turns "cannot install Slurm here" from a
-# skip into a failure.
+# skip into a failure. STACKBENCH_SLURM_GPUS=N (ci/gpu_tests.sh sets it on a GPU machine)
+# declares N GPUs as generic resources (gres.conf: STACKBENCH_SLURM_GPU_FILES, default
+# /dev/nvidia[0-(N-1)]) and submits the array as kind `gpu` with --gres=gpu:1, measuring
+# STACKBENCH_SLURM_GPU_FILTER (default: the CUDA triads) instead of the CPU triad.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
 export PATH="$PATH:/usr/sbin:/sbin"
 started=$(date +%s)
 timeout_s="${STACKBENCH_SLURM_TEST_TIMEOUT:-180}"
-bench_id="memory_bandwidth/cpu/triad/256KiB"
+gpus="${STACKBENCH_SLURM_GPUS:-0}"
+[[ "$gpus" =~ ^[0-9]+$ ]] || { echo "slurm-test: STACKBENCH_SLURM_GPUS must be a count" >&2; exit 2; }
+if [[ $gpus -gt 0 ]]; then
+    kind=gpu
+    bench_filter="${STACKBENCH_SLURM_GPU_FILTER:-^memory_bandwidth/cuda/triad/}"
+    gpu_files="${STACKBENCH_SLURM_GPU_FILES:-/dev/nvidia[0-$((gpus - 1))]}"
+else
+    kind=default
+    bench_filter='^memory_bandwidth/cpu/triad/256KiB$'
+fi
 
 say() { echo "slurm-test: $*"; }
 fail() {
@@ -160,9 +172,14 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MinJobAge=600
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN$([[ $gpus -gt 0 ]] && echo " Gres=gpu:$gpus")
 PartitionName=test Nodes=$host Default=YES MaxTime=30 State=UP
 EOF
+    if [[ $gpus -gt 0 ]]; then
+        echo "GresTypes=gpu" >>"$tmp/slurm.conf"
+        # slurmd reads gres.conf beside slurm.conf.
+        echo "Name=gpu File=$gpu_files" >"$tmp/gres.conf"
+    fi
     export SLURM_CONF="$tmp/slurm.conf"
 }
 
@@ -194,10 +211,12 @@ write_slurm_conf
 start_slurm
 say "one-node cluster up on $(hostname -s) in $(($(date +%s) - started)) s (config $SLURM_CONF)"
 
+kind_args=()
+[[ $gpus -gt 0 ]] && kind_args=(--kind "gpu=--gres=gpu:1")
 submitted=$(ci/slurm/submit.sh --results "$tmp/results" --tasks 2 --targets memory_bandwidth \
-    --filter "$bench_id" --label slurm-test --sbatch-arg=--time=5) || fail "submit.sh failed"
+    --filter "$bench_filter" --label slurm-test --sbatch-arg=--time=5 "${kind_args[@]}") || fail "submit.sh failed"
 echo "$submitted"
-array_id=$(sed -n 's/^array_default=//p' <<<"$submitted")
+array_id=$(sed -n "s/^array_$kind=//p" <<<"$submitted")
 merge_id=$(sed -n 's/^merge=//p' <<<"$submitted")
 fleet=$(sed -n 's/^fleet_dir=//p' <<<"$submitted")
 [[ "$array_id" =~ ^[0-9]+$ && "$merge_id" =~ ^[0-9]+$ && -d "$fleet" ]] || fail "submit.sh printed no job ids"
@@ -211,9 +230,9 @@ say "array $array_id: $array_states; merge $merge_id: $(job_states "$merge_id")"
 [[ "$array_states" == "COMPLETED COMPLETED " ]] || fail "expected 2 COMPLETED array tasks, got: $array_states"
 
 check_runs() {
-    python3 - "$fleet/incoming" "$bench_id" "$array_id" <<'PY'
-import json, pathlib, sys
-incoming, bench_id, array_id = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    python3 - "$fleet/incoming" "$bench_filter" "$array_id" "$kind" <<'PY'
+import json, pathlib, re, sys
+incoming, bench_filter, array_id, kind = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 files = sorted(incoming.iterdir())
 names = [f.name for f in files]
 assert all(n.endswith(".json") and not n.startswith(".") for n in names), f"stray files: {names}"
@@ -222,36 +241,45 @@ for f in files:
     run = json.loads(f.read_text())
     assert run["schema"] == "stackbench.run.v1", f"{f}: schema {run.get('schema')}"
     ids = [b["id"] for b in run["benchmarks"]]
-    assert ids == [bench_id], f"{f}: benchmarks {ids}"
-    times = run["benchmarks"][0]["samples"]["times"]
-    assert len(times) >= 10 and min(times) > 0, f"{f}: {len(times)} samples, min {min(times, default=0)}"
-    assert run["label"].startswith("slurm-test/default/"), f"{f}: label {run['label']}"
-print(f"slurm-test: {len(files)} runs delivered, one per task, each measured {bench_id}")
+    assert ids and all(re.search(bench_filter, i) for i in ids), f"{f}: benchmarks {ids}, skipped {run['skipped']}"
+    for bench in run["benchmarks"]:
+        times = bench["samples"]["times"]
+        assert len(times) >= 10 and min(times) > 0, f"{f}: {bench['id']}: {len(times)} samples"
+    assert run["label"].startswith(f"slurm-test/{kind}/"), f"{f}: label {run['label']}"
+print(f"slurm-test: {len(files)} runs delivered, one per task, each measured {', '.join(ids)}")
 PY
 }
 
 rows_for() {
-    "$repo/target/release/analyze-trends" export --results "$1" --format csv | grep -c ",$bench_id," || true
+    # Rows (one per benchmark per run) whose id, the 6th column, matches the filter.
+    "$repo/target/release/analyze-trends" export --results "$1" --format csv |
+        awk -F, -v re="$bench_filter" 'NR > 1 && $6 ~ re' | wc -l
 }
 
 check_runs || fail "the per-task runs are wrong"
+if [[ $gpus -gt 0 ]]; then
+    [[ $(grep -lE 'GPUs visible: [0-9]' "$fleet"/logs/stackbench-gpu-*.out | wc -l) -eq 2 ]] ||
+        fail "a task of the gpu array was not given a GPU (no CUDA_VISIBLE_DEVICES in its log)"
+fi
+# What the two runs hold, read by analyze-trends itself from a store of just those files.
+mkdir -p "$tmp/check/runs" && cp "$fleet"/incoming/*.json "$tmp/check/runs/"
+expected=$(rows_for "$tmp/check")
+[[ $expected -ge 2 ]] || fail "analyze-trends reads $expected benchmark rows from the 2 delivered runs"
 merge_state=$(job_states "$merge_id")
 analyzer="$repo/target/release/analyze-trends"
 if "$analyzer" help import >/dev/null 2>&1 && "$analyzer" help hardware >/dev/null 2>&1; then
     [[ "$merge_state" == COMPLETED ]] || fail "the merge job ended $merge_state"
-    [[ $(rows_for "$tmp/results") -eq 2 ]] || fail "the merged store does not hold the 2 runs"
+    [[ $(rows_for "$tmp/results") -eq $expected ]] || fail "the merged store does not hold the 2 runs"
     for report in hardware.md hardware.html hardware.json; do
         grep -q triad "$tmp/results/reports/$report" || fail "reports/$report does not show the triad"
     done
     "$analyzer" import "$fleet/incoming" --results "$tmp/results" >/dev/null
-    [[ $(rows_for "$tmp/results") -eq 2 ]] || fail "importing the same runs again duplicated them"
+    [[ $(rows_for "$tmp/results") -eq $expected ]] || fail "importing the same runs again duplicated them"
     say "merge job imported both runs (idempotent on a second import) and wrote reports/hardware.{md,html,json}"
 else
     # This build predates `import`/`hardware`: the merge job must have run and refused.
     [[ "$merge_state" == FAILED ]] || fail "the merge job ended $merge_state, expected FAILED without import"
     grep -q "no \`import\` command" "$fleet"/logs/merge-*.out || fail "the merge job's log does not say why it failed"
-    mkdir -p "$tmp/check/runs" && cp "$fleet"/incoming/*.json "$tmp/check/runs/"
-    [[ $(rows_for "$tmp/check") -eq 2 ]] || fail "analyze-trends cannot read the delivered runs"
     say "NOTE: analyze-trends has no import/hardware in this build: the merge job ran and failed naming" \
         "the missing command; checked the 2 per-task runs instead (they load with analyze-trends export)"
 fi
