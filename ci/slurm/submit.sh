@@ -70,6 +70,10 @@ for t in "${targets[@]}"; do
     [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || die "unknown bench target '$t' (known: ${ALL_TARGETS[*]})"
 done
 [[ ${#kinds[@]} -gt 0 ]] || kinds=("default=")
+for kind in "${kinds[@]}"; do
+    [[ "$kind" == *=* && "${kind%%=*}" =~ ^[A-Za-z0-9_.-]+$ ]] ||
+        die "bad --kind '$kind': expected NAME=SBATCH_ARGS, NAME of letters, digits, . _ -"
+done
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 mkdir -p "$results" || die "cannot create the results directory '$results'"
@@ -108,7 +112,6 @@ node_args=(--nodes=1 --ntasks=1)
 array_ids=()
 for kind in "${kinds[@]}"; do
     name="${kind%%=*}"
-    [[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad kind name '$name' (letters, digits, . _ -)"
     read -r -a kind_args <<<"${kind#*=}"
     id=$(STACKBENCH_FLEET_KIND="$name" sbatch --parsable --chdir="$repo" --array="0-$((tasks - 1))" \
         --job-name="stackbench-$name" --output="$fleet/logs/stackbench-$name-%A_%a.out" \

@@ -283,3 +283,17 @@ else
     say "NOTE: analyze-trends has no import/hardware in this build: the merge job ran and failed naming" \
         "the missing command; checked the 2 per-task runs instead (they load with analyze-trends export)"
 fi
+
+# A node that delivers no run (here: a filter that matches nothing, so `record` refuses)
+# fails its task, and afterok then cancels the merge instead of merging a partial fleet.
+submitted=$(ci/slurm/submit.sh --results "$tmp/results-empty" --tasks 2 --targets memory_bandwidth \
+    --filter '^no-such-benchmark$' --label slurm-test --sbatch-arg=--time=5 "${kind_args[@]}") ||
+    fail "submit.sh failed (second fleet)"
+array_id=$(sed -n "s/^array_$kind=//p" <<<"$submitted")
+merge_id=$(sed -n 's/^merge=//p' <<<"$submitted")
+remaining=$((timeout_s - ($(date +%s) - started)))
+wait_for "the second merge job being cancelled" "$remaining" job_finished "$merge_id"
+array_states=$(job_states "$array_id" | tr '\n' ' ')
+[[ "$array_states" == "FAILED FAILED " ]] || fail "tasks that delivered no run ended: $array_states"
+[[ "$(job_states "$merge_id")" == CANCELLED ]] || fail "the merge after failed tasks ended $(job_states "$merge_id")"
+say "tasks that delivered no run failed, and the merge was cancelled (afterok)"
