@@ -4,7 +4,8 @@
 # project's rules: SHA pins with version comments, YAML and bash parse, permissions,
 # timeouts, never cancelling a measurement, inputs that exist); then the workflows' own
 # scripts run here: gate.yml's steps against a fake analyze-trends in a scratch git repo
-# (ci/test_gate_workflow.py) and comment.yml's sticky-comment script against a fake `gh`
+# (ci/test_gate_workflow.py), history.yml's suite step against a fake run_benchmarks.sh
+# (ci/test_history_workflow.py) and comment.yml's sticky-comment script against a fake `gh`
 # (ci/test_comment_workflow.py, needs jq).
 # zizmor and PyYAML come from PyPI into a small virtualenv of their own, .venv-lint
 # (gitignored), made on first use; jq from Debian when missing.
@@ -29,4 +30,5 @@ if ! command -v jq >/dev/null && [[ $(id -u) -eq 0 ]] && command -v apt-get >/de
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq jq >/dev/null
 fi
 "$venv/bin/python" ci/test_gate_workflow.py
+"$venv/bin/python" ci/test_history_workflow.py
 "$venv/bin/python" ci/test_comment_workflow.py
