@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workflow_harness import Runner, step_script, write_program
+from workflow_harness import Runner, report, step_script, write_program
 
 MARKER = "<!-- stackbench-gate -->"
 HEAD = "0123456789abcdef0123456789abcdef01234567"
@@ -145,11 +145,7 @@ def main():
         print("test_comment_workflow: jq is required (apt-get install jq)", file=sys.stderr)
         return 1
     results = list(cases())
-    failures = [r for r in results if r]
-    for f in failures:
-        print(f"test_comment_workflow: FAILED {f}", file=sys.stderr)
-    print(f"test_comment_workflow: {len(results) - len(failures)}/{len(results)} cases passed")
-    return 1 if failures else 0
+    return report("test_comment_workflow", len(results), [r for r in results if r])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workflow_harness import Runner, step_script
+from workflow_harness import Runner, report, step_script
 
 FAKE_ANALYZE_TRENDS = r"""#!/usr/bin/env bash
 # Fake analyze-trends: logs argv as one JSON line; `gate` writes its three files and two runs.
@@ -239,11 +239,7 @@ def main():
                 check(run_job(tmp, **{k.replace("_", "-") if k != "exit" else k: v for k, v in overrides.items()}))
             except AssertionError as e:
                 failures.append(f"{name}: {e}")
-    for f in failures:
-        print(f"test_gate_workflow: FAILED {f}", file=sys.stderr)
-    total = len(CASES) + len(HARDWARE_CASES)
-    print(f"test_gate_workflow: {total - len(failures)}/{total} cases passed")
-    return 1 if failures else 0
+    return report("test_gate_workflow", len(CASES) + len(HARDWARE_CASES), failures)
 
 
 if __name__ == "__main__":

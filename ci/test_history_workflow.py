@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workflow_harness import Runner, step_script, write_program
+from workflow_harness import Runner, report, step_script, write_program
 
 FAKE_SUITE = r"""#!/usr/bin/env bash
 # Fake run_benchmarks.sh: logs its argv, writes a report into --results, exits $FAKE_EXIT.
@@ -52,10 +52,7 @@ def main():
         result, _, staged, _ = run(tmp, "", fake_exit="1")
         if result.returncode != 1 or not staged.exists():
             failures.append(f"failing target: exit {result.returncode} (expected 1), report staged {staged.exists()}")
-    for f in failures:
-        print(f"test_history_workflow: FAILED {f}", file=sys.stderr)
-    print(f"test_history_workflow: {3 - len(failures)}/3 cases passed")
-    return 1 if failures else 0
+    return report("test_history_workflow", 3, failures)
 
 
 if __name__ == "__main__":

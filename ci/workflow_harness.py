@@ -9,6 +9,7 @@ real ones would need GitHub or a benchmark run.
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -55,3 +56,11 @@ class Runner:
                                 capture_output=True, text=True)
         outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
         return result, outputs
+
+
+def report(test, total, failures):
+    """Prints each failure and the tally the way every workflow test does; the exit code."""
+    for failure in failures:
+        print(f"{test}: FAILED {failure}", file=sys.stderr)
+    print(f"{test}: {total - len(failures)}/{total} cases passed")
+    return 1 if failures else 0
