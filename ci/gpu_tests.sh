@@ -30,3 +30,13 @@ if [[ "${STACKBENCH_COMPARE_TORCH:-0}" == 1 ]]; then
     echo "== side by side with PyTorch"
     scripts/gpu/compare_torch.sh --json "$CRITERION_HOME/compare_torch.json"
 fi
+
+echo "== Slurm fleet on this machine's GPUs (one-node cluster on localhost, array tasks with --gres=gpu:1)"
+if [[ "${STACKBENCH_SKIP_SLURM:-0}" == 1 ]]; then
+    echo "skipped: STACKBENCH_SKIP_SLURM=1"
+elif command -v nvidia-smi >/dev/null && [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') -gt 0 ]]; then
+    STACKBENCH_SLURM_GPUS=$(nvidia-smi -L | grep -c '^GPU') ci/slurm/test_local.sh
+else
+    echo "skipped: no NVIDIA GPU listed by nvidia-smi (for AMD, run ci/slurm/test_local.sh with" \
+        "STACKBENCH_SLURM_GPUS=N STACKBENCH_SLURM_GPU_FILES=/dev/dri/renderD[128-...] and a ROCm filter)"
+fi

@@ -13,8 +13,14 @@ step "formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 
+step "GitHub Actions workflows: zizmor and the project's workflow rules (ci/lint_workflows.sh)"
+ci/lint_workflows.sh
+
 step "building the bench targets (release)"
 cargo bench --no-run --quiet
+
+step "Slurm fleet: a one-node cluster on localhost runs the 2-task array and the merge job (ci/slurm/test_local.sh)"
+STACKBENCH_REQUIRE_SLURM=1 ci/slurm/test_local.sh
 
 step "the Python component stack (virtualenv with torch, onnx, onnxruntime, openvino, numpy)"
 ci/setup_python_env.sh
