@@ -25,7 +25,7 @@ import gc  # noqa: E402
 import re  # noqa: E402
 import socket  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_module, latency_metrics, main, suite  # noqa: E402
 
 LAYERS = 8
 QUICK = [(s, 1024, 4096) for s in range(4)]
@@ -46,10 +46,8 @@ class DeepSpeed(Component):
 
         self.reason = None
         self.torch, missing = import_torch()
-        try:
-            import deepspeed
-        except Exception as error:
-            self.reason = import_reason("deepspeed", error)
+        deepspeed, self.reason = import_module("deepspeed")
+        if deepspeed is None:
             return
         self.deepspeed = deepspeed
         if missing:

@@ -24,7 +24,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Skip, import_module, latency_metrics, main, suite  # noqa: E402
 
 QUICK = {"vector_add": [1 << 24], "softmax": [(4096, 1024)]}
 FULL = {"vector_add": [1 << 20, 1 << 24, 1 << 28], "softmax": [(4096, c) for c in (256, 1024, 4096, 16384)]}
@@ -40,10 +40,8 @@ class Triton(Component):
         # A fresh cache, set before triton is imported, so the compile time is measured.
         os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="stackbench-triton-cache-")
         self.torch, missing = import_torch()
-        try:
-            import triton
-        except Exception as error:
-            self.reason = import_reason("triton", error)
+        triton, self.reason = import_module("triton")
+        if triton is None:
             return
         self.version = triton.__version__
         if missing:

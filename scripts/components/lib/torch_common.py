@@ -1,5 +1,6 @@
-"""What the torch-based workers share: importing torch with a precise reason when it is
-missing, picking the device, facts for the record, result checks and peak memory.
+"""What the torch-based workers share: importing torch (a skip with a precise reason when
+it is missing, a failure when it is broken), picking the device, facts for the record,
+result checks and peak memory.
 
 Imported only after ``stackbench_worker.protect_stdout()``, like everything heavy.
 """
@@ -7,17 +8,18 @@ Imported only after ``stackbench_worker.protect_stdout()``, like everything heav
 import os
 import platform
 
-from stackbench_worker import Mismatch, clock_for, import_reason
+from stackbench_worker import Mismatch, clock_for, import_module
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64"}
 
 
 def import_torch():
-    """(torch, None) or (None, reason)."""
-    try:
-        import torch  # noqa: PLC0415 -- imported late on purpose, after the channel is safe
-    except Exception as error:  # ImportError, or a broken install raising anything
-        return None, import_reason("torch", error)
+    """(torch, None), or (None, reason) when torch is not installed. A torch that is there
+    but fails to import (``OSError: libcudnn.so.9: cannot open shared object file``, a
+    version conflict) raises ``ImportFailure``: a broken install is a failure."""
+    torch, reason = import_module("torch")
+    if torch is None:
+        return None, reason
     threads = os.environ.get("STACKBENCH_TORCH_THREADS", "").strip()
     if threads:
         torch.set_num_threads(int(threads))
