@@ -140,7 +140,7 @@ fn check_precise_skips(recorder: &Recorder) {
         vllm.contains("vLLM needs a CUDA GPU; none visible"),
         "{vllm}"
     );
-    let deepspeed = recorder.skipped("components/deepspeed/zero_step/stage3_d1024_t4096");
+    let deepspeed = recorder.skipped("components/deepspeed/zero_step/stage3_ranks1_d1024_t4096");
     assert!(
         deepspeed.contains("deepspeed is not installed in"),
         "{deepspeed}"
