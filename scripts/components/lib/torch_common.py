@@ -7,6 +7,7 @@ Imported only after ``stackbench_worker.protect_stdout()``, like everything heav
 
 import os
 import platform
+import warnings
 
 from stackbench_worker import Mismatch, clock_for, import_module
 
@@ -26,10 +27,33 @@ def import_torch():
     return torch, None
 
 
-def device_kind(torch):
-    """``cuda``, ``rocm`` (a HIP build reports itself as cuda) or ``cpu``."""
-    if torch.cuda.is_available():
-        return "rocm" if getattr(torch.version, "hip", None) else "cuda"
+# The device node each GPU build of torch needs: present means the machine has that GPU
+# and its kernel driver.
+DRIVER_NODES = {"cuda": "/dev/nvidiactl", "rocm": "/dev/kfd"}
+# Set to "" or "-1", these hide every GPU on purpose.
+HIDING_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def device_kind(torch, driver_nodes=DRIVER_NODES):
+    """``cuda``, ``rocm`` (a HIP build reports itself as cuda) or ``cpu``. Raises
+    ``RuntimeError`` when torch was built for the GPU this machine has (its driver's device
+    node is there) and none was hidden on purpose, yet torch cannot use it (a driver too
+    old for the wheel, a broken runtime): that is a broken stack, not a CPU machine."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        available = torch.cuda.is_available()
+    hip = getattr(torch.version, "hip", None)
+    if available:
+        return "rocm" if hip else "cuda"
+    build = "rocm" if hip else ("cuda" if getattr(torch.version, "cuda", None) else None)
+    hidden = any(os.environ.get(name, "unset").strip() in ("", "-1") for name in HIDING_VARIABLES)
+    node = driver_nodes.get(build)
+    if node and os.path.exists(node) and not hidden:
+        why = "; ".join(str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip())
+        raise RuntimeError(
+            f"torch {torch.__version__} (built for {build} {hip or torch.version.cuda}) cannot use this "
+            f"machine's GPU although {node} exists: {why or 'torch.cuda.is_available() is False'}"
+        )
     return "cpu"
 
 
