@@ -32,6 +32,7 @@ import importlib.util  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 
+from engine_memory import EngineMemory  # noqa: E402
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_module, import_reason, latency_metrics, main, suite  # noqa: E402
 
 MODEL_ENV = "STACKBENCH_VLLM_MODEL"
@@ -86,8 +87,7 @@ class Vllm(Component):
 
             utilisation = float(os.environ.get("STACKBENCH_VLLM_GPU_MEMORY_UTILIZATION", "0.85"))
             longest = max(i + o for _, i, o in (FULL if suite() == "full" else QUICK))
-            from engine_memory import EngineMemory
-
+            # Before the engine starts: the free-memory baseline of the fallback method.
             self.memory = EngineMemory(self.torch)
             started = time.perf_counter_ns()
             self.llm = LLM(model=self.model, seed=0, max_model_len=max(longest, max_len) + 16, gpu_memory_utilization=utilisation)
@@ -120,17 +120,22 @@ def vocab_size(llm):
 class RequestTimes:
     """Per-request TTFT, E2E and TPOT from one batch, on the host clock, as the engine's
     steps deliver tokens: the times a client of the engine sees. vLLM's definitions:
-    TTFT from submission to the first output token, TPOT = (E2E − TTFT)/(n_out − 1)."""
+    TTFT from submission to the first output token, TPOT = (E2E − TTFT)/(n_out − 1).
+    Outputs are deltas (``RequestOutputKind.DELTA``, as a streaming server gets them):
+    each carries only the tokens new since the last step."""
 
     def __init__(self, started_ns):
         self.started_ns = started_ns
         self.first_ns = {}
+        self.produced = {}
         self.done = {}
 
     def observe(self, outputs, now_ns):
         """Notes the first step at which each request has a token, and when it finishes."""
         for output in outputs:
-            produced = len(output.outputs[0].token_ids) if output.outputs else 0
+            new = len(output.outputs[0].token_ids) if output.outputs else 0
+            produced = self.produced.get(output.request_id, 0) + new
+            self.produced[output.request_id] = produced
             if produced and output.request_id not in self.first_ns:
                 self.first_ns[output.request_id] = now_ns - self.started_ns
             if output.finished:
@@ -157,6 +162,7 @@ def request_metrics(rows):
 class Offline(Benchmark):
     def __init__(self, torch, llm, load_ns, batch, prompt_len, out_len, memory):
         from vllm import SamplingParams
+        from vllm.sampling_params import RequestOutputKind
 
         self.torch, self.llm, self.load_ns, self.memory = torch, llm, load_ns, memory
         self.batch, self.out_len = batch, out_len
@@ -165,6 +171,11 @@ class Offline(Benchmark):
         ids = torch.randint(100, vocab - 100, (batch, prompt_len), generator=generator).tolist()
         self.prompts = [{"prompt_token_ids": row} for row in ids]
         self.params = SamplingParams(max_tokens=out_len, ignore_eos=True, temperature=0.0)
+        # Separate parameters for the timed loop: ``LLM.generate`` sets the ones it is given
+        # to FINAL_ONLY, which would deliver every token at the end (TTFT = E2E).
+        self.stream_params = SamplingParams(
+            max_tokens=out_len, ignore_eos=True, temperature=0.0, output_kind=RequestOutputKind.DELTA
+        )
         self.requests = []
         self.next_request = 0
         self.short_requests = 0
@@ -196,7 +207,7 @@ class Offline(Benchmark):
         engine = self.llm.llm_engine
         times = RequestTimes(time.perf_counter_ns())
         for prompt in self.prompts:
-            engine.add_request(f"stackbench-{self.next_request}", prompt, self.params)
+            engine.add_request(f"stackbench-{self.next_request}", prompt, self.stream_params)
             self.next_request += 1
         while engine.has_unfinished_requests():
             outputs = engine.step()

@@ -194,10 +194,11 @@ class VllmRequestTimes(unittest.TestCase):
     def test_ttft_and_tpot_follow_vllms_definitions(self):
         vllm = helpers.load_worker("vllm")
         times = vllm.RequestTimes(started_ns=1000)
+        # Deltas: the tokens new at each step.
         times.observe([output("a", 0, False), output("b", 0, False)], 1500)  # prefill step, no token yet
         times.observe([output("a", 1, False), output("b", 1, False)], 3000)
-        times.observe([output("a", 5, True), output("b", 3, False)], 7000)
-        times.observe([output("b", 5, True)], 11000)
+        times.observe([output("a", 4, True), output("b", 2, False)], 7000)
+        times.observe([output("b", 2, True)], 11000)
         rows = sorted(times.per_request())
         # a: TTFT 2000, E2E 6000, TPOT (6000-2000)/4; b: TTFT 2000, E2E 10000, TPOT 2000.
         self.assertEqual(rows, [(2000, 6000, 1000.0, 5), (2000, 10000, 2000.0, 5)])
