@@ -118,6 +118,7 @@ pub fn run_component(
         }
         Err(error) => {
             let id = whole_component_id(component);
+            // The worker never said which device it drives; what failed ran on the host.
             let failure = BackendError::Device {
                 backend: BackendKind::Cpu,
                 context: format!("{id} describe"),
