@@ -113,7 +113,8 @@ def is_absent(module, error):
 def import_failure(module, error):
     """The ``ImportFailure`` for a present but broken ``module``: the exception, and the
     innermost frames of its traceback (which file raised it)."""
-    frames = traceback.extract_tb(error.__traceback__)[-3:]
+    # importlib's own frozen frames say nothing about the package.
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith("<frozen")][-3:]
     where = "; ".join(f"{frame.filename}:{frame.lineno}" for frame in frames)
     message = f"{module} is installed in {sys.executable} but importing it failed: {type(error).__name__}: {error}"
     return ImportFailure(message + (f" (raised at {where})" if where else ""))
@@ -129,7 +130,10 @@ def import_module(name):
     except Exception as error:  # OSError from a missing .so, ImportError, anything a package raises
         if is_absent(name, error):
             return None, import_reason(name, error)
-        raise import_failure(name, error) from error
+        # The message names the exception and where it was raised; chaining the original
+        # traceback too would double what is logged and push the package's own output
+        # (printed before it raised) out of the stderr tail the runner keeps.
+        raise import_failure(name, error) from None
 
 
 def import_modules(*names):
