@@ -20,6 +20,20 @@ for target in gemm memory_bandwidth tensor_ops attention; do
         cargo bench --bench "$target" -- --test "^${target}/${backend}/"
     done
 done
+# The Python components on the GPU, with the interpreter STACKBENCH_PYTHON names (a CUDA or
+# ROCm torch; vLLM, DeepSpeed and flash-attn where installed). Confirms what no CPU test can:
+# ONNX Runtime's GPU provider really started, Triton compiles on a cold cache, vLLM's
+# per-request TTFT/TPOT and engine memory, the chunked float64 attention reference at the
+# full suite's largest shape (b8_h16_s8192: 68.7 GB as one score matrix), pre-created CUDA
+# events (no failure in any timed loop). scripts/components/check_gpu_run.py checks the notes.
+if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
+    echo "== the Python components on the GPU ($STACKBENCH_PYTHON)"
+    STACKBENCH_SUITE=quick cargo bench --bench components -- --test
+    "$STACKBENCH_PYTHON" scripts/components/check_gpu_run.py "$CRITERION_HOME/stackbench/targets/components.json"
+    STACKBENCH_SUITE=full cargo bench --bench components -- --test '^components/attention/.*/b8_h16_s8192_d128_bf16'
+else
+    echo "== the Python components: skipped, STACKBENCH_PYTHON is not set (point it at a GPU torch env)"
+fi
 # A benchmark that failed its correctness check is recorded as failed in the sidecar.
 if grep -l '"outcome": "failed"' "$CRITERION_HOME"/stackbench/targets/*.json 2>/dev/null; then
     echo "some GPU benchmarks failed (see the files above)" >&2

@@ -1,6 +1,6 @@
 //! The runner against bad input: no Python, a `STACKBENCH_PYTHON` that does not exist,
-//! Python without any of the packages, and fake workers that crash on import, hang, print
-//! garbage, have a library print to stdout, die mid-run or compute a wrong result. Each
+//! Python without any of the packages, and fake workers that crash on import or in
+//! `describe`, raise in `describe`, hang, print garbage, have a library print to stdout, die mid-run or compute a wrong result. Each
 //! must give a clear message naming what went wrong, and the rest of the suite must run.
 //!
 //! Needs only a bare `python3` (no packages); without one these tests say so and pass.
@@ -77,14 +77,7 @@ fn python_without_any_package_skips_each_component_with_the_missing_import() {
     let python = python_or_skip!();
     // `-S` hides every site-packages folder: the interpreter has the standard library only.
     let dir = tempfile::tempdir().unwrap();
-    let wrapper = dir.path().join("python-no-packages");
-    std::fs::write(
-        &wrapper,
-        format!("#!/bin/sh\nexec '{}' -S \"$@\"\n", python.path.display()),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let wrapper = python_wrapper(dir.path(), &python.path, "-S", None);
     let mut recorder = Recorder::new();
     run_suite_with(
         &mut recorder,
@@ -115,7 +108,7 @@ fn python_without_any_package_skips_each_component_with_the_missing_import() {
 }
 
 #[test]
-fn a_worker_that_crashes_on_import_is_reported_with_its_stderr_and_the_rest_runs() {
+fn a_worker_that_crashes_on_import_fails_with_its_stderr_and_the_rest_runs() {
     let python = python_or_skip!();
     let mut recorder = Recorder::new();
     run_suite_with(
@@ -124,7 +117,8 @@ fn a_worker_that_crashes_on_import_is_reported_with_its_stderr_and_the_rest_runs
         &fixture_config(),
         &["crash_on_import", "library_prints"],
     );
-    let reason = recorder.skipped("components/crash_on_import/all/all");
+    // The worker died before answering: a broken worker, not "cannot run here".
+    let reason = recorder.failed("components/crash_on_import/all/all");
     assert!(
         reason.contains("exited (exit status: 1) during 'describe'"),
         "{reason}"
@@ -146,6 +140,64 @@ fn a_worker_that_crashes_on_import_is_reported_with_its_stderr_and_the_rest_runs
         recorder.skipped("components/library_prints/gpu_only/n1"),
         "fake needs a GPU; none visible"
     );
+}
+
+#[test]
+fn a_worker_that_crashes_in_describe_fails_with_its_stderr() {
+    let python = python_or_skip!();
+    let mut recorder = Recorder::new();
+    run_suite_with(
+        &mut recorder,
+        Ok(python),
+        &fixture_config(),
+        &["crash_in_describe", "library_prints"],
+    );
+    assert_eq!(
+        recorder
+            .outcomes
+            .keys()
+            .filter(|id| id.contains("crash_in_describe"))
+            .count(),
+        1
+    );
+    let error = recorder.failed("components/crash_in_describe/all/all");
+    assert!(
+        error.contains("exited (exit status: 9) during 'describe'"),
+        "{error}"
+    );
+    assert!(
+        error.contains("crash_in_describe: probing the device"),
+        "{error}"
+    );
+    assert!(matches!(
+        recorder.get("components/library_prints/sum/n1000"),
+        Outcome::Measured { .. }
+    ));
+}
+
+#[test]
+fn a_package_that_fails_inside_its_import_fails_the_component_with_the_traceback() {
+    let python = python_or_skip!();
+    let mut recorder = Recorder::new();
+    run_suite_with(
+        &mut recorder,
+        Ok(python),
+        &fixture_config(),
+        &["raises_in_describe"],
+    );
+    let error = recorder.failed("components/raises_in_describe/all/all");
+    assert!(
+        error.contains("fake_broken_package is installed in"),
+        "{error}"
+    );
+    assert!(
+        error.contains("ImportError: cannot import name 'Sentinel'"),
+        "{error}"
+    );
+    // The traceback the worker logged comes with it, naming the file that raised.
+    assert!(error.contains("last lines of its stderr"), "{error}");
+    assert!(error.contains("fake_broken_package/__init__.py"), "{error}");
+    assert!(!error.contains("is not installed"), "{error}");
 }
 
 #[test]

@@ -4,10 +4,14 @@ The model: an MLP of ``LAYERS`` residual blocks of width D (LayerNorm, D→4D, G
 seeded random weights, trained in bf16 with AdamW (torch's implementation, so no CUDA
 extension build is needed) in a single-process ``torch.distributed`` group.
 
-Benchmarks (ids ``components/deepspeed/zero_step/stage<0-3>_d<D>_t<T>``): one training
-step (forward, ``engine.backward``, ``engine.step``) on T tokens; throughput T tokens.
-Notes: step latency p50/p90/p99, ``peak_memory_bytes`` (``torch.cuda.max_memory_allocated``
-over the timed steps), ``param_count``, ``zero_stage``. Checked before timing: the engine's
+Benchmarks (ids ``components/deepspeed/zero_step/stage<0-3>_ranks<W>_d<D>_t<T>``): one
+training step (forward, ``engine.backward``, ``engine.step``) on T tokens; throughput T
+tokens. W is the world size, 1 here: one rank holds every shard, so ZeRO partitions
+nothing and the stage comparison measures its bookkeeping only (the notes say so in
+``partitioning``); multi-rank rows need several GPUs. Notes: step latency p50/p90/p99,
+``peak_memory_bytes`` (``torch.cuda.max_memory_allocated`` over the timed steps, reset
+after the reference copy of the model is dropped), ``param_count``, ``zero_stage``,
+``world_size``. Checked before timing: the engine's
 first forward matches the plain model, and the loss falls over a few steps on a fixed
 batch. Timed with CUDA events.
 """
@@ -25,9 +29,12 @@ import gc  # noqa: E402
 import re  # noqa: E402
 import socket  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_module, latency_metrics, main, suite  # noqa: E402
 
 LAYERS = 8
+# This worker is one process with one rank: ZeRO has nobody to partition with.
+WORLD_SIZE = 1
+ONE_RANK = "none: one rank holds every shard, so this measures ZeRO's bookkeeping, not its memory saving"
 QUICK = [(s, 1024, 4096) for s in range(4)]
 FULL = [(s, d, 8192) for s in range(4) for d in (1024, 2048)]
 
@@ -46,10 +53,8 @@ class DeepSpeed(Component):
 
         self.reason = None
         self.torch, missing = import_torch()
-        try:
-            import deepspeed
-        except Exception as error:
-            self.reason = import_reason("deepspeed", error)
+        deepspeed, self.reason = import_module("deepspeed")
+        if deepspeed is None:
             return
         self.deepspeed = deepspeed
         if missing:
@@ -61,7 +66,7 @@ class DeepSpeed(Component):
     def describe(self):
         plan = FULL if suite() == "full" else QUICK
         benchmarks = [
-            {"benchmark": "zero_step", "parameters": f"stage{s}_d{d}_t{t}", "throughput": {"elements": t}}
+            {"benchmark": "zero_step", "parameters": f"stage{s}_ranks{WORLD_SIZE}_d{d}_t{t}", "throughput": {"elements": t}}
             for s, d, t in plan
         ]
         if self.reason:
@@ -77,7 +82,7 @@ class DeepSpeed(Component):
         if not self.distributed:
             os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
             os.environ.setdefault("MASTER_PORT", str(free_port()))
-            for name, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1")):
+            for name, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", str(WORLD_SIZE))):
                 os.environ.setdefault(name, value)
             self.deepspeed.init_distributed(dist_backend="nccl")
             self.distributed = True
@@ -87,10 +92,12 @@ class DeepSpeed(Component):
             raise Skip(self.reason)
         if benchmark != "zero_step":
             raise ValueError(f"deepspeed does not offer {benchmark}")
-        match = re.fullmatch(r"stage(\d)_d(\d+)_t(\d+)", parameters)
+        match = re.fullmatch(r"stage(\d)_ranks(\d+)_d(\d+)_t(\d+)", parameters)
         if match is None:
-            raise ValueError(f"deepspeed parameters {parameters!r} are not stage<S>_d<D>_t<T>")
-        stage, d, t = (int(g) for g in match.groups())
+            raise ValueError(f"deepspeed parameters {parameters!r} are not stage<S>_ranks<W>_d<D>_t<T>")
+        stage, ranks, d, t = (int(g) for g in match.groups())
+        if ranks != WORLD_SIZE:
+            raise ValueError(f"this worker runs {WORLD_SIZE} rank(s), not {ranks}")
         self.init_distributed()
         return ZeroStep(self.torch, self.deepspeed, stage, d, t)
 
@@ -121,10 +128,15 @@ class ZeroStep(Benchmark):
         self.engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
         generator = torch.Generator().manual_seed(1)
         self.x = torch.randn(tokens, d, generator=generator).cuda().to(torch.bfloat16)
-        torch.cuda.reset_peak_memory_stats()
 
     def facts(self):
-        return {"zero_stage": self.stage, "param_count": self.param_count, "layers": LAYERS}
+        return {
+            "zero_stage": self.stage,
+            "param_count": self.param_count,
+            "layers": LAYERS,
+            "world_size": WORLD_SIZE,
+            "partitioning": ONE_RANK if WORLD_SIZE == 1 else f"across {WORLD_SIZE} ranks",
+        }
 
     def train_step(self):
         loss = self.engine(self.x).float().square().mean()
@@ -143,6 +155,11 @@ class ZeroStep(Benchmark):
             raise Mismatch(f"ZeRO stage {self.stage}: non-finite loss {losses}")
         if not losses[-1] < losses[0]:
             raise Mismatch(f"ZeRO stage {self.stage}: loss did not fall over 5 steps on a fixed batch: {losses}")
+        # The peak must be the training's: the reference copy of the model is gone now, and
+        # its memory is handed back before the high-water mark starts again.
+        gc.collect()
+        self.torch.cuda.empty_cache()
+        self.torch.cuda.reset_peak_memory_stats()
 
     def step(self):
         self.train_step()

@@ -39,13 +39,14 @@ class MiGraphX(Component):
         self.no_gpu = self.gpu_reason()
 
     def gpu_reason(self):
-        """MIGraphX compiles for ROCm GPUs: probe the target and a device before offering."""
+        """MIGraphX compiles for ROCm GPUs: no device is a skip; a device whose GPU target
+        MIGraphX cannot load is a broken install, raised (the component fails)."""
+        if not os.path.exists("/dev/kfd"):
+            return "MIGraphX needs a ROCm GPU; /dev/kfd is absent, so none is visible"
         try:
             self.migraphx.get_target("gpu")
         except Exception as error:
-            return f"MIGraphX has no usable GPU target: {error}"
-        if not any(os.path.exists(p) for p in ("/dev/kfd",)):
-            return "MIGraphX needs a ROCm GPU; /dev/kfd is absent, so none is visible"
+            raise RuntimeError(f"MIGraphX cannot load its GPU target although /dev/kfd exists: {error}") from error
         return None
 
     def describe(self):

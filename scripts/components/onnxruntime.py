@@ -10,6 +10,9 @@ graph for that level and provider), ``graph_nodes_before`` / ``graph_nodes_after
 optimised model written through ``optimized_model_filepath``), latency p50/p90/p99 and
 ``tokens_per_s``. Outputs are checked against the float64 NumPy reference.
 
+A session whose first provider is not the one its id names (ONNX Runtime's silent fallback
+to the CPU when a GPU provider cannot start) fails that id, with what ORT logged.
+
 ``sess.run`` returns host arrays, so on a GPU provider each call includes the input and
 output copies and returns only when the device is done: the host clock is correct there.
 """
@@ -27,7 +30,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 import tempfile
 import time
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_modules, latency_metrics, main, suite
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, captured_stderr, import_modules, latency_metrics, main, suite
 
 LEVELS = ("disable", "basic", "extended", "all")
 EP_NAMES = {
@@ -40,6 +43,26 @@ EP_NAMES = {
     "DmlExecutionProvider": "dml",
 }
 TOLERANCE = 1e-3
+# The device each GPU execution provider runs on: NVIDIA's CUDA and TensorRT, AMD's ROCm
+# and MIGraphX. OpenVINO and DirectML are left out: they are not CUDA or ROCm devices.
+GPU_EP_DEVICE = {"cuda": "cuda", "tensorrt": "cuda", "rocm": "rocm", "migraphx": "rocm"}
+
+
+def component_device(eps):
+    """The device the component's GPU ids run on: ``cuda``, ``rocm`` or ``cpu``."""
+    devices = {GPU_EP_DEVICE[ep] for ep in eps if ep in GPU_EP_DEVICE}
+    return "cuda" if "cuda" in devices else ("rocm" if "rocm" in devices else "cpu")
+
+
+def fallback_error(requested, started, stderr_text):
+    """The failure for a session that did not start the provider its id names: ORT then
+    runs the whole graph on the CPU, and timing that under a GPU id would be a lie."""
+    lines = [line for line in stderr_text.strip().splitlines() if line.strip()][-8:]
+    detail = ("; onnxruntime said: " + " | ".join(lines)) if lines else ""
+    return RuntimeError(
+        f"onnxruntime did not start {requested}: the session's providers are {started} "
+        f"(a silent fallback to the CPU){detail}"
+    )
 
 
 class OnnxRuntime(Component):
@@ -68,14 +91,13 @@ class OnnxRuntime(Component):
         ]
         if self.missing:
             return {"component": self.name, "available": False, "reason": self.missing, "benchmarks": benchmarks}
-        gpu = any(ep in ("cuda", "tensorrt", "rocm", "migraphx") for ep in eps)
         facts = {
             "onnxruntime_version": self.ort.__version__,
             "onnx_version": self.onnx.__version__,
             "execution_providers": self.providers(),
             "model": f"transformer block d{D_MODEL} h{HEADS} ffn{FFN}, opset {OPSET}",
         }
-        return {"component": self.name, "available": True, "device": "cuda" if gpu else "cpu", "facts": facts, "benchmarks": benchmarks}
+        return {"component": self.name, "available": True, "device": component_device(eps), "facts": facts, "benchmarks": benchmarks}
 
     def make(self, benchmark, parameters):
         if benchmark != "transformer_block":
@@ -114,9 +136,14 @@ class OrtBlock(Benchmark):
         if saves_model:
             options.optimized_model_filepath = self.optimized_path
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
-        started = time.perf_counter_ns()
-        self.session = ort.InferenceSession(component.model_path, sess_options=options, providers=providers)
-        self.optimization_ns = time.perf_counter_ns() - started
+        with captured_stderr() as log:
+            started = time.perf_counter_ns()
+            self.session = ort.InferenceSession(component.model_path, sess_options=options, providers=providers)
+            self.optimization_ns = time.perf_counter_ns() - started
+        # ORT falls back to the CPU provider when the requested one cannot start (a missing
+        # libcublas, a driver mismatch) and only logs it: the id would still say GPU.
+        if self.session.get_providers()[:1] != [provider]:
+            raise fallback_error(provider, self.session.get_providers(), log.text)
         self.nodes_after = len(component.onnx.load(self.optimized_path).graph.node) if saves_model else None
         self.provider, self.level = provider, level
         self.x = make_input(np, batch, seq)
@@ -124,6 +151,9 @@ class OrtBlock(Benchmark):
 
     def facts(self):
         return {
+            # Per id: the component's label says where its GPU ids run, this one says where
+            # this id ran (its provider's device).
+            "device": GPU_EP_DEVICE.get(EP_NAMES[self.provider], "cpu"),
             "execution_provider": self.provider,
             "session_providers": self.session.get_providers(),
             "optimization_level": self.level,

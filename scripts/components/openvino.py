@@ -59,7 +59,9 @@ class OpenVino(Component):
             "openvino_version": self.ov.get_version(),
             "openvino_devices": {d: self.core.get_property(d, "FULL_DEVICE_NAME") for d in self.devices()},
         }
-        device = "cuda" if any(d.startswith("GPU") for d in devices) else "cpu"
+        # OpenVINO's GPU plugin drives Intel graphics (OpenCL / Level Zero), never CUDA:
+        # labelling it cuda would file its numbers with NVIDIA's.
+        device = "intel_gpu" if any(d.startswith("GPU") for d in devices) else "cpu"
         return {"component": self.name, "available": True, "device": device, "facts": facts, "benchmarks": benchmarks}
 
     def make(self, benchmark, parameters):

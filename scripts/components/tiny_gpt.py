@@ -203,6 +203,9 @@ class Prefill(GptBenchmark):
 
 
 class Generate(GptBenchmark):
+    # ``step`` marks its own start and its first token.
+    marks_per_step = 2
+
     def __init__(self, *args):
         super().__init__(*args)
         self.first_token_marks = []

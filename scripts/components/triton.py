@@ -7,8 +7,12 @@ Benchmarks (ids ``components/triton/<benchmark>/<parameters>``):
   against ``torch.softmax``; throughput 2·4·rows·cols bytes.
 
 Notes of the Triton benchmarks: ``compile_time_ns``, the first launch of the kernel for
-these arguments, which JIT-compiles it, minus a warm launch; the worker points
-``TRITON_CACHE_DIR`` at a fresh folder so the compile is real, not a cache hit.
+these arguments, which JIT-compiles it, minus a warm launch. Every measurement is on a
+cold cache: ``TRITON_CACHE_DIR`` points at a fresh folder and the kernel's in-process
+variants are dropped first (else every size after the first of a kernel is a cache hit
+and reads about 0). The fresh folder must hold compiled files afterwards, which proves a
+compile happened; where it does not, or this Triton's in-process cache cannot be dropped,
+``compile_time_ns`` is null and ``compile_time_note`` says why.
 Outputs are checked against PyTorch in float64. Timed with CUDA events.
 """
 
@@ -24,7 +28,7 @@ sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abs
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Skip, import_reason, latency_metrics, main, suite  # noqa: E402
+from stackbench_worker import Benchmark, Component, Skip, import_module, latency_metrics, main, suite  # noqa: E402
 
 QUICK = {"vector_add": [1 << 24], "softmax": [(4096, 1024)]}
 FULL = {"vector_add": [1 << 20, 1 << 24, 1 << 28], "softmax": [(4096, c) for c in (256, 1024, 4096, 16384)]}
@@ -38,12 +42,11 @@ class Triton(Component):
 
         self.reason = None
         # A fresh cache, set before triton is imported, so the compile time is measured.
-        os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="stackbench-triton-cache-")
+        self.cache_root = tempfile.mkdtemp(prefix="stackbench-triton-cache-")
+        os.environ["TRITON_CACHE_DIR"] = self.cache_root
         self.torch, missing = import_torch()
-        try:
-            import triton
-        except Exception as error:
-            self.reason = import_reason("triton", error)
+        triton, self.reason = import_module("triton")
+        if triton is None:
             return
         self.version = triton.__version__
         if missing:
@@ -76,11 +79,11 @@ class Triton(Component):
         if (benchmark, parameters) not in {(b, p) for b, p, _ in self.offered()}:
             raise ValueError(f"triton does not offer {benchmark}/{parameters}")
         impl, size = parameters.split("_", 1)
-        return TritonBenchmark(self.torch, self.kind, benchmark, impl, size)
+        return TritonBenchmark(self.torch, self.kind, benchmark, impl, size, self.cache_root)
 
 
 class TritonBenchmark(Benchmark):
-    def __init__(self, torch, kind, benchmark, impl, size):
+    def __init__(self, torch, kind, benchmark, impl, size, cache_root):
         import triton_kernels
         from torch_common import clock
 
@@ -90,6 +93,7 @@ class TritonBenchmark(Benchmark):
             n = int(size)
             self.x, self.y = (torch.randn(n, generator=generator).cuda() for _ in range(2))
             self.out = torch.empty_like(self.x)
+            self.kernel = triton_kernels.vector_add_kernel
             triton_call = lambda: triton_kernels.vector_add(self.x, self.y, self.out)  # noqa: E731
             torch_call = lambda: torch.add(self.x, self.y, out=self.out)  # noqa: E731
             self.reference = lambda: self.x.double() + self.y.double()  # noqa: E731
@@ -97,11 +101,26 @@ class TritonBenchmark(Benchmark):
             rows, cols = (int(v) for v in size.split("x"))
             self.x = torch.randn(rows, cols, generator=generator).cuda()
             self.out = torch.empty_like(self.x)
+            self.kernel = triton_kernels.softmax_kernel
             triton_call = lambda: triton_kernels.softmax(self.x, self.out)  # noqa: E731
             torch_call = lambda: torch.softmax(self.x, dim=-1)  # noqa: E731
             self.reference = lambda: torch.softmax(self.x.double(), dim=-1)  # noqa: E731
         self.call = triton_call if impl == "triton" else torch_call
-        self.compile_ns = self.first_launch_cost() if impl == "triton" else None
+        self.compile_ns, self.compile_note = None, None
+        if impl == "triton":
+            self.compile_ns, self.compile_note = self.cold_compile_cost(triton_kernels, cache_root)
+
+    def cold_compile_cost(self, triton_kernels, cache_root):
+        """(ns, None) for the first launch on a cold cache beyond a warm launch, or
+        (None, why) when the compile could not be made, or shown to be, cold."""
+        if not triton_kernels.forget_compiled(self.kernel):
+            return None, "this Triton keeps compiled kernels where stackbench cannot drop them"
+        cache = tempfile.mkdtemp(prefix="cold-", dir=cache_root)
+        os.environ["TRITON_CACHE_DIR"] = cache
+        cost = self.first_launch_cost()
+        if not any(files for _, _, files in os.walk(cache)):
+            return None, f"the first launch wrote nothing to the fresh cache {cache}: no compile happened"
+        return cost, None
 
     def first_launch_cost(self):
         """The first launch compiles; the cost is its time beyond a warm launch."""
@@ -117,7 +136,7 @@ class TritonBenchmark(Benchmark):
         return first - warm
 
     def facts(self):
-        return {"implementation": self.impl, "compile_time_ns": self.compile_ns}
+        return {"implementation": self.impl, "compile_time_ns": self.compile_ns, "compile_time_note": self.compile_note}
 
     def verify(self):
         from torch_common import check_close

@@ -6,12 +6,17 @@ token ids (no tokenizer round trip), decoding is greedy with ``ignore_eos`` so e
 request produces exactly the requested number of tokens.
 
 Benchmarks (ids ``components/vllm/offline/b<B>_in<I>_out<O>``): one ``LLM.generate`` of B
-requests per call; throughput B·O output tokens. Notes: ``tokens_per_s`` (output tokens /
-duration), ``requests_per_s``, ``ttft_p50_ns``/``ttft_p99_ns`` (from vLLM's per-request
-metrics when it reports them, else from timed ``max_tokens=1`` calls of the same batch),
-``tpot_p50_ns``/``tpot_p99_ns`` ((E2E − TTFT)/(O − 1), vLLM's definition),
-``load_time_ns`` (engine start: weights, CUDA graph capture, compilation) and
-``peak_memory_bytes``. ``generate`` returns finished outputs, so the host clock is right.
+requests per call, driven through the engine's own step loop (what ``LLM.generate`` does);
+throughput B·O output tokens. Notes: ``tokens_per_s`` (output tokens / duration),
+``requests_per_s``, ``ttft_p{50,90,99}_ns`` and ``tpot_p{50,90,99}_ns`` per request inside
+the timed calls (host clock at each engine step: TTFT from submission to the first step
+that returns a token, TPOT = (E2E − TTFT)/(O − 1), vLLM's definitions),
+``request_e2e_p*_ns``, ``load_time_ns`` (engine start: weights, CUDA graph capture,
+compilation) and ``peak_memory_bytes`` of the engine on the device, with
+``peak_memory_method`` (lib/engine_memory.py: NVML's per-process memory of this process
+and its children, where the V1 engine core runs, else the drop in the device's free
+memory since before the engine started). The step loop returns finished outputs, so the
+host clock is right.
 """
 
 import os
@@ -27,7 +32,8 @@ import importlib.util  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 
-from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_reason, latency_metrics, main, percentile, suite  # noqa: E402
+from engine_memory import EngineMemory  # noqa: E402
+from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_module, import_reason, latency_metrics, main, suite  # noqa: E402
 
 MODEL_ENV = "STACKBENCH_VLLM_MODEL"
 QUICK = [(1, 128, 128), (8, 128, 128)]
@@ -62,10 +68,11 @@ class Vllm(Component):
         ]
         if self.reason:
             return {"component": self.name, "available": False, "reason": self.reason, "benchmarks": benchmarks}
-        try:
-            import vllm
-        except Exception as error:
-            return {"component": self.name, "available": False, "reason": import_reason("vllm", error), "benchmarks": benchmarks}
+        # Found on the path but failing to import (a CUDA or torch version conflict) is a
+        # broken install: ImportFailure, which fails the component.
+        vllm, missing = import_module("vllm")
+        if missing:
+            return {"component": self.name, "available": False, "reason": missing, "benchmarks": benchmarks}
         from torch_common import torch_facts
 
         facts = torch_facts(self.torch, "cuda")
@@ -80,9 +87,12 @@ class Vllm(Component):
 
             utilisation = float(os.environ.get("STACKBENCH_VLLM_GPU_MEMORY_UTILIZATION", "0.85"))
             longest = max(i + o for _, i, o in (FULL if suite() == "full" else QUICK))
+            # Before the engine starts: the free-memory baseline of the fallback method.
+            self.memory = EngineMemory(self.torch)
             started = time.perf_counter_ns()
             self.llm = LLM(model=self.model, seed=0, max_model_len=max(longest, max_len) + 16, gpu_memory_utilization=utilisation)
             self.load_ns = time.perf_counter_ns() - started
+            self.memory.sample()
         return self.llm
 
     def make(self, benchmark, parameters):
@@ -95,7 +105,7 @@ class Vllm(Component):
             raise ValueError(f"vllm parameters {parameters!r} are not b<B>_in<I>_out<O>")
         batch, prompt_len, out_len = (int(g) for g in match.groups())
         llm = self.engine(prompt_len + out_len)
-        return Offline(self.torch, llm, self.load_ns, batch, prompt_len, out_len)
+        return Offline(self.torch, llm, self.load_ns, batch, prompt_len, out_len, self.memory)
 
 
 def vocab_size(llm):
@@ -107,27 +117,79 @@ def vocab_size(llm):
         return len(llm.get_tokenizer())
 
 
-class Offline(Benchmark):
-    def __init__(self, torch, llm, load_ns, batch, prompt_len, out_len):
-        from vllm import SamplingParams
+class RequestTimes:
+    """Per-request TTFT, E2E and TPOT from one batch, on the host clock, as the engine's
+    steps deliver tokens: the times a client of the engine sees. vLLM's definitions:
+    TTFT from submission to the first output token, TPOT = (E2E − TTFT)/(n_out − 1).
+    Outputs are deltas (``RequestOutputKind.DELTA``, as a streaming server gets them):
+    each carries only the tokens new since the last step."""
 
-        self.torch, self.llm, self.load_ns = torch, llm, load_ns
+    def __init__(self, started_ns):
+        self.started_ns = started_ns
+        self.first_ns = {}
+        self.produced = {}
+        self.done = {}
+
+    def observe(self, outputs, now_ns):
+        """Notes the first step at which each request has a token, and when it finishes."""
+        for output in outputs:
+            new = len(output.outputs[0].token_ids) if output.outputs else 0
+            produced = self.produced.get(output.request_id, 0) + new
+            self.produced[output.request_id] = produced
+            if produced and output.request_id not in self.first_ns:
+                self.first_ns[output.request_id] = now_ns - self.started_ns
+            if output.finished:
+                self.done[output.request_id] = (now_ns - self.started_ns, produced)
+
+    def per_request(self):
+        """[(ttft_ns, e2e_ns, tpot_ns or None, n_out)] for the finished requests."""
+        rows = []
+        for request_id, (e2e, n_out) in self.done.items():
+            ttft = self.first_ns.get(request_id, e2e)
+            tpot = (e2e - ttft) / (n_out - 1) if n_out > 1 else None
+            rows.append((ttft, e2e, tpot, n_out))
+        return rows
+
+
+def request_metrics(rows):
+    """p50/p90/p99 of TTFT, TPOT and per-request E2E over ``rows`` from ``per_request``."""
+    metrics = latency_metrics([r[0] for r in rows], prefix="ttft")
+    metrics.update(latency_metrics([r[2] for r in rows if r[2] is not None], prefix="tpot"))
+    metrics.update(latency_metrics([r[1] for r in rows], prefix="request_e2e"))
+    return metrics
+
+
+class Offline(Benchmark):
+    def __init__(self, torch, llm, load_ns, batch, prompt_len, out_len, memory):
+        from vllm import SamplingParams
+        from vllm.sampling_params import RequestOutputKind
+
+        self.torch, self.llm, self.load_ns, self.memory = torch, llm, load_ns, memory
         self.batch, self.out_len = batch, out_len
         vocab = vocab_size(llm)
         generator = torch.Generator().manual_seed(0)
         ids = torch.randint(100, vocab - 100, (batch, prompt_len), generator=generator).tolist()
         self.prompts = [{"prompt_token_ids": row} for row in ids]
         self.params = SamplingParams(max_tokens=out_len, ignore_eos=True, temperature=0.0)
-        self.first_token_params = SamplingParams(max_tokens=1, ignore_eos=True, temperature=0.0)
-        self.ttft_ns = []
-        self.outputs = None
-        torch.cuda.reset_peak_memory_stats()
+        # Separate parameters for the timed loop: ``LLM.generate`` sets the ones it is given
+        # to FINAL_ONLY, which would deliver every token at the end (TTFT = E2E).
+        self.stream_params = SamplingParams(
+            max_tokens=out_len, ignore_eos=True, temperature=0.0, output_kind=RequestOutputKind.DELTA
+        )
+        self.requests = []
+        self.next_request = 0
+        self.short_requests = 0
 
     def generate(self, params):
         return self.llm.generate(self.prompts, params, use_tqdm=False)
 
     def facts(self):
-        return {"load_time_ns": self.load_ns, "batch": self.batch, "output_tokens_per_request": self.out_len}
+        return {
+            "load_time_ns": self.load_ns,
+            "batch": self.batch,
+            "output_tokens_per_request": self.out_len,
+            "request_timing": "host clock per engine step: TTFT at the first step with a token, E2E at finish",
+        }
 
     def verify(self):
         first = self.generate(self.params)
@@ -138,38 +200,34 @@ class Offline(Benchmark):
                 raise Mismatch(f"a request produced {len(tokens)} tokens, expected {self.out_len}")
             if tokens != list(b.outputs[0].token_ids):
                 raise Mismatch("greedy decoding of the same prompts gave different tokens")
-        # TTFT by calls that stop after the first token: prefill plus one sample.
-        for _ in range(5):
-            started = time.perf_counter_ns()
-            self.generate(self.first_token_params)
-            self.ttft_ns.append(time.perf_counter_ns() - started)
 
     def step(self):
-        self.outputs = self.generate(self.params)
-
-    def request_ttfts(self):
-        """Per-request TTFT from vLLM's own metrics, where this version reports them."""
-        ttfts = []
-        for output in self.outputs or []:
-            metrics = getattr(output, "metrics", None)
-            first = getattr(metrics, "first_token_time", None)
-            arrival = getattr(metrics, "arrival_time", None)
-            if first and arrival:
-                ttfts.append((first - arrival) * 1e9)
-        return ttfts
+        """One batch through the engine's own loop (what ``LLM.generate`` does), noting
+        when each request's first token and its end arrive."""
+        engine = self.llm.llm_engine
+        times = RequestTimes(time.perf_counter_ns())
+        for prompt in self.prompts:
+            engine.add_request(f"stackbench-{self.next_request}", prompt, self.stream_params)
+            self.next_request += 1
+        while engine.has_unfinished_requests():
+            outputs = engine.step()
+            times.observe(outputs, time.perf_counter_ns())
+        rows = times.per_request()
+        self.short_requests += sum(1 for row in rows if row[3] != self.out_len)
+        self.requests = (self.requests + rows)[-20000:]
 
     def metrics(self, latencies_ns):
+        if self.short_requests:
+            raise Mismatch(f"{self.short_requests} request(s) in the timed runs produced fewer than {self.out_len} tokens")
         metrics = latency_metrics(latencies_ns, prefix="e2e")
-        ttfts = self.request_ttfts() or self.ttft_ns
-        metrics.update(latency_metrics(ttfts, prefix="ttft"))
-        ttft = percentile(sorted(ttfts), 0.5) if ttfts else 0
-        if self.out_len > 1:
-            metrics.update(latency_metrics([(e2e - ttft) / (self.out_len - 1) for e2e in latencies_ns], prefix="tpot"))
+        metrics.update(request_metrics(self.requests))
         if latencies_ns:
             seconds = sum(latencies_ns) / 1e9
             metrics["tokens_per_s"] = self.batch * self.out_len * len(latencies_ns) / seconds
             metrics["requests_per_s"] = self.batch * len(latencies_ns) / seconds
-        metrics["peak_memory_bytes"] = self.torch.cuda.max_memory_allocated()
+        peak, method = self.memory.sample()
+        metrics["peak_memory_bytes"] = peak
+        metrics["peak_memory_method"] = method
         return metrics
 
 

@@ -30,6 +30,38 @@ pub enum SessionError {
     Worker(#[from] WorkerError),
     #[error("the {component} worker's description is not valid: {detail}")]
     Description { component: String, detail: String },
+    /// `describe` raised in the worker (a package that is installed but fails to import):
+    /// the message, and the traceback the worker logged before answering.
+    #[error("{component}: 'describe' failed: {message}{}", describe_tail(.stderr_tail))]
+    DescribeFailed {
+        component: String,
+        message: String,
+        stderr_tail: String,
+    },
+}
+
+impl SessionError {
+    /// True only for "this machine cannot run this component": the worker script is not
+    /// there, or the worker itself answered `describe` with a skip. A worker that crashed,
+    /// hung, raised or described itself wrongly is a failure.
+    pub fn is_skip(&self) -> bool {
+        matches!(
+            self,
+            SessionError::Worker(WorkerError::MissingScript { .. })
+                | SessionError::Worker(WorkerError::Failed {
+                    kind: FailureKind::Skip,
+                    ..
+                })
+        )
+    }
+}
+
+fn describe_tail(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; last lines of its stderr:\n{tail}")
+    }
 }
 
 /// A benchmark a component offers, with its id and, when it cannot run here, why.
@@ -83,7 +115,21 @@ impl ComponentSession {
         config: &RunnerConfig,
     ) -> Result<ComponentSession, SessionError> {
         let mut worker = Worker::spawn_script(&interpreter.path, component, script, config)?;
-        let raw = worker.call(Op::Describe, config.setup_timeout)?;
+        let raw = match worker.call(Op::Describe, config.setup_timeout) {
+            Ok(raw) => raw,
+            Err(WorkerError::Failed {
+                kind: FailureKind::Error,
+                message,
+                ..
+            }) => {
+                return Err(SessionError::DescribeFailed {
+                    component: component.into(),
+                    message,
+                    stderr_tail: worker.kill_with_stderr_tail(),
+                });
+            }
+            Err(error) => return Err(error.into()),
+        };
         let description: Description =
             serde_json::from_value(raw).map_err(|error| SessionError::Description {
                 component: component.into(),

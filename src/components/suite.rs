@@ -3,8 +3,10 @@
 //! shut it down before the next one (two torch processes at once would share 2 cores).
 //!
 //! Nothing here stops the suite: a missing interpreter skips every component with one
-//! reason; a worker that crashes or hangs fails the benchmark it was on, skips the rest of
-//! its component with the reason and the stderr tail, and the next component starts.
+//! reason; a worker that crashes, hangs or raises while describing itself (a broken
+//! install) fails the whole component with its stderr tail; a worker that crashes or hangs
+//! later fails the benchmark it was on, skips the rest of its component with the reason
+//! and the stderr tail, and the next component starts.
 //!
 //! The loop talks to a [`BenchSink`] rather than to the harness directly, so the tests
 //! drive the very same loop against fake and real workers without Criterion's sampling.
@@ -13,7 +15,7 @@ use super::FAMILY;
 use super::config::RunnerConfig;
 use super::interpreter::{Interpreter, InterpreterError};
 use super::session::{ComponentSession, OfferedBenchmark};
-use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, SamplingProfile, TimedWorkload};
 use crate::harness::Harness;
 use crate::workload::{BenchId, Suite};
 use criterion::Throughput;
@@ -30,6 +32,14 @@ pub trait BenchSink {
         prepare: F,
     ) where
         F: FnOnce() -> Result<Box<dyn TimedWorkload + 'w>, BackendError>;
+
+    /// Records `id` as failed before anything could be prepared (a worker that crashed or
+    /// raised while describing itself): through `bench`, so the sink records it exactly
+    /// as it records a benchmark whose preparation failed.
+    fn fail(&mut self, id: &BenchId, error: BackendError) {
+        let sampling = SamplingProfile::gpu(self.suite());
+        self.bench(id, Throughput::Elements(1), sampling, move || Err(error));
+    }
 }
 
 impl BenchSink for Harness {
@@ -102,8 +112,19 @@ pub fn run_component(
 ) {
     let session = match ComponentSession::start(interpreter, component, config) {
         Ok(session) => session,
-        Err(error) => {
+        Err(error) if error.is_skip() => {
             sink.skip(&whole_component_id(component), error.to_string());
+            return;
+        }
+        Err(error) => {
+            let id = whole_component_id(component);
+            // The worker never said which device it drives; what failed ran on the host.
+            let failure = BackendError::Device {
+                backend: BackendKind::Cpu,
+                context: format!("{id} describe"),
+                message: error.to_string(),
+            };
+            sink.fail(&id, failure);
             return;
         }
     };

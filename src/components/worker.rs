@@ -412,6 +412,14 @@ impl Worker {
         self.stderr_tail.text()
     }
 
+    /// Kills the whole group now and returns all the worker wrote to stderr (up to the tail's
+    /// bound), drained to its end: for a failure whose message should show what the worker
+    /// logged before answering (a traceback).
+    pub fn kill_with_stderr_tail(mut self) -> String {
+        self.kill_and_reap();
+        self.final_stderr_tail()
+    }
+
     /// Asks the worker to exit, then makes sure its whole group is gone.
     /// A worker already gone is only reaped: its death was reported when it happened.
     pub fn shutdown(mut self, timeout: Duration) -> Result<(), WorkerError> {

@@ -149,3 +149,63 @@ pub fn process_gone(pid: u32) -> bool {
     }
     false
 }
+
+/// The interpreter with the CPU Python stack: `STACKBENCH_PYTHON`, else
+/// `.venv-components/bin/python` at the repository root. `None` (the caller says it skips)
+/// when neither exists, unless `STACKBENCH_REQUIRE_COMPONENTS=1` (CI) makes that a failure.
+pub fn venv_python() -> Option<std::path::PathBuf> {
+    let explicit = std::env::var_os("STACKBENCH_PYTHON").filter(|v| !v.is_empty());
+    let path = explicit
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv-components/bin/python"));
+    if path.exists() {
+        return Some(path);
+    }
+    let required = std::env::var("STACKBENCH_REQUIRE_COMPONENTS").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "STACKBENCH_REQUIRE_COMPONENTS=1 but {} does not exist",
+        path.display()
+    );
+    eprintln!(
+        "skipping the real component tests: {} does not exist (run ci/setup_python_env.sh)",
+        path.display()
+    );
+    None
+}
+
+/// Writes an executable interpreter wrapper into `dir`: it runs `python` with `flags`, with
+/// `path_first` (fake packages) ahead of whatever `PYTHONPATH` the runner sets, so a fake
+/// shadows an installed package without the test touching its own environment.
+pub fn python_wrapper(
+    dir: &Path,
+    python: &Path,
+    flags: &str,
+    path_first: Option<&Path>,
+) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let wrapper = dir.join("python-wrapper");
+    let export = path_first
+        .map(|p| {
+            format!(
+                "export PYTHONPATH='{}'\"${{PYTHONPATH:+:$PYTHONPATH}}\"\n",
+                p.display()
+            )
+        })
+        .unwrap_or_default();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n{export}exec '{}' {flags} \"$@\"\n",
+            python.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wrapper
+}
+
+/// A folder of fake packages under `tests/fixtures/components/fake_packages`.
+pub fn fake_packages(name: &str) -> PathBuf {
+    fixtures_dir().join("fake_packages").join(name)
+}

@@ -49,6 +49,33 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
+class captured_stderr:  # noqa: N801 -- used as a context manager, like contextlib's
+    """Captures what native code writes to fd 2 inside the block (ONNX Runtime logs why a
+    provider did not start there, from C++), then writes it on to the real stderr so the
+    runner's tail still has it. ``.text`` holds it after the block."""
+
+    def __enter__(self):
+        import tempfile
+
+        sys.stderr.flush()
+        self.text = ""
+        self._file = tempfile.TemporaryFile(mode="w+b")
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read().decode("utf-8", "replace")
+        self._file.close()
+        sys.stderr.write(self.text)
+        sys.stderr.flush()
+        return False
+
+
 class Skip(Exception):
     """The benchmark cannot run here (missing device, backend or package)."""
 
@@ -68,17 +95,57 @@ def import_reason(module, error):
     return f"{module} is not installed in {sys.executable} (import {module}: {error})"
 
 
-def import_modules(*names):
-    """Imports `names` in order; returns (modules, None), or (None, reason) naming the module
-    that failed (a package's own failing dependency is named, not the package)."""
+class ImportFailure(Exception):
+    """A package is there but importing it failed (a missing shared library, a version
+    conflict, an error inside the package): a broken install is a failure, never a skip."""
+
+
+def is_absent(module, error):
+    """True only when ``error`` says ``module`` itself (or a package it lives in) cannot be
+    found. A ``ModuleNotFoundError`` for anything else was raised from inside the package:
+    one of its dependencies is missing, which is a broken install."""
+    if not isinstance(error, ModuleNotFoundError):
+        return False
+    missing = getattr(error, "name", None) or ""
+    return bool(missing) and (module == missing or module.startswith(missing + "."))
+
+
+def import_failure(module, error):
+    """The ``ImportFailure`` for a present but broken ``module``: the exception, and the
+    innermost frames of its traceback (which file raised it)."""
+    # importlib's own frozen frames say nothing about the package.
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith("<frozen")][-3:]
+    where = "; ".join(f"{frame.filename}:{frame.lineno}" for frame in frames)
+    message = f"{module} is installed in {sys.executable} but importing it failed: {type(error).__name__}: {error}"
+    return ImportFailure(message + (f" (raised at {where})" if where else ""))
+
+
+def import_module(name):
+    """(module, None) when ``name`` imports; (None, reason) when it is not installed;
+    raises ``ImportFailure`` for every other error."""
     import importlib
 
+    try:
+        return importlib.import_module(name), None
+    except Exception as error:  # OSError from a missing .so, ImportError, anything a package raises
+        if is_absent(name, error):
+            return None, import_reason(name, error)
+        # The message names the exception and where it was raised; chaining the original
+        # traceback too would double what is logged and push the package's own output
+        # (printed before it raised) out of the stderr tail the runner keeps.
+        raise import_failure(name, error) from None
+
+
+def import_modules(*names):
+    """Imports `names` in order; returns (modules, None), or (None, reason) naming the first
+    one that is not installed. A module that is installed but fails to import raises
+    ``ImportFailure``."""
     modules = []
     for name in names:
-        try:
-            modules.append(importlib.import_module(name))
-        except Exception as error:
-            return None, import_reason(str(getattr(error, "name", "") or name), error)
+        module, reason = import_module(name)
+        if reason:
+            return None, reason
+        modules.append(module)
     return modules, None
 
 
@@ -111,6 +178,9 @@ class HostClock:
 
     name = "perf_counter_ns"
 
+    def prepare(self, count):
+        """Nothing to allocate: a host mark is a number."""
+
     def mark(self):
         return time.perf_counter_ns()
 
@@ -124,15 +194,32 @@ class HostClock:
 class CudaClock:
     """Marks as CUDA events on the current stream: recording one does not synchronise, so
     the loop runs as it would in a model; the elapsed times are read after one
-    synchronize at the end."""
+    synchronize at the end. The events are created by ``prepare`` before the timed loop:
+    creating one is a driver call that would otherwise be inside every timed call."""
 
     name = "cuda_events"
 
     def __init__(self, torch):
         self._torch = torch
+        self._pool = []
+        self._next = 0
+        self.created_in_loop = 0
+
+    def prepare(self, count):
+        """Creates ``count`` fresh events for the next loop. Fresh, not reused: marks a
+        benchmark kept from an earlier run still hold their own recorded events."""
+        self._pool = [self._torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        self._next = 0
 
     def mark(self):
-        event = self._torch.cuda.Event(enable_timing=True)
+        if self._next < len(self._pool):
+            event = self._pool[self._next]
+            self._next += 1
+        else:
+            # More marks than prepared (a benchmark that marks inside ``step`` more often
+            # than it declared): still correct, and counted so the notes can show it.
+            event = self._torch.cuda.Event(enable_timing=True)
+            self.created_in_loop += 1
         event.record()
         return event
 
@@ -160,6 +247,9 @@ class Benchmark:
     check in ``verify`` (raise ``Mismatch``), and do one call's work in ``step``."""
 
     clock = HostClock()
+    # Clock marks ``step`` itself takes per call (tiny GPT marks its first token), so the
+    # loop can create their events before timing starts.
+    marks_per_step = 0
 
     def facts(self):
         """Static facts for the notes (compile time, node counts, shapes)."""
@@ -184,6 +274,7 @@ def timed_loop(bench, iters):
     clock = bench.clock
     clock.synchronize()
     mark_each = isinstance(clock, HostClock) or iters <= MAX_MARKED_CALLS
+    clock.prepare((iters + 1 if mark_each else 2) + iters * bench.marks_per_step)
     step = bench.step
     if mark_each:
         marks = [clock.mark()]
@@ -297,12 +388,35 @@ def serve(component):
         except Mismatch as error:
             _respond(channel, {"id": request_id, "ok": False, "kind": "mismatch", "error": str(error)})
         except Exception as error:  # every failure becomes a response; the worker lives on
-            log(traceback.format_exc())
+            if not getattr(error, "stackbench_logged", False):
+                log(traceback.format_exc())
             message = f"{type(error).__name__}: {error}"
             _respond(channel, {"id": request_id, "ok": False, "kind": "error", "error": message})
+
+
+class _Broken(Component):
+    """Stands in for a component whose construction raised (a broken import): every
+    request, ``describe`` first, fails with that error, so the runner records a failure
+    with the message instead of a bare exit status."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def describe(self):
+        raise self.error
+
+    def make(self, benchmark, parameters):
+        raise self.error
 
 
 def main(make_component):
     """Entry point: protect the channel *before* ``make_component`` imports anything."""
     protect_stdout()
-    serve(make_component())
+    try:
+        component = make_component()
+    except Exception as error:  # the traceback goes to stderr, whose tail the runner keeps
+        log(traceback.format_exc())
+        # Logged once here: the tail the runner keeps should not be a second copy of it.
+        error.stackbench_logged = True
+        component = _Broken(error)
+    serve(component)

@@ -1,33 +1,59 @@
-"""What the torch-based workers share: importing torch with a precise reason when it is
-missing, picking the device, facts for the record, result checks and peak memory.
+"""What the torch-based workers share: importing torch (a skip with a precise reason when
+it is missing, a failure when it is broken), picking the device, facts for the record,
+result checks and peak memory.
 
 Imported only after ``stackbench_worker.protect_stdout()``, like everything heavy.
 """
 
 import os
 import platform
+import warnings
 
-from stackbench_worker import Mismatch, clock_for, import_reason
+from stackbench_worker import Mismatch, clock_for, import_module
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64"}
 
 
 def import_torch():
-    """(torch, None) or (None, reason)."""
-    try:
-        import torch  # noqa: PLC0415 -- imported late on purpose, after the channel is safe
-    except Exception as error:  # ImportError, or a broken install raising anything
-        return None, import_reason("torch", error)
+    """(torch, None), or (None, reason) when torch is not installed. A torch that is there
+    but fails to import (``OSError: libcudnn.so.9: cannot open shared object file``, a
+    version conflict) raises ``ImportFailure``: a broken install is a failure."""
+    torch, reason = import_module("torch")
+    if torch is None:
+        return None, reason
     threads = os.environ.get("STACKBENCH_TORCH_THREADS", "").strip()
     if threads:
         torch.set_num_threads(int(threads))
     return torch, None
 
 
-def device_kind(torch):
-    """``cuda``, ``rocm`` (a HIP build reports itself as cuda) or ``cpu``."""
-    if torch.cuda.is_available():
-        return "rocm" if getattr(torch.version, "hip", None) else "cuda"
+# The device node each GPU build of torch needs: present means the machine has that GPU
+# and its kernel driver.
+DRIVER_NODES = {"cuda": "/dev/nvidiactl", "rocm": "/dev/kfd"}
+# Set to "" or "-1", these hide every GPU on purpose.
+HIDING_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def device_kind(torch, driver_nodes=DRIVER_NODES):
+    """``cuda``, ``rocm`` (a HIP build reports itself as cuda) or ``cpu``. Raises
+    ``RuntimeError`` when torch was built for the GPU this machine has (its driver's device
+    node is there) and none was hidden on purpose, yet torch cannot use it (a driver too
+    old for the wheel, a broken runtime): that is a broken stack, not a CPU machine."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        available = torch.cuda.is_available()
+    hip = getattr(torch.version, "hip", None)
+    if available:
+        return "rocm" if hip else "cuda"
+    build = "rocm" if hip else ("cuda" if getattr(torch.version, "cuda", None) else None)
+    hidden = any(os.environ.get(name, "unset").strip() in ("", "-1") for name in HIDING_VARIABLES)
+    node = driver_nodes.get(build)
+    if node and os.path.exists(node) and not hidden:
+        why = "; ".join(str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip())
+        raise RuntimeError(
+            f"torch {torch.__version__} (built for {build} {hip or torch.version.cuda}) cannot use this "
+            f"machine's GPU although {node} exists: {why or 'torch.cuda.is_available() is False'}"
+        )
     return "cpu"
 
 

@@ -36,3 +36,14 @@ def softmax(x, out):
     rows, cols = x.shape
     softmax_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
     return out
+
+
+def forget_compiled(kernel):
+    """Drops ``kernel``'s in-process compiled variants, so its next launch compiles again.
+    Returns False where this Triton keeps them somewhere this does not know."""
+    for name in ("device_caches", "cache"):  # Triton 3.x, then 2.x
+        caches = getattr(kernel, name, None)
+        if caches is not None and hasattr(caches, "clear"):
+            caches.clear()
+            return True
+    return False
