@@ -149,3 +149,28 @@ pub fn process_gone(pid: u32) -> bool {
     }
     false
 }
+
+/// The component virtualenv's interpreter: `STACKBENCH_PYTHON`, else
+/// `.venv-components/bin/python` at the repository root. Without either it says so and
+/// returns `None` (the test passes), unless `STACKBENCH_REQUIRE_COMPONENTS=1` (which CI
+/// sets) makes that a failure.
+pub fn venv_python() -> Option<std::path::PathBuf> {
+    let explicit = std::env::var_os("STACKBENCH_PYTHON").filter(|v| !v.is_empty());
+    let path = explicit
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv-components/bin/python"));
+    if path.exists() {
+        return Some(path);
+    }
+    let required = std::env::var("STACKBENCH_REQUIRE_COMPONENTS").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "STACKBENCH_REQUIRE_COMPONENTS=1 but {} does not exist",
+        path.display()
+    );
+    eprintln!(
+        "skipping the real component tests: {} does not exist (run ci/setup_python_env.sh)",
+        path.display()
+    );
+    None
+}
