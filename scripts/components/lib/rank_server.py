@@ -130,7 +130,7 @@ class RankServer:
         self.backend = ("rccl" if getattr(torch.version, "hip", None) else "nccl") if self.gpu else "gloo"
         self.control = dist.new_group(backend="gloo") if self.gpu else dist.group.WORLD
         self.groups = {}
-        self.bench, self.participating = None, False
+        self.bench, self.participating, self.algorithm = None, False, None
         self.step_ns = {}
         self.fault = Fault(self.rank)
         self.nccl_algorithm, self.read_nccl_log = nccl_algorithm, read_nccl_log
@@ -192,6 +192,7 @@ class RankServer:
 
     def setup(self, benchmark, parameters):
         self.teardown()
+        self.algorithm = None
         match = PARAMETERS.fullmatch(parameters)
         if match is None or match.group(1) != self.backend:
             raise ValueError(f"collectives parameters {parameters!r} are not {self.backend}_<ranks>r_<rest>")
@@ -230,9 +231,11 @@ class RankServer:
             return {}
         result = self.require().verify(corrupt)
         if self.gpu:
+            # Read after the checked call, so the log names the algorithm this op and size
+            # used; it goes into every run's metrics (verify's result is not kept).
             self.torch.cuda.synchronize()
             algorithm = self.nccl_algorithm(self.read_nccl_log() or "")
-            result["nccl_algorithm"] = algorithm or "not named in NCCL's debug log"
+            self.algorithm = algorithm or "not named in NCCL's debug log"
         return result
 
     def run(self, iters):
@@ -335,6 +338,10 @@ class RankServer:
         if memory:
             metrics.update(peak_memory_bytes_per_rank=memory, peak_memory_bytes=max(memory))
         metrics.update(self.require().metrics(slowest / 1e9 / iters, self))
+        if self.algorithm is not None:
+            metrics["nccl_algorithm"] = self.algorithm
+            if "nvls" in self.algorithm.lower():
+                metrics["busbw_note"] = "NVLS (in-switch reduction): busbw is not wire bandwidth"
         return {"elapsed_ns": slowest, "iters": iters, "metrics": metrics}
 
 

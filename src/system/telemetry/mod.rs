@@ -7,6 +7,10 @@
 //! `/sys/class/powercap` on CPUs where they are readable ([`rapl`]). Where none can be
 //! read the summary says why, and perf per watt is "n/a", never 0.
 
+pub mod nvml;
+pub mod rapl;
+pub mod sampler;
+
 use serde::{Deserialize, Serialize};
 
 /// min / mean / max of one quantity over a benchmark's samples.
