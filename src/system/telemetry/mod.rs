@@ -3,10 +3,12 @@
 //! iteration where power is known. A number beside a time explains it (a throttled clock,
 //! a cold package) and gives the cross-hardware report its perf per watt.
 //!
-//! Sources: NVML on NVIDIA (loaded at run time), RAPL energy counters under
+//! Sources: NVML on NVIDIA (loaded at run time), the amdgpu driver's sysfs files on AMD
+//! (what rocm-smi reads), RAPL energy counters under
 //! `/sys/class/powercap` on CPUs where they are readable ([`rapl`]). Where none can be
 //! read the summary says why, and perf per watt is "n/a", never 0.
 
+pub mod amdgpu;
 pub mod nvml;
 pub mod rapl;
 pub mod sampler;

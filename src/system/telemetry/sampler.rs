@@ -3,10 +3,11 @@
 //!
 //! Sources are found once per process (NVML initialisation and the sysfs walk cost
 //! milliseconds; a benchmark window should not pay them). CPU benchmarks read RAPL; GPU
-//! benchmarks read NVML on NVIDIA; on AMD GPUs the summary says telemetry is not read yet.
+//! benchmarks read NVML on NVIDIA and the amdgpu driver's sysfs files on AMD.
 //! Power from RAPL is energy over time between readings, and the whole window's average
 //! when the benchmark was shorter than one interval, so a short benchmark still has one.
 
+use super::amdgpu::{AmdGpu, DRM_ROOT};
 use super::nvml::{GpuReading, NvmlTelemetry};
 use super::rapl::{POWERCAP_ROOT, Rapl, Reading};
 use super::{Range, TelemetrySummary};
@@ -32,6 +33,7 @@ pub enum Target {
 enum Source {
     Rapl(&'static Rapl),
     Nvml(&'static NvmlTelemetry),
+    Amd(&'static AmdGpu),
     None(String),
 }
 
@@ -45,6 +47,11 @@ fn nvml() -> &'static Result<NvmlTelemetry, String> {
     NVML.get_or_init(NvmlTelemetry::open)
 }
 
+fn amdgpu() -> &'static Result<AmdGpu, String> {
+    static AMDGPU: OnceLock<Result<AmdGpu, String>> = OnceLock::new();
+    AMDGPU.get_or_init(|| AmdGpu::discover(Path::new(DRM_ROOT)))
+}
+
 fn source_for(target: Target) -> Source {
     match target {
         Target::Cpu => match rapl() {
@@ -55,9 +62,10 @@ fn source_for(target: Target) -> Source {
             Ok(nvml) => Source::Nvml(nvml),
             Err(reason) => Source::None(reason.clone()),
         },
-        Target::AmdGpu => {
-            Source::None("AMD GPU telemetry (amdsmi / rocm-smi) is not read by this version".into())
-        }
+        Target::AmdGpu => match amdgpu() {
+            Ok(gpu) => Source::Amd(gpu),
+            Err(reason) => Source::None(reason.clone()),
+        },
     }
 }
 
@@ -106,7 +114,8 @@ impl Sampler {
 fn sample(source: Source, interval: Duration, stopped: Receiver<()>) -> TelemetrySummary {
     match source {
         Source::Rapl(rapl) => sample_rapl(rapl, interval, &stopped),
-        Source::Nvml(nvml) => sample_nvml(nvml, interval, &stopped),
+        Source::Nvml(nvml) => sample_gpu("nvml", || nvml.read(), interval, &stopped),
+        Source::Amd(gpu) => sample_gpu("amdgpu-sysfs", || gpu.read(), interval, &stopped),
         Source::None(reason) => {
             let _ = stopped.recv();
             TelemetrySummary {
@@ -159,21 +168,22 @@ fn sample_rapl(rapl: &Rapl, interval: Duration, stopped: &Receiver<()>) -> Telem
     }
 }
 
-fn sample_nvml(
-    nvml: &NvmlTelemetry,
+fn sample_gpu(
+    source: &str,
+    read: impl Fn() -> GpuReading,
     interval: Duration,
     stopped: &Receiver<()>,
 ) -> TelemetrySummary {
-    let mut readings: Vec<GpuReading> = vec![nvml.read()];
+    let mut readings: Vec<GpuReading> = vec![read()];
     while tick(stopped, interval) {
-        readings.push(nvml.read());
+        readings.push(read());
     }
-    readings.push(nvml.read());
+    readings.push(read());
     let series = |f: fn(&GpuReading) -> Option<f64>| {
         Range::of(&readings.iter().filter_map(f).collect::<Vec<_>>())
     };
     TelemetrySummary {
-        source: "nvml".into(),
+        source: source.into(),
         power_watts: series(|r| r.power_watts),
         temperature_c: series(|r| r.temperature_c),
         clock_mhz: series(|r| r.clock_mhz),
