@@ -289,3 +289,34 @@ fn nccl_collectives_on_every_gpu() {
         }
     }
 }
+
+/// NCCL's tuning line in both forms (names in NCCL >= 2.19, numbers before), read with the
+/// bare interpreter: the parser imports only the standard library.
+#[test]
+fn nccl_debug_lines_name_the_algorithm_and_protocol() {
+    let Some(python) = bare_python() else {
+        eprintln!("skipping: no python3 on PATH");
+        return;
+    };
+    let code = r#"
+import collective_ops as o
+log = "h:1:1 [0] NCCL INFO AllReduce: 8388608 Bytes -> Algo Ring proto LL128 channel{Lo..Hi}={0..15}\n" \
+      "h:1:1 [0] NCCL INFO AllGather: 37756928 Bytes -> Algo 1 proto 2 time 2860.2\n"
+print(o.nccl_algorithm(log, "all_reduce"), o.nccl_algorithm(log, "all_gather"),
+      o.nccl_algorithm(log, "broadcast"), o.nccl_algorithm(log, "all_to_all"), sep="|")
+"#;
+    let out = std::process::Command::new(&python.path)
+        .args(["-c", code])
+        .env("PYTHONPATH", repo_root().join("scripts/components/lib"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "Ring/LL128|Ring (#1)/Simple (#2)|None|None"
+    );
+}

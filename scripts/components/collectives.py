@@ -36,11 +36,10 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
-import re  # noqa: E402
 import shutil  # noqa: E402
 
 import stackbench_worker as sw  # noqa: E402
-from stackbench_worker import Mismatch, Skip, log  # noqa: E402
+from stackbench_worker import Skip, log  # noqa: E402
 
 RANK_MODE_ENV = "STACKBENCH_COLLECTIVE_RANK_MODE"
 AGENT_PID_ENV = "STACKBENCH_COLLECTIVE_AGENT_PID"
@@ -128,15 +127,6 @@ def die_with_parent():
         os._exit(70)  # the agent is already gone: nobody would reap or stop us
 
 
-def nccl_algorithm(text):
-    """The last algorithm and protocol NCCL's debug log names, e.g. ``Ring/LL128``."""
-    algos = re.findall(r"\b(?:algo|algorithm)\b[\s=:]*([A-Za-z][A-Za-z_]*)", text, re.IGNORECASE)
-    protos = re.findall(r"\b(?:proto|protocol)\b[\s=:]*([A-Za-z][A-Za-z0-9_]*)", text, re.IGNORECASE)
-    if not algos:
-        return None
-    return algos[-1] + (f"/{protos[-1]}" if protos else "")
-
-
 def read_nccl_log():
     logs = os.environ.get(NCCL_LOG_DIR_ENV)
     if not logs:
@@ -158,4 +148,4 @@ from rank_server import serve_ranks  # noqa: E402
 
 if __name__ == "__main__":
     die_with_parent()
-    sys.exit(serve_ranks(nccl_algorithm, read_nccl_log))
+    sys.exit(serve_ranks(read_nccl_log))

@@ -12,6 +12,8 @@ broadcast, the *gathered* output for all_gather, the *full* input for reduce_sca
 the per-rank send buffer for all_to_all. algbw = bytes / time; busbw = algbw x factor.
 """
 
+import re
+
 from stackbench_worker import Mismatch
 
 ELEMENT_BYTES = 4  # float32
@@ -141,3 +143,31 @@ def bandwidth_metrics(op, size_bytes, world, seconds_per_call):
         return {}
     algbw = size_bytes / seconds_per_call / 1e9
     return {"algbw_gbps": algbw, "busbw_gbps": algbw * BUSBW_FACTORS[op](world), "busbw_factor": BUSBW_FACTORS[op](world)}
+
+
+# NCCL's names in its debug log, and its algorithm and protocol numbers where an older NCCL
+# logs numbers (src/include/nccl_common.h order).
+NCCL_OP_NAMES = {"all_reduce": "AllReduce", "all_gather": "AllGather", "reduce_scatter": "ReduceScatter", "broadcast": "Broadcast"}
+NCCL_ALGOS = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT")
+NCCL_PROTOCOLS = ("LL", "LL128", "Simple")
+
+
+def _named(value, names):
+    if value.isdigit():
+        index = int(value)
+        return f"{names[index]} (#{index})" if index < len(names) else f"#{index}"
+    return value
+
+
+def nccl_algorithm(text, op):
+    """The algorithm and protocol of the last ``<Op>: <n> Bytes -> Algo X proto Y`` line
+    NCCL logged for ``op`` (NCCL_DEBUG_SUBSYS=TUNING or COLL), e.g. ``Ring/LL128``; None
+    when the log names none (all_to_all runs as point-to-point sends and has no line)."""
+    name = NCCL_OP_NAMES.get(op)
+    if name is None:
+        return None
+    found = re.findall(rf"\b{name}: \d+ Bytes -> Algo (\w+) proto (\w+)", text)
+    if not found:
+        return None
+    algo, proto = found[-1]
+    return f"{_named(algo, NCCL_ALGOS)}/{_named(proto, NCCL_PROTOCOLS)}"

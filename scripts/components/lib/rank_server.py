@@ -122,7 +122,7 @@ class ScalingBench:
 
 
 class RankServer:
-    def __init__(self, torch, dist, nccl_algorithm, read_nccl_log):
+    def __init__(self, torch, dist, read_nccl_log):
         self.torch, self.dist = torch, dist
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.gpu = torch.cuda.is_available()
@@ -133,7 +133,7 @@ class RankServer:
         self.bench, self.participating, self.algorithm = None, False, None
         self.step_ns = {}
         self.fault = Fault(self.rank)
-        self.nccl_algorithm, self.read_nccl_log = nccl_algorithm, read_nccl_log
+        self.read_nccl_log = read_nccl_log
 
     # -- describe -------------------------------------------------------------------------
 
@@ -143,6 +143,8 @@ class RankServer:
         kind = device_kind(self.torch)
         facts = torch_facts(self.torch, kind)
         facts.update(ranks=self.world, backend=self.backend, torch_backend=self.dist.get_backend(), launcher="torchrun")
+        if self.gpu:
+            facts["interconnect"] = interconnect_topology(self.backend)
         return {"component": "collectives", "available": True, "device": kind, "facts": facts, "benchmarks": self.offered()}
 
     def offered(self):
@@ -234,8 +236,10 @@ class RankServer:
             # Read after the checked call, so the log names the algorithm this op and size
             # used; it goes into every run's metrics (verify's result is not kept).
             self.torch.cuda.synchronize()
-            algorithm = self.nccl_algorithm(self.read_nccl_log() or "")
-            self.algorithm = algorithm or "not named in NCCL's debug log"
+            op = getattr(self.bench, "op", None)
+            if op is not None:
+                algorithm = ops.nccl_algorithm(self.read_nccl_log() or "", op)
+                self.algorithm = algorithm or "not named in NCCL's debug log"
         return result
 
     def run(self, iters):
@@ -352,6 +356,24 @@ def with_pids(results):
     return description
 
 
+def interconnect_topology(backend):
+    """The GPU link matrix as the vendor tool prints it (NVLink ``NV#``/``PIX``/``SYS``;
+    xGMI/PCIe on AMD), or why it could not be read: busbw means little without it."""
+    import shutil
+    import subprocess
+
+    tool = ["rocm-smi", "--showtopotype"] if backend == "rccl" else ["nvidia-smi", "topo", "-m"]
+    if shutil.which(tool[0]) is None:
+        return f"unknown: {tool[0]} is not on PATH"
+    try:
+        done = subprocess.run(tool, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"unknown: {' '.join(tool)} failed: {error}"
+    if done.returncode != 0:
+        return f"unknown: {' '.join(tool)} exited {done.returncode}: {done.stderr.strip()[:200]}"
+    return done.stdout.strip()[:4000]
+
+
 def rank_steps(n):
     """1, 2, 4, ... up to n, and n itself."""
     steps, k = [], 1
@@ -391,7 +413,7 @@ def exchange(server, request):
     return request, outcomes
 
 
-def serve_ranks(nccl_algorithm, read_nccl_log):
+def serve_ranks(read_nccl_log):
     channel = protect_stdout()
     import torch
     import torch.distributed as dist
@@ -399,7 +421,7 @@ def serve_ranks(nccl_algorithm, read_nccl_log):
     if torch.cuda.is_available():
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    server = RankServer(torch, dist, nccl_algorithm, read_nccl_log)
+    server = RankServer(torch, dist, read_nccl_log)
     if server.rank == 0:
         serve_rank0(server, channel)
     else:

@@ -13,7 +13,7 @@ timed in the same session: strong (and tensor-parallel) T1 / (k * Tk), weak T1 /
 
 from stackbench_worker import Mismatch, Skip
 
-from transformer_block import D_MODEL, EPS, FFN, HEADS, weights
+from transformer_block import D_MODEL, EPS, HEADS, weights
 
 EFFICIENCY_TARGET = 0.8
 SEQ = 64
