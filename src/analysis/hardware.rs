@@ -205,10 +205,7 @@ pub fn workload_of(id: &str) -> (String, String) {
             let bytes = params.rsplit('_').next().unwrap_or(params);
             (format!("collectives/{op}/{bytes}"), "collectives".into())
         }
-        ["components", component @ ("vllm" | "tiny_gpt"), ..] => {
-            let _ = component;
-            (id.to_owned(), "inference tokens/s".into())
-        }
+        ["components", "vllm" | "tiny_gpt", ..] => (id.to_owned(), "inference tokens/s".into()),
         ["components", component, ..] => (id.to_owned(), format!("components/{component}")),
         [family, ..] => (id.to_owned(), (*family).to_owned()),
         [] => (id.to_owned(), id.to_owned()),
