@@ -122,15 +122,6 @@ class Collective:
                 f"element(s) on rank {self.rank}, first at {at}: got {float(self.output[at])}, expected {float(want[at])}"
             )
 
-    def checksum(self):
-        """A value every rank must agree on where the output is the same on every rank."""
-        if self.op in ("all_reduce", "broadcast", "all_gather"):
-            # The sum and the sum of every other element: a swapped or shifted chunk moves
-            # the second even when the first is unchanged.
-            dtype = self.torch.float64
-            return [float(self.output.sum(dtype=dtype)), float(self.output[1::2].sum(dtype=dtype))]
-        return None
-
 
 def pattern_gathered(torch, world, n_out, device):
     chunk = n_out // world
