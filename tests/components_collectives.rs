@@ -301,9 +301,13 @@ fn nccl_debug_lines_name_the_algorithm_and_protocol() {
     let code = r#"
 import collective_ops as o
 log = "h:1:1 [0] NCCL INFO AllReduce: 8388608 Bytes -> Algo Ring proto LL128 channel{Lo..Hi}={0..15}\n" \
-      "h:1:1 [0] NCCL INFO AllGather: 37756928 Bytes -> Algo 1 proto 2 time 2860.2\n"
-print(o.nccl_algorithm(log, "all_reduce"), o.nccl_algorithm(log, "all_gather"),
-      o.nccl_algorithm(log, "broadcast"), o.nccl_algorithm(log, "all_to_all"), sep="|")
+      "h:1:1 [0] NCCL INFO AllGather: 37756928 Bytes -> Algo 1 proto 2 time 2860.2\n" \
+      "h:1:1 [0] NCCL INFO AllReduce: 4 Bytes -> Algo Tree proto LL channel{Lo..Hi}={0..0}\n"
+lines = o.nccl_tuning_lines(log)
+print(o.nccl_algorithm_for(lines, "all_reduce", 8388608, 8),
+      o.nccl_algorithm_for(lines, "all_gather", 4 * 37756928, 4),
+      o.nccl_algorithm_for(lines, "broadcast", 8388608, 8),
+      o.nccl_algorithm_for(lines, "all_to_all", 8388608, 8), sep="|")
 "#;
     let out = std::process::Command::new(&python.path)
         .args(["-c", code])

@@ -18,8 +18,9 @@ Benchmarks (``components/collectives/<benchmark>/<parameters>``):
 
 * ``<op>/<backend>_<N>r_<bytes>`` for all_reduce, all_gather, reduce_scatter, broadcast,
   all_to_all (sizes as nccl-tests defines them; see lib/collective_ops.py); notes carry
-  algbw and busbw (GB/s), every rank's time, and NCCL's algorithm where its debug log
-  names it.
+  algbw and busbw (GB/s), every rank's time, and on a GPU NCCL's algorithm for that op
+  and size, from a separate probe launch with NCCL's tuning log on (the timed launch runs
+  without it: NCCL logs every call).
 * ``dp_strong`` / ``dp_weak/<backend>_<k>r_b<B>_s<S>``, ``tp_mlp/<backend>_<k>r_d<D>_t<T>``,
   ``zero_step/<backend>_<N>r_stage<s>_d<D>``: see lib/scaling.py.
 
@@ -36,6 +37,7 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
+import json  # noqa: E402
 import shutil  # noqa: E402
 
 import stackbench_worker as sw  # noqa: E402
@@ -43,7 +45,8 @@ from stackbench_worker import Skip, log  # noqa: E402
 
 RANK_MODE_ENV = "STACKBENCH_COLLECTIVE_RANK_MODE"
 AGENT_PID_ENV = "STACKBENCH_COLLECTIVE_AGENT_PID"
-NCCL_LOG_DIR_ENV = "STACKBENCH_COLLECTIVE_NCCL_LOGS"
+PROBE_ENV = "STACKBENCH_COLLECTIVE_NCCL_PROBE"
+ALGORITHMS_ENV = "STACKBENCH_COLLECTIVE_NCCL_ALGORITHMS"
 
 
 class Unavailable(sw.Component):
@@ -100,17 +103,35 @@ def launch():
         sw.main(lambda: Unavailable(reason))
         return
     env = dict(os.environ, **{RANK_MODE_ENV: "1", AGENT_PID_ENV: str(os.getpid())})
-    if torch.cuda.is_available() and "NCCL_DEBUG" not in env:
-        # NCCL's own log is the only place that says which algorithm it picked.
-        import tempfile
-
-        logs = tempfile.mkdtemp(prefix="stackbench-nccl-")
-        env.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,COLL,TUNING", NCCL_DEBUG_FILE=os.path.join(logs, "nccl.%p.log"))
-        env[NCCL_LOG_DIR_ENV] = logs
     argv = [torchrun, "--standalone", f"--nproc-per-node={ranks}", "--max-restarts=0", "--monitor-interval=0.1", os.path.abspath(__file__)]
+    if torch.cuda.is_available() and "NCCL_DEBUG" not in os.environ:
+        env[ALGORITHMS_ENV] = probe_nccl_algorithms(argv, env)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(torchrun, argv, env)
+
+
+def probe_nccl_algorithms(argv, env):
+    """Runs every collective once in a separate launch with NCCL's tuning log on, and
+    returns the file naming the algorithm per op and size (or why there is none). The timed
+    launch runs without the log: NCCL writes a line per call, which would be timed too."""
+    import subprocess
+    import tempfile
+
+    logs = tempfile.mkdtemp(prefix="stackbench-nccl-")
+    result = os.path.join(logs, "algorithms.json")
+    probe_env = dict(env, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,TUNING", NCCL_DEBUG_FILE=os.path.join(logs, "nccl.%p.log"))
+    probe_env.update({PROBE_ENV: result, AGENT_PID_ENV: ""})
+    try:
+        # Same process group as this launcher: a kill of the group stops the probe too.
+        done = subprocess.run(argv, env=probe_env, stdin=subprocess.DEVNULL, stdout=sys.stderr, timeout=900)
+        failure = None if done.returncode == 0 else f"the NCCL probe launch exited {done.returncode}"
+    except (OSError, subprocess.SubprocessError) as error:
+        failure = f"the NCCL probe launch failed: {error}"
+    if failure is not None:
+        with open(result, "w", encoding="utf-8") as handle:
+            json.dump({"error": failure}, handle)
+    return result
 
 
 def die_with_parent():
@@ -123,19 +144,8 @@ def die_with_parent():
     if libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) != 0:
         log(f"collectives: prctl(PR_SET_PDEATHSIG) failed with errno {ctypes.get_errno()}")
     agent = os.environ.get(AGENT_PID_ENV)
-    if agent and os.getppid() != int(agent):
+    if agent and agent.isdigit() and os.getppid() != int(agent):
         os._exit(70)  # the agent is already gone: nobody would reap or stop us
-
-
-def read_nccl_log():
-    logs = os.environ.get(NCCL_LOG_DIR_ENV)
-    if not logs:
-        return None
-    try:
-        with open(os.path.join(logs, f"nccl.{os.getpid()}.log"), encoding="utf-8", errors="replace") as handle:
-            return handle.read()[-200000:]
-    except OSError:
-        return None
 
 
 if __name__ == "__main__" and os.environ.get(RANK_MODE_ENV) != "1":
@@ -148,4 +158,4 @@ from rank_server import serve_ranks  # noqa: E402
 
 if __name__ == "__main__":
     die_with_parent()
-    sys.exit(serve_ranks(read_nccl_log))
+    sys.exit(serve_ranks(os.environ.get(PROBE_ENV), os.environ.get(ALGORITHMS_ENV)))

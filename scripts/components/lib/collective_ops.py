@@ -150,15 +150,21 @@ def _named(value, names):
     return value
 
 
-def nccl_algorithm(text, op):
-    """The algorithm and protocol of the last ``<Op>: <n> Bytes -> Algo X proto Y`` line
-    NCCL logged for ``op`` (NCCL_DEBUG_SUBSYS=TUNING or COLL), e.g. ``Ring/LL128``; None
-    when the log names none (all_to_all runs as point-to-point sends and has no line)."""
+def nccl_tuning_lines(text):
+    """Every ``<Op>: <n> Bytes -> Algo X proto Y`` line of NCCL's log (NCCL_DEBUG_SUBSYS=
+    TUNING, written by rank 0 of each communicator) as (op name, bytes, algorithm, protocol);
+    names in NCCL >= 2.19, numbers before."""
+    found = re.findall(r"\b(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)", text)
+    return [(name, int(nbytes), _named(algo, NCCL_ALGOS), _named(proto, NCCL_PROTOCOLS)) for name, nbytes, algo, proto in found]
+
+
+def nccl_algorithm_for(lines, op, size, world):
+    """``Ring/LL128`` for the last line of ``op`` at ``size`` bytes: NCCL counts either the
+    whole buffer or one rank's part depending on the op and version, so both match. None
+    when the log has no such line (all_to_all runs as point-to-point sends and has none)."""
     name = NCCL_OP_NAMES.get(op)
-    if name is None:
+    matching = [(a, p) for n, b, a, p in lines if n == name and b in (size, size // world)]
+    if not matching:
         return None
-    found = re.findall(rf"\b{name}: \d+ Bytes -> Algo (\w+) proto (\w+)", text)
-    if not found:
-        return None
-    algo, proto = found[-1]
-    return f"{_named(algo, NCCL_ALGOS)}/{_named(proto, NCCL_PROTOCOLS)}"
+    algo, proto = matching[-1]
+    return f"{algo}/{proto}"

@@ -122,7 +122,7 @@ class ScalingBench:
 
 
 class RankServer:
-    def __init__(self, torch, dist, read_nccl_log):
+    def __init__(self, torch, dist, algorithms):
         self.torch, self.dist = torch, dist
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.gpu = torch.cuda.is_available()
@@ -133,7 +133,7 @@ class RankServer:
         self.bench, self.participating, self.algorithm = None, False, None
         self.step_ns = {}
         self.fault = Fault(self.rank)
-        self.read_nccl_log = read_nccl_log
+        self.algorithms = algorithms  # "<op>/<bytes>" -> NCCL's algorithm, from the probe
 
     # -- describe -------------------------------------------------------------------------
 
@@ -232,14 +232,10 @@ class RankServer:
         if not self.participating:
             return {}
         result = self.require().verify(corrupt)
-        if self.gpu:
-            # Read after the checked call, so the log names the algorithm this op and size
-            # used; it goes into every run's metrics (verify's result is not kept).
-            self.torch.cuda.synchronize()
-            op = getattr(self.bench, "op", None)
-            if op is not None:
-                algorithm = ops.nccl_algorithm(self.read_nccl_log() or "", op)
-                self.algorithm = algorithm or "not named in NCCL's debug log"
+        op = getattr(self.bench, "op", None)
+        if self.gpu and op is not None:
+            # Into every run's metrics (verify's result is not kept).
+            self.algorithm = algorithm_note(self.algorithms, op, self.bench.size_bytes)
         return result
 
     def run(self, iters):
@@ -406,7 +402,50 @@ def exchange(server, request):
     return request, outcomes
 
 
-def serve_ranks(read_nccl_log):
+def algorithm_note(algorithms, op, size):
+    if "error" in algorithms:
+        return f"not recorded: {algorithms['error']}"
+    return algorithms.get(f"{op}/{size}") or "not named in NCCL's debug log"
+
+
+def load_algorithms(path):
+    if not path:
+        return {"error": "NCCL_DEBUG was set by the user, so no probe launch ran"}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as error:
+        return {"error": f"the NCCL probe's result {path} is unreadable: {error}"}
+
+
+def probe_algorithms(server, result_path):
+    """The probe launch (NCCL's tuning log on): every collective once per size, then rank 0
+    reads its own log and writes the algorithm per op and size."""
+    torch, dist = server.torch, server.dist
+    for op in ops.NCCL_OP_NAMES:
+        for size in ops.sizes_for(suite()):
+            if server.size_skip(op, size) is None:
+                work = ops.Collective(torch, dist, op, size, server.rank, server.world, server.device)
+                work.reset()
+                work.run()
+                torch.cuda.synchronize()
+                del work
+    dist.barrier()
+    if server.rank != 0:
+        return
+    log_path = os.path.join(os.path.dirname(result_path), f"nccl.{os.getpid()}.log")
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as handle:
+            lines = ops.nccl_tuning_lines(handle.read())
+    except OSError as error:
+        lines, found = [], {"error": f"NCCL's log {log_path} is unreadable: {error}"}
+    else:
+        found = {f"{op}/{size}": ops.nccl_algorithm_for(lines, op, size, server.world) for op in ops.NCCL_OP_NAMES for size in ops.sizes_for(suite())}
+    with open(result_path, "w", encoding="utf-8") as handle:
+        json.dump(found, handle)
+
+
+def serve_ranks(probe_path, algorithms_path):
     channel = protect_stdout()
     import torch
     import torch.distributed as dist
@@ -414,8 +453,10 @@ def serve_ranks(read_nccl_log):
     if torch.cuda.is_available():
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    server = RankServer(torch, dist, read_nccl_log)
-    if server.rank == 0:
+    server = RankServer(torch, dist, load_algorithms(algorithms_path) if torch.cuda.is_available() else {})
+    if probe_path:
+        probe_algorithms(server, probe_path)
+    elif server.rank == 0:
         serve_rank0(server, channel)
     else:
         while True:
