@@ -40,6 +40,18 @@ if grep -l '"outcome": "failed"' "$CRITERION_HOME"/stackbench/targets/*.json 2>/
     exit 1
 fi
 
+echo "== collectives on NCCL (RCCL on ROCm): one torchrun rank per GPU, quick sizes"
+# Needs the component virtualenv (STACKBENCH_PYTHON, else .venv-components) with a CUDA or
+# ROCm torch and two or more GPUs; one GPU makes the component skip with that reason. The
+# ignored test above (components_collectives::nccl_collectives_on_every_gpu) checks every
+# all_reduce ran on NCCL/RCCL and names its algorithm; this pass records them all.
+STACKBENCH_COMPONENTS=collectives STACKBENCH_SUITE=quick \
+    cargo bench --bench components -- --test "^components/collectives/"
+if grep -q '"outcome": "failed"' "$CRITERION_HOME/stackbench/targets/components.json" 2>/dev/null; then
+    echo "some collectives failed (see $CRITERION_HOME/stackbench/targets/components.json)" >&2
+    exit 1
+fi
+
 if [[ "${STACKBENCH_COMPARE_TORCH:-0}" == 1 ]]; then
     echo "== side by side with PyTorch"
     scripts/gpu/compare_torch.sh --json "$CRITERION_HOME/compare_torch.json"

@@ -25,11 +25,17 @@ fn the_cpu_stack_measures_what_it_has_and_names_what_it_lacks() {
     let Some(python) = venv_python() else { return };
     let interpreter = explicit(&python);
     let mut recorder = Recorder::new();
+    // collectives launches torchrun; tests/components_collectives.rs covers it.
+    let single_process: Vec<&str> = COMPONENTS
+        .iter()
+        .copied()
+        .filter(|c| *c != "collectives")
+        .collect();
     run_suite_with(
         &mut recorder,
         interpreter,
         &RunnerConfig::default(),
-        COMPONENTS,
+        &single_process,
     );
     let failures: Vec<_> = recorder
         .outcomes

@@ -2,7 +2,9 @@
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
 pub mod compare;
+pub mod hardware;
 pub mod noise;
+pub mod prices;
 pub mod simulate;
 pub mod throughput;
 pub mod trends;

@@ -135,6 +135,7 @@ fn record(id: &str, population: &str, index: usize, samples: SampleFile) -> Benc
         estimates: None,
         samples,
         notes: Vec::new(),
+        telemetry: None,
     }
 }
 
@@ -377,6 +378,7 @@ pub fn simulate_history(h: &HistoryScenario) -> Vec<RunRecord> {
                     estimates: None,
                     samples,
                     notes: Vec::new(),
+                    telemetry: None,
                 });
             }
             run

@@ -54,6 +54,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print one row per benchmark per run.
     Export(ExportArgs),
+    /// Cross-hardware report: every machine's figures, perf per $ and per W, recommendations.
+    Hardware(super::hardware::HardwareArgs),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -213,6 +215,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Compare(args)) => compare_command(args),
         Some(Command::Report(args)) => report(args),
         Some(Command::Export(args)) => export(args),
+        Some(Command::Hardware(args)) => super::hardware::hardware(args).map(|()| Outcome::Clean),
         Some(Command::Simulate(cmd)) => simulate(cmd),
         None => report(cli.report),
     }

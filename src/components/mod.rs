@@ -21,6 +21,11 @@
 //!   adapter that the harness times.
 //! - [`suite`]: the loop `cargo bench --bench components` runs over every component.
 //!
+//! One component, `collectives`, runs many processes: its worker execs `torchrun`, rank 0
+//! speaks the protocol for all ranks, and each rank dies with torchrun's agent
+//! (`PR_SET_PDEATHSIG`), so the group kill here still leaves nothing behind
+//! (`scripts/components/collectives.py`).
+//!
 //! [`TimedWorkload`]: crate::backend::TimedWorkload
 
 pub mod config;
@@ -50,4 +55,5 @@ pub const COMPONENTS: &[&str] = &[
     "openvino",
     "migraphx",
     "tiny_gpt",
+    "collectives",
 ];

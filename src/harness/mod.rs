@@ -9,6 +9,7 @@ pub mod args;
 pub mod sidecar;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
+use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -16,6 +17,32 @@ use sidecar::{BenchmarkOutcome, TargetReport};
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// The note of a measured benchmark that holds its [`TelemetrySummary`], which the run
+/// record lifts into `BenchmarkRecord::telemetry`.
+///
+/// [`TelemetrySummary`]: crate::system::telemetry::TelemetrySummary
+pub const TELEMETRY_NOTE: &str = "telemetry";
+
+/// Which telemetry source a benchmark's device has: the id's backend, or for components
+/// the device their worker reported.
+fn telemetry_target(id: &BenchId, workload: &dyn TimedWorkload) -> Target {
+    let backend = id.group.split('/').nth(1).unwrap_or("cpu");
+    let device = match backend {
+        "cpu" | "cuda" | "rocm" => backend.to_owned(),
+        _ => workload
+            .notes()
+            .get("device")
+            .and_then(|d| d.as_str())
+            .unwrap_or("cpu")
+            .to_owned(),
+    };
+    match device.as_str() {
+        "cuda" => Target::NvidiaGpu,
+        "rocm" => Target::AmdGpu,
+        _ => Target::Cpu,
+    }
+}
 
 /// Benchmarks whose id matches this regex fail without running (for testing failure paths).
 pub const FAIL_ID_ENV: &str = "STACKBENCH_FAIL_ID";
@@ -146,6 +173,7 @@ impl Harness {
             .measurement
             .max(one_call.mul_f64(sampling.sample_size as f64 * 1.2));
         let failure: RefCell<Option<BackendError>> = RefCell::new(None);
+        let sampler = Sampler::start_from_env(telemetry_target(id, workload.as_ref()));
         {
             let mut group = self.criterion.benchmark_group(&id.group);
             group
@@ -173,7 +201,12 @@ impl Harness {
             // The samples Criterion kept for this id are meaningless: the record says so.
             Some(error) => self.record_error(id, error),
             None => {
-                let notes = workload.notes();
+                let mut notes = workload.notes();
+                if let Some(summary) = sampler.map(Sampler::finish)
+                    && let Ok(value) = serde_json::to_value(summary)
+                {
+                    notes.insert(TELEMETRY_NOTE.into(), value);
+                }
                 self.report.record(id, BenchmarkOutcome::Measured { notes });
             }
         }

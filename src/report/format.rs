@@ -20,6 +20,14 @@ pub fn format_ns(ns: f64) -> String {
     }
 }
 
+/// Text made safe inside HTML elements and attribute values.
+pub(crate) fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// `+7.52 %`, `-0.31 %`, `n/a`.
 pub fn format_percent(p: Option<f64>) -> String {
     match p {

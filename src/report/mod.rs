@@ -4,6 +4,7 @@
 
 pub mod comparison;
 mod format;
+pub mod hardware;
 pub mod history;
 
 pub use format::{format_ns, format_percent, sparkline};

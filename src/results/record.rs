@@ -69,6 +69,12 @@ fn build_run(
         (None, None)
     };
     let created_unix_ms = now_unix_ms();
+    let mut benchmarks: Vec<BenchmarkRecord> = read
+        .benchmarks
+        .into_iter()
+        .map(BenchmarkRecord::from)
+        .collect();
+    attach_telemetry(&mut benchmarks, &targets);
     Ok(RunRecord {
         schema: RUN_SCHEMA.into(),
         run_id: new_run_id(created_unix_ms),
@@ -86,13 +92,36 @@ fn build_run(
         system,
         targets,
         notes,
-        benchmarks: read
-            .benchmarks
-            .into_iter()
-            .map(BenchmarkRecord::from)
-            .collect(),
+        benchmarks,
         skipped: read.skipped,
     })
+}
+
+/// Lifts each measured benchmark's telemetry note (written by the harness) into its record,
+/// adding the energy per iteration where power is known: mean power x median time per
+/// iteration. A note this version cannot read is left in the target report, untouched.
+fn attach_telemetry(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::Value]) {
+    for bench in benchmarks {
+        let note = targets.iter().find_map(|t| {
+            t.get("benchmarks")?
+                .get(&bench.id)?
+                .get("notes")?
+                .get(crate::harness::TELEMETRY_NOTE)
+        });
+        let Some(Ok(mut telemetry)) = note.map(|n| {
+            serde_json::from_value::<crate::system::telemetry::TelemetrySummary>(n.clone())
+        }) else {
+            continue;
+        };
+        let per_iter = bench.samples.per_iteration_ns();
+        if let Some(power) = telemetry.power_watts
+            && !per_iter.is_empty()
+        {
+            telemetry.energy_per_iteration_joules =
+                Some(power.mean * crate::stats::median(&per_iter) * 1e-9);
+        }
+        bench.telemetry = Some(telemetry);
+    }
 }
 
 /// stackbench's sidecar files beside Criterion's output: the system probe and the target
@@ -129,4 +158,56 @@ fn sidecar_files(
         }
     }
     (system, targets, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::criterion_output::SampleFile;
+
+    fn bench(id: &str) -> BenchmarkRecord {
+        BenchmarkRecord {
+            id: id.into(),
+            group: "gemm/cpu".into(),
+            function: None,
+            value: None,
+            throughput: None,
+            estimates: None,
+            samples: SampleFile {
+                sampling_mode: None,
+                iters: vec![2.0, 2.0, 2.0],
+                times: vec![2e9, 4e9, 6e9],
+            },
+            notes: Vec::new(),
+            telemetry: None,
+        }
+    }
+
+    #[test]
+    fn telemetry_notes_become_records_with_energy_per_iteration() {
+        let targets = vec![serde_json::json!({"benchmarks": {
+            "gemm/cpu/f32/1": {"outcome": "measured", "notes": {"telemetry": {
+                "source": "rapl",
+                "power_watts": {"min": 90.0, "mean": 100.0, "max": 110.0, "samples": 4}}}},
+            "gemm/cpu/f32/2": {"outcome": "measured", "notes": {"telemetry": {
+                "source": "", "unavailable": ["RAPL: no powercap driver"]}}},
+            "gemm/cpu/f32/3": {"outcome": "measured", "notes": {"telemetry": "garbage"}}
+        }})];
+        let mut benches = vec![
+            bench("gemm/cpu/f32/1"),
+            bench("gemm/cpu/f32/2"),
+            bench("gemm/cpu/f32/3"),
+        ];
+        attach_telemetry(&mut benches, &targets);
+        let powered = benches[0].telemetry.as_ref().unwrap();
+        // 100 W x median 2 s per iteration.
+        assert_eq!(powered.energy_per_iteration_joules, Some(200.0));
+        let unpowered = benches[1].telemetry.as_ref().unwrap();
+        assert_eq!(unpowered.energy_per_iteration_joules, None);
+        assert_eq!(unpowered.unavailable, vec!["RAPL: no powercap driver"]);
+        assert!(
+            benches[2].telemetry.is_none(),
+            "an unreadable note is left alone"
+        );
+    }
 }

@@ -37,6 +37,9 @@ pub struct BenchmarkRecord {
     pub samples: Samples,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Power, temperature, clocks and utilisation while it ran (absent in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::system::telemetry::TelemetrySummary>,
 }
 
 impl From<CriterionBenchmark> for BenchmarkRecord {
@@ -50,6 +53,7 @@ impl From<CriterionBenchmark> for BenchmarkRecord {
             estimates: b.estimates,
             samples: b.samples,
             notes: b.notes,
+            telemetry: None,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod gpu_peaks;
 pub mod peak;
 pub mod software;
+pub mod telemetry;
 
 use crate::backend::{Availability, BackendKind};
 use serde::{Deserialize, Serialize};

@@ -14,12 +14,7 @@ table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #dd
 .card h4{margin:0 0 4px 0;font-size:12px;font-family:monospace;max-width:360px;overflow-wrap:anywhere}\
 svg text{font-size:10px;fill:#555}";
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::report::format::escape_html as escape;
 
 /// The time series of one benchmark: medians per run, change points as dashed red lines,
 /// the segment medians as grey steps.

@@ -1,0 +1,57 @@
+//! `analyze-trends hardware`: the cross-hardware report over every run in a results
+//! directory (runs from many machines, merged there by `analyze-trends import`).
+
+use crate::analysis::hardware::analyze_hardware;
+use crate::analysis::prices::{NoPrices, PriceList, Prices};
+use crate::report::hardware::{HardwareFormat, render};
+use crate::results::RunStore;
+use anyhow::bail;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  analyze-trends hardware                               # every machine in benchmark_results/
+  analyze-trends hardware --results fleet --format markdown > hardware.md
+  analyze-trends hardware --prices stackbench.toml --format html > hardware.html
+
+Prices come from the [prices] table of the TOML file (see src/analysis/prices.rs):
+  [prices]
+  basis = \"hour\"          # or \"unit\"
+  [prices.devices]
+  \"NVIDIA H100 80GB HBM3\" = 2.49")]
+pub struct HardwareArgs {
+    /// Results directory holding runs/ (from every machine)
+    #[arg(long, default_value = "benchmark_results")]
+    pub results: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: HardwareFormat,
+    /// TOML file with a [prices] table; a missing file means no prices (perf/$ is n/a)
+    #[arg(long, default_value = "stackbench.toml")]
+    pub prices: PathBuf,
+}
+
+/// Prints the report; bad input (no runs, a bad prices table) is an error (exit 2).
+pub fn hardware(args: HardwareArgs) -> anyhow::Result<()> {
+    if !args.results.is_dir() {
+        bail!(
+            "results directory {} does not exist (record or import runs first)",
+            args.results.display()
+        );
+    }
+    let loaded = RunStore::new(&args.results).load_all()?;
+    for problem in &loaded.problems {
+        eprintln!("warning: {problem}");
+    }
+    if loaded.runs.is_empty() {
+        bail!("no readable runs in {}", args.results.display());
+    }
+    let prices = Prices::load(&args.prices)?;
+    let list: &dyn PriceList = match &prices {
+        Some(prices) => prices,
+        None => &NoPrices,
+    };
+    let report = analyze_hardware(&loaded.runs, list);
+    print!("{}", render(&report, args.format));
+    Ok(())
+}

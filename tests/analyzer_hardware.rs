@@ -1,0 +1,189 @@
+//! `analyze-trends hardware` through the real binary, on runs from three machines
+//! (tests/fixtures/hardware: two real runs of this VM and two copies with their probes
+//! edited to other machines; see make_runs.py there). Checks the figures against an
+//! independent computation from the run files, the rankings, "not measured" (never
+//! ranked), and "n/a" (never 0) for a missing price or power reading, in every format.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hardware")
+        .join(path)
+}
+
+fn hardware(format: &str, prices: &str) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .args(["hardware", "--results"])
+        .arg(fixture(""))
+        .arg("--prices")
+        .arg(fixture(prices))
+        .args(["--format", format])
+        .output()
+        .expect("run analyze-trends");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json_report() -> Value {
+    let (code, stdout, stderr) = hardware("json", "stackbench.toml");
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+const EPYC: &str = "cpu=AMD EPYC x2;gpu=none [cpu]";
+const XEON: &str = "cpu=Intel Xeon Platinum 8480+ x112;gpu=none [cpu]";
+const GRACE: &str = "cpu=NVIDIA Grace x72;gpu=none [cpu]";
+
+fn cell<'a>(report: &'a Value, workload: &str, device: &str) -> &'a Value {
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"] == workload)
+        .unwrap_or_else(|| panic!("no row {workload}"));
+    row["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["device"] == device)
+        .unwrap_or_else(|| panic!("no cell for {device} in {row}"))
+}
+
+fn recommendation<'a>(report: &'a Value, family: &str) -> &'a Value {
+    report["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["family"] == family)
+        .unwrap_or_else(|| panic!("no family {family}"))
+}
+
+/// GFLOP/s of gemm/cpu/f32/512x512x512 in a recorded run, from its raw samples.
+fn recorded_gflops(run: &str) -> f64 {
+    let text = std::fs::read_to_string(fixture("recorded").join(run)).unwrap();
+    let run: Value = serde_json::from_str(&text).unwrap();
+    let bench = run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == "gemm/cpu/f32/512x512x512")
+        .unwrap();
+    let times = bench["samples"]["times"].as_array().unwrap();
+    let iters = bench["samples"]["iters"].as_array().unwrap();
+    let mut per_iter: Vec<f64> = times
+        .iter()
+        .zip(iters)
+        .map(|(t, i)| t.as_f64().unwrap() / i.as_f64().unwrap())
+        .collect();
+    per_iter.sort_by(f64::total_cmp);
+    let n = per_iter.len();
+    let median_ns = if n % 2 == 1 {
+        per_iter[n / 2]
+    } else {
+        (per_iter[n / 2 - 1] + per_iter[n / 2]) / 2.0
+    };
+    2.0 * 512f64.powi(3) / median_ns
+}
+
+#[test]
+fn figures_match_an_independent_computation_from_the_runs() {
+    let report = json_report();
+    assert_eq!(report["devices"].as_array().unwrap().len(), 3);
+    let first = recorded_gflops("20261123T141129445Z-p2991-8b9d.json");
+    let second = recorded_gflops("20261123T142124857Z-p3242-4f36.json");
+    let epyc = cell(&report, "gemm/f32/512x512x512", EPYC);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(
+        close(epyc["figure"].as_f64().unwrap(), (first + second) / 2.0),
+        "{epyc}"
+    );
+    let spread = 100.0 * (first - second).abs() / ((first + second) / 2.0);
+    assert!(close(epyc["spread_percent"].as_f64().unwrap(), spread));
+    assert!(epyc["percent_of_peak"].as_f64().unwrap() > 0.0);
+    // The price table says USD 0.10 per hour for the EPYC.
+    assert!(close(
+        epyc["perf_per_dollar"].as_f64().unwrap(),
+        (first + second) / 2.0 / 0.10
+    ));
+    let xeon = cell(&report, "gemm/f32/512x512x512", XEON);
+    assert!(
+        close(xeon["figure"].as_f64().unwrap(), 2.0 * first),
+        "{xeon}"
+    );
+    assert!(close(
+        xeon["perf_per_watt"].as_f64().unwrap(),
+        2.0 * first / 350.0
+    ));
+    assert!(xeon["spread_percent"].is_null(), "one run has no spread");
+}
+
+#[test]
+fn missing_prices_and_power_are_null_never_zero() {
+    let report = json_report();
+    let grace = cell(&report, "gemm/f32/512x512x512", GRACE);
+    assert!(grace["perf_per_dollar"].is_null(), "{grace}");
+    let epyc = cell(&report, "gemm/f32/512x512x512", EPYC);
+    assert!(epyc["perf_per_watt"].is_null(), "{epyc}");
+    for format in ["table", "markdown", "html"] {
+        let (code, text, stderr) = hardware(format, "stackbench.toml");
+        assert_eq!(code, 0, "{stderr}");
+        let line = text
+            .lines()
+            .find(|l| l.contains("gemm/f32/512x512x512") && l.contains("NVIDIA Grace"))
+            .unwrap_or_else(|| panic!("{format}: no Grace row in\n{text}"));
+        assert!(line.contains("n/a"), "{format}: {line}");
+    }
+}
+
+#[test]
+fn a_device_not_measured_on_a_family_is_listed_and_never_ranked() {
+    let report = json_report();
+    let bf16 = recommendation(&report, "GEMM bf16");
+    assert_eq!(bf16["not_measured"], serde_json::json!([GRACE]));
+    for pick in ["fastest", "best_per_dollar", "best_per_watt"] {
+        assert_ne!(bf16[pick]["device"], GRACE, "{pick}: {bf16}");
+    }
+    // Only the Xeon has both bf16 figures and a power reading.
+    assert_eq!(bf16["best_per_watt"]["device"], XEON);
+    let f32 = recommendation(&report, "GEMM f32");
+    assert_eq!(f32["compared_on"], 3);
+    assert_eq!(f32["fastest"]["device"], XEON);
+    // The Grace has no price: never best per dollar; the EPYC's 40x lower price wins.
+    assert_eq!(f32["best_per_dollar"]["device"], EPYC);
+}
+
+#[test]
+fn without_prices_every_perf_per_dollar_is_not_available() {
+    let (code, stdout, stderr) = hardware("json", "no-such-file.toml");
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let f32 = recommendation(&report, "GEMM f32");
+    assert_eq!(f32["best_per_dollar"]["status"], "not_available");
+    assert_eq!(report["price_basis"], "no prices given");
+}
+
+#[test]
+fn a_bad_prices_table_is_bad_input_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("stackbench.toml");
+    std::fs::write(&bad, "[prices]\nbasis = \"week\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .args(["hardware", "--results"])
+        .arg(fixture(""))
+        .arg("--prices")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stackbench.toml") && stderr.contains("week"),
+        "{stderr}"
+    );
+}
