@@ -35,9 +35,6 @@ pub const DEVICE_ENV: &str = "STACKBENCH_CUDA_DEVICE";
 /// Bytes zeroed before each sample to evict L2: 256 MiB covers every NVIDIA L2 and AMD's
 /// 256 MiB Infinity Cache, as triton's do_bench and the MAMF finder do.
 pub const L2_FLUSH_BYTES: usize = 256 << 20;
-/// Square GEMM sizes of the full suite (256 to 16384) and the quick one.
-pub const GEMM_SQUARES: &[usize] = &[256, 512, 1024, 2048, 4096, 8192, 16384];
-pub const GEMM_QUICK_SQUARES: &[usize] = &[1024, 4096, 8192];
 
 /// Probes for NVIDIA GPUs. Never panics: a missing driver, no device, or a panic inside
 /// cudarc all become `Unavailable` with the reason.
@@ -379,19 +376,7 @@ impl Backend for CudaBackend {
     }
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        let (squares, transformer) = if suite.is_full() {
-            (GEMM_SQUARES, crate::workload::gemm::TRANSFORMER_MLP_SHAPES)
-        } else {
-            (
-                GEMM_QUICK_SQUARES,
-                &crate::workload::gemm::TRANSFORMER_MLP_SHAPES[..1],
-            )
-        };
-        squares
-            .iter()
-            .map(|&s| GemmShape::square(s))
-            .chain(transformer.iter().copied())
-            .collect()
+        crate::workload::gemm::gpu_shapes(suite)
     }
 
     fn gemm(

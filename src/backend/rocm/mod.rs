@@ -422,21 +422,7 @@ impl Backend for RocmBackend {
     }
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        let squares = if suite.is_full() {
-            crate::backend::cuda::GEMM_SQUARES
-        } else {
-            crate::backend::cuda::GEMM_QUICK_SQUARES
-        };
-        let transformer = if suite.is_full() {
-            crate::workload::gemm::TRANSFORMER_MLP_SHAPES
-        } else {
-            &crate::workload::gemm::TRANSFORMER_MLP_SHAPES[..1]
-        };
-        squares
-            .iter()
-            .map(|&s| GemmShape::square(s))
-            .chain(transformer.iter().copied())
-            .collect()
+        crate::workload::gemm::gpu_shapes(suite)
     }
 
     fn gemm(
