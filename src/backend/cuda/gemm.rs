@@ -305,9 +305,6 @@ pub struct Fp8Gemm<'a> {
 
 impl<'a> Fp8Gemm<'a> {
     pub fn new(dev: &'a CudaBackend, shape: GemmShape) -> Result<Self, BackendError> {
-        let lt = dev.lt.as_ref().ok_or_else(|| {
-            BackendError::unsupported(BackendKind::Cuda, "gemm fp8e4m3", "cuBLASLt was not found")
-        })?;
         if dev.compute_capability < (8, 9) {
             return Err(BackendError::unsupported(
                 BackendKind::Cuda,
@@ -315,6 +312,7 @@ impl<'a> Fp8Gemm<'a> {
                 "FP8 tensor cores need compute capability 8.9 or newer",
             ));
         }
+        let lt = dev.lt.get(BackendKind::Cuda, "gemm fp8e4m3")?;
         let GemmShape { m, n, k } = shape;
         if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
             return Err(BackendError::unsupported(

@@ -15,6 +15,7 @@ pub mod loader;
 pub mod nvml;
 pub mod transfer;
 
+use super::gpu::library::{BuildFailure, Library};
 use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
@@ -175,9 +176,9 @@ pub struct CudaBackend {
     info: DeviceInfo,
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    pub(crate) blas: Option<gemm::Blas>,
-    pub(crate) lt: Option<gemm::BlasLt>,
-    kernels: OnceLock<Result<kernels::Kernels, String>>,
+    pub(crate) blas: Library<gemm::Blas>,
+    pub(crate) lt: Library<gemm::BlasLt>,
+    kernels: OnceLock<Library<kernels::Kernels>>,
     flush: device::DeviceBuffer<u8>,
     pub(crate) compute_capability: (i32, i32),
     pub(crate) sm_count: u32,
@@ -185,7 +186,6 @@ pub struct CudaBackend {
     memory_bytes: usize,
     nvml: Option<nvml::Nvml>,
     pub(crate) max_sm_mhz: Option<u32>,
-    missing: Vec<String>,
 }
 
 impl CudaBackend {
@@ -215,31 +215,27 @@ impl CudaBackend {
         })?
     }
 
-    /// cuBLAS and cuBLASLt handles on the stream, where the libraries exist; what is
-    /// missing is kept so the skips say why.
-    #[allow(clippy::type_complexity)]
+    /// cuBLAS and cuBLASLt handles on the stream. A library that is not installed skips
+    /// the GEMMs that need it; one whose handle cannot be created fails them (the other
+    /// families still run).
     fn library_handles(
         ctx: &Arc<CudaContext>,
         stream: &Arc<CudaStream>,
-    ) -> Result<(Option<gemm::Blas>, Option<gemm::BlasLt>, Vec<String>), String> {
+    ) -> (Library<gemm::Blas>, Library<gemm::BlasLt>) {
         let presence = libs::presence();
-        let mut missing = Vec::new();
-        let blas = if presence.cublas {
-            Some(gemm::Blas::new(stream).map_err(|e| format!("{e}"))?)
-        } else {
-            missing.push("cuBLAS (libcublas.so.12/.13) not found".to_owned());
-            None
+        let found = |present: bool, name: &str| {
+            present
+                .then_some(())
+                .ok_or_else(|| format!("{name} (lib{name}.so.12/.13) was not found"))
         };
-        let lt = if presence.cublaslt {
-            Some(gemm::BlasLt::new(ctx, stream).map_err(|e| format!("{e}"))?)
-        } else {
-            missing.push("cuBLASLt (libcublasLt.so.12/.13) not found".to_owned());
-            None
-        };
-        if !presence.nvrtc {
-            missing.push("NVRTC (libnvrtc.so.12/.13) not found".to_owned());
-        }
-        Ok((blas, lt, missing))
+        let blas = Library::build(found(presence.cublas, "cublas"), Ok(()), || {
+            gemm::Blas::new(stream).map_err(|e| BuildFailure::new("cublasCreate", e.to_string()))
+        });
+        let lt = Library::build(found(presence.cublaslt, "cublasLt"), Ok(()), || {
+            gemm::BlasLt::new(ctx, stream)
+                .map_err(|e| BuildFailure::new("cublasLtCreate", e.to_string()))
+        });
+        (blas, lt)
     }
 
     fn open_device(ordinal: usize, info: DeviceInfo) -> Result<CudaBackend, String> {
@@ -251,7 +247,7 @@ impl CudaBackend {
         let stream = ctx
             .new_stream()
             .map_err(|e| format!("creating a stream: {e:?}"))?;
-        let (blas, lt, missing) = Self::library_handles(&ctx, &stream)?;
+        let (blas, lt) = Self::library_handles(&ctx, &stream);
         let prop = |key: &str| {
             info.properties
                 .get(key)
@@ -292,7 +288,6 @@ impl CudaBackend {
             memory_bytes,
             nvml,
             max_sm_mhz,
-            missing,
         })
     }
 
@@ -300,10 +295,7 @@ impl CudaBackend {
     pub(crate) fn kernels(&self) -> Result<&kernels::Kernels, BackendError> {
         self.kernels
             .get_or_init(|| kernels::Kernels::compile(self))
-            .as_ref()
-            .map_err(|reason| {
-                BackendError::unsupported(BackendKind::Cuda, "NVRTC kernels", reason.clone())
-            })
+            .get(BackendKind::Cuda, "NVRTC kernels")
     }
 
     /// Zeroes the flush buffer on the stream: evicts L2 before a sample, outside its events.
@@ -347,9 +339,7 @@ impl CudaBackend {
     }
 
     fn require_blas(&self, what: &str) -> Result<&gemm::Blas, BackendError> {
-        self.blas.as_ref().ok_or_else(|| {
-            BackendError::unsupported(BackendKind::Cuda, what, "cuBLAS was not found")
-        })
+        self.blas.get(BackendKind::Cuda, what)
     }
 }
 
@@ -459,9 +449,15 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
-    /// Libraries that were not found (their workloads are skipped with this reason).
-    pub fn missing_libraries(&self) -> &[String] {
-        &self.missing
+    /// Libraries that cannot be used, with why: not found (their workloads are skipped)
+    /// or broken (their workloads fail). The kernels count once they were compiled.
+    pub fn library_problems(&self) -> Vec<String> {
+        let kernels = self.kernels.get().and_then(|k| k.problem());
+        [self.blas.problem(), self.lt.problem(), kernels]
+            .into_iter()
+            .flatten()
+            .map(str::to_owned)
+            .collect()
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod attention;
 pub mod kernels;
+pub mod library;
 pub mod stream;
 pub mod tensor_ops;
 

@@ -16,6 +16,7 @@
 //! gfx1100-1102 and gfx1200-1201; on other devices the kernel families are recorded as
 //! skipped with that reason. FP8 GEMM (hipBLASLt) is not wired up yet.
 
+use super::gpu::library::{BuildFailure, Library};
 use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
@@ -220,12 +221,12 @@ pub struct RocmBackend {
     info: DeviceInfo,
     ctx: Arc<HipContext>,
     stream: Arc<HipStream>,
-    blas: Option<RocBlas>,
+    blas: Library<RocBlas>,
     flush: HipSlice<u8>,
     memory_bytes: usize,
     l2_bytes: usize,
     units: u32,
-    kernels: OnceLock<Result<RocmKernels, String>>,
+    kernels: OnceLock<Library<RocmKernels>>,
 }
 
 /// stackbench's kernels compiled by hipRTC for this device, by name.
@@ -235,19 +236,39 @@ struct RocmKernels {
 }
 
 impl RocmKernels {
-    fn compile(dev: &RocmBackend) -> Result<RocmKernels, String> {
-        use rocmrc::hiprtc::{CompileOptions, GfxVersion, compile_hsaco_with_opts};
+    /// Missing hipRTC or an architecture rocmrc cannot target is a skip; a failure to read
+    /// the arch, compile or load is a failure with hipRTC's log.
+    fn compile(dev: &RocmBackend) -> Library<RocmKernels> {
+        use rocmrc::hiprtc::GfxVersion;
         // SAFETY: only tries dlopen on rocmrc's candidate names.
-        if !unsafe { rocmrc::hiprtc::sys::is_rocmlib_present() } {
-            return Err("hipRTC (libhiprtc.so) was not found".into());
+        let present = if unsafe { rocmrc::hiprtc::sys::is_rocmlib_present() } {
+            Ok(())
+        } else {
+            Err("hipRTC (libhiprtc.so) was not found".to_owned())
+        };
+        if let Err(reason) = present {
+            return Library::Missing(reason);
         }
-        let arch = dev
-            .ctx
-            .gfx_arch()
-            .map_err(|e| format!("reading the gfx arch: {e:?}"))?;
-        let gfx: GfxVersion = arch.parse().map_err(|e: String| {
+        let arch = match dev.ctx.gfx_arch() {
+            Ok(arch) => arch,
+            Err(e) => return Library::Broken(format!("reading the gfx arch: {e:?}")),
+        };
+        let gfx: Result<GfxVersion, String> = arch.parse().map_err(|e: String| {
             format!("{e}: rocmrc's hipRTC path knows gfx942, gfx950, gfx110x and gfx120x")
-        })?;
+        });
+        let supported = gfx.as_ref().map(|_| ()).map_err(String::clone);
+        Library::build(Ok(()), supported, || match gfx {
+            Ok(gfx) => Self::build(dev, &arch, gfx),
+            Err(reason) => Err(BuildFailure::new("hipRTC target", reason)),
+        })
+    }
+
+    fn build(
+        dev: &RocmBackend,
+        arch: &str,
+        gfx: rocmrc::hiprtc::GfxVersion,
+    ) -> Result<RocmKernels, BuildFailure> {
+        use rocmrc::hiprtc::{CompileError, CompileOptions, compile_hsaco_with_opts};
         let options = CompileOptions {
             opt_level: Some(3),
             options: vec!["-std=c++17".into()],
@@ -258,16 +279,26 @@ impl RocmKernels {
             gfx,
             options,
         )
-        .map_err(|e| format!("hipRTC could not compile the kernels for {arch}: {e:?}"))?;
-        let module = dev
-            .ctx
-            .load_module(hsaco)
-            .map_err(|e| format!("loading the kernels: {e:?}"))?;
+        .map_err(|e| {
+            let message = match &e {
+                CompileError::CompileError { hiprtc, log, .. } => {
+                    format!("{hiprtc:?}\n{}", log.to_string_lossy())
+                }
+                other => format!("{other:?}"),
+            };
+            BuildFailure::new(format!("hipRTC compiling the kernels for {arch}"), message)
+        })?;
+        let module = dev.ctx.load_module(hsaco).map_err(|e| {
+            BuildFailure::new(format!("loading the {arch} module"), format!("{e:?}"))
+        })?;
         let mut functions = HashMap::new();
         for name in gpu::kernels::kernel_names() {
-            let f = module
-                .load_function(&name)
-                .map_err(|e| format!("kernel {name} missing from the module: {e:?}"))?;
+            let f = module.load_function(&name).map_err(|e| {
+                BuildFailure::new(
+                    format!("kernel {name} missing from the module"),
+                    format!("{e:?}"),
+                )
+            })?;
             functions.insert(name, f);
         }
         Ok(RocmKernels {
@@ -303,17 +334,21 @@ impl RocmBackend {
         // SAFETY: nothing allocated yet; one stream.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(|e| format!("hip stream: {e:?}"))?;
-        let blas = if presence().rocblas {
-            let handle =
-                rb::create_handle().map_err(|e| format!("rocblas_create_handle: {e:?}"))?;
+        let found = if presence().rocblas {
+            Ok(())
+        } else {
+            Err("rocBLAS (librocblas.so) was not found".to_owned())
+        };
+        // A rocBLAS that loads and then fails is a failure of the GEMMs only.
+        let blas = Library::build(found, Ok(()), || {
+            let handle = rb::create_handle()
+                .map_err(|e| BuildFailure::new("rocblas_create_handle", format!("{e:?}")))?;
             let blas = RocBlas(handle);
             // SAFETY: live handle and stream.
             unsafe { rb::set_stream(handle, stream.hip_stream() as rbsys::hipStream_t) }
-                .map_err(|e| format!("rocblas_set_stream: {e:?}"))?;
-            Some(blas)
-        } else {
-            None
-        };
+                .map_err(|e| BuildFailure::new("rocblas_set_stream", format!("{e:?}")))?;
+            Ok(blas)
+        });
         let flush = stream
             .alloc_zeros::<u8>(CACHE_FLUSH_BYTES)
             .map_err(|e| format!("allocating the cache flush buffer: {e:?}"))?;
@@ -572,14 +607,11 @@ impl GpuDevice for RocmBackend {
         let kernels = self
             .kernels
             .get_or_init(|| RocmKernels::compile(self))
-            .as_ref()
-            .map_err(|reason| {
-                BackendError::unsupported(BackendKind::Rocm, "hipRTC kernels", reason.clone())
-            })?;
+            .get(BackendKind::Rocm, "hipRTC kernels")?;
+        // A name the source does not define is stackbench's bug: a failure.
         let function = kernels.functions.get(name).ok_or_else(|| {
-            BackendError::unsupported(
-                BackendKind::Rocm,
-                name,
+            device_error(
+                format!("launching {name}"),
                 "no such kernel in stackbench's source",
             )
         })?;
@@ -605,13 +637,7 @@ impl GpuDevice for RocmBackend {
 
     fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
         use rbsys::rocblas_datatype as D;
-        let Some(blas) = &self.blas else {
-            return Err(BackendError::unsupported(
-                BackendKind::Rocm,
-                "batched gemm",
-                "rocBLAS was not found",
-            ));
-        };
+        let blas = self.blas.get(BackendKind::Rocm, "batched gemm")?;
         let data = match g.dtype {
             DType::F16 => D::rocblas_datatype_f16_r,
             DType::Bf16 => D::rocblas_datatype_bf16_r,
@@ -715,13 +741,7 @@ pub struct RocblasGemm<'a> {
 
 impl<'a> RocblasGemm<'a> {
     fn new(dev: &'a RocmBackend, shape: GemmShape, dtype: DType) -> Result<Self, BackendError> {
-        if dev.blas.is_none() {
-            return Err(BackendError::unsupported(
-                BackendKind::Rocm,
-                format!("gemm {dtype}"),
-                "rocBLAS (librocblas.so) was not found",
-            ));
-        }
+        dev.blas.get(BackendKind::Rocm, &format!("gemm {dtype}"))?;
         let GemmShape { m, n, k } = shape;
         let a64 = normal_f64(0x0C0D_A00A, m * k);
         let b64 = normal_f64(0x0C0D_A00B, k * n);
@@ -782,7 +802,7 @@ impl<'a> RocblasGemm<'a> {
     }
 
     fn launch(&self) -> Result<(), BackendError> {
-        let handle = self.dev.blas.as_ref().map_or(std::ptr::null_mut(), |b| b.0);
+        let handle = self.dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0);
         let GemmShape { m, n, k } = self.shape;
         let ([a, b, c], (data, compute)) = (self.pointers(), self.types());
         let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
