@@ -64,7 +64,7 @@ impl SystemProbe {
         peaks.extend(peak::cpu_peaks(&cpu, measure));
         for availability in backends.values() {
             if let Availability::Available { devices } = availability {
-                peaks.extend(gpu_peaks::from_devices(devices));
+                peaks.extend(peak::from_gpu_devices(devices));
             }
         }
         let fingerprint = fingerprint(&cpu, &gpus);

@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod libs;
 pub mod loader;
 pub mod nvml;
+pub mod ptxas;
 pub mod transfer;
 
 use super::gpu::library::{BuildFailure, Library};
