@@ -33,6 +33,9 @@ pub struct GpuSpec {
     pub clock_mhz: u32,
     /// Bandwidth from memory clock × bus width, where the driver reports them.
     pub measured_bandwidth_bytes_per_s: Option<f64>,
+    /// The host link (PCIe or NVLink-C2C) per direction, and how it was found
+    /// (`system::pcie`).
+    pub host_link: Option<(f64, String)>,
 }
 
 /// One row of the table: dense TFLOP/s per precision and HBM TB/s.
@@ -264,6 +267,7 @@ pub fn peaks_json(spec: &GpuSpec) -> serde_json::Value {
             "clock_bytes_per_s": spec.measured_bandwidth_bytes_per_s,
             "table_bytes_per_s": table,
         })),
+        "host_link": spec.host_link.as_ref().map(|(v, s)| json!({"bytes_per_s": v, "source": s})),
     })
 }
 
@@ -283,6 +287,7 @@ mod tests {
             units: 132,
             clock_mhz: 1980,
             measured_bandwidth_bytes_per_s: None,
+            host_link: None,
         }
     }
 

@@ -16,6 +16,9 @@ pub enum PeakMetric {
     FlopsPerSecond,
     /// Memory bytes per second.
     BytesPerSecond,
+    /// Bytes per second in one direction over the host link (PCIe, NVLink-C2C): what
+    /// host↔device copies are judged against.
+    HostLinkBytesPerSecond,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -293,6 +296,21 @@ pub fn from_gpu_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
                     .to_owned(),
             });
         }
+        if let Some(link) = peaks.get("host_link").filter(|b| !b.is_null()) {
+            out.push(Peak {
+                backend: device.backend,
+                device: device.name.clone(),
+                metric: PeakMetric::HostLinkBytesPerSecond,
+                dtype: None,
+                theoretical: link.get("bytes_per_s").and_then(|v| v.as_f64()),
+                measured: None,
+                source: link
+                    .get("source")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_owned(),
+            });
+        }
     }
     out
 }
@@ -367,6 +385,7 @@ mod tests {
             units: 132,
             clock_mhz: 1980,
             measured_bandwidth_bytes_per_s: None,
+            host_link: Some((31.5e9, "PCIe Gen4 x16".into())),
         };
         let device = DeviceInfo {
             backend: BackendKind::Cuda,
@@ -382,5 +401,8 @@ mod tests {
                 .any(|p| p.dtype == Some(DType::Fp8E4m3) && p.theoretical == Some(1979e12))
         );
         assert!(peaks.iter().any(|p| p.metric == PeakMetric::BytesPerSecond));
+        assert!(peaks.iter().any(
+            |p| p.metric == PeakMetric::HostLinkBytesPerSecond && p.theoretical == Some(31.5e9)
+        ));
     }
 }

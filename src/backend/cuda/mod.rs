@@ -163,6 +163,7 @@ fn device_info(
         units: facts.sm_count as u32,
         clock_mhz: (facts.sm_clock_khz / 1000) as u32,
         measured_bandwidth_bytes_per_s: Some(facts.peak_bandwidth()),
+        host_link: host_link(&facts.name, &facts.pci_bus_id, &mut p),
     };
     p.insert("peaks".into(), gpu_peaks::peaks_json(&spec));
     Ok(DeviceInfo {
@@ -170,6 +171,21 @@ fn device_info(
         name: facts.name,
         properties: p,
     })
+}
+
+/// The device's host link for "% of peak" of host↔device copies; why not, in `properties`.
+pub(crate) fn host_link(
+    name: &str,
+    pci_bus_id: &str,
+    properties: &mut BTreeMap<String, serde_json::Value>,
+) -> Option<(f64, String)> {
+    match crate::system::pcie::host_link(name, pci_bus_id) {
+        Ok(link) => Some((link.bytes_per_s, link.source)),
+        Err(e) => {
+            properties.insert("host_link_error".into(), e.to_string().into());
+            None
+        }
+    }
 }
 
 /// An open CUDA device: context, one stream, library handles, compiled kernels.

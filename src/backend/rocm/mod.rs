@@ -164,9 +164,16 @@ fn device_info(
     let memory_khz = attr(Attr::hipDeviceAttributeMemoryClockRate)?;
     let bus_bits = attr(Attr::hipDeviceAttributeMemoryBusWidth)?;
     let bandwidth = 2.0 * memory_khz as f64 * 1e3 * bus_bits as f64 / 8.0;
+    let pci = format!(
+        "{:04x}:{:02x}:{:02x}.0",
+        attr(Attr::hipDeviceAttributePciDomainId)?,
+        attr(Attr::hipDeviceAttributePciBusId)?,
+        attr(Attr::hipDeviceAttributePciDeviceId)?
+    );
     let mut p = BTreeMap::new();
     p.insert("ordinal".into(), ordinal.into());
     p.insert("gfx_arch".into(), arch.clone().into());
+    p.insert("pci_bus_id".into(), pci.clone().into());
     p.insert("compute_units".into(), units.into());
     p.insert("sm_clock_max_mhz".into(), (clock_khz / 1000).into());
     p.insert("memory_clock_mhz".into(), (memory_khz / 1000).into());
@@ -190,6 +197,7 @@ fn device_info(
         units: units as u32,
         clock_mhz: (clock_khz / 1000) as u32,
         measured_bandwidth_bytes_per_s: Some(bandwidth),
+        host_link: crate::backend::cuda::host_link(&name, &pci, &mut p),
     };
     p.insert("peaks".into(), gpu_peaks::peaks_json(&spec));
     Ok(DeviceInfo {
