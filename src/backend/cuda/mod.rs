@@ -202,7 +202,8 @@ pub struct CudaBackend {
     l2_bytes: usize,
     memory_bytes: usize,
     nvml: Option<nvml::Nvml>,
-    pub(crate) max_sm_mhz: Option<u32>,
+    /// What throttling is judged against (application clock, else maximum).
+    pub(crate) reference_clock: Option<nvml::ReferenceClock>,
 }
 
 impl CudaBackend {
@@ -281,7 +282,7 @@ impl CudaBackend {
             .get("pci_bus_id")
             .and_then(|v| v.as_str())
             .and_then(|pci| nvml::Nvml::open(pci).ok());
-        let max_sm_mhz = nvml.as_ref().and_then(|n| n.max_sm_mhz());
+        let reference_clock = nvml.as_ref().and_then(|n| n.reference_clock());
         let cc = info
             .properties
             .get("compute_capability")
@@ -304,7 +305,7 @@ impl CudaBackend {
             l2_bytes,
             memory_bytes,
             nvml,
-            max_sm_mhz,
+            reference_clock,
         })
     }
 
