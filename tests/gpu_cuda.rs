@@ -169,3 +169,52 @@ fn attention_kernels_agree_with_the_reference_and_flash_uses_less_memory() {
     }
     tally.assert_all_measured("cuda attention");
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_probe_records_the_host_link_the_library_choice_and_the_bandwidth_source() {
+    let Some(dev) = device() else { return };
+    let p = &dev.device().properties;
+    let peaks = &p["peaks"];
+    assert!(
+        peaks["host_link"]["bytes_per_s"]
+            .as_f64()
+            .is_some_and(|b| b > 1e9),
+        "no host link: {:?}",
+        p.get("host_link_error")
+    );
+    let source = peaks["bandwidth"]["source"].as_str().unwrap_or("");
+    assert!(!source.is_empty(), "{peaks}");
+    for library in ["cublas", "cublasLt", "nvrtc"] {
+        let choice = p["libraries"][library]["choice"].as_str().unwrap_or("");
+        assert!(
+            choice.contains("driver supports CUDA"),
+            "{library}: {choice}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn throttle_notes_come_from_busy_clocks_after_warm_up() {
+    let Some(dev) = device() else { return };
+    let mut w = dev.stream(StreamKernel::Triad, 256 << 20).unwrap();
+    w.verify().unwrap();
+    for _ in 0..6 {
+        w.run(20).unwrap();
+    }
+    let notes = w.notes();
+    // NVML ships with the driver: a GPU machine without clock readings is a defect.
+    assert_eq!(
+        notes.get("sm_clock_busy_samples"),
+        Some(&3.into()),
+        "{notes:?}"
+    );
+    assert!(notes.contains_key("throttled") && notes.contains_key("sm_clock_reference"));
+    if notes["throttled"] == true {
+        eprintln!(
+            "this GPU reports throttling: {:?}",
+            notes.get("throttled_because")
+        );
+    }
+}

@@ -102,3 +102,27 @@ fn hiprtc_kernels_are_correct() {
     }
     tally.assert_all_measured("rocm hipRTC kernels");
 }
+
+#[test]
+#[ignore = "needs an AMD GPU"]
+fn the_probe_records_the_host_link_and_a_checked_bandwidth_peak() {
+    let Some(dev) = device() else { return };
+    let p = &dev.device().properties;
+    let peaks = &p["peaks"];
+    assert!(
+        peaks["host_link"]["bytes_per_s"]
+            .as_f64()
+            .is_some_and(|b| b > 1e9),
+        "no host link: {:?}",
+        p.get("host_link_error")
+    );
+    // MI300X's clocks give 2.66 TB/s; the table's 5.3 must win and both be recorded.
+    if dev.device().name.to_lowercase().contains("mi300x") {
+        assert_eq!(
+            peaks["bandwidth"]["bytes_per_s"].as_f64(),
+            Some(5.3e12),
+            "{peaks}"
+        );
+        assert!(peaks["bandwidth"]["clock_bytes_per_s"].as_f64().is_some());
+    }
+}
