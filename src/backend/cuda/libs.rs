@@ -103,7 +103,7 @@ fn driver_cuda_version() -> Option<(u32, u32)> {
     // SAFETY: the driver is present; writes one int.
     let status = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
     (status == cudarc::driver::sys::CUresult::CUDA_SUCCESS && v > 0)
-        .then(|| ((v / 1000) as u32, ((v % 1000) / 10) as u32))
+        .then_some(((v / 1000) as u32, ((v % 1000) / 10) as u32))
 }
 
 /// Searches the pip and toolkit directories and preloads what it finds, once per process.

@@ -450,6 +450,7 @@ mod tests {
     /// `text` with every invocation of a function-like macro expanded once, or `None`
     /// when it has none.
     fn expand_first(text: &str, macros: &Macros, ident: &regex::Regex) -> Option<String> {
+        let paste = regex::Regex::new(r"\s*##\s*").unwrap();
         let mut out = String::new();
         let mut rest = text;
         let mut any = false;
@@ -471,9 +472,7 @@ mod tests {
                         args.get(i).cloned().unwrap_or_default()
                     })
             });
-            let pasted = regex::Regex::new(r"\s*##\s*")
-                .unwrap()
-                .replace_all(&substituted, "");
+            let pasted = paste.replace_all(&substituted, "");
             out.push_str(&rest[..m.start()]);
             out.push_str(&pasted);
             rest = &after[consumed..];
