@@ -261,55 +261,38 @@ pub fn from_gpu_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
         let Some(peaks) = device.properties.get("peaks") else {
             continue;
         };
+        let peak = |metric, dtype, entry: &serde_json::Value, key: &str| Peak {
+            backend: device.backend,
+            device: device.name.clone(),
+            metric,
+            dtype,
+            theoretical: entry.get(key).and_then(|v| v.as_f64()),
+            measured: None,
+            source: entry
+                .get("source")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_owned(),
+        };
         if let Some(flops) = peaks.get("flops").and_then(|f| f.as_object()) {
             for (dtype, entry) in flops {
-                let Ok(dtype) = dtype.parse::<DType>() else {
-                    continue;
-                };
-                out.push(Peak {
-                    backend: device.backend,
-                    device: device.name.clone(),
-                    metric: PeakMetric::FlopsPerSecond,
-                    dtype: Some(dtype),
-                    theoretical: entry.get("flops_per_s").and_then(|v| v.as_f64()),
-                    measured: None,
-                    source: entry
-                        .get("source")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("")
-                        .to_owned(),
-                });
+                if let Ok(dtype) = dtype.parse::<DType>() {
+                    out.push(peak(
+                        PeakMetric::FlopsPerSecond,
+                        Some(dtype),
+                        entry,
+                        "flops_per_s",
+                    ));
+                }
             }
         }
-        if let Some(bw) = peaks.get("bandwidth").filter(|b| !b.is_null()) {
-            out.push(Peak {
-                backend: device.backend,
-                device: device.name.clone(),
-                metric: PeakMetric::BytesPerSecond,
-                dtype: None,
-                theoretical: bw.get("bytes_per_s").and_then(|v| v.as_f64()),
-                measured: None,
-                source: bw
-                    .get("source")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_owned(),
-            });
-        }
-        if let Some(link) = peaks.get("host_link").filter(|b| !b.is_null()) {
-            out.push(Peak {
-                backend: device.backend,
-                device: device.name.clone(),
-                metric: PeakMetric::HostLinkBytesPerSecond,
-                dtype: None,
-                theoretical: link.get("bytes_per_s").and_then(|v| v.as_f64()),
-                measured: None,
-                source: link
-                    .get("source")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_owned(),
-            });
+        for (key, metric) in [
+            ("bandwidth", PeakMetric::BytesPerSecond),
+            ("host_link", PeakMetric::HostLinkBytesPerSecond),
+        ] {
+            if let Some(entry) = peaks.get(key).filter(|b| !b.is_null()) {
+                out.push(peak(metric, None, entry, "bytes_per_s"));
+            }
         }
     }
     out

@@ -86,6 +86,18 @@ fn kind_of(e: &BackendError) -> String {
     }
 }
 
+/// The probe's host link of a device must be there and plausible (over 1 GB/s).
+// Each test file compiles this module on its own and not every one uses every helper.
+#[allow(dead_code)]
+pub fn assert_host_link(properties: &std::collections::BTreeMap<String, serde_json::Value>) {
+    let bytes = properties["peaks"]["host_link"]["bytes_per_s"].as_f64();
+    assert!(
+        bytes.is_some_and(|b| b > 1e9),
+        "no host link: {:?}",
+        properties.get("host_link_error")
+    );
+}
+
 /// The `stackbench info` line of `backend` must say what the probe says.
 // Each test file compiles this module on its own; only gpu_cuda.rs checks `info`.
 #[allow(dead_code)]

@@ -2,8 +2,8 @@
 //! for the device's architecture, and loaded by name.
 
 use super::CudaBackend;
-use crate::backend::gpu::kernels::{Platform, kernel_names, source};
-use crate::backend::gpu::library::{BuildFailure, Library};
+use crate::backend::gpu::kernels::{Platform, source};
+use crate::backend::gpu::library::{BuildFailure, Library, load_kernels};
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
 use std::collections::HashMap;
@@ -114,16 +114,7 @@ impl Kernels {
             let module = dev.ctx.load_module(ptx).map_err(|e| {
                 BuildFailure::new(format!("loading the {arch} module"), format!("{e:?}"))
             })?;
-            let mut functions = HashMap::new();
-            for name in kernel_names() {
-                let function = module.load_function(&name).map_err(|e| {
-                    BuildFailure::new(
-                        format!("kernel {name} missing from the module"),
-                        format!("{e:?}"),
-                    )
-                })?;
-                functions.insert(name, function);
-            }
+            let functions = load_kernels(|name| module.load_function(name))?;
             Ok(Kernels {
                 _module: module,
                 functions,

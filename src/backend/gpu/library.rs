@@ -93,6 +93,23 @@ impl<T> Library<T> {
     }
 }
 
+/// Every kernel of `kernel_names()` loaded from a compiled module by `load`; a name the
+/// module lacks is a build failure (the source and the name list disagree).
+pub fn load_kernels<F, E: std::fmt::Debug>(
+    mut load: impl FnMut(&str) -> Result<F, E>,
+) -> Result<std::collections::HashMap<String, F>, BuildFailure> {
+    super::kernels::kernel_names()
+        .into_iter()
+        .map(|name| match load(&name) {
+            Ok(function) => Ok((name, function)),
+            Err(e) => Err(BuildFailure::new(
+                format!("kernel {name} missing from the module"),
+                format!("{e:?}"),
+            )),
+        })
+        .collect()
+}
+
 /// The last `lines` non-empty lines of a compiler log, joined by newlines.
 pub fn log_tail(log: &str, lines: usize) -> String {
     let kept: Vec<&str> = log

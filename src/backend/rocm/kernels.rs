@@ -3,7 +3,7 @@
 //! a skip; a compile or load error is a failure with hipRTC's log.
 
 use crate::backend::gpu;
-use crate::backend::gpu::library::{BuildFailure, Library};
+use crate::backend::gpu::library::{BuildFailure, Library, load_kernels};
 use rocmrc::hip::safe::{HipFunction, HipModule};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,16 +72,7 @@ impl RocmKernels {
         let module = dev.ctx.load_module(hsaco).map_err(|e| {
             BuildFailure::new(format!("loading the {arch} module"), format!("{e:?}"))
         })?;
-        let mut functions = HashMap::new();
-        for name in gpu::kernels::kernel_names() {
-            let f = module.load_function(&name).map_err(|e| {
-                BuildFailure::new(
-                    format!("kernel {name} missing from the module"),
-                    format!("{e:?}"),
-                )
-            })?;
-            functions.insert(name, f);
-        }
+        let functions = load_kernels(|name| module.load_function(name))?;
         Ok(RocmKernels {
             _module: module,
             functions,
