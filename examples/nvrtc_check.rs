@@ -6,15 +6,18 @@
 //! `cargo run --example nvrtc_check -- OUT_DIR PTXAS [sm_80 sm_90 sm_100]`
 //!
 //! Writes `OUT_DIR/kernels.<arch>.ptx`, `OUT_DIR/ptxas.<arch>.log` and `OUT_DIR/ptxas.md`
-//! (the table BENCHMARKS.md carries). Exit 0: every kernel compiled, assembled, and no
+//! (the table BENCHMARKS.md carries). It also compiles a broken source through the same
+//! path and checks that the backend records it as a failure carrying NVRTC's log. Exit 0: every kernel compiled, assembled, and no
 //! bandwidth-bound kernel spills; 1: a compile, assembly or spill failure; 2: bad usage or
 //! NVRTC not found.
 
 use anyhow::{Context, Result, bail};
-use stackbench::backend::cuda::kernels::compile_ptx_for;
+use stackbench::backend::BackendKind;
+use stackbench::backend::cuda::kernels::{compile_ptx_for, compile_source_for};
 use stackbench::backend::cuda::libs;
 use stackbench::backend::cuda::ptxas::{self, KernelResources};
 use stackbench::backend::gpu::kernels::kernel_names;
+use stackbench::backend::gpu::library::Library;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -84,6 +87,7 @@ fn run(out: &Path, ptxas_bin: &Path, archs: &[&'static str]) -> Result<()> {
         );
         table.extend(resources);
     }
+    failure_path_reports_the_log(archs[0])?;
     let markdown = ptxas::markdown_table(&table);
     std::fs::write(out.join("ptxas.md"), &markdown)?;
     print!("{markdown}");
@@ -95,6 +99,30 @@ fn run(out: &Path, ptxas_bin: &Path, archs: &[&'static str]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A source NVRTC rejects must come out of the backend's classification as a failure (not
+/// a skip) carrying NVRTC's own diagnostic, checked with the real compiler.
+fn failure_path_reports_the_log(arch: &'static str) -> Result<()> {
+    let broken = "extern \"C\" __global__ void broken(float* x) { x[0] = undeclared_name; }";
+    let kernels = Library::build(Ok(()), Ok(()), || compile_source_for(broken.into(), arch));
+    match kernels.get(BackendKind::Cuda, "NVRTC kernels") {
+        Ok(_) => bail!("NVRTC accepted a source with an undeclared identifier"),
+        Err(e) if e.is_skip() => bail!("a compile error was classified as a skip: {e}"),
+        Err(e) if !e.to_string().contains("undeclared_name") => {
+            bail!("the failure lacks NVRTC's log: {e}")
+        }
+        Err(e) => {
+            let first = e
+                .to_string()
+                .lines()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ");
+            println!("nvrtc_check: a compile error is a failure with NVRTC's log: {first}");
+            Ok(())
+        }
+    }
 }
 
 /// `ptxas -v` on one PTX file: the per-kernel resources, or the assembler's output on error.

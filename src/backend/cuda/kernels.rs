@@ -45,7 +45,13 @@ pub fn compile_options(arch: &'static str) -> CompileOptions {
 /// Compiles the shared source for `arch` through cudarc's NVRTC; the failure carries
 /// NVRTC's log. Needs only NVRTC, no driver or GPU.
 pub fn compile_ptx_for(arch: &'static str) -> Result<Ptx, BuildFailure> {
-    compile_ptx_with_opts(source(Platform::Cuda), compile_options(arch)).map_err(|e| {
+    compile_source_for(source(Platform::Cuda), arch)
+}
+
+/// Compiles `source` for `arch` as [`compile_ptx_for`] does (CI also feeds it a broken
+/// source, to check that NVRTC's log reaches the failure).
+pub fn compile_source_for(source: String, arch: &'static str) -> Result<Ptx, BuildFailure> {
+    compile_ptx_with_opts(source, compile_options(arch)).map_err(|e| {
         let message = match &e {
             CompileError::CompileError { nvrtc, log, .. } => {
                 format!("{nvrtc:?}\n{}", log.to_string_lossy())
