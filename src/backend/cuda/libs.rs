@@ -163,26 +163,32 @@ pub fn presence() -> Presence {
     }
 }
 
+/// One library's probe entry: version, the file it was loaded from, and why that major.
+fn library_entry(
+    version: Option<String>,
+    path: Option<PathBuf>,
+    choice: Option<&str>,
+) -> serde_json::Value {
+    let mut entry = serde_json::Map::new();
+    if let Some(v) = version {
+        entry.insert("version".into(), v.into());
+    }
+    if let Some(reason) = choice {
+        entry.insert("choice".into(), reason.into());
+    }
+    let path = path.map_or_else(|| "unknown".into(), |p| p.display().to_string());
+    entry.insert("path".into(), path.into());
+    serde_json::Value::Object(entry)
+}
+
 /// Version and file of each library cudarc loaded, for the probe and the run record.
 /// Call only for libraries [`presence`] found: cudarc's loaders panic otherwise.
 pub fn describe(presence: Presence) -> BTreeMap<String, serde_json::Value> {
     let mut out = BTreeMap::new();
     let search = prepare();
     let mut put = |name: &str, version: Option<String>, path: Option<PathBuf>| {
-        let mut entry = serde_json::Map::new();
-        if let Some(v) = version {
-            entry.insert("version".into(), v.into());
-        }
-        if let Some(reason) = search.choices.get(name) {
-            entry.insert("choice".into(), reason.clone().into());
-        }
-        entry.insert(
-            "path".into(),
-            path.map(|p| p.display().to_string())
-                .unwrap_or_else(|| "unknown".into())
-                .into(),
-        );
-        out.insert(name.to_owned(), serde_json::Value::Object(entry));
+        let choice = search.choices.get(name).map(String::as_str);
+        out.insert(name.to_owned(), library_entry(version, path, choice));
     };
     if presence.driver {
         // SAFETY: the driver library is present (checked above).
