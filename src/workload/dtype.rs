@@ -99,6 +99,7 @@ impl DType {
             input,
             accumulation,
             block,
+            partial: None,
             output,
         }
     }
@@ -114,21 +115,45 @@ impl DType {
     /// output term is relative to |want| and not to `scale` (which is √k times larger for
     /// random data): otherwise a zero output passes at large `k` in bf16 and FP8.
     pub fn dot_error_bound(self, k: usize, want_abs: f64, scale: f64) -> f64 {
-        let r = self.gemm_rounding();
-        let block = r.block.map_or(0.0, |(b, u)| (b.min(k) as f64).sqrt() * u);
-        let per_scale = 2.0 * r.input + (k as f64).sqrt() * r.accumulation + block;
-        GEMM_SAFETY * (r.output * want_abs + per_scale * scale)
+        self.gemm_rounding().bound(k, want_abs, scale)
+    }
+}
+
+impl GemmRounding {
+    /// See [`DType::dot_error_bound`]. A library that rounds its running sums to a short
+    /// precision every `partial.0` products adds, per rounding, at most u_p·|partial sum|
+    /// ≤ u_p·Σ|a·b|; with random signs, √(number of roundings)·u_p·Σ|a·b|.
+    pub fn bound(&self, k: usize, want_abs: f64, scale: f64) -> f64 {
+        let block = self
+            .block
+            .map_or(0.0, |(b, u)| (b.min(k) as f64).sqrt() * u);
+        let partial = self.partial.map_or(0.0, |(every, u)| {
+            (k.div_ceil(every.max(1)) as f64).sqrt() * u
+        });
+        let per_scale = 2.0 * self.input + (k as f64).sqrt() * self.accumulation + block + partial;
+        GEMM_SAFETY * (self.output * want_abs + per_scale * scale)
+    }
+
+    /// The same rounding with the running sum rounded to roundoff `u` every `every`
+    /// products (a CPU library that keeps C in f16 between its K blocks).
+    pub fn with_partial_sums(self, every: usize, u: f64) -> GemmRounding {
+        GemmRounding {
+            partial: Some((every, u)),
+            ..self
+        }
     }
 }
 
 /// The unit roundoffs of one GEMM precision: inputs (where the library rounds what it
 /// read), accumulation, an optional short accumulator of `block.0` products with roundoff
-/// `block.1`, and the stored output.
+/// `block.1`, an optional rounding of the running sum every `partial.0` products to
+/// roundoff `partial.1`, and the stored output.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GemmRounding {
     pub input: f64,
     pub accumulation: f64,
     pub block: Option<(usize, f64)>,
+    pub partial: Option<(usize, f64)>,
     pub output: f64,
 }
 

@@ -148,6 +148,20 @@ pub fn check_product(
     c: impl Fn(usize, usize) -> f64,
     positions: &[(usize, usize)],
 ) -> Result<f64, String> {
+    check_product_rounded(shape, dtype, dtype.gemm_rounding(), a, b, c, positions)
+}
+
+/// [`check_product`] for a library whose rounding differs from `dtype`'s usual one (see
+/// [`crate::workload::dtype::GemmRounding`]).
+pub fn check_product_rounded(
+    shape: GemmShape,
+    dtype: DType,
+    rounding: crate::workload::dtype::GemmRounding,
+    a: &[f64],
+    b: &[f64],
+    c: impl Fn(usize, usize) -> f64,
+    positions: &[(usize, usize)],
+) -> Result<f64, String> {
     let GemmShape { m, n, k } = shape;
     if a.len() != m * k || b.len() != k * n {
         return Err(format!(
@@ -166,7 +180,7 @@ pub fn check_product(
         }
         let got = c(i, j);
         let error = (got - want).abs();
-        let bound = dtype.dot_error_bound(k, want.abs(), scale);
+        let bound = rounding.bound(k, want.abs(), scale);
         if !error.is_finite() || error > bound {
             return Err(format!(
                 "{dtype} {shape}: C[{i},{j}] = {got} but the f64 reference is {want} \
@@ -374,6 +388,41 @@ mod tests {
                 };
                 assert!(check(&past).is_err(), "bound + one ulp passed: {case}");
             }
+        }
+    }
+
+    #[test]
+    fn a_library_rounding_running_sums_to_f16_passes_and_wrong_products_still_fail() {
+        // The CPU backend's f16 GEMM keeps C in f16 between K blocks of >= 256 products.
+        let every = 256;
+        let rounding = DType::F16
+            .gemm_rounding()
+            .with_partial_sums(every, 2f64.powi(-11));
+        for shape in every_suite_shape() {
+            let (s, a, b) = slice_inputs(shape, DType::F16);
+            let (m, n, k) = (s.m, s.n, s.k);
+            let entry = |i: usize, j: usize| {
+                let mut running = 0.0f64;
+                for start in (0..k).step_by(every) {
+                    let block: f32 = (start..(start + every).min(k))
+                        .map(|p| (a[i * k + p] * b[p * n + j]) as f32)
+                        .sum();
+                    running = DType::F16.round_stored(running + block as f64);
+                }
+                running
+            };
+            let c: Vec<f64> = (0..m * n).map(|x| entry(x / n, x % n)).collect();
+            let all: Vec<(usize, usize)> =
+                (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+            let check = |got: &dyn Fn(usize, usize) -> f64| {
+                check_product_rounded(s, DType::F16, rounding, &a, &b, got, &all)
+            };
+            check(&|i, j| c[i * n + j]).unwrap_or_else(|e| panic!("right {shape}: {e}"));
+            assert!(check(&|_, _| 0.0).is_err(), "zero output passed: {shape}");
+            assert!(
+                check(&|i, j| c[j * m + i]).is_err(),
+                "transposed passed: {shape}"
+            );
         }
     }
 }
