@@ -41,6 +41,16 @@ else
     "$python" -m pip install --disable-pip-version-check --quiet "${missing[@]}"
 fi
 
+# ptxas for the kernel check (scripts/gpu/check_kernels.sh): the nvcc wheel of the same
+# release as the NVRTC that torch brought (a ptxas older than NVRTC rejects its PTX).
+# --no-deps: it must not move the CUDA libraries torch was built against.
+nvrtc_version="$("$python" -c 'import importlib.metadata as m; print(m.version("nvidia-cuda-nvrtc"))' 2>/dev/null || true)"
+if [[ -n "$nvrtc_version" ]] && ! compgen -G "$venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" >/dev/null; then
+    release="$(echo "$nvrtc_version" | cut -d. -f1,2)"
+    echo "setup_python_env: installing nvidia-cuda-nvcc $release.* (ptxas for the NVRTC kernel check)"
+    "$python" -m pip install --disable-pip-version-check --quiet --no-deps "nvidia-cuda-nvcc==$release.*"
+fi
+
 "$python" - <<'PY'
 import importlib, sys
 print(f"setup_python_env: python {sys.version.split()[0]} at {sys.executable}")

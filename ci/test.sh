@@ -2,7 +2,7 @@
 # The test command (README's second set-up command; .ci/run calls exactly this).
 # Needs Rust, Python 3 and gcc; installs what else the tests use from inside the project:
 # the CPU Python stack for the component tier (a virtualenv, ci/setup_python_env.sh) and
-# clang for compiling the GPU kernels without a GPU. No GPU needed: GPU tests skip with
+# clang and the NVRTC/ptxas wheels for compiling the GPU kernels without a GPU. No GPU needed: GPU tests skip with
 # their reason (ci/gpu_tests.sh runs them on a GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,16 +35,18 @@ for target in gemm memory_bandwidth tensor_ops attention components; do
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
 done
 
-step "GPU kernel source compiles for NVPTX (sm_80) and AMDGPU (gfx90a) with clang"
-if ! command -v clang >/dev/null && ! command -v clang-14 >/dev/null; then
+step "GPU kernels: NVRTC + ptxas (sm_80, sm_90, sm_100) and clang (NVPTX, gfx90a, gfx942)"
+# clang 17+ knows gfx942 (MI300); Debian 12 ships clang-19.
+if ! command -v clang-19 >/dev/null && ! command -v clang >/dev/null; then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 >/dev/null
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 >/dev/null
     fi
 fi
-if command -v clang >/dev/null || command -v clang-14 >/dev/null; then
-    scripts/gpu/check_kernels.sh
+if command -v clang-19 >/dev/null || command -v clang >/dev/null || command -v clang-14 >/dev/null; then
+    STACKBENCH_VENV="$PWD/.venv-components" STACKBENCH_REQUIRE_NVRTC=1 scripts/gpu/check_kernels.sh
 else
-    echo "skipped: clang is not installed and cannot be installed here (apt-get install clang-14 as root)"
+    echo "clang is not installed and cannot be installed here (apt-get install clang-19 as root)" >&2
+    exit 1
 fi
 
 echo

@@ -1,5 +1,6 @@
 //! ROCm backend tests: the absent-ROCm path runs everywhere (CI has no AMD GPU); the device
-//! tests are `#[ignore]`d and print a skip message where no AMD GPU is present.
+//! tests are `#[ignore]`d. Where the probe finds no AMD GPU they print why and skip; where
+//! it finds one they fail unless every benchmark they name was measured.
 
 use stackbench::backend::rocm::{RocmBackend, presence};
 use stackbench::backend::{Availability, Backend, BackendKind, probe};
@@ -8,6 +9,9 @@ use stackbench::workload::StreamKernel;
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
 use stackbench::workload::tensor_ops::{TensorOp, TensorShape};
 use stackbench::workload::transfer::TransferKind;
+
+mod gpu_support;
+use gpu_support::Tally;
 
 #[test]
 fn probing_rocm_never_panics_and_explains_itself() {
@@ -38,69 +42,81 @@ fn opening_without_rocm_returns_the_reason() {
     assert!(err.contains("ROCm is not installed"), "{err}");
 }
 
+fn device() -> Option<RocmBackend> {
+    gpu_support::device_or_skip(BackendKind::Rocm, RocmBackend::open)
+}
+
 #[test]
 #[ignore = "needs an AMD GPU"]
 fn rocblas_gemm_and_copies_are_correct() {
-    let dev = match RocmBackend::open() {
-        Ok(dev) => dev,
-        Err(reason) => {
-            eprintln!("skipped: no usable AMD GPU ({reason})");
-            return;
-        }
-    };
+    let Some(dev) = device() else { return };
+    let mut tally = Tally::default();
     for dtype in dev.gemm_dtypes() {
-        let mut w = dev.gemm(GemmShape::new(96, 160, 208), dtype).unwrap();
-        w.verify().unwrap_or_else(|e| panic!("{dtype}: {e}"));
-        w.run(2).unwrap();
+        let shape = GemmShape::new(96, 160, 208);
+        tally.measure(
+            format!("gemm {dtype} {shape}"),
+            || dev.gemm(shape, dtype),
+            |_| Ok(()),
+        );
     }
     for kind in TransferKind::ALL {
-        let mut w = dev.transfer(kind, 8 << 20).unwrap();
-        w.verify().unwrap_or_else(|e| panic!("{kind}: {e}"));
+        tally.measure(
+            format!("transfer {kind}"),
+            || dev.transfer(kind, 8 << 20),
+            |_| Ok(()),
+        );
     }
+    tally.assert_all_measured("rocm gemm and transfers");
 }
 
 #[test]
 #[ignore = "needs an AMD GPU"]
 fn hiprtc_kernels_are_correct() {
-    let dev = match RocmBackend::open() {
-        Ok(dev) => dev,
-        Err(reason) => {
-            eprintln!("skipped: no usable AMD GPU ({reason})");
-            return;
-        }
-    };
-    let skip_or_panic = |what: String, e: stackbench::backend::BackendError| {
-        if e.is_skip() {
-            eprintln!("skipped {what}: {e}");
-        } else {
-            panic!("{what}: {e}");
-        }
-    };
+    let Some(dev) = device() else { return };
+    let mut tally = Tally::default();
     for kernel in StreamKernel::ALL {
-        let mut w = dev.stream(kernel, 8 * ((1 << 20) + 1)).unwrap();
-        if let Err(e) = w.verify() {
-            return skip_or_panic(format!("{kernel:?}"), e);
-        }
+        tally.measure(
+            format!("stream {kernel:?}"),
+            || dev.stream(kernel, 8 * ((1 << 20) + 1)),
+            |_| Ok(()),
+        );
     }
     for dtype in dev.tensor_dtypes() {
         for op in TensorOp::ALL {
-            let mut w = dev
-                .tensor_op(op, dtype, TensorShape::new(37, 1000))
-                .unwrap();
-            if let Err(e) = w.verify() {
-                return skip_or_panic(op.function_id(dtype), e);
-            }
+            let shape = TensorShape::new(37, 1000);
+            tally.measure(
+                op.function_id(dtype),
+                || dev.tensor_op(op, dtype, shape),
+                |_| Ok(()),
+            );
         }
     }
     for dtype in dev.attention_dtypes() {
         for causal in [false, true] {
             let shape = AttentionShape::new(2, 3, 200, 128, causal);
             for kernel in AttentionKernel::ALL {
-                let mut w = dev.attention(kernel, shape, dtype).unwrap();
-                if let Err(e) = w.verify() {
-                    return skip_or_panic(shape.function_id(kernel, dtype), e);
-                }
+                let id = shape.function_id(kernel, dtype);
+                tally.measure(id, || dev.attention(kernel, shape, dtype), |_| Ok(()));
             }
         }
+    }
+    tally.assert_all_measured("rocm hipRTC kernels");
+}
+
+#[test]
+#[ignore = "needs an AMD GPU"]
+fn the_probe_records_the_host_link_and_a_checked_bandwidth_peak() {
+    let Some(dev) = device() else { return };
+    let p = &dev.device().properties;
+    let peaks = &p["peaks"];
+    gpu_support::assert_host_link(p);
+    // MI300X's clocks give 2.66 TB/s; the table's 5.3 must win and both be recorded.
+    if dev.device().name.to_lowercase().contains("mi300x") {
+        assert_eq!(
+            peaks["bandwidth"]["bytes_per_s"].as_f64(),
+            Some(5.3e12),
+            "{peaks}"
+        );
+        assert!(peaks["bandwidth"]["clock_bytes_per_s"].as_f64().is_some());
     }
 }

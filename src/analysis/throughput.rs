@@ -55,12 +55,21 @@ impl PeakTable {
         let parts: Vec<&str> = id.split('/').collect();
         let backend = parts.get(1)?;
         let function = parts.get(2).copied();
+        // Host↔device copies cross the host link, not HBM: judge them against the link,
+        // and against nothing where the probe found no link.
+        let metric = match function {
+            Some(f)
+                if metric == "bytes_per_second"
+                    && (f.starts_with("h2d") || f.starts_with("d2h")) =>
+            {
+                "host_link_bytes_per_second"
+            }
+            _ => metric,
+        };
         self.entries
             .iter()
             .find(|(b, m, dtype, _)| {
-                b == backend
-                    && m == metric
-                    && (metric == "bytes_per_second" || dtype.as_deref() == function)
+                b == backend && m == metric && (dtype.is_none() || dtype.as_deref() == function)
             })
             .map(|e| e.3)
     }
@@ -148,5 +157,30 @@ mod tests {
             "Gelem/s"
         );
         assert!(plain.rate("a", &Throughput::Bits(8), 0.0).is_none());
+    }
+
+    #[test]
+    fn host_copies_are_judged_against_the_link_and_device_copies_against_memory() {
+        let peaks = serde_json::json!([
+            {"backend": "cuda", "metric": "bytes_per_second", "dtype": null, "theoretical": 3.35e12, "measured": null},
+            {"backend": "cuda", "metric": "host_link_bytes_per_second", "dtype": null, "theoretical": 31.5e9, "measured": null},
+            {"backend": "rocm", "metric": "bytes_per_second", "dtype": null, "theoretical": 5.3e12, "measured": null}
+        ]);
+        let table = PeakTable::from_probe_peaks(peaks.as_array().unwrap(), true);
+        // 25.2 GB/s over Gen4 x16 is 80 % of the link (it would read 0.75 % of HBM).
+        let bytes = Throughput::Bytes(25_200);
+        let h2d = table.rate("memory_bandwidth/cuda/h2d_pinned/512MiB", &bytes, 1000.0);
+        assert!((h2d.unwrap().percent_of_peak.unwrap() - 80.0).abs() < 1e-9);
+        let d2h = table.rate("memory_bandwidth/cuda/d2h_pageable/512MiB", &bytes, 1000.0);
+        assert!((d2h.unwrap().percent_of_peak.unwrap() - 80.0).abs() < 1e-9);
+        let d2d = table.rate(
+            "memory_bandwidth/cuda/d2d/512MiB",
+            &Throughput::Bytes(3_350_000),
+            1000.0,
+        );
+        assert!((d2d.unwrap().percent_of_peak.unwrap() - 100.0).abs() < 1e-9);
+        // No link figure for ROCm here: no percentage rather than a wrong one.
+        let rocm = table.rate("memory_bandwidth/rocm/h2d_pinned/512MiB", &bytes, 1000.0);
+        assert!(rocm.unwrap().percent_of_peak.is_none());
     }
 }

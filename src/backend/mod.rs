@@ -317,8 +317,32 @@ pub fn probe(kind: BackendKind) -> Availability {
 /// Backends that could be opened, and the kinds that could not with the reason.
 pub type OpenedBackends = (Vec<Box<dyn Backend>>, Vec<(BackendKind, String)>);
 
+/// The kinds [`open_available`] could not open, split by whether this machine has the
+/// device: without one it is a skip; with one (the probe found it and opening failed) it
+/// is a failure of every benchmark of that backend.
+pub fn classify_unopened(
+    unopened: Vec<(BackendKind, String)>,
+    device_present: impl Fn(BackendKind) -> bool,
+) -> Vec<(BackendKind, Result<String, BackendError>)> {
+    unopened
+        .into_iter()
+        .map(|(kind, reason)| {
+            let outcome = if device_present(kind) {
+                Err(BackendError::Device {
+                    backend: kind,
+                    context: "opening the device the probe found".into(),
+                    message: reason,
+                })
+            } else {
+                Ok(reason)
+            };
+            (kind, outcome)
+        })
+        .collect()
+}
+
 /// Opens every backend that is available here; the others come back with their reasons so
-/// the bench targets can record them as skipped.
+/// the bench targets can record them as skipped (or failed: [`classify_unopened`]).
 pub fn open_available() -> OpenedBackends {
     let mut opened: Vec<Box<dyn Backend>> = Vec::new();
     let mut unavailable = Vec::new();
@@ -363,5 +387,23 @@ mod tests {
         assert!(opened.iter().any(|b| b.kind() == BackendKind::Cpu));
         assert_eq!(opened.len() + unavailable.len(), BackendKind::ALL.len());
         assert!(unavailable.iter().all(|(_, reason)| !reason.is_empty()));
+    }
+
+    #[test]
+    fn a_device_that_probes_but_does_not_open_is_a_failure_and_no_device_a_skip() {
+        let unopened = vec![
+            (
+                BackendKind::Cuda,
+                "creating a context: CUDA_ERROR_OUT_OF_MEMORY".to_owned(),
+            ),
+            (BackendKind::Rocm, "ROCm is not installed".to_owned()),
+        ];
+        let classified = classify_unopened(unopened, |kind| kind == BackendKind::Cuda);
+        let err = classified[0].1.as_ref().unwrap_err();
+        assert!(
+            !err.is_skip() && err.to_string().contains("OUT_OF_MEMORY"),
+            "{err}"
+        );
+        assert_eq!(classified[1].1.as_ref().unwrap(), "ROCm is not installed");
     }
 }

@@ -103,12 +103,21 @@ impl Harness {
         self.args.matches(&id.full())
     }
 
-    /// Opens every backend available here; each one that is not is recorded as skipped for
-    /// this family (`<family>/<backend>/all/all`) with its reason.
+    /// Opens every backend available here; each one that is not is recorded for this
+    /// family (`<family>/<backend>/all/all`) with its reason: skipped where the machine has
+    /// no such device, failed where the probe found one that did not open.
     pub fn open_backends(&mut self, family: &str) -> Vec<Box<dyn crate::backend::Backend>> {
         let (backends, unavailable) = crate::backend::open_available();
-        for (kind, reason) in unavailable {
-            self.skip(&BenchId::new(family, kind.id(), "all", "all"), reason);
+        let present = |kind| crate::backend::probe(kind).is_available();
+        for (kind, outcome) in crate::backend::classify_unopened(unavailable, present) {
+            let id = BenchId::new(family, kind.id(), "all", "all");
+            match outcome {
+                Ok(reason) => self.skip(&id, reason),
+                Err(error) if self.selected(&id) && !self.args.list => {
+                    self.record_error(&id, error)
+                }
+                Err(_) => {}
+            }
         }
         backends
     }

@@ -2,10 +2,15 @@
 //! the vendor's dense figures (METHODOLOGY.md's table); any other device gets an FP32
 //! estimate from its clocks and units, and no tensor-core figure (guessing one would be
 //! worse than none). Peak memory bandwidth comes from the device's own memory clock and bus
-//! width where the backend reads them, else from the table.
+//! width where the backend reads them, checked against the table for known devices: the
+//! driver's memory clock is not always the effective data rate (MI300X reports a clock that
+//! gives 2.66 TB/s for a 5.3 TB/s part), so a disagreement over
+//! [`BANDWIDTH_DISAGREEMENT`] uses the table, and both figures are recorded.
 
-use super::peak::{Peak, PeakMetric};
-use crate::backend::{BackendKind, DeviceInfo};
+//!
+//! This module depends on nothing above `workload`: backends call it to describe their
+//! devices, and `system::peak` reads what they wrote.
+
 use crate::workload::DType;
 use serde_json::json;
 
@@ -28,6 +33,9 @@ pub struct GpuSpec {
     pub clock_mhz: u32,
     /// Bandwidth from memory clock × bus width, where the driver reports them.
     pub measured_bandwidth_bytes_per_s: Option<f64>,
+    /// The host link (PCIe or NVLink-C2C) per direction, and how it was found
+    /// (`system::pcie`).
+    pub host_link: Option<(f64, String)>,
 }
 
 /// One row of the table: dense TFLOP/s per precision and HBM TB/s.
@@ -157,6 +165,53 @@ fn fp32_lanes(spec: &GpuSpec) -> Option<u32> {
     }
 }
 
+/// Relative disagreement between the clock-derived bandwidth and the table above which the
+/// table wins.
+pub const BANDWIDTH_DISAGREEMENT: f64 = 0.10;
+
+/// The bandwidth peak and where it came from: the clock-derived figure where the device is
+/// not in the table or agrees with it within [`BANDWIDTH_DISAGREEMENT`]; the table where
+/// they disagree more. The source names both figures whenever both exist.
+pub fn choose_bandwidth(clocks: Option<f64>, known: Option<&KnownGpu>) -> Option<(f64, String)> {
+    const CLOCKS: &str = "memory clock × bus width × 2 (driver attributes)";
+    let tb = |b: f64| b / 1e12;
+    match (clocks, known) {
+        (None, None) => None,
+        (Some(c), None) => Some((c, CLOCKS.to_owned())),
+        (None, Some(k)) => Some((
+            k.tb_per_s * 1e12,
+            format!("vendor figure for {} (METHODOLOGY.md)", k.label),
+        )),
+        (Some(c), Some(k)) => {
+            let table = k.tb_per_s * 1e12;
+            let off = (c - table).abs() / table;
+            if off > BANDWIDTH_DISAGREEMENT {
+                Some((
+                    table,
+                    format!(
+                        "vendor figure for {} (METHODOLOGY.md), {:.2} TB/s; {CLOCKS} gives                          {:.2} TB/s, {:.0} % off, so the table is used",
+                        k.label,
+                        tb(table),
+                        tb(c),
+                        off * 100.0
+                    ),
+                ))
+            } else {
+                Some((
+                    c,
+                    format!(
+                        "{CLOCKS}, {:.2} TB/s; within {:.0} % of the vendor figure for {}                          ({:.2} TB/s)",
+                        tb(c),
+                        off * 100.0,
+                        k.label,
+                        tb(table)
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 /// Per-precision compute peaks (FLOP/s) and the memory peak (bytes/s), each with its source.
 pub struct GpuPeaks {
     pub flops: Vec<(DType, f64, String)>,
@@ -165,15 +220,8 @@ pub struct GpuPeaks {
 
 pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
     let mut flops = Vec::new();
-    let mut bandwidth = spec
-        .measured_bandwidth_bytes_per_s
-        .filter(|b| *b > 0.0)
-        .map(|b| {
-            (
-                b,
-                "memory clock × bus width × 2 (driver attributes)".to_owned(),
-            )
-        });
+    let clocks = spec.measured_bandwidth_bytes_per_s.filter(|b| *b > 0.0);
+    let bandwidth = choose_bandwidth(clocks, lookup(&spec.name));
     if let Some(known) = lookup(&spec.name) {
         let source = format!("vendor dense figure for {} (METHODOLOGY.md)", known.label);
         let tera = 1e12;
@@ -185,9 +233,6 @@ pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
         flops.push((DType::Bf16, known.fp16 * tera, source.clone()));
         if let Some(fp8) = known.fp8 {
             flops.push((DType::Fp8E4m3, fp8 * tera, source.clone()));
-        }
-        if bandwidth.is_none() {
-            bandwidth = Some((known.tb_per_s * tera, source));
         }
     } else if let Some(lanes) = fp32_lanes(spec) {
         let fp32 = spec.units as f64 * lanes as f64 * 2.0 * spec.clock_mhz as f64 * 1e6;
@@ -213,57 +258,17 @@ pub fn peaks_json(spec: &GpuSpec) -> serde_json::Value {
         .iter()
         .map(|(d, v, s)| (d.id().to_owned(), json!({"flops_per_s": v, "source": s})))
         .collect();
+    let table = lookup(&spec.name).map(|k| k.tb_per_s * 1e12);
     json!({
         "flops": flops,
-        "bandwidth": p.bandwidth.map(|(v, s)| json!({"bytes_per_s": v, "source": s})),
+        "bandwidth": p.bandwidth.map(|(v, s)| json!({
+            "bytes_per_s": v,
+            "source": s,
+            "clock_bytes_per_s": spec.measured_bandwidth_bytes_per_s,
+            "table_bytes_per_s": table,
+        })),
+        "host_link": spec.host_link.as_ref().map(|(v, s)| json!({"bytes_per_s": v, "source": s})),
     })
-}
-
-/// Peaks of every available GPU device, in the probe's shape, from the `peaks` property
-/// its backend wrote.
-pub fn from_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
-    let mut out = Vec::new();
-    for device in devices.iter().filter(|d| d.backend != BackendKind::Cpu) {
-        let Some(peaks) = device.properties.get("peaks") else {
-            continue;
-        };
-        if let Some(flops) = peaks.get("flops").and_then(|f| f.as_object()) {
-            for (dtype, entry) in flops {
-                let Ok(dtype) = dtype.parse::<DType>() else {
-                    continue;
-                };
-                out.push(Peak {
-                    backend: device.backend,
-                    device: device.name.clone(),
-                    metric: PeakMetric::FlopsPerSecond,
-                    dtype: Some(dtype),
-                    theoretical: entry.get("flops_per_s").and_then(|v| v.as_f64()),
-                    measured: None,
-                    source: entry
-                        .get("source")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("")
-                        .to_owned(),
-                });
-            }
-        }
-        if let Some(bw) = peaks.get("bandwidth").filter(|b| !b.is_null()) {
-            out.push(Peak {
-                backend: device.backend,
-                device: device.name.clone(),
-                metric: PeakMetric::BytesPerSecond,
-                dtype: None,
-                theoretical: bw.get("bytes_per_s").and_then(|v| v.as_f64()),
-                measured: None,
-                source: bw
-                    .get("source")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_owned(),
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -282,6 +287,7 @@ mod tests {
             units: 132,
             clock_mhz: 1980,
             measured_bandwidth_bytes_per_s: None,
+            host_link: None,
         }
     }
 
@@ -315,19 +321,40 @@ mod tests {
     }
 
     #[test]
-    fn device_properties_become_probe_peaks() {
-        let s = spec("NVIDIA H100 80GB HBM3", "sm_90");
-        let device = DeviceInfo {
-            backend: BackendKind::Cuda,
-            name: s.name.clone(),
-            properties: [("peaks".to_owned(), peaks_json(&s))].into_iter().collect(),
-        };
-        let peaks = from_devices(&[device]);
+    fn a_clock_figure_far_from_the_table_gives_way_and_both_are_recorded() {
+        // MI300X: 2 × 1300 MHz × 8192 bits / 8 = 2.66 TB/s against the table's 5.3.
+        let mut mi300x = spec("AMD Instinct MI300X", "gfx942");
+        mi300x.measured_bandwidth_bytes_per_s = Some(2.0 * 1300e6 * 8192.0 / 8.0);
+        let (bytes, source) = peaks(&mi300x).bandwidth.unwrap();
+        assert_eq!(bytes, 5.3e12);
         assert!(
-            peaks
-                .iter()
-                .any(|p| p.dtype == Some(DType::Fp8E4m3) && p.theoretical == Some(1979e12))
+            source.contains("2.66 TB/s") && source.contains("5.30 TB/s"),
+            "{source}"
         );
-        assert!(peaks.iter().any(|p| p.metric == PeakMetric::BytesPerSecond));
+        let json = peaks_json(&mi300x);
+        assert_eq!(json["bandwidth"]["table_bytes_per_s"], 5.3e12);
+        assert_eq!(json["bandwidth"]["clock_bytes_per_s"], 2.6624e12);
+        // H100 SXM: 2 × 2619 MHz × 5120 bits / 8 = 3.35 TB/s, within 10 %: the clocks stand.
+        let mut h100 = spec("NVIDIA H100 80GB HBM3", "sm_90");
+        h100.measured_bandwidth_bytes_per_s = Some(2.0 * 2619e6 * 5120.0 / 8.0);
+        let (bytes, source) = peaks(&h100).bandwidth.unwrap();
+        assert_eq!(bytes, 2.0 * 2619e6 * 5120.0 / 8.0);
+        assert!(source.contains("within 0 %"), "{source}");
+        // Just past 10 % off goes to the table; an unknown device keeps its clocks.
+        let known = lookup("NVIDIA H200").unwrap();
+        assert_eq!(
+            choose_bandwidth(Some(4.8e12 * 0.89), Some(known))
+                .unwrap()
+                .0,
+            4.8e12
+        );
+        assert_eq!(
+            choose_bandwidth(Some(4.8e12 * 0.91), Some(known))
+                .unwrap()
+                .0,
+            4.8e12 * 0.91
+        );
+        assert_eq!(choose_bandwidth(Some(1e12), None).unwrap().0, 1e12);
+        assert!(choose_bandwidth(None, None).is_none());
     }
 }

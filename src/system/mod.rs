@@ -8,6 +8,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod gpu_peaks;
+pub mod pcie;
 pub mod peak;
 pub mod software;
 pub mod telemetry;
@@ -65,7 +66,7 @@ impl SystemProbe {
         peaks.extend(peak::cpu_peaks(&cpu, measure));
         for availability in backends.values() {
             if let Availability::Available { devices } = availability {
-                peaks.extend(gpu_peaks::from_devices(devices));
+                peaks.extend(peak::from_gpu_devices(devices));
             }
         }
         let fingerprint = fingerprint(&cpu, &gpus);
@@ -218,16 +219,21 @@ impl SystemProbe {
         for peak in &self.peaks {
             let unit = match peak.metric {
                 peak::PeakMetric::FlopsPerSecond => ("GFLOP/s", 1e9),
-                peak::PeakMetric::BytesPerSecond => ("GB/s", 1e9),
+                peak::PeakMetric::BytesPerSecond | peak::PeakMetric::HostLinkBytesPerSecond => {
+                    ("GB/s", 1e9)
+                }
             };
             let fmt = |v: Option<f64>| {
                 v.map(|v| format!("{:.1} {}", v / unit.1, unit.0))
                     .unwrap_or_else(|| "n/a".into())
             };
-            let dtype = peak
-                .dtype
-                .map(|d| d.id().to_owned())
-                .unwrap_or_else(|| "memory".into());
+            let dtype =
+                peak.dtype
+                    .map(|d| d.id().to_owned())
+                    .unwrap_or_else(|| match peak.metric {
+                        peak::PeakMetric::HostLinkBytesPerSecond => "host link".into(),
+                        _ => "memory".into(),
+                    });
             row(
                 &format!("peak {} {dtype}", peak.backend),
                 format!(

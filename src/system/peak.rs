@@ -3,7 +3,7 @@
 //! where stackbench can run one, `measured` (a short FMA-throughput kernel).
 
 use super::cpu::CpuInfo;
-use crate::backend::BackendKind;
+use crate::backend::{BackendKind, DeviceInfo};
 use crate::workload::DType;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -16,6 +16,9 @@ pub enum PeakMetric {
     FlopsPerSecond,
     /// Memory bytes per second.
     BytesPerSecond,
+    /// Bytes per second in one direction over the host link (PCIe, NVLink-C2C): what
+    /// host↔device copies are judged against.
+    HostLinkBytesPerSecond,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -250,6 +253,51 @@ pub fn measure_fma_flops<T: FmaElement>(duration: Duration) -> Option<f64> {
     (!per_thread.is_empty()).then(|| per_thread.iter().sum())
 }
 
+/// Peaks of every available GPU device, in the probe's shape, from the `peaks` property
+/// its backend wrote (`system::gpu_peaks::peaks_json`).
+pub fn from_gpu_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
+    let mut out = Vec::new();
+    for device in devices.iter().filter(|d| d.backend != BackendKind::Cpu) {
+        let Some(peaks) = device.properties.get("peaks") else {
+            continue;
+        };
+        let peak = |metric, dtype, entry: &serde_json::Value, key: &str| Peak {
+            backend: device.backend,
+            device: device.name.clone(),
+            metric,
+            dtype,
+            theoretical: entry.get(key).and_then(|v| v.as_f64()),
+            measured: None,
+            source: entry
+                .get("source")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_owned(),
+        };
+        if let Some(flops) = peaks.get("flops").and_then(|f| f.as_object()) {
+            for (dtype, entry) in flops {
+                if let Ok(dtype) = dtype.parse::<DType>() {
+                    out.push(peak(
+                        PeakMetric::FlopsPerSecond,
+                        Some(dtype),
+                        entry,
+                        "flops_per_s",
+                    ));
+                }
+            }
+        }
+        for (key, metric) in [
+            ("bandwidth", PeakMetric::BytesPerSecond),
+            ("host_link", PeakMetric::HostLinkBytesPerSecond),
+        ] {
+            if let Some(entry) = peaks.get(key).filter(|b| !b.is_null()) {
+                out.push(peak(metric, None, entry, "bytes_per_s"));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,5 +357,35 @@ mod tests {
         // Real work, finite and below any machine's peak; speed itself is not a test's
         // business (debug builds on a loaded machine are slow).
         assert!(flops > 1e5 && flops < 1e15, "{flops}");
+    }
+
+    #[test]
+    fn device_properties_become_probe_peaks() {
+        let s = super::super::gpu_peaks::GpuSpec {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            vendor: super::super::gpu_peaks::Vendor::Nvidia,
+            arch: "sm_90".into(),
+            units: 132,
+            clock_mhz: 1980,
+            measured_bandwidth_bytes_per_s: None,
+            host_link: Some((31.5e9, "PCIe Gen4 x16".into())),
+        };
+        let device = DeviceInfo {
+            backend: BackendKind::Cuda,
+            name: s.name.clone(),
+            properties: [("peaks".to_owned(), super::super::gpu_peaks::peaks_json(&s))]
+                .into_iter()
+                .collect(),
+        };
+        let peaks = from_gpu_devices(&[device]);
+        assert!(
+            peaks
+                .iter()
+                .any(|p| p.dtype == Some(DType::Fp8E4m3) && p.theoretical == Some(1979e12))
+        );
+        assert!(peaks.iter().any(|p| p.metric == PeakMetric::BytesPerSecond));
+        assert!(peaks.iter().any(
+            |p| p.metric == PeakMetric::HostLinkBytesPerSecond && p.theoretical == Some(31.5e9)
+        ));
     }
 }

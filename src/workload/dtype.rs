@@ -62,22 +62,106 @@ impl DType {
         }
     }
 
-    /// Relative tolerance for a dot product of length `k` computed in this precision,
-    /// measured as |got - want| / Σ|a_ip·b_pj|, the backward-error scale. Inputs are
-    /// compared as stored (already rounded), so what remains is accumulation error
-    /// (√k·u_acc for random-signed data; accumulation is f64 for f64 and f32 for every
-    /// lower precision, as BLAS libraries and tensor cores do) plus the rounding of the
-    /// product to the compute/output precision. A factor of 8 absorbs summation-order
-    /// differences between libraries; a wrong index or a missing term (error of order
-    /// 1/√k or more) still fails.
-    pub fn dot_tolerance(self, k: usize) -> f64 {
-        let accumulation = match self {
-            DType::F64 => 2f64.powi(-53),
-            _ => 2f64.powi(-24),
+    /// `x` rounded to this precision's storage (TF32 is stored as f32), as a host would
+    /// round an input before uploading it.
+    pub fn round_stored(self, x: f64) -> f64 {
+        match self {
+            DType::F64 => x,
+            DType::F32 | DType::Tf32 => x as f32 as f64,
+            DType::F16 => half::f16::from_f64(x).to_f64(),
+            DType::Bf16 => half::bf16::from_f64(x).to_f64(),
+            DType::Fp8E4m3 => {
+                let byte = super::fp8::fp8_e4m3_from_f32(x as f32);
+                super::fp8::fp8_e4m3_to_f32(byte) as f64
+            }
+        }
+    }
+
+    /// How a GEMM in this precision rounds, as the libraries stackbench calls run it.
+    pub fn gemm_rounding(self) -> GemmRounding {
+        let f32_acc = 2f64.powi(-24);
+        let (input, accumulation, output) = match self {
+            DType::F64 => (0.0, 2f64.powi(-53), 2f64.powi(-53)),
+            DType::F32 => (0.0, f32_acc, f32_acc),
+            // Tensor cores round the stored f32 inputs to TF32 (10 explicit bits) before
+            // multiplying; the reference reads the f32 values, so that rounding is ours.
+            DType::Tf32 => (2f64.powi(-11), f32_acc, f32_acc),
+            DType::F16 => (0.0, f32_acc, 2f64.powi(-11)),
+            DType::Bf16 => (0.0, f32_acc, 2f64.powi(-8)),
+            // cuBLASLt writes the FP8 product as bf16 (cuda/gemm.rs).
+            DType::Fp8E4m3 => (0.0, f32_acc, 2f64.powi(-8)),
         };
-        8.0 * ((k as f64).sqrt() * accumulation + self.unit_roundoff()) + 1e-15
+        // Hopper's FP8 tensor cores keep about 14 bits in the accumulator between the
+        // promotions into f32 registers (DeepSeek-V3 report, 3.3.2); cuBLASLt without
+        // FAST_ACCUM promotes, which we take to happen at least every 128 products.
+        let block = (self == DType::Fp8E4m3).then_some((FP8_PROMOTION_K, 2f64.powi(-14)));
+        GemmRounding {
+            input,
+            accumulation,
+            block,
+            partial: None,
+            output,
+        }
+    }
+
+    /// The largest |got − want| allowed for one entry of a GEMM with inner size `k`, where
+    /// `want` is the f64 dot product of the stored inputs and `scale` = Σ|a_ip·b_pj|.
+    ///
+    /// Each rounding contributes its own bound (Higham, ch. 3): the output is rounded once,
+    /// relative to the result itself (`u_out·|want|`); inputs rounded inside the library
+    /// move each product by 2·u_in; f32 accumulation of random-signed terms drifts by
+    /// about √k·u_acc of `scale`; FP8's short accumulator adds √b·u_block per promotion
+    /// block. [`GEMM_SAFETY`] absorbs summation-order differences between libraries. The
+    /// output term is relative to |want| and not to `scale` (which is √k times larger for
+    /// random data): otherwise a zero output passes at large `k` in bf16 and FP8.
+    pub fn dot_error_bound(self, k: usize, want_abs: f64, scale: f64) -> f64 {
+        self.gemm_rounding().bound(k, want_abs, scale)
     }
 }
+
+impl GemmRounding {
+    /// See [`DType::dot_error_bound`]. A library that rounds its running sums to a short
+    /// precision every `partial.0` products adds, per rounding, at most u_p·|partial sum|
+    /// ≤ u_p·Σ|a·b|; with random signs, √(number of roundings)·u_p·Σ|a·b|.
+    pub fn bound(&self, k: usize, want_abs: f64, scale: f64) -> f64 {
+        let block = self
+            .block
+            .map_or(0.0, |(b, u)| (b.min(k) as f64).sqrt() * u);
+        let partial = self.partial.map_or(0.0, |(every, u)| {
+            (k.div_ceil(every.max(1)) as f64).sqrt() * u
+        });
+        let per_scale = 2.0 * self.input + (k as f64).sqrt() * self.accumulation + block + partial;
+        GEMM_SAFETY * (self.output * want_abs + per_scale * scale)
+    }
+
+    /// The same rounding with the running sum rounded to roundoff `u` every `every`
+    /// products (a CPU library that keeps C in f16 between its K blocks).
+    pub fn with_partial_sums(self, every: usize, u: f64) -> GemmRounding {
+        GemmRounding {
+            partial: Some((every, u)),
+            ..self
+        }
+    }
+}
+
+/// The unit roundoffs of one GEMM precision: inputs (where the library rounds what it
+/// read), accumulation, an optional short accumulator of `block.0` products with roundoff
+/// `block.1`, an optional rounding of the running sum every `partial.0` products to
+/// roundoff `partial.1`, and the stored output.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmRounding {
+    pub input: f64,
+    pub accumulation: f64,
+    pub block: Option<(usize, f64)>,
+    pub partial: Option<(usize, f64)>,
+    pub output: f64,
+}
+
+/// Headroom over the first-order rounding bound: summation order and blocking differ
+/// between BLAS libraries, and the √k drift is a typical, not a worst, case.
+pub const GEMM_SAFETY: f64 = 4.0;
+/// Products an FP8 tensor core accumulates before cuBLASLt promotes the sum to f32.
+pub const FP8_PROMOTION_K: usize = 128;
 
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -107,12 +191,16 @@ mod tests {
     }
 
     #[test]
-    fn tolerances_order_by_precision() {
-        let k = 4096;
-        assert!(DType::F64.dot_tolerance(k) < DType::F32.dot_tolerance(k));
-        assert!(DType::F32.dot_tolerance(k) < DType::F16.dot_tolerance(k));
-        assert!(DType::F16.dot_tolerance(k) < DType::Bf16.dot_tolerance(k));
-        // A missing term in a dot product of unit-scale data is an error of order 1/k.
-        assert!(DType::Bf16.dot_tolerance(k) < 0.1);
+    fn bounds_order_by_precision_and_stay_below_the_result() {
+        let (k, want, scale) = (4096, 1.0, 50.0);
+        let bound = |d: DType| d.dot_error_bound(k, want, scale);
+        assert!(bound(DType::F64) < bound(DType::F32));
+        assert!(bound(DType::F32) < bound(DType::Tf32));
+        assert!(bound(DType::F16) < bound(DType::Bf16));
+        assert!(bound(DType::Bf16) < bound(DType::Fp8E4m3));
+        // Every precision must tell a zero output (error = |want|) from a right one.
+        for d in DType::ALL {
+            assert!(bound(d) < want / 2.0, "{d}: {}", bound(d));
+        }
     }
 }

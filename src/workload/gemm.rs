@@ -10,6 +10,11 @@ pub const SQUARE_SIZES: &[usize] = &[256, 512, 1024, 2048, 4096];
 /// Square sizes of the quick suite.
 pub const QUICK_SQUARE_SIZES: &[usize] = &[512, 2048];
 
+/// Square sizes of the GPU suites (256 to 16384: past 8192 the big GPUs reach their peak).
+pub const GPU_SQUARE_SIZES: &[usize] = &[256, 512, 1024, 2048, 4096, 8192, 16384];
+/// Square sizes of the GPU quick suite.
+pub const GPU_QUICK_SQUARE_SIZES: &[usize] = &[1024, 4096, 8192];
+
 /// The GEMMs of a transformer MLP block (LLaMA-7B widths: hidden 4096, FFN 11008) for a
 /// batch of 2048 tokens: the up projection and its two transposes, the ones the forward
 /// down projection and the backward pass run.
@@ -89,6 +94,21 @@ pub fn cpu_shapes(suite: Suite) -> Vec<GemmShape> {
         .collect()
 }
 
+/// The shapes a suite covers on a GPU (CUDA and ROCm alike), so both vendors' numbers
+/// line up id for id.
+pub fn gpu_shapes(suite: Suite) -> Vec<GemmShape> {
+    let (squares, transformer) = if suite.is_full() {
+        (GPU_SQUARE_SIZES, TRANSFORMER_MLP_SHAPES)
+    } else {
+        (GPU_QUICK_SQUARE_SIZES, &TRANSFORMER_MLP_SHAPES[..1])
+    };
+    squares
+        .iter()
+        .map(|&s| GemmShape::square(s))
+        .chain(transformer.iter().copied())
+        .collect()
+}
+
 /// Whether the quick suite times this combination: every dtype on the square sizes, and the
 /// transformer shape only in f32 (one non-square point keeps that path covered while the
 /// quick suite stays within minutes on a small machine).
@@ -118,11 +138,25 @@ pub fn check_positions(shape: GemmShape, random: usize, seed: u64) -> Vec<(usize
 
 /// Compares `c` at `positions` with f64 dot products of `a` and `b` (row-major, the values
 /// the kernel actually read, already rounded to its input precision). The error of each
-/// entry is scaled by Σ|a_ik·b_kj|, the backward-error bound, and must stay under
-/// `dtype.dot_tolerance(k)`. Returns the worst scaled error, or the first failure.
+/// entry must stay within `dtype.dot_error_bound(k, |want|, Σ|a_ik·b_kj|)`. Returns the
+/// worst error scaled by Σ|a_ik·b_kj| (the backward-error scale), or the first failure.
 pub fn check_product(
     shape: GemmShape,
     dtype: DType,
+    a: &[f64],
+    b: &[f64],
+    c: impl Fn(usize, usize) -> f64,
+    positions: &[(usize, usize)],
+) -> Result<f64, String> {
+    check_product_rounded(shape, dtype, dtype.gemm_rounding(), a, b, c, positions)
+}
+
+/// [`check_product`] for a library whose rounding differs from `dtype`'s usual one (see
+/// [`crate::workload::dtype::GemmRounding`]).
+pub fn check_product_rounded(
+    shape: GemmShape,
+    dtype: DType,
+    rounding: crate::workload::dtype::GemmRounding,
     a: &[f64],
     b: &[f64],
     c: impl Fn(usize, usize) -> f64,
@@ -136,7 +170,6 @@ pub fn check_product(
             b.len()
         ));
     }
-    let tolerance = dtype.dot_tolerance(k);
     let mut worst = 0.0f64;
     for &(i, j) in positions {
         let (mut want, mut scale) = (0.0f64, 0.0f64);
@@ -146,14 +179,15 @@ pub fn check_product(
             scale += term.abs();
         }
         let got = c(i, j);
-        let error = (got - want).abs() / scale.max(f64::MIN_POSITIVE);
-        if !error.is_finite() || error > tolerance {
+        let error = (got - want).abs();
+        let bound = rounding.bound(k, want.abs(), scale);
+        if !error.is_finite() || error > bound {
             return Err(format!(
                 "{dtype} {shape}: C[{i},{j}] = {got} but the f64 reference is {want} \
-                 (scaled error {error:.3e} > tolerance {tolerance:.3e})"
+                 (error {error:.3e} > bound {bound:.3e}, Σ|a·b| = {scale:.3e})"
             ));
         }
-        worst = worst.max(error);
+        worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
     }
     Ok(worst)
 }
@@ -167,6 +201,7 @@ pub fn bench_id(backend: &str, dtype: DType, shape: GemmShape) -> super::BenchId
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::dtype::FP8_PROMOTION_K;
 
     #[test]
     fn flops_and_intensity_follow_the_formulas() {
@@ -234,5 +269,160 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("C[6,4]"), "{err}");
+    }
+
+    /// Every GEMM shape any suite runs, CPU and GPU.
+    fn every_suite_shape() -> Vec<GemmShape> {
+        let mut shapes: Vec<GemmShape> = [Suite::Quick, Suite::Full]
+            .into_iter()
+            .flat_map(|suite| cpu_shapes(suite).into_iter().chain(gpu_shapes(suite)))
+            .collect();
+        shapes.sort_by_key(|s| (s.m, s.n, s.k));
+        shapes.dedup();
+        shapes
+    }
+
+    /// The inputs of a slice of `shape`: all of K (the bound depends on K and the
+    /// precision only) and at most 8 rows and columns, rounded to `dtype`'s storage.
+    fn slice_inputs(shape: GemmShape, dtype: DType) -> (GemmShape, Vec<f64>, Vec<f64>) {
+        let slice = GemmShape::new(shape.m.min(8), shape.n.min(8), shape.k);
+        let round = |v: Vec<f64>| v.into_iter().map(|x| dtype.round_stored(x)).collect();
+        let a = round(crate::workload::random::normal_f64(11, slice.m * slice.k));
+        let b = round(crate::workload::random::normal_f64(12, slice.k * slice.n));
+        (slice, a, b)
+    }
+
+    /// TF32 keeps 10 explicit mantissa bits: round an f32 to it, ties to even.
+    fn to_tf32(x: f64) -> f64 {
+        let bits = (x as f32).to_bits();
+        let rounded = bits.wrapping_add(0xfff + ((bits >> 13) & 1)) & !0x1fff;
+        f32::from_bits(rounded) as f64
+    }
+
+    /// `x` truncated to `bits` significant bits: a short accumulator that drops, not rounds.
+    fn truncate_bits(x: f64, bits: i32) -> f64 {
+        if x == 0.0 {
+            return 0.0;
+        }
+        let step = 2f64.powi(x.abs().log2().floor() as i32 + 1 - bits);
+        (x / step).trunc() * step
+    }
+
+    /// One entry as the libraries compute it: inputs rounded where the library rounds
+    /// them, products summed in the accumulation precision (FP8 in 14-bit blocks promoted
+    /// into f32), the output rounded to storage.
+    fn simulated_entry(dtype: DType, a: &[f64], b: &[f64]) -> f64 {
+        let k = a.len();
+        let (mut acc, mut block, mut in_block) = (0.0f64, 0.0f64, 0);
+        for p in 0..k {
+            let product = match dtype {
+                DType::Tf32 => to_tf32(a[p]) * to_tf32(b[p]),
+                _ => a[p] * b[p],
+            };
+            match dtype {
+                DType::F64 => acc += product,
+                DType::Fp8E4m3 => {
+                    block = truncate_bits(block + product, 14);
+                    in_block += 1;
+                    if in_block == FP8_PROMOTION_K || p + 1 == k {
+                        acc = (acc + block) as f32 as f64;
+                        (block, in_block) = (0.0, 0);
+                    }
+                }
+                _ => acc = (acc + product) as f32 as f64,
+            }
+        }
+        match dtype {
+            DType::Fp8E4m3 => DType::Bf16.round_stored(acc),
+            _ => dtype.round_stored(acc),
+        }
+    }
+
+    fn simulated_product(shape: GemmShape, dtype: DType, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let GemmShape { m, n, k } = shape;
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let column: Vec<f64> = (0..k).map(|p| b[p * n + j]).collect();
+                c[i * n + j] = simulated_entry(dtype, &a[i * k..(i + 1) * k], &column);
+            }
+        }
+        c
+    }
+
+    /// One ulp of `x` in the output precision of `dtype`.
+    fn output_ulp(dtype: DType, x: f64) -> f64 {
+        let u = dtype.gemm_rounding().output;
+        2.0 * u * 2f64.powi(x.abs().log2().floor() as i32)
+    }
+
+    #[test]
+    fn every_precision_passes_right_and_fails_wrong_products_at_every_suite_shape() {
+        for shape in every_suite_shape() {
+            for dtype in DType::ALL {
+                let (s, a, b) = slice_inputs(shape, dtype);
+                let (m, n, k) = (s.m, s.n, s.k);
+                let c = simulated_product(s, dtype, &a, &b);
+                let all: Vec<(usize, usize)> =
+                    (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+                let check =
+                    |got: &dyn Fn(usize, usize) -> f64| check_product(s, dtype, &a, &b, got, &all);
+                let case = format!("{dtype} {shape} (slice {s})");
+                check(&|i, j| c[i * n + j]).unwrap_or_else(|e| panic!("right {case}: {e}"));
+                // Libraries may round the last bit differently: one output ulp passes.
+                check(&|i, j| c[i * n + j] + output_ulp(dtype, c[i * n + j]))
+                    .unwrap_or_else(|e| panic!("one ulp {case}: {e}"));
+                assert!(check(&|_, _| 0.0).is_err(), "zero output passed: {case}");
+                assert!(
+                    check(&|i, j| c[j * m + i]).is_err(),
+                    "transposed output passed: {case}"
+                );
+                // Just past the derived bound, by one output ulp, fails.
+                let past = |i: usize, j: usize| {
+                    let (row, col) = (&a[i * k..(i + 1) * k], (0..k).map(|p| b[p * n + j]));
+                    let (want, scale) = row
+                        .iter()
+                        .zip(col)
+                        .fold((0.0, 0.0), |(w, s), (x, y)| (w + x * y, s + (x * y).abs()));
+                    want + dtype.dot_error_bound(k, want.abs(), scale) + output_ulp(dtype, want)
+                };
+                assert!(check(&past).is_err(), "bound + one ulp passed: {case}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_library_rounding_running_sums_to_f16_passes_and_wrong_products_still_fail() {
+        // The CPU backend's f16 GEMM keeps C in f16 between K blocks of >= 256 products.
+        let every = 256;
+        let rounding = DType::F16
+            .gemm_rounding()
+            .with_partial_sums(every, 2f64.powi(-11));
+        for shape in every_suite_shape() {
+            let (s, a, b) = slice_inputs(shape, DType::F16);
+            let (m, n, k) = (s.m, s.n, s.k);
+            let entry = |i: usize, j: usize| {
+                let mut running = 0.0f64;
+                for start in (0..k).step_by(every) {
+                    let block: f32 = (start..(start + every).min(k))
+                        .map(|p| (a[i * k + p] * b[p * n + j]) as f32)
+                        .sum();
+                    running = DType::F16.round_stored(running + block as f64);
+                }
+                running
+            };
+            let c: Vec<f64> = (0..m * n).map(|x| entry(x / n, x % n)).collect();
+            let all: Vec<(usize, usize)> =
+                (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+            let check = |got: &dyn Fn(usize, usize) -> f64| {
+                check_product_rounded(s, DType::F16, rounding, &a, &b, got, &all)
+            };
+            check(&|i, j| c[i * n + j]).unwrap_or_else(|e| panic!("right {shape}: {e}"));
+            assert!(check(&|_, _| 0.0).is_err(), "zero output passed: {shape}");
+            assert!(
+                check(&|i, j| c[j * m + i]).is_err(),
+                "transposed passed: {shape}"
+            );
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! a CPU without bf16 matrix units. The widening is inside the timed window on purpose.
 
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
+use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product_rounded};
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use gemm::{Parallelism, f16};
@@ -19,6 +19,10 @@ use std::time::Duration;
 const RANDOM_CHECKS: usize = 512;
 const SEED_A: u64 = 0x0005_EEDA;
 const SEED_B: u64 = 0x0005_EEDB;
+/// The gemm crate keeps C in f16 between its K blocks, so an f16 GEMM's running sum is
+/// rounded to f16 once per block. Its block (`kc`, gemm-common's cache.rs) is at least 512
+/// before it is balanced over K, so at least 256 products.
+pub const F16_PARTIAL_SUM_EVERY: usize = 256;
 
 enum Operands {
     F64 {
@@ -197,9 +201,14 @@ impl TimedWorkload for CpuGemm {
         self.multiply_once();
         let (a, b) = self.inputs_f64();
         let positions = check_positions(self.shape, RANDOM_CHECKS, 0xC4EC);
-        check_product(
+        let mut rounding = self.dtype.gemm_rounding();
+        if self.dtype == DType::F16 {
+            rounding = rounding.with_partial_sums(F16_PARTIAL_SUM_EVERY, rounding.output);
+        }
+        check_product_rounded(
             self.shape,
             self.dtype,
+            rounding,
             &a,
             &b,
             |i, j| self.output(i, j),
@@ -228,6 +237,7 @@ impl TimedWorkload for CpuGemm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::gemm::check_product;
 
     #[test]
     fn every_dtype_is_correct_on_odd_shapes() {

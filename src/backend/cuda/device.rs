@@ -129,7 +129,7 @@ pub struct DeviceTimer<'a> {
     dev: &'a CudaBackend,
     start: CudaEvent,
     end: CudaEvent,
-    clocks: std::cell::Cell<ClockWindow>,
+    clocks: std::cell::RefCell<ClockWindow>,
     warned: std::cell::Cell<bool>,
     /// Whether `run` flushes L2 before each sample (not for transfers: they never hit L2).
     flush_l2: bool,
@@ -147,7 +147,7 @@ impl<'a> DeviceTimer<'a> {
             dev,
             start: make()?,
             end: make()?,
-            clocks: std::cell::Cell::new(ClockWindow::default()),
+            clocks: std::cell::RefCell::new(ClockWindow::default()),
             warned: std::cell::Cell::new(false),
             flush_l2,
         })
@@ -157,21 +157,15 @@ impl<'a> DeviceTimer<'a> {
 impl DeviceTimer<'_> {
     /// Says on the terminal, once per benchmark, that the GPU was held below its clock:
     /// the record's notes carry it too, but a reader watching the run should know now.
-    fn warn_once_if_throttled(&self, clocks: ClockWindow) {
-        let Some(end) = clocks.end else { return };
-        if self.warned.get() || !end.is_throttled(self.dev.max_sm_mhz.unwrap_or(0)) {
+    fn warn_once_if_throttled(&self) {
+        if self.warned.get() {
             return;
         }
-        self.warned.set(true);
-        eprintln!(
-            "warning: GPU throttled during this benchmark: SM clock {} MHz (max {}), \
-             NVML reasons {:#x}",
-            end.sm_mhz,
-            self.dev
-                .max_sm_mhz
-                .map_or("unknown".into(), |m| m.to_string()),
-            end.reasons.unwrap_or(0)
-        );
+        let verdict = self.clocks.borrow().verdict(self.dev.reference_clock);
+        if let Some(v) = verdict.filter(|v| v.throttled) {
+            self.warned.set(true);
+            eprintln!("warning: GPU throttled during this benchmark: {}", v.why);
+        }
     }
 }
 
@@ -184,10 +178,6 @@ impl GpuTimer for DeviceTimer<'_> {
         launch: &mut dyn FnMut() -> Result<(), BackendError>,
     ) -> Result<Duration, BackendError> {
         let dev = self.dev;
-        let mut clocks = self.clocks.get();
-        if clocks.start.is_none() {
-            clocks.sample(dev.read_clock());
-        }
         if self.flush_l2 {
             dev.flush_l2()?;
         }
@@ -201,20 +191,22 @@ impl GpuTimer for DeviceTimer<'_> {
             launch()?;
         }
         record(&self.end)?;
+        // The work is queued and running: a clock read now sees the busy clock (a read
+        // before the launches saw the idle one). NVML answers from the host in
+        // microseconds and does not touch the stream, so the events are unaffected.
+        self.clocks.borrow_mut().sample_busy(dev.read_clock());
         self.end
             .synchronize()
             .map_err(|e| device_error("waiting for the timed work")(text(e)))?;
         let ms = elapsed_ms(self.start.cu_event(), self.end.cu_event())
             .map_err(device_error("reading the event timer"))?;
-        clocks.sample(dev.read_clock());
-        self.clocks.set(clocks);
-        self.warn_once_if_throttled(clocks);
+        self.warn_once_if_throttled();
         Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
 
     /// Clock and throttling notes for the benchmark's record.
     fn notes(&self, out: &mut BTreeMap<String, serde_json::Value>) {
-        self.clocks.get().notes(self.dev.max_sm_mhz, out);
+        self.clocks.borrow().notes(self.dev.reference_clock, out);
         out.insert("l2_flushed_before_each_sample".into(), self.flush_l2.into());
         out.insert("timing".into(), "CUDA events".into());
     }

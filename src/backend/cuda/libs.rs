@@ -49,6 +49,61 @@ const SPECS: [(&str, LibrarySpec); 4] = [
 pub struct LibrarySearch {
     pub preloads: BTreeMap<&'static str, Preload>,
     pub searched: Vec<PathBuf>,
+    /// Why each library's majors were tried in the order they were, by name.
+    pub choices: BTreeMap<&'static str, String>,
+}
+
+/// The library majors to try for a driver, newest first, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MajorChoice {
+    pub majors: &'static [&'static str],
+    pub reason: String,
+}
+
+/// The newest library majors the driver can run: a CUDA 13 library (and the PTX NVRTC 13
+/// writes) needs a driver whose `cuDriverGetVersion` says 13.0 or newer, so on a 12.x
+/// driver only the 12 libraries are tried. `offered` is newest first, so the answer is a
+/// tail of it. Without a driver (NVRTC in CI) the newest is tried first.
+pub fn choose_majors(offered: &'static [&'static str], driver: Option<(u32, u32)>) -> MajorChoice {
+    let Some((major, minor)) = driver else {
+        return MajorChoice {
+            majors: offered,
+            reason: format!(
+                "no driver to check against: tried {} newest first",
+                offered.join(", ")
+            ),
+        };
+    };
+    let first = offered
+        .iter()
+        .position(|m| m.parse::<u32>().is_ok_and(|m| m <= major))
+        .unwrap_or(offered.len());
+    let majors = &offered[first..];
+    let reason = match (first, majors.first()) {
+        (_, None) => format!(
+            "the driver supports CUDA {major}.{minor}, older than every major stackbench uses ({})",
+            offered.join(", ")
+        ),
+        (0, Some(m)) => format!("the driver supports CUDA {major}.{minor}: newest major {m} first"),
+        (_, Some(m)) => format!(
+            "the driver supports CUDA {major}.{minor}: major {m}, not {} (needs a newer driver)",
+            offered[..first].join(", ")
+        ),
+    };
+    MajorChoice { majors, reason }
+}
+
+/// The driver's CUDA version (major, minor) where the driver library is present.
+fn driver_cuda_version() -> Option<(u32, u32)> {
+    // SAFETY: only tries dlopen on the driver's names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return None;
+    }
+    let mut v = 0i32;
+    // SAFETY: the driver is present; writes one int.
+    let status = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    (status == cudarc::driver::sys::CUresult::CUDA_SUCCESS && v > 0)
+        .then_some(((v / 1000) as u32, ((v % 1000) / 10) as u32))
 }
 
 /// Searches the pip and toolkit directories and preloads what it finds, once per process.
@@ -66,11 +121,23 @@ pub fn prepare() -> &'static LibrarySearch {
             .chain(loader::pip_wheel_dirs("nvidia"))
             .chain(defaults)
             .collect();
-        let preloads = SPECS
-            .iter()
-            .map(|(name, spec)| (*name, loader::preload(*spec, &searched)))
-            .collect();
-        LibrarySearch { preloads, searched }
+        let driver = driver_cuda_version();
+        let mut choices = BTreeMap::new();
+        let mut preloads = BTreeMap::new();
+        for (name, spec) in SPECS {
+            let choice = choose_majors(spec.majors, driver);
+            let spec = LibrarySpec {
+                majors: choice.majors,
+                ..spec
+            };
+            preloads.insert(name, loader::preload(spec, &searched));
+            choices.insert(name, choice.reason);
+        }
+        LibrarySearch {
+            preloads,
+            searched,
+            choices,
+        }
     })
 }
 
@@ -96,23 +163,32 @@ pub fn presence() -> Presence {
     }
 }
 
+/// One library's probe entry: version, the file it was loaded from, and why that major.
+fn library_entry(
+    version: Option<String>,
+    path: Option<PathBuf>,
+    choice: Option<&str>,
+) -> serde_json::Value {
+    let mut entry = serde_json::Map::new();
+    if let Some(v) = version {
+        entry.insert("version".into(), v.into());
+    }
+    if let Some(reason) = choice {
+        entry.insert("choice".into(), reason.into());
+    }
+    let path = path.map_or_else(|| "unknown".into(), |p| p.display().to_string());
+    entry.insert("path".into(), path.into());
+    serde_json::Value::Object(entry)
+}
+
 /// Version and file of each library cudarc loaded, for the probe and the run record.
 /// Call only for libraries [`presence`] found: cudarc's loaders panic otherwise.
 pub fn describe(presence: Presence) -> BTreeMap<String, serde_json::Value> {
     let mut out = BTreeMap::new();
     let search = prepare();
     let mut put = |name: &str, version: Option<String>, path: Option<PathBuf>| {
-        let mut entry = serde_json::Map::new();
-        if let Some(v) = version {
-            entry.insert("version".into(), v.into());
-        }
-        entry.insert(
-            "path".into(),
-            path.map(|p| p.display().to_string())
-                .unwrap_or_else(|| "unknown".into())
-                .into(),
-        );
-        out.insert(name.to_owned(), serde_json::Value::Object(entry));
+        let choice = search.choices.get(name).map(String::as_str);
+        out.insert(name.to_owned(), library_entry(version, path, choice));
     };
     if presence.driver {
         // SAFETY: the driver library is present (checked above).
@@ -162,11 +238,7 @@ pub fn describe(presence: Presence) -> BTreeMap<String, serde_json::Value> {
 
 /// `12.4`-style driver API version (what the installed driver supports).
 pub fn driver_version() -> Option<String> {
-    let mut v = 0i32;
-    // SAFETY: writes one int; only called once the driver library is present.
-    let status = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
-    (status == cudarc::driver::sys::CUresult::CUDA_SUCCESS)
-        .then(|| format!("{}.{}", v / 1000, (v % 1000) / 10))
+    driver_cuda_version().map(|(major, minor)| format!("{major}.{minor}"))
 }
 
 fn cublas_version() -> Option<String> {
@@ -214,6 +286,24 @@ mod tests {
     fn packed_versions_read_as_major_minor_patch() {
         assert_eq!(format_library_version(120_805), "12.8.5");
         assert_eq!(format_library_version(130_001), "13.0.1");
+    }
+
+    #[test]
+    fn the_newest_major_the_driver_supports_is_chosen_and_explained() {
+        const OFFERED: &[&str] = &["13", "12"];
+        let on_13 = choose_majors(OFFERED, Some((13, 0)));
+        assert_eq!(on_13.majors, ["13", "12"]);
+        assert!(on_13.reason.contains("13.0") && on_13.reason.contains("major 13"));
+        let on_12 = choose_majors(OFFERED, Some((12, 4)));
+        assert_eq!(on_12.majors, ["12"]);
+        assert!(on_12.reason.contains("not 13"), "{}", on_12.reason);
+        let on_14 = choose_majors(OFFERED, Some((14, 1)));
+        assert_eq!(on_14.majors, ["13", "12"]);
+        let on_11 = choose_majors(OFFERED, Some((11, 8)));
+        assert!(on_11.majors.is_empty() && on_11.reason.contains("older than every"));
+        let none = choose_majors(OFFERED, None);
+        assert_eq!(none.majors, ["13", "12"]);
+        assert!(none.reason.contains("no driver"));
     }
 
     #[test]

@@ -13,8 +13,10 @@ pub mod kernels;
 pub mod libs;
 pub mod loader;
 pub mod nvml;
+pub mod ptxas;
 pub mod transfer;
 
+use super::gpu::library::{BuildFailure, Library};
 use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
@@ -35,9 +37,6 @@ pub const DEVICE_ENV: &str = "STACKBENCH_CUDA_DEVICE";
 /// Bytes zeroed before each sample to evict L2: 256 MiB covers every NVIDIA L2 and AMD's
 /// 256 MiB Infinity Cache, as triton's do_bench and the MAMF finder do.
 pub const L2_FLUSH_BYTES: usize = 256 << 20;
-/// Square GEMM sizes of the full suite (256 to 16384) and the quick one.
-pub const GEMM_SQUARES: &[usize] = &[256, 512, 1024, 2048, 4096, 8192, 16384];
-pub const GEMM_QUICK_SQUARES: &[usize] = &[1024, 4096, 8192];
 
 /// Probes for NVIDIA GPUs. Never panics: a missing driver, no device, or a panic inside
 /// cudarc all become `Unavailable` with the reason.
@@ -164,6 +163,7 @@ fn device_info(
         units: facts.sm_count as u32,
         clock_mhz: (facts.sm_clock_khz / 1000) as u32,
         measured_bandwidth_bytes_per_s: Some(facts.peak_bandwidth()),
+        host_link: host_link(&facts.name, &facts.pci_bus_id, &mut p),
     };
     p.insert("peaks".into(), gpu_peaks::peaks_json(&spec));
     Ok(DeviceInfo {
@@ -173,22 +173,37 @@ fn device_info(
     })
 }
 
+/// The device's host link for "% of peak" of host↔device copies; why not, in `properties`.
+pub(crate) fn host_link(
+    name: &str,
+    pci_bus_id: &str,
+    properties: &mut BTreeMap<String, serde_json::Value>,
+) -> Option<(f64, String)> {
+    match crate::system::pcie::host_link(name, pci_bus_id) {
+        Ok(link) => Some((link.bytes_per_s, link.source)),
+        Err(e) => {
+            properties.insert("host_link_error".into(), e.to_string().into());
+            None
+        }
+    }
+}
+
 /// An open CUDA device: context, one stream, library handles, compiled kernels.
 pub struct CudaBackend {
     info: DeviceInfo,
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    pub(crate) blas: Option<gemm::Blas>,
-    pub(crate) lt: Option<gemm::BlasLt>,
-    kernels: OnceLock<Result<kernels::Kernels, String>>,
+    pub(crate) blas: Library<gemm::Blas>,
+    pub(crate) lt: Library<gemm::BlasLt>,
+    kernels: OnceLock<Library<kernels::Kernels>>,
     flush: device::DeviceBuffer<u8>,
     pub(crate) compute_capability: (i32, i32),
     pub(crate) sm_count: u32,
     l2_bytes: usize,
     memory_bytes: usize,
     nvml: Option<nvml::Nvml>,
-    pub(crate) max_sm_mhz: Option<u32>,
-    missing: Vec<String>,
+    /// What throttling is judged against (application clock, else maximum).
+    pub(crate) reference_clock: Option<nvml::ReferenceClock>,
 }
 
 impl CudaBackend {
@@ -218,31 +233,27 @@ impl CudaBackend {
         })?
     }
 
-    /// cuBLAS and cuBLASLt handles on the stream, where the libraries exist; what is
-    /// missing is kept so the skips say why.
-    #[allow(clippy::type_complexity)]
+    /// cuBLAS and cuBLASLt handles on the stream. A library that is not installed skips
+    /// the GEMMs that need it; one whose handle cannot be created fails them (the other
+    /// families still run).
     fn library_handles(
         ctx: &Arc<CudaContext>,
         stream: &Arc<CudaStream>,
-    ) -> Result<(Option<gemm::Blas>, Option<gemm::BlasLt>, Vec<String>), String> {
+    ) -> (Library<gemm::Blas>, Library<gemm::BlasLt>) {
         let presence = libs::presence();
-        let mut missing = Vec::new();
-        let blas = if presence.cublas {
-            Some(gemm::Blas::new(stream).map_err(|e| format!("{e}"))?)
-        } else {
-            missing.push("cuBLAS (libcublas.so.12/.13) not found".to_owned());
-            None
+        let found = |present: bool, name: &str| {
+            present
+                .then_some(())
+                .ok_or_else(|| format!("{name} (lib{name}.so.12/.13) was not found"))
         };
-        let lt = if presence.cublaslt {
-            Some(gemm::BlasLt::new(ctx, stream).map_err(|e| format!("{e}"))?)
-        } else {
-            missing.push("cuBLASLt (libcublasLt.so.12/.13) not found".to_owned());
-            None
-        };
-        if !presence.nvrtc {
-            missing.push("NVRTC (libnvrtc.so.12/.13) not found".to_owned());
-        }
-        Ok((blas, lt, missing))
+        let blas = Library::build(found(presence.cublas, "cublas"), Ok(()), || {
+            gemm::Blas::new(stream).map_err(|e| BuildFailure::new("cublasCreate", e.to_string()))
+        });
+        let lt = Library::build(found(presence.cublaslt, "cublasLt"), Ok(()), || {
+            gemm::BlasLt::new(ctx, stream)
+                .map_err(|e| BuildFailure::new("cublasLtCreate", e.to_string()))
+        });
+        (blas, lt)
     }
 
     fn open_device(ordinal: usize, info: DeviceInfo) -> Result<CudaBackend, String> {
@@ -254,7 +265,7 @@ impl CudaBackend {
         let stream = ctx
             .new_stream()
             .map_err(|e| format!("creating a stream: {e:?}"))?;
-        let (blas, lt, missing) = Self::library_handles(&ctx, &stream)?;
+        let (blas, lt) = Self::library_handles(&ctx, &stream);
         let prop = |key: &str| {
             info.properties
                 .get(key)
@@ -271,7 +282,7 @@ impl CudaBackend {
             .get("pci_bus_id")
             .and_then(|v| v.as_str())
             .and_then(|pci| nvml::Nvml::open(pci).ok());
-        let max_sm_mhz = nvml.as_ref().and_then(|n| n.max_sm_mhz());
+        let reference_clock = nvml.as_ref().and_then(|n| n.reference_clock());
         let cc = info
             .properties
             .get("compute_capability")
@@ -294,8 +305,7 @@ impl CudaBackend {
             l2_bytes,
             memory_bytes,
             nvml,
-            max_sm_mhz,
-            missing,
+            reference_clock,
         })
     }
 
@@ -303,10 +313,7 @@ impl CudaBackend {
     pub(crate) fn kernels(&self) -> Result<&kernels::Kernels, BackendError> {
         self.kernels
             .get_or_init(|| kernels::Kernels::compile(self))
-            .as_ref()
-            .map_err(|reason| {
-                BackendError::unsupported(BackendKind::Cuda, "NVRTC kernels", reason.clone())
-            })
+            .get(BackendKind::Cuda, "NVRTC kernels")
     }
 
     /// Zeroes the flush buffer on the stream: evicts L2 before a sample, outside its events.
@@ -350,9 +357,7 @@ impl CudaBackend {
     }
 
     fn require_blas(&self, what: &str) -> Result<&gemm::Blas, BackendError> {
-        self.blas.as_ref().ok_or_else(|| {
-            BackendError::unsupported(BackendKind::Cuda, what, "cuBLAS was not found")
-        })
+        self.blas.get(BackendKind::Cuda, what)
     }
 }
 
@@ -379,19 +384,7 @@ impl Backend for CudaBackend {
     }
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        let (squares, transformer) = if suite.is_full() {
-            (GEMM_SQUARES, crate::workload::gemm::TRANSFORMER_MLP_SHAPES)
-        } else {
-            (
-                GEMM_QUICK_SQUARES,
-                &crate::workload::gemm::TRANSFORMER_MLP_SHAPES[..1],
-            )
-        };
-        squares
-            .iter()
-            .map(|&s| GemmShape::square(s))
-            .chain(transformer.iter().copied())
-            .collect()
+        crate::workload::gemm::gpu_shapes(suite)
     }
 
     fn gemm(
@@ -474,9 +467,15 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
-    /// Libraries that were not found (their workloads are skipped with this reason).
-    pub fn missing_libraries(&self) -> &[String] {
-        &self.missing
+    /// Libraries that cannot be used, with why: not found (their workloads are skipped)
+    /// or broken (their workloads fail). The kernels count once they were compiled.
+    pub fn library_problems(&self) -> Vec<String> {
+        let kernels = self.kernels.get().and_then(|k| k.problem());
+        [self.blas.problem(), self.lt.problem(), kernels]
+            .into_iter()
+            .flatten()
+            .map(str::to_owned)
+            .collect()
     }
 }
 

@@ -28,6 +28,7 @@ pub struct Nvml {
     device: Device,
     clock: ClockFn,
     max_clock: ClockFn,
+    app_clock: Option<ClockFn>,
     reasons: Option<ReasonsFn>,
 }
 
@@ -41,15 +42,6 @@ pub struct ClockReading {
     pub sm_mhz: u32,
     /// NVML's throttle-reason bit mask, where the driver reports it.
     pub reasons: Option<u64>,
-}
-
-impl ClockReading {
-    /// Throttled: a power, thermal or hardware slowdown is active, or the clock is below
-    /// 75 % of the maximum (nvbench's threshold).
-    pub fn is_throttled(&self, max_mhz: u32) -> bool {
-        let by_reason = self.reasons.is_some_and(|r| r & THROTTLE_MASK != 0);
-        by_reason || (max_mhz > 0 && (self.sm_mhz as f64) < 0.75 * max_mhz as f64)
-    }
 }
 
 impl Nvml {
@@ -72,6 +64,10 @@ impl Nvml {
             let max_clock: ClockFn = *lib
                 .get::<ClockFn>(b"nvmlDeviceGetMaxClockInfo\0")
                 .map_err(|e| format!("NVML: {e}"))?;
+            let app_clock = lib
+                .get::<ClockFn>(b"nvmlDeviceGetApplicationsClock\0")
+                .ok()
+                .map(|s| *s);
             let reasons = lib
                 .get::<ReasonsFn>(b"nvmlDeviceGetCurrentClocksEventReasons\0")
                 .or_else(|_| lib.get::<ReasonsFn>(b"nvmlDeviceGetCurrentClocksThrottleReasons\0"))
@@ -92,6 +88,7 @@ impl Nvml {
                 device,
                 clock,
                 max_clock,
+                app_clock,
                 reasons,
             })
         }
@@ -116,6 +113,27 @@ impl Nvml {
         })
     }
 
+    /// The clock throttling is judged against: the application SM clock where NVML
+    /// reports it, else the maximum.
+    pub fn reference_clock(&self) -> Option<ReferenceClock> {
+        let mut mhz: c_uint = 0;
+        // SAFETY: as in `read`.
+        let app = self.app_clock.filter(|f| {
+            let status = unsafe { f(self.device, NVML_CLOCK_SM, &mut mhz) };
+            status == NVML_SUCCESS && mhz > 0
+        });
+        match app {
+            Some(_) => Some(ReferenceClock {
+                mhz,
+                kind: "application clock",
+            }),
+            None => self.max_sm_mhz().map(|mhz| ReferenceClock {
+                mhz,
+                kind: "maximum clock",
+            }),
+        }
+    }
+
     /// The maximum SM clock (boost), MHz.
     pub fn max_sm_mhz(&self) -> Option<u32> {
         let mut mhz: c_uint = 0;
@@ -125,47 +143,117 @@ impl Nvml {
     }
 }
 
-/// Start and end clock readings of one benchmark, written into its notes.
-#[derive(Clone, Copy, Debug, Default)]
+/// The clock throttling is judged against: the application clock (what the driver runs
+/// busy kernels at unless something holds it down), else the maximum boost clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReferenceClock {
+    pub mhz: u32,
+    pub kind: &'static str,
+}
+
+/// Timed calls whose clock samples are dropped: the GPU ramps its clock up from idle over
+/// the first calls after `verify`, and that ramp is not throttling.
+pub const WARM_UP_CALLS: u32 = 3;
+/// nvbench's rule: a busy clock below 75 % of the reference is throttled.
+pub const THROTTLE_CLOCK_FRACTION: f64 = 0.75;
+
+/// Clock readings taken while the timed work runs (after it is enqueued, before the wait),
+/// written into the benchmark's notes.
+#[derive(Clone, Debug, Default)]
 pub struct ClockWindow {
-    pub start: Option<ClockReading>,
-    pub end: Option<ClockReading>,
+    calls: u32,
+    busy: Vec<ClockReading>,
+}
+
+/// What the busy samples say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThrottleVerdict {
+    pub throttled: bool,
+    pub median_mhz: u32,
+    pub min_mhz: u32,
+    /// NVML throttle reasons seen in any busy sample (OR of the bits).
+    pub reasons: u64,
+    pub why: String,
+}
+
+/// Throttled when NVML reports a power, thermal or hardware slowdown in any busy sample,
+/// or the median busy clock is below 75 % of the reference (the median, so one sample
+/// that caught a kernel boundary does not decide). `None` without samples.
+pub fn throttle_verdict(
+    busy: &[ClockReading],
+    reference: Option<ReferenceClock>,
+) -> Option<ThrottleVerdict> {
+    let mut mhz: Vec<u32> = busy.iter().map(|r| r.sm_mhz).collect();
+    mhz.sort_unstable();
+    let median_mhz = *mhz.get(mhz.len() / 2)?;
+    let reasons = busy.iter().filter_map(|r| r.reasons).fold(0, |a, b| a | b);
+    let by_reason = reasons & THROTTLE_MASK != 0;
+    let by_clock =
+        reference.is_some_and(|r| (median_mhz as f64) < THROTTLE_CLOCK_FRACTION * r.mhz as f64);
+    let why = match (by_reason, by_clock, reference) {
+        (true, _, _) => format!("NVML throttle reasons {:#x}", reasons & THROTTLE_MASK),
+        (false, true, Some(r)) => {
+            format!(
+                "median busy SM clock {median_mhz} MHz < 75 % of the {} {} MHz",
+                r.kind, r.mhz
+            )
+        }
+        _ => String::new(),
+    };
+    Some(ThrottleVerdict {
+        throttled: by_reason || by_clock,
+        median_mhz,
+        min_mhz: mhz[0],
+        reasons,
+        why,
+    })
 }
 
 impl ClockWindow {
-    /// Records a reading: the first one is the start, every later one the end.
-    pub fn sample(&mut self, reading: Option<ClockReading>) {
-        if self.start.is_none() {
-            self.start = reading;
-        } else if reading.is_some() {
-            self.end = reading;
+    /// Records a reading taken while one timed call's work runs; the first
+    /// [`WARM_UP_CALLS`] calls are counted but not kept.
+    pub fn sample_busy(&mut self, reading: Option<ClockReading>) {
+        self.calls += 1;
+        if self.calls > WARM_UP_CALLS
+            && let Some(r) = reading
+        {
+            self.busy.push(r);
         }
+    }
+
+    pub fn verdict(&self, reference: Option<ReferenceClock>) -> Option<ThrottleVerdict> {
+        throttle_verdict(&self.busy, reference)
     }
 
     pub fn notes(
         &self,
-        max_mhz: Option<u32>,
+        reference: Option<ReferenceClock>,
         out: &mut std::collections::BTreeMap<String, serde_json::Value>,
     ) {
-        let Some(start) = self.start else {
-            out.insert("sm_clock".into(), "not read (NVML unavailable)".into());
+        let Some(v) = self.verdict(reference) else {
+            let why = if self.calls > WARM_UP_CALLS {
+                "not read (NVML unavailable)"
+            } else {
+                "not read (too few timed calls after warm-up)"
+            };
+            out.insert("sm_clock".into(), why.into());
             return;
         };
-        let end = self.end.unwrap_or(start);
-        out.insert("sm_clock_start_mhz".into(), start.sm_mhz.into());
-        out.insert("sm_clock_end_mhz".into(), end.sm_mhz.into());
-        if let Some(max) = max_mhz {
-            out.insert("sm_clock_max_mhz".into(), max.into());
+        out.insert("sm_clock_busy_median_mhz".into(), v.median_mhz.into());
+        out.insert("sm_clock_busy_min_mhz".into(), v.min_mhz.into());
+        out.insert("sm_clock_busy_samples".into(), self.busy.len().into());
+        if let Some(r) = reference {
+            out.insert("sm_clock_reference_mhz".into(), r.mhz.into());
+            out.insert("sm_clock_reference".into(), r.kind.into());
         }
-        if let Some(reasons) = end.reasons {
-            out.insert(
-                "throttle_reasons_end".into(),
-                format!("{reasons:#x}").into(),
-            );
+        out.insert(
+            "throttle_reasons_seen".into(),
+            format!("{:#x}", v.reasons).into(),
+        );
+        out.insert("throttled".into(), v.throttled.into());
+        if v.throttled {
+            out.insert("throttled_because".into(), v.why.into());
         }
-        let max = max_mhz.unwrap_or(0);
-        let throttled = start.is_throttled(max) || end.is_throttled(max);
-        out.insert("throttled".into(), throttled.into());
     }
 }
 
@@ -173,43 +261,73 @@ impl ClockWindow {
 mod tests {
     use super::*;
 
+    fn at(mhz: u32, reasons: u64) -> ClockReading {
+        ClockReading {
+            sm_mhz: mhz,
+            reasons: Some(reasons),
+        }
+    }
+
+    const APP: Option<ReferenceClock> = Some(ReferenceClock {
+        mhz: 1980,
+        kind: "application clock",
+    });
+
     #[test]
-    fn throttling_is_flagged_by_reason_or_by_clock() {
-        let fine = ClockReading {
-            sm_mhz: 1980,
-            reasons: Some(0x1),
-        };
-        assert!(!fine.is_throttled(1980));
-        let power = ClockReading {
-            sm_mhz: 1980,
-            reasons: Some(0x4),
-        };
-        assert!(power.is_throttled(1980));
-        let slow = ClockReading {
-            sm_mhz: 1000,
-            reasons: None,
-        };
-        assert!(slow.is_throttled(1980));
+    fn throttling_is_flagged_by_reason_bits_or_a_slow_median_busy_clock() {
+        // GPU idle bit (0x1) and application-clock setting (0x2) are not throttling.
+        let fine = [at(1980, 0x1), at(1755, 0x2), at(1980, 0)];
+        assert!(!throttle_verdict(&fine, APP).unwrap().throttled);
+        // A power cap in any busy sample is.
+        let power = [at(1980, 0), at(1980, 0x4), at(1980, 0)];
+        let v = throttle_verdict(&power, APP).unwrap();
+        assert!(v.throttled && v.why.contains("0x4"), "{v:?}");
+        // One slow sample (a kernel boundary) is not; a slow median is.
+        let one_dip = [at(1980, 0), at(900, 0), at(1950, 0)];
+        assert!(!throttle_verdict(&one_dip, APP).unwrap().throttled);
+        let slow = [at(1400, 0), at(1450, 0), at(1980, 0)];
+        let v = throttle_verdict(&slow, APP).unwrap();
+        assert!(v.throttled && v.why.contains("1450 MHz"), "{v:?}");
+        // 75 % exactly is not below 75 %.
+        assert!(!throttle_verdict(&[at(1485, 0)], APP).unwrap().throttled);
+        assert!(throttle_verdict(&[], APP).is_none());
+        // Without a reference only the reason bits can flag.
+        assert!(!throttle_verdict(&slow, None).unwrap().throttled);
+    }
+
+    #[test]
+    fn the_idle_clock_before_warm_up_never_flags() {
+        // The old rule read the clock right after verify, idle at 345 MHz: "throttled".
+        let mut w = ClockWindow::default();
+        w.sample_busy(Some(at(345, 0x1)));
+        w.sample_busy(Some(at(900, 0)));
+        w.sample_busy(Some(at(1600, 0)));
+        let mut notes = std::collections::BTreeMap::new();
+        w.notes(APP, &mut notes);
+        assert_eq!(
+            notes["sm_clock"],
+            "not read (too few timed calls after warm-up)"
+        );
+        for _ in 0..10 {
+            w.sample_busy(Some(at(1980, 0)));
+        }
+        let mut notes = std::collections::BTreeMap::new();
+        w.notes(APP, &mut notes);
+        assert_eq!(notes["throttled"], false);
+        assert_eq!(notes["sm_clock_busy_min_mhz"], 1980);
+        assert_eq!(notes["sm_clock_busy_samples"], 10);
     }
 
     #[test]
     fn window_notes_say_when_clocks_are_unknown() {
-        let mut notes = std::collections::BTreeMap::new();
-        ClockWindow::default().notes(None, &mut notes);
-        assert!(notes.contains_key("sm_clock"));
         let mut w = ClockWindow::default();
-        w.sample(Some(ClockReading {
-            sm_mhz: 1900,
-            reasons: Some(0),
-        }));
-        w.sample(Some(ClockReading {
-            sm_mhz: 1100,
-            reasons: Some(0),
-        }));
+        for _ in 0..5 {
+            w.sample_busy(None);
+        }
         let mut notes = std::collections::BTreeMap::new();
-        w.notes(Some(1980), &mut notes);
-        assert_eq!(notes["sm_clock_end_mhz"], 1100);
-        assert_eq!(notes["throttled"], true);
+        w.notes(APP, &mut notes);
+        assert_eq!(notes["sm_clock"], "not read (NVML unavailable)");
+        assert!(!notes.contains_key("throttled"));
     }
 
     #[test]

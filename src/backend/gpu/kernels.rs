@@ -410,22 +410,128 @@ pub fn per_row(rows: usize) -> Grid {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_named_kernel_is_defined_in_the_source() {
-        // Macro-generated names appear through their macro invocations, plain ones
-        // literally. A renamed kernel fails here rather than on a GPU machine.
-        for name in kernel_names() {
-            let literal = BODY.contains(&format!("void {name}("));
-            let via_macro = ["f32", "f16", "bf16"].iter().any(|suffix| {
-                name.ends_with(&format!("_{suffix}"))
-                    && BODY.contains(&format!("ROW_OPS({suffix},"))
-            }) || name.starts_with("flash_") && {
-                let rest = &name["flash_".len()..];
-                let (suffix, d) = rest.split_once("_d").unwrap();
-                BODY.contains(&format!("FLASH({suffix}, ")) && BODY.contains(&format!(", {d})"))
-            };
-            assert!(literal || via_macro, "kernel {name} not in the source");
+    /// The `extern "C"` kernels `source` defines, found the way the compiler finds them:
+    /// function-like macros expanded (with `##` pasting) until none is left, then every
+    /// `extern "C" __global__ void NAME(` read off. A misspelled or missing kernel cannot
+    /// hide behind a macro invocation.
+    fn defined_kernels(source: &str) -> std::collections::BTreeSet<String> {
+        let joined = source.replace("\\\n", " ");
+        let define = regex::Regex::new(r"^\s*#define\s+(\w+)\(([^)]*)\)(.*)$").unwrap();
+        let mut macros = std::collections::HashMap::new();
+        let mut text = String::new();
+        for line in joined.lines() {
+            if let Some(c) = define.captures(line) {
+                let params: Vec<String> = c[2].split(',').map(|p| p.trim().to_owned()).collect();
+                macros.insert(c[1].to_owned(), (params, c[3].to_owned()));
+            } else if !line.trim_start().starts_with('#') {
+                text.push_str(line);
+                text.push('\n');
+            }
         }
+        let ident = regex::Regex::new(r"[A-Za-z_]\w*").unwrap();
+        for _ in 0..64 {
+            let Some(expanded) = expand_first(&text, &macros, &ident) else {
+                break;
+            };
+            text = expanded;
+        }
+        let kernel = regex::Regex::new(
+            r#"extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\(\d+\)\s+)?(\w+)\s*\("#,
+        )
+        .unwrap();
+        kernel
+            .captures_iter(&text)
+            .map(|c| c[1].to_owned())
+            .collect()
+    }
+
+    type Macros = std::collections::HashMap<String, (Vec<String>, String)>;
+
+    /// `text` with every invocation of a function-like macro expanded once, or `None`
+    /// when it has none.
+    fn expand_first(text: &str, macros: &Macros, ident: &regex::Regex) -> Option<String> {
+        let paste = regex::Regex::new(r"\s*##\s*").unwrap();
+        let mut out = String::new();
+        let mut rest = text;
+        let mut any = false;
+        while let Some(m) = ident.find(rest) {
+            let after = &rest[m.end()..];
+            let Some((params, body)) = macros.get(m.as_str()).filter(|_| after.starts_with('('))
+            else {
+                out.push_str(&rest[..m.end()]);
+                rest = after;
+                continue;
+            };
+            let (args, consumed) = macro_args(after)?;
+            let substituted = ident.replace_all(body, |c: &regex::Captures| {
+                let name = &c[0];
+                params
+                    .iter()
+                    .position(|p| p == name)
+                    .map_or(name.to_owned(), |i| {
+                        args.get(i).cloned().unwrap_or_default()
+                    })
+            });
+            let pasted = paste.replace_all(&substituted, "");
+            out.push_str(&rest[..m.start()]);
+            out.push_str(&pasted);
+            rest = &after[consumed..];
+            any = true;
+        }
+        out.push_str(rest);
+        any.then_some(out)
+    }
+
+    /// The comma-separated arguments of `(a, f(b, c), d)...` at the start of `s`, and the
+    /// bytes they span including both parentheses.
+    fn macro_args(s: &str) -> Option<(Vec<String>, usize)> {
+        let (mut depth, mut args, mut current) = (0usize, Vec::new(), String::new());
+        for (i, ch) in s.char_indices() {
+            match ch {
+                '(' if depth == 0 => depth = 1,
+                '(' => (depth += 1, current.push(ch)).1,
+                ')' if depth == 1 => {
+                    args.push(current.trim().to_owned());
+                    return Some((args, i + 1));
+                }
+                ')' => (depth -= 1, current.push(ch)).1,
+                ',' if depth == 1 => args.push(std::mem::take(&mut current).trim().to_owned()),
+                _ => current.push(ch),
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn every_named_kernel_is_defined_in_the_source_and_nothing_else() {
+        for platform in [Platform::Cuda, Platform::Hip] {
+            let defined = defined_kernels(&source(platform));
+            let named: std::collections::BTreeSet<String> = kernel_names().into_iter().collect();
+            assert_eq!(named, defined, "{platform:?}: kernel_names() vs the source");
+        }
+    }
+
+    #[test]
+    fn the_expander_sees_through_macros_and_rejects_misspellings() {
+        let src = "#define K(NAME, T) \\\nextern \"C\" __global__ void NAME(T* x) { f(x, (1, 2)); }\n\
+                   #define TWO(S) K(add_##S, float) K(mul_##S, float)\nTWO(f32)\n";
+        let found = defined_kernels(src);
+        let want: std::collections::BTreeSet<String> = ["add_f32", "mul_f32"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(found, want);
+        let defined = defined_kernels(&source(Platform::Cuda));
+        for typo in [
+            "add_f23",
+            "softmx_f32",
+            "layer_norm_bf32",
+            "flash_f16_d96",
+            "stream_cpy",
+        ] {
+            assert!(!defined.contains(typo), "{typo}");
+        }
+        assert!(defined.contains("flash_bf16_d128") && defined.contains("attn_softmax_f16"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod attention;
 pub mod emulator;
 pub mod kernels;
+pub mod library;
 pub mod stream;
 pub mod tensor_ops;
 

@@ -16,30 +16,37 @@
 //! gfx1100-1102 and gfx1200-1201; on other devices the kernel families are recorded as
 //! skipped with that reason. FP8 GEMM (hipBLASLt) is not wired up yet.
 
+use super::gpu::library::{BuildFailure, Library};
 use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
-use crate::backend::cuda::loader::symbol_origin;
-use crate::system::gpu_peaks;
 use crate::workload::StreamKernel;
 use crate::workload::attention::{AttentionKernel, AttentionShape};
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
-use crate::workload::random::normal_f64;
 use crate::workload::tensor_ops::{TensorOp, TensorShape};
-use crate::workload::transfer::{self, TRANSFER_BYTES, TransferKind};
-use crate::workload::{DType, GemmShape, Suite, ids::format_bytes_id};
-use half::{bf16, f16};
+use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
+use crate::workload::{DType, GemmShape, Suite};
 use rocmrc::hip::result as hip;
 use rocmrc::hip::safe::{DevicePtr, HipContext, HipEvent, HipSlice, HipStream};
-use rocmrc::hip::safe::{HipFunction, HipModule};
-use rocmrc::hip::sys::hipDeviceAttribute_t as Attr;
 use rocmrc::rocblas::result as rb;
 use rocmrc::rocblas::sys as rbsys;
-use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+mod device;
+mod gemm;
+mod kernels;
+mod libs;
+mod transfer;
+
+use device::{RocmTimer, device_error, device_info};
+use gemm::RocBlas;
+pub use gemm::RocblasGemm;
+use kernels::RocmKernels;
+use libs::describe_libraries;
+pub use libs::{Presence, missing_hip_reason, presence};
+pub use transfer::RocmTransfer;
 
 /// Bytes zeroed before each sample: AMD's Infinity Cache (MALL) is up to 256 MiB.
 pub const CACHE_FLUSH_BYTES: usize = 256 << 20;
@@ -57,32 +64,6 @@ pub fn probe() -> Availability {
     }
 }
 
-/// Which ROCm libraries rocmrc can load here.
-#[derive(Clone, Copy, Debug)]
-pub struct Presence {
-    pub hip: bool,
-    pub rocblas: bool,
-}
-
-pub fn presence() -> Presence {
-    // SAFETY: each only tries dlopen on rocmrc's candidate names.
-    unsafe {
-        Presence {
-            hip: rocmrc::hip::sys::is_rocmlib_present(),
-            rocblas: rocmrc::rocblas::sys::is_rocmlib_present(),
-        }
-    }
-}
-
-/// The reason given when the HIP runtime is missing.
-pub fn missing_hip_reason() -> String {
-    format!(
-        "libamdhip64.so (the HIP runtime) was not found under {} or on the loader path: \
-         ROCm is not installed (set ROCM_PATH if it is elsewhere)",
-        std::env::var("ROCM_PATH").unwrap_or_else(|_| "/opt/rocm".into())
-    )
-}
-
 fn probe_devices() -> Result<Vec<DeviceInfo>, String> {
     let presence = presence();
     if !presence.hip {
@@ -97,184 +78,16 @@ fn probe_devices() -> Result<Vec<DeviceInfo>, String> {
     (0..count).map(|o| device_info(o, &libraries)).collect()
 }
 
-/// Versions and files of the loaded ROCm libraries.
-fn describe_libraries(presence: Presence) -> BTreeMap<String, serde_json::Value> {
-    let mut out = BTreeMap::new();
-    let mut version = 0i32;
-    // SAFETY: HIP is present; each call writes one int.
-    let (runtime, driver) = unsafe {
-        let r = rocmrc::hip::sys::hipRuntimeGetVersion(&mut version);
-        let runtime = (r == rocmrc::hip::sys::hipError_t::hipSuccess).then_some(version);
-        let d = rocmrc::hip::sys::hipDriverGetVersion(&mut version);
-        let driver = (d == rocmrc::hip::sys::hipError_t::hipSuccess).then_some(version);
-        (runtime, driver)
-    };
-    // SAFETY: HIP is present; the symbol is used only as an address.
-    let hip_path = unsafe {
-        rocmrc::hip::sys::rocmlib()
-            .get::<*const c_void>(b"hipInit\0")
-            .ok()
-            .and_then(|s| symbol_origin(*s))
-    };
-    out.insert(
-        "hip".into(),
-        serde_json::json!({
-            "runtime_version": runtime,
-            "driver_version": driver,
-            "path": hip_path.map(|p| p.display().to_string()),
-        }),
-    );
-    if presence.rocblas {
-        let mut buf = [0 as std::ffi::c_char; 128];
-        // SAFETY: rocBLAS is present; the buffer is NUL-terminated by the call or zeroed.
-        let text = unsafe {
-            rbsys::rocblas_get_version_string(buf.as_mut_ptr(), buf.len());
-            std::ffi::CStr::from_ptr(buf.as_ptr())
-                .to_string_lossy()
-                .into_owned()
-        };
-        // SAFETY: as above.
-        let path = unsafe {
-            rbsys::rocmlib()
-                .get::<*const c_void>(b"rocblas_create_handle\0")
-                .ok()
-                .and_then(|s| symbol_origin(*s))
-        };
-        out.insert(
-            "rocblas".into(),
-            serde_json::json!({"version": text, "path": path.map(|p| p.display().to_string())}),
-        );
-    }
-    out
-}
-
-fn device_info(
-    ordinal: i32,
-    libraries: &BTreeMap<String, serde_json::Value>,
-) -> Result<DeviceInfo, String> {
-    let text = |e: rocmrc::hip::result::HipError| format!("device {ordinal}: {e:?}");
-    let dev = hip::device::get(ordinal).map_err(text)?;
-    let attr = |a: Attr| hip::device::get_attribute(dev, a).map_err(text);
-    let name = hip::device::get_name(dev).map_err(text)?;
-    let ctx = HipContext::new(ordinal as usize).map_err(text)?;
-    let arch = ctx.gfx_arch().unwrap_or_else(|_| "unknown".into());
-    let units = attr(Attr::hipDeviceAttributeMultiprocessorCount)?;
-    let clock_khz = attr(Attr::hipDeviceAttributeClockRate)?;
-    let memory_khz = attr(Attr::hipDeviceAttributeMemoryClockRate)?;
-    let bus_bits = attr(Attr::hipDeviceAttributeMemoryBusWidth)?;
-    let bandwidth = 2.0 * memory_khz as f64 * 1e3 * bus_bits as f64 / 8.0;
-    let mut p = BTreeMap::new();
-    p.insert("ordinal".into(), ordinal.into());
-    p.insert("gfx_arch".into(), arch.clone().into());
-    p.insert("compute_units".into(), units.into());
-    p.insert("sm_clock_max_mhz".into(), (clock_khz / 1000).into());
-    p.insert("memory_clock_mhz".into(), (memory_khz / 1000).into());
-    p.insert("memory_bus_width_bits".into(), bus_bits.into());
-    p.insert(
-        "l2_bytes".into(),
-        attr(Attr::hipDeviceAttributeL2CacheSize)?.into(),
-    );
-    p.insert(
-        "memory_bytes".into(),
-        hip::device::total_mem(dev).map_err(text)?.into(),
-    );
-    p.insert(
-        "libraries".into(),
-        serde_json::Value::Object(libraries.clone().into_iter().collect()),
-    );
-    let spec = gpu_peaks::GpuSpec {
-        name: name.clone(),
-        vendor: gpu_peaks::Vendor::Amd,
-        arch,
-        units: units as u32,
-        clock_mhz: (clock_khz / 1000) as u32,
-        measured_bandwidth_bytes_per_s: Some(bandwidth),
-    };
-    p.insert("peaks".into(), gpu_peaks::peaks_json(&spec));
-    Ok(DeviceInfo {
-        backend: BackendKind::Rocm,
-        name,
-        properties: p,
-    })
-}
-
-fn device_error(context: impl Into<String>, e: impl std::fmt::Debug) -> BackendError {
-    BackendError::Device {
-        backend: BackendKind::Rocm,
-        context: context.into(),
-        message: format!("{e:?}"),
-    }
-}
-
-/// A rocBLAS handle; dropping it never panics.
-struct RocBlas(rbsys::rocblas_handle);
-
-impl Drop for RocBlas {
-    fn drop(&mut self) {
-        // SAFETY: created in `open`, destroyed once.
-        let _ = unsafe { rb::destroy_handle(self.0) };
-    }
-}
-
 pub struct RocmBackend {
     info: DeviceInfo,
     ctx: Arc<HipContext>,
     stream: Arc<HipStream>,
-    blas: Option<RocBlas>,
+    blas: Library<RocBlas>,
     flush: HipSlice<u8>,
     memory_bytes: usize,
     l2_bytes: usize,
     units: u32,
-    kernels: OnceLock<Result<RocmKernels, String>>,
-}
-
-/// stackbench's kernels compiled by hipRTC for this device, by name.
-struct RocmKernels {
-    _module: Arc<HipModule>,
-    functions: HashMap<String, HipFunction>,
-}
-
-impl RocmKernels {
-    fn compile(dev: &RocmBackend) -> Result<RocmKernels, String> {
-        use rocmrc::hiprtc::{CompileOptions, GfxVersion, compile_hsaco_with_opts};
-        // SAFETY: only tries dlopen on rocmrc's candidate names.
-        if !unsafe { rocmrc::hiprtc::sys::is_rocmlib_present() } {
-            return Err("hipRTC (libhiprtc.so) was not found".into());
-        }
-        let arch = dev
-            .ctx
-            .gfx_arch()
-            .map_err(|e| format!("reading the gfx arch: {e:?}"))?;
-        let gfx: GfxVersion = arch.parse().map_err(|e: String| {
-            format!("{e}: rocmrc's hipRTC path knows gfx942, gfx950, gfx110x and gfx120x")
-        })?;
-        let options = CompileOptions {
-            opt_level: Some(3),
-            options: vec!["-std=c++17".into()],
-            ..Default::default()
-        };
-        let hsaco = compile_hsaco_with_opts(
-            gpu::kernels::source(gpu::kernels::Platform::Hip),
-            gfx,
-            options,
-        )
-        .map_err(|e| format!("hipRTC could not compile the kernels for {arch}: {e:?}"))?;
-        let module = dev
-            .ctx
-            .load_module(hsaco)
-            .map_err(|e| format!("loading the kernels: {e:?}"))?;
-        let mut functions = HashMap::new();
-        for name in gpu::kernels::kernel_names() {
-            let f = module
-                .load_function(&name)
-                .map_err(|e| format!("kernel {name} missing from the module: {e:?}"))?;
-            functions.insert(name, f);
-        }
-        Ok(RocmKernels {
-            _module: module,
-            functions,
-        })
-    }
+    kernels: OnceLock<Library<RocmKernels>>,
 }
 
 impl RocmBackend {
@@ -303,17 +116,21 @@ impl RocmBackend {
         // SAFETY: nothing allocated yet; one stream.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(|e| format!("hip stream: {e:?}"))?;
-        let blas = if presence().rocblas {
-            let handle =
-                rb::create_handle().map_err(|e| format!("rocblas_create_handle: {e:?}"))?;
+        let found = if presence().rocblas {
+            Ok(())
+        } else {
+            Err("rocBLAS (librocblas.so) was not found".to_owned())
+        };
+        // A rocBLAS that loads and then fails is a failure of the GEMMs only.
+        let blas = Library::build(found, Ok(()), || {
+            let handle = rb::create_handle()
+                .map_err(|e| BuildFailure::new("rocblas_create_handle", format!("{e:?}")))?;
             let blas = RocBlas(handle);
             // SAFETY: live handle and stream.
             unsafe { rb::set_stream(handle, stream.hip_stream() as rbsys::hipStream_t) }
-                .map_err(|e| format!("rocblas_set_stream: {e:?}"))?;
-            Some(blas)
-        } else {
-            None
-        };
+                .map_err(|e| BuildFailure::new("rocblas_set_stream", format!("{e:?}")))?;
+            Ok(blas)
+        });
         let flush = stream
             .alloc_zeros::<u8>(CACHE_FLUSH_BYTES)
             .map_err(|e| format!("allocating the cache flush buffer: {e:?}"))?;
@@ -422,21 +239,7 @@ impl Backend for RocmBackend {
     }
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        let squares = if suite.is_full() {
-            crate::backend::cuda::GEMM_SQUARES
-        } else {
-            crate::backend::cuda::GEMM_QUICK_SQUARES
-        };
-        let transformer = if suite.is_full() {
-            crate::workload::gemm::TRANSFORMER_MLP_SHAPES
-        } else {
-            &crate::workload::gemm::TRANSFORMER_MLP_SHAPES[..1]
-        };
-        squares
-            .iter()
-            .map(|&s| GemmShape::square(s))
-            .chain(transformer.iter().copied())
-            .collect()
+        crate::workload::gemm::gpu_shapes(suite)
     }
 
     fn gemm(
@@ -521,31 +324,6 @@ impl Backend for RocmBackend {
     }
 }
 
-/// HIP-event timing for the shared workloads.
-struct RocmTimer<'a> {
-    dev: &'a RocmBackend,
-    flush: bool,
-}
-
-impl GpuTimer for RocmTimer<'_> {
-    fn time(
-        &self,
-        iters: u64,
-        launch: &mut dyn FnMut() -> Result<(), BackendError>,
-    ) -> Result<Duration, BackendError> {
-        self.dev.time(self.flush, iters, launch)
-    }
-
-    fn notes(&self, out: &mut BTreeMap<String, serde_json::Value>) {
-        out.insert("timing".into(), "HIP events".into());
-        out.insert("cache_flushed_before_each_sample".into(), self.flush.into());
-        out.insert(
-            "sm_clock".into(),
-            "not read on ROCm (no SMI binding yet)".into(),
-        );
-    }
-}
-
 impl GpuDevice for RocmBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Rocm
@@ -586,14 +364,11 @@ impl GpuDevice for RocmBackend {
         let kernels = self
             .kernels
             .get_or_init(|| RocmKernels::compile(self))
-            .as_ref()
-            .map_err(|reason| {
-                BackendError::unsupported(BackendKind::Rocm, "hipRTC kernels", reason.clone())
-            })?;
+            .get(BackendKind::Rocm, "hipRTC kernels")?;
+        // A name the source does not define is stackbench's bug: a failure.
         let function = kernels.functions.get(name).ok_or_else(|| {
-            BackendError::unsupported(
-                BackendKind::Rocm,
-                name,
+            device_error(
+                format!("launching {name}"),
                 "no such kernel in stackbench's source",
             )
         })?;
@@ -619,13 +394,7 @@ impl GpuDevice for RocmBackend {
 
     fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
         use rbsys::rocblas_datatype as D;
-        let Some(blas) = &self.blas else {
-            return Err(BackendError::unsupported(
-                BackendKind::Rocm,
-                "batched gemm",
-                "rocBLAS was not found",
-            ));
-        };
+        let blas = self.blas.get(BackendKind::Rocm, "batched gemm")?;
         let data = match g.dtype {
             DType::F16 => D::rocblas_datatype_f16_r,
             DType::Bf16 => D::rocblas_datatype_bf16_r,
@@ -706,374 +475,6 @@ impl GpuDevice for RocmBackend {
 
     fn free_memory(&self) -> Option<u64> {
         self.ctx.mem_get_info().ok().map(|(free, _)| free as u64)
-    }
-}
-
-enum Operands {
-    F64([HipSlice<f64>; 3]),
-    F32([HipSlice<f32>; 3]),
-    F16([HipSlice<f16>; 3]),
-    Bf16([HipSlice<bf16>; 3]),
-}
-
-/// C = A·B row-major through rocBLAS (column-major): Cᵀ = Bᵀ·Aᵀ, B passed first.
-pub struct RocblasGemm<'a> {
-    dev: &'a RocmBackend,
-    shape: GemmShape,
-    dtype: DType,
-    operands: Operands,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    worst_error: Option<f64>,
-}
-
-impl<'a> RocblasGemm<'a> {
-    fn new(dev: &'a RocmBackend, shape: GemmShape, dtype: DType) -> Result<Self, BackendError> {
-        if dev.blas.is_none() {
-            return Err(BackendError::unsupported(
-                BackendKind::Rocm,
-                format!("gemm {dtype}"),
-                "rocBLAS (librocblas.so) was not found",
-            ));
-        }
-        let GemmShape { m, n, k } = shape;
-        let a64 = normal_f64(0x0C0D_A00A, m * k);
-        let b64 = normal_f64(0x0C0D_A00B, k * n);
-        macro_rules! three {
-            ($variant:ident, $to:expr, $back:expr, $zero:expr) => {{
-                let a: Vec<_> = a64.iter().map(|&v| $to(v)).collect();
-                let b: Vec<_> = b64.iter().map(|&v| $to(v)).collect();
-                let ra = a.iter().map(|&v| $back(v)).collect();
-                let rb = b.iter().map(|&v| $back(v)).collect();
-                let c = vec![$zero; m * n];
-                let ops = [dev.upload(&a)?, dev.upload(&b)?, dev.upload(&c)?];
-                (Operands::$variant(ops), ra, rb)
-            }};
-        }
-        let (operands, a, b) = match dtype {
-            DType::F64 => three!(F64, |v: f64| v, |v: f64| v, 0.0f64),
-            DType::F32 => three!(F32, |v: f64| v as f32, |v: f32| v as f64, 0.0f32),
-            DType::F16 => three!(F16, f16::from_f64, |v: f16| v.to_f64(), f16::ZERO),
-            DType::Bf16 => three!(Bf16, bf16::from_f64, |v: bf16| v.to_f64(), bf16::ZERO),
-            _ => {
-                return Err(BackendError::unsupported(
-                    BackendKind::Rocm,
-                    format!("gemm {dtype}"),
-                    "the ROCm backend runs f64, f32, f16 and bf16 GEMMs",
-                ));
-            }
-        };
-        Ok(RocblasGemm {
-            dev,
-            shape,
-            dtype,
-            operands,
-            a,
-            b,
-            worst_error: None,
-        })
-    }
-
-    fn pointers(&self) -> [u64; 3] {
-        let d = self.dev;
-        match &self.operands {
-            Operands::F64(s) => s.each_ref().map(|x| d.ptr(x)),
-            Operands::F32(s) => s.each_ref().map(|x| d.ptr(x)),
-            Operands::F16(s) => s.each_ref().map(|x| d.ptr(x)),
-            Operands::Bf16(s) => s.each_ref().map(|x| d.ptr(x)),
-        }
-    }
-
-    /// Storage and compute types: f16 and bf16 accumulate in f32.
-    fn types(&self) -> (rbsys::rocblas_datatype, rbsys::rocblas_datatype) {
-        use rbsys::rocblas_datatype as D;
-        match self.dtype {
-            DType::F64 => (D::rocblas_datatype_f64_r, D::rocblas_datatype_f64_r),
-            DType::F16 => (D::rocblas_datatype_f16_r, D::rocblas_datatype_f32_r),
-            DType::Bf16 => (D::rocblas_datatype_bf16_r, D::rocblas_datatype_f32_r),
-            _ => (D::rocblas_datatype_f32_r, D::rocblas_datatype_f32_r),
-        }
-    }
-
-    fn launch(&self) -> Result<(), BackendError> {
-        let handle = self.dev.blas.as_ref().map_or(std::ptr::null_mut(), |b| b.0);
-        let GemmShape { m, n, k } = self.shape;
-        let ([a, b, c], (data, compute)) = (self.pointers(), self.types());
-        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
-        let (alpha, beta): (*const c_void, *const c_void) = if self.dtype == DType::F64 {
-            (&one64 as *const f64 as _, &zero64 as *const f64 as _)
-        } else {
-            (&one32 as *const f32 as _, &zero32 as *const f32 as _)
-        };
-        let op = rbsys::rocblas_operation::rocblas_operation_none;
-        // SAFETY: buffers hold M·K, K·N and M·N elements of `data`; C is also D (in place).
-        let status = unsafe {
-            rbsys::rocblas_gemm_ex(
-                handle,
-                op,
-                op,
-                n as i32,
-                m as i32,
-                k as i32,
-                alpha,
-                b as *const c_void,
-                data,
-                n as i32,
-                a as *const c_void,
-                data,
-                k as i32,
-                beta,
-                c as *const c_void,
-                data,
-                n as i32,
-                c as *mut c_void,
-                data,
-                n as i32,
-                compute,
-                rbsys::rocblas_gemm_algo::rocblas_gemm_algo_standard,
-                0,
-                0,
-            )
-        };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error(
-                format!("rocblas_gemm_ex {} {}", self.dtype, self.shape),
-                status,
-            ))
-        }
-    }
-
-    fn result(&self) -> Result<Vec<f64>, BackendError> {
-        let s = &self.dev.stream;
-        let e = |e| device_error("download", e);
-        Ok(match &self.operands {
-            Operands::F64([_, _, c]) => s.clone_dtoh(c).map_err(e)?,
-            Operands::F32([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v as f64)
-                .collect(),
-            Operands::F16([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v.to_f64())
-                .collect(),
-            Operands::Bf16([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v.to_f64())
-                .collect(),
-        })
-    }
-}
-
-impl TimedWorkload for RocblasGemm<'_> {
-    fn verify(&mut self) -> Result<(), BackendError> {
-        self.launch()?;
-        self.dev.sync()?;
-        let c = self.result()?;
-        let positions = check_positions(self.shape, 512, 0x0C0D);
-        let n = self.shape.n;
-        let worst = check_product(
-            self.shape,
-            self.dtype,
-            &self.a,
-            &self.b,
-            |i, j| c[i * n + j],
-            &positions,
-        )
-        .map_err(|detail| {
-            BackendError::mismatch(&gemm_id("rocm", self.dtype, self.shape), detail)
-        })?;
-        self.worst_error = Some(worst);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
-    }
-
-    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.dev.time(true, iters, &mut || self.launch())
-    }
-
-    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut notes = BTreeMap::new();
-        notes.insert("library".into(), "rocBLAS rocblas_gemm_ex".into());
-        notes.insert("timing".into(), "HIP events".into());
-        notes.insert("cache_flushed_before_each_sample".into(), true.into());
-        if let Some(w) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), w.into());
-        }
-        notes
-    }
-}
-
-/// Page-locked host memory from `hipHostMalloc` (flags 0); freed without panicking.
-struct PinnedHost {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl PinnedHost {
-    fn new(len: usize) -> Result<Self, BackendError> {
-        let ptr = hip::malloc_host(len.max(1), 0).map_err(|e| device_error("hipHostMalloc", e))?
-            as *mut u8;
-        // SAFETY: `len` bytes were allocated; zeroing makes them initialised.
-        unsafe { std::ptr::write_bytes(ptr, 0, len) };
-        Ok(PinnedHost { ptr, len })
-    }
-
-    fn slice(&self) -> &[u8] {
-        // SAFETY: `len` initialised bytes (zeroed in `new`).
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    fn slice_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above; `&mut self` makes the borrow unique.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for PinnedHost {
-    fn drop(&mut self) {
-        let _ = hip::free_host(self.ptr as *mut c_void);
-    }
-}
-
-pub struct RocmTransfer<'a> {
-    dev: &'a RocmBackend,
-    kind: TransferKind,
-    pinned: Option<PinnedHost>,
-    pageable: Vec<u8>,
-    device: HipSlice<u8>,
-    device_dst: Option<HipSlice<u8>>,
-    source: Vec<u8>,
-}
-
-impl<'a> RocmTransfer<'a> {
-    fn new(dev: &'a RocmBackend, kind: TransferKind, bytes: usize) -> Result<Self, BackendError> {
-        let source = transfer::random_bytes(0x7A45_0001, bytes);
-        let h2d = matches!(kind, TransferKind::H2dPinned | TransferKind::H2dPageable);
-        let mut pinned = if kind.is_pinned() {
-            Some(PinnedHost::new(bytes)?)
-        } else {
-            None
-        };
-        let mut pageable = if kind.is_pinned() {
-            Vec::new()
-        } else {
-            vec![0u8; bytes]
-        };
-        if h2d {
-            match &mut pinned {
-                Some(p) => p.slice_mut().copy_from_slice(&source),
-                None => pageable.copy_from_slice(&source),
-            }
-        }
-        let device = if h2d {
-            dev.stream
-                .alloc_zeros::<u8>(bytes)
-                .map_err(|e| device_error("hipMalloc", e))?
-        } else {
-            dev.upload(&source)?
-        };
-        let device_dst = match kind {
-            TransferKind::D2d => Some(
-                dev.stream
-                    .alloc_zeros::<u8>(bytes)
-                    .map_err(|e| device_error("hipMalloc", e))?,
-            ),
-            _ => None,
-        };
-        Ok(RocmTransfer {
-            dev,
-            kind,
-            pinned,
-            pageable,
-            device,
-            device_dst,
-            source,
-        })
-    }
-
-    fn copy(&mut self) -> Result<(), BackendError> {
-        let stream = self.dev.stream.hip_stream();
-        let dptr = self.dev.ptr(&self.device);
-        let host: &mut [u8] = match &mut self.pinned {
-            Some(p) => p.slice_mut(),
-            None => &mut self.pageable,
-        };
-        // SAFETY: both sides hold the same number of bytes and live until the timer syncs.
-        let result = unsafe {
-            match self.kind {
-                TransferKind::H2dPinned | TransferKind::H2dPageable => {
-                    hip::memcpy_htod_async(dptr, host, stream)
-                }
-                TransferKind::D2hPinned | TransferKind::D2hPageable => {
-                    hip::memcpy_dtoh_async(host, dptr, stream)
-                }
-                TransferKind::D2d => {
-                    let dst = self.device_dst.as_ref().map_or(0, |d| self.dev.ptr(d));
-                    hip::memcpy_dtod_async(dst, dptr, self.source.len(), stream)
-                }
-            }
-        };
-        result.map_err(|e| device_error(format!("copy {}", self.kind), e))
-    }
-
-    fn check(&self) -> Result<(), BackendError> {
-        let s = &self.dev.stream;
-        let got = match self.kind {
-            TransferKind::H2dPinned | TransferKind::H2dPageable => s
-                .clone_dtoh(&self.device)
-                .map_err(|e| device_error("download", e))?,
-            TransferKind::D2d => match &self.device_dst {
-                Some(d) => s.clone_dtoh(d).map_err(|e| device_error("download", e))?,
-                None => Vec::new(),
-            },
-            _ => match &self.pinned {
-                Some(p) => p.slice().to_vec(),
-                None => self.pageable.clone(),
-            },
-        };
-        match transfer::check_positions(self.source.len())
-            .into_iter()
-            .find(|&i| got.get(i) != self.source.get(i))
-        {
-            None => Ok(()),
-            Some(i) => Err(BackendError::Mismatch {
-                benchmark: format!(
-                    "memory_bandwidth/rocm/{}/{}",
-                    self.kind,
-                    format_bytes_id(self.source.len())
-                ),
-                detail: format!("byte {i} differs after the copy"),
-            }),
-        }
-    }
-}
-
-impl TimedWorkload for RocmTransfer<'_> {
-    fn verify(&mut self) -> Result<(), BackendError> {
-        self.copy()?;
-        self.dev.sync()?;
-        self.check()
-    }
-
-    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let dev = self.dev;
-        dev.time(false, iters, &mut || self.copy())
-    }
-
-    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        BTreeMap::from([
-            ("bytes_per_copy".to_owned(), self.source.len().into()),
-            ("timing".to_owned(), "HIP events".into()),
-        ])
     }
 }
 
