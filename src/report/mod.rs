@@ -5,5 +5,6 @@
 pub mod comparison;
 mod format;
 pub mod history;
+pub mod rows;
 
 pub use format::{format_ns, format_percent, sparkline};
