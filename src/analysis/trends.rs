@@ -424,3 +424,75 @@ pub fn not_measured(run: &RunRecord) -> Vec<NotMeasured> {
     rows.sort_by(|a, b| a.outcome.cmp(b.outcome).then_with(|| a.id.cmp(&b.id)));
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 40 runs of one benchmark, +20 % from run 15 on and, when `second` is set, another
+    /// +20 % from run 28; a little alternating noise so the series is not constant.
+    fn series(second: bool) -> Vec<(usize, f64)> {
+        (0..40)
+            .map(|i| {
+                let mut level = if i >= 15 { 120.0 } else { 100.0 };
+                if second && i >= 28 {
+                    level *= 1.2;
+                }
+                (i, level * if i % 2 == 0 { 1.002 } else { 0.998 })
+            })
+            .collect()
+    }
+
+    fn ids() -> Vec<String> {
+        (0..40).map(|i| format!("run-{i:02}")).collect()
+    }
+
+    fn ack_at(run: usize) -> Acknowledgement {
+        Acknowledgement {
+            bench_id: "b".into(),
+            run_id: format!("run-{run:02}"),
+            reason: "driver upgrade".into(),
+            who: "tester".into(),
+            created_unix_ms: 0,
+        }
+    }
+
+    fn judge(points: &[(usize, f64)], acks: Vec<Acknowledgement>) -> BenchmarkTrend {
+        let ids = ids();
+        let run_ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let options = TrendOptions {
+            recent_runs: 30,
+            acknowledgements: acks,
+            ..TrendOptions::default()
+        };
+        trend_of("b", points, &run_ids, &options)
+    }
+
+    #[test]
+    fn an_acknowledged_step_is_the_new_baseline_and_a_later_step_still_counts() {
+        let plain = judge(&series(false), Vec::new());
+        assert_eq!(plain.status, TrendStatus::Regressed);
+        assert_eq!(plain.change_points.last().unwrap().run_index, 15);
+
+        let acked = judge(&series(false), vec![ack_at(15)]);
+        assert_eq!(acked.status, TrendStatus::Stable, "{acked:?}");
+        assert_eq!(acked.acknowledged.as_ref().unwrap().run_id, "run-15");
+        assert_eq!(acked.points.len(), 40, "the chart keeps every point");
+        assert!((acked.baseline_ns.unwrap() / 120.0 - 1.0).abs() < 0.01);
+
+        let again = judge(&series(true), vec![ack_at(15)]);
+        assert_eq!(again.status, TrendStatus::Regressed);
+        assert_eq!(again.change_points.last().unwrap().run_index, 28);
+    }
+
+    #[test]
+    fn acknowledgements_of_other_benchmarks_or_runs_change_nothing() {
+        let mut other = ack_at(15);
+        other.bench_id = "c".into();
+        let mut elsewhere = ack_at(15);
+        elsewhere.run_id = "run-on-other-hardware".into();
+        let t = judge(&series(false), vec![other, elsewhere]);
+        assert_eq!(t.status, TrendStatus::Regressed);
+        assert!(t.acknowledged.is_none());
+    }
+}

@@ -368,3 +368,64 @@ pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
     run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(run)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::run_from_criterion;
+
+    fn fixture_run() -> RunRecord {
+        run_from_criterion(
+            Path::new("tests/fixtures/criterion-0.8"),
+            "new",
+            Some("x".into()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_saved_run_reads_back_identical_from_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path());
+        let run = fixture_run();
+        assert!(run.benchmarks.iter().any(|b| b.estimates.is_some()));
+        let file = store.save(&run).unwrap();
+        // The database answers even when the JSON file is gone.
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(store.resolve(&run.run_id).unwrap(), run);
+        assert_eq!(store.resolve("latest").unwrap(), run);
+        let loaded = store.load_all().unwrap();
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        assert_eq!(loaded.runs, vec![run]);
+    }
+
+    #[test]
+    fn run_files_are_imported_once_and_a_reused_id_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path());
+        let run = fixture_run();
+        // A runs/ directory from before the database: imported on first use.
+        super::super::atomic::write_json_atomic(
+            &store.runs_dir().join(format!("{}.json", run.run_id)),
+            &run,
+        )
+        .unwrap();
+        assert!(!store.db_path().exists());
+        assert_eq!(store.load_all().unwrap().runs.len(), 1);
+        let again = store.import(&[store.runs_dir()]).unwrap();
+        assert_eq!(again.already_present, vec![run.run_id.clone()]);
+        assert!(again.imported.is_empty() && again.problems.is_empty());
+
+        let other_machine = RunRecord {
+            fingerprint: Some("cpu=other x8;gpu=none".into()),
+            ..run.clone()
+        };
+        let elsewhere = dir.path().join("elsewhere.json");
+        super::super::atomic::write_json_atomic(&elsewhere, &other_machine).unwrap();
+        let report = store.import(&[elsewhere.clone()]).unwrap();
+        assert_eq!(report.problems.len(), 1);
+        assert_eq!(report.problems[0].file, elsewhere);
+        assert!(report.problems[0].error.contains("cpu=other x8"));
+        assert_eq!(store.list_runs().unwrap().0.len(), 1);
+    }
+}

@@ -50,6 +50,17 @@ pub fn render(report: &TrendReport) -> String {
         {
             let _ = writeln!(out, "  FAILED {}: {}", n.id, n.reason);
         }
+        for (b, a) in g
+            .benchmarks
+            .iter()
+            .filter_map(|b| b.acknowledged.as_ref().map(|a| (b, a)))
+        {
+            let _ = writeln!(
+                out,
+                "  acknowledged {} from {}: {} (by {})",
+                b.id, a.run_id, a.reason, a.who
+            );
+        }
         let width = g
             .benchmarks
             .iter()

@@ -303,7 +303,8 @@ impl HistoryDb {
                      FROM (SELECT run_id, created_unix_ms, ROW_NUMBER() OVER (
                               PARTITION BY fingerprint ORDER BY created_unix_ms DESC, run_id DESC) AS rank
                            FROM runs) r
-                     WHERE r.created_unix_ms < ?1 AND r.rank > ?2",
+                     WHERE r.created_unix_ms < ?1 AND r.rank > ?2
+                     ORDER BY r.created_unix_ms, r.run_id",
                 )
                 .map_err(|e| sql("selecting runs", e))?;
             stmt.query_map(params![cutoff_unix_ms as i64, keep_latest as i64], |row| {
