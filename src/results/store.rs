@@ -422,7 +422,7 @@ mod tests {
         };
         let elsewhere = dir.path().join("elsewhere.json");
         super::super::atomic::write_json_atomic(&elsewhere, &other_machine).unwrap();
-        let report = store.import(&[elsewhere.clone()]).unwrap();
+        let report = store.import(std::slice::from_ref(&elsewhere)).unwrap();
         assert_eq!(report.problems.len(), 1);
         assert_eq!(report.problems[0].file, elsewhere);
         assert!(report.problems[0].error.contains("cpu=other x8"));
