@@ -164,12 +164,11 @@ fn history_groups<'a>(
                 .iter()
                 .filter(|p| hardware(&p.fingerprint) == fingerprint)
                 .collect();
+            let index_of: std::collections::HashMap<&str, usize> =
+                run_ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
             let series: Vec<(usize, f64)> = group
                 .iter()
-                .filter_map(|p| {
-                    let index = run_ids.iter().position(|r| *r == p.run_id)?;
-                    Some((index, p.median_ns))
-                })
+                .filter_map(|p| Some((*index_of.get(p.run_id.as_str())?, p.median_ns)))
                 .collect();
             HistoryGroup {
                 fingerprint,

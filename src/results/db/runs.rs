@@ -185,13 +185,12 @@ impl HistoryDb {
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, 16);
-        let chunks: Vec<&[String]> = ids.chunks(ids.len().div_ceil(threads).max(1)).collect();
         let dir = self
             .path
             .parent()
             .map(|p| p.to_path_buf())
             .unwrap_or_default();
-        let per_chunk = crate::results::parallel_map(&chunks, |chunk| {
+        let load_chunk = |chunk: &[String]| -> Vec<Result<RunRecord, DbError>> {
             let db = match HistoryDb::open(&dir) {
                 Ok(db) => db,
                 Err(e) => return vec![Err(e)],
@@ -199,7 +198,19 @@ impl HistoryDb {
             chunk
                 .iter()
                 .filter_map(|id| db.load_run(id).transpose())
-                .collect::<Vec<_>>()
+                .collect()
+        };
+        // One chunk per thread (not `parallel_map`, which parallelises only long lists):
+        // each thread pays for one connection, then streams its runs.
+        let per_chunk: Vec<Vec<Result<RunRecord, DbError>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ids
+                .chunks(ids.len().div_ceil(threads).max(1))
+                .map(|chunk| scope.spawn(|| load_chunk(chunk)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
         });
         Ok(per_chunk.into_iter().flatten().collect())
     }

@@ -44,7 +44,8 @@ CREATE TABLE benchmarks (
     record_json         TEXT NOT NULL,
     UNIQUE (run_pk, bench_id)
 );
-CREATE INDEX benchmarks_by_id ON benchmarks (bench_id, run_pk);
+-- Covering: one benchmark's history is read from the index alone.
+CREATE INDEX benchmarks_by_id ON benchmarks (bench_id, run_pk, median_ns, min_ns, sample_count);
 
 CREATE TABLE samples (
     benchmark_pk INTEGER PRIMARY KEY REFERENCES benchmarks (pk) ON DELETE CASCADE,
