@@ -493,6 +493,8 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
     );
     let md = std::fs::read_to_string(results.join("reports/report.md")).unwrap();
     assert!(md.contains("### Acknowledged steps") && md.contains("driver 560: intended"));
+    let html = std::fs::read_to_string(results.join("reports/report.html")).unwrap();
+    assert!(html.contains("<h3>Acknowledged steps</h3>") && html.contains("driver 560: intended"));
 
     let out = run(&["history", "hist/b00", "--results", r]);
     assert_eq!(out.status.code(), Some(2));
