@@ -496,6 +496,14 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
     let html = std::fs::read_to_string(results.join("reports/report.html")).unwrap();
     assert!(html.contains("<h3>Acknowledged steps</h3>") && html.contains("driver 560: intended"));
 
+    let missing = tmp.path().join("missing");
+    for cmd in ["runs", "comparisons"] {
+        let out = run(&[cmd, "--results", missing.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    }
+    assert!(!missing.exists(), "a query created a results directory");
+
     let out = run(&["history", "hist/b00", "--results", r]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -74,6 +74,17 @@ pub struct AckArgs {
     pub results: PathBuf,
 }
 
+/// The store of an existing results directory: a query never creates one.
+fn existing_store(results: &std::path::Path) -> anyhow::Result<RunStore> {
+    if !results.is_dir() {
+        bail!(
+            "results directory {} does not exist (record a run with `analyze-trends record` or import some with `analyze-trends import`)",
+            results.display()
+        );
+    }
+    Ok(RunStore::new(results))
+}
+
 fn emit<T: Serialize>(rows: &[T], format: RowFormat) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     write_rows(rows, format, &mut stdout.lock()).context("cannot write to stdout")
@@ -110,7 +121,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
 }
 
 pub fn runs(args: ListArgs) -> anyhow::Result<Outcome> {
-    let store = RunStore::new(&args.results);
+    let store = existing_store(&args.results)?;
     let (runs, problems) = store.list_runs()?;
     for p in &problems {
         eprintln!("warning: {p}");
@@ -237,7 +248,7 @@ fn history_points(store: &RunStore, id: &str) -> anyhow::Result<(Vec<HistoryPoin
 }
 
 pub fn history(args: HistoryArgs) -> anyhow::Result<Outcome> {
-    let store = RunStore::new(&args.list.results);
+    let store = existing_store(&args.list.results)?;
     let (points, all_runs) = history_points(&store, &args.id)?;
     let options = TrendOptions {
         threshold_percent: args.threshold,
@@ -302,7 +313,7 @@ struct ComparisonRow<'a> {
 }
 
 pub fn comparisons(args: ListArgs) -> anyhow::Result<Outcome> {
-    let store = RunStore::new(&args.results);
+    let store = existing_store(&args.results)?;
     let stored = store.comparisons()?;
     let rows: Vec<ComparisonRow> = stored
         .iter()
@@ -391,10 +402,7 @@ struct PruneRow<'a> {
 }
 
 pub fn prune(args: PruneArgs) -> anyhow::Result<Outcome> {
-    let store = RunStore::new(&args.list.results);
-    if !store.dir.is_dir() {
-        bail!("results directory {} does not exist", store.dir.display());
-    }
+    let store = existing_store(&args.list.results)?;
     let cutoff = now_unix_ms().saturating_sub(args.keep_days.saturating_mul(DAY_MS));
     let outcome = store.prune(cutoff, args.keep_latest, args.dry_run)?;
     match args.list.format {
@@ -459,7 +467,7 @@ pub fn ack(args: AckArgs) -> anyhow::Result<Outcome> {
     if args.reason.trim().is_empty() {
         bail!("--reason must say why the step is intentional");
     }
-    let store = RunStore::new(&args.results);
+    let store = existing_store(&args.results)?;
     let (points, all_runs) = history_points(&store, &args.id)?;
     let run_id = match &args.run {
         Some(name) => {
