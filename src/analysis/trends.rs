@@ -146,6 +146,16 @@ pub struct HardwareGroup {
     pub overall_status: OverallStatus,
 }
 
+impl HardwareGroup {
+    /// The benchmarks judged from an acknowledged step, each with its acknowledgement:
+    /// every view lists them, so a reader sees who declared which step intentional.
+    pub fn acknowledged(&self) -> impl Iterator<Item = (&BenchmarkTrend, &Acknowledgement)> {
+        self.benchmarks
+            .iter()
+            .filter_map(|b| b.acknowledged.as_ref().map(|a| (b, a)))
+    }
+}
+
 /// The shared in-memory model of the history report.
 #[derive(Clone, Debug, Serialize)]
 pub struct TrendReport {

@@ -204,11 +204,7 @@ pub fn render(report: &TrendReport) -> String {
 /// Steps someone declared intentional (`analyze-trends ack`): the verdicts start from
 /// their new level, and the reader should see who said so and why.
 fn acknowledged_table(out: &mut String, g: &HardwareGroup) {
-    let acknowledged: Vec<_> = g
-        .benchmarks
-        .iter()
-        .filter_map(|b| b.acknowledged.as_ref().map(|a| (b, a)))
-        .collect();
+    let acknowledged: Vec<_> = g.acknowledged().collect();
     if acknowledged.is_empty() {
         return;
     }

@@ -91,11 +91,7 @@ fn group_section(out: &mut String, g: &HardwareGroup) {
 
 /// Steps someone declared intentional: the verdicts above start from their new level.
 fn acknowledged_section(out: &mut String, g: &HardwareGroup) {
-    let acknowledged: Vec<_> = g
-        .benchmarks
-        .iter()
-        .filter_map(|b| b.acknowledged.as_ref().map(|a| (b, a)))
-        .collect();
+    let acknowledged: Vec<_> = g.acknowledged().collect();
     if acknowledged.is_empty() {
         return;
     }

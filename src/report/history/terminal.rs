@@ -50,11 +50,7 @@ pub fn render(report: &TrendReport) -> String {
         {
             let _ = writeln!(out, "  FAILED {}: {}", n.id, n.reason);
         }
-        for (b, a) in g
-            .benchmarks
-            .iter()
-            .filter_map(|b| b.acknowledged.as_ref().map(|a| (b, a)))
-        {
+        for (b, a) in g.acknowledged() {
             let _ = writeln!(
                 out,
                 "  acknowledged {} from {}: {} (by {})",
