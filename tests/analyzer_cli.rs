@@ -665,6 +665,7 @@ fn future_schema_and_unwritable_results_exit_2() {
     );
     assert_eq!(out.status.code(), Some(0));
     let mut run_json = only_run(&results);
+    let recorded_id = run_json["run_id"].as_str().unwrap().to_string();
     run_json["schema"] = "stackbench.run.v2".into();
     run_json["run_id"] = "future".into();
     run_json["created_unix_ms"] = (u64::MAX / 2).into();
@@ -674,9 +675,11 @@ fn future_schema_and_unwritable_results_exit_2() {
     )
     .unwrap();
     let out = run(
+        // By id: a file the history database refused is not a run `latest` or `previous`
+        // can name, but naming it gets its own error.
         &[
             "compare",
-            "previous",
+            &recorded_id,
             "future",
             "--results",
             results.to_str().unwrap(),

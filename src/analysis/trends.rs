@@ -10,9 +10,13 @@
 //!   `max(T, 3 × noise floor)` % slower than the median of the runs before it (one run
 //!   cannot confirm a step; the next runs will);
 //! - `new`: fewer than 2 runs; `stable` otherwise.
+//!
+//! An acknowledged step (`analyze-trends ack`: a driver upgrade, a deliberate trade-off)
+//! moves a benchmark's baseline: from the acknowledged run on, only the new level is
+//! judged, so the step itself stops being a regression while a later one still is.
 
 use super::verdict::OverallStatus;
-use crate::results::{RunRecord, parallel_map};
+use crate::results::{Acknowledgement, RunRecord, parallel_map};
 use crate::stats::{detect_change_points, mad, median, theil_sen_slope};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -25,6 +29,8 @@ pub struct TrendOptions {
     pub min_segment: usize,
     pub penalty: f64,
     pub alpha: f64,
+    /// Acknowledged steps from the store; see the module documentation.
+    pub acknowledgements: Vec<Acknowledgement>,
 }
 
 impl Default for TrendOptions {
@@ -35,6 +41,7 @@ impl Default for TrendOptions {
             min_segment: 3,
             penalty: 3.0,
             alpha: 0.001,
+            acknowledgements: Vec::new(),
         }
     }
 }
@@ -99,6 +106,9 @@ pub struct BenchmarkTrend {
     pub baseline_ns: Option<f64>,
     pub latest_vs_baseline_percent: Option<f64>,
     pub status: TrendStatus,
+    /// The acknowledged step the verdict starts from, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<Acknowledgement>,
 }
 
 impl BenchmarkTrend {
@@ -134,6 +144,16 @@ pub struct HardwareGroup {
     /// Sorted: regressed first, then suspect, improved, stable, new.
     pub benchmarks: Vec<BenchmarkTrend>,
     pub overall_status: OverallStatus,
+}
+
+impl HardwareGroup {
+    /// The benchmarks judged from an acknowledged step, each with its acknowledgement:
+    /// every view lists them, so a reader sees who declared which step intentional.
+    pub fn acknowledged(&self) -> impl Iterator<Item = (&BenchmarkTrend, &Acknowledgement)> {
+        self.benchmarks
+            .iter()
+            .filter_map(|b| b.acknowledged.as_ref().map(|a| (b, a)))
+    }
 }
 
 /// The shared in-memory model of the history report.
@@ -213,7 +233,10 @@ fn analyze_group(
         }
     }
     let entries: Vec<(&str, Vec<(usize, f64)>)> = series.into_iter().collect();
-    let mut benchmarks = parallel_map(&entries, |(id, points)| trend_of(id, points, runs, options));
+    let run_ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
+    let mut benchmarks = parallel_map(&entries, |(id, points)| {
+        trend_of(id, points, &run_ids, options)
+    });
     benchmarks.sort_by(|a, b| {
         a.status
             .cmp(&b.status)
@@ -262,7 +285,7 @@ fn percent_between(from: f64, to: f64) -> f64 {
 fn steps(
     logs: &[f64],
     window: &[(usize, f64)],
-    runs: &[&RunRecord],
+    run_ids: &[&str],
     options: &TrendOptions,
 ) -> Vec<StepChange> {
     detect_change_points(logs, options.min_segment, options.penalty, options.alpha)
@@ -271,7 +294,7 @@ fn steps(
             let run_index = window[cp.index].0;
             StepChange {
                 run_index,
-                run_id: runs[run_index].run_id.clone(),
+                run_id: run_ids[run_index].to_string(),
                 before_ns: cp.before.exp(),
                 after_ns: cp.after.exp(),
                 change_percent: 100.0 * (cp.after - cp.before).exp_m1(),
@@ -305,20 +328,50 @@ fn status_of(
     }
 }
 
-fn trend_of(
+/// The acknowledgement that moves `id`'s baseline in this group, if any: the one at the
+/// latest run of the group (acknowledgements of runs on other hardware do not apply).
+fn acknowledged_step<'a>(
+    id: &str,
+    run_ids: &[&str],
+    acknowledgements: &'a [Acknowledgement],
+) -> Option<(usize, &'a Acknowledgement)> {
+    acknowledgements
+        .iter()
+        .filter(|a| a.bench_id == id)
+        .filter_map(|a| {
+            run_ids
+                .iter()
+                .position(|r| *r == a.run_id)
+                .map(|index| (index, a))
+        })
+        .max_by_key(|(index, _)| *index)
+}
+
+/// The trend of one benchmark: `points` are (run index in the group, median ns), oldest
+/// first; `run_ids` names every run of the group (the latest is the group's last).
+pub fn trend_of(
     id: &str,
     points: &[(usize, f64)],
-    runs: &[&RunRecord],
+    run_ids: &[&str],
     options: &TrendOptions,
 ) -> BenchmarkTrend {
-    let window = &points[points
+    let ack = acknowledged_step(id, run_ids, &options.acknowledgements);
+    // After an acknowledged step only the new level is judged (the points stay for the
+    // charts); an acknowledgement after the last point changes nothing.
+    let judged = match ack {
+        Some((index, _)) if points.last().is_some_and(|p| p.0 >= index) => {
+            &points[points.partition_point(|p| p.0 < index)..]
+        }
+        _ => points,
+    };
+    let window = &judged[judged
         .len()
         .saturating_sub(crate::stats::MAX_CHANGEPOINT_SERIES)..];
     let logs: Vec<f64> = window.iter().map(|p| p.1.ln()).collect();
-    let change_points = steps(&logs, &points[points.len() - window.len()..], runs, options);
-    let latest_ns = points[points.len() - 1].1;
-    let n = points.len();
-    let previous: Vec<f64> = points[n.saturating_sub(options.recent_runs + 1)..n - 1]
+    let change_points = steps(&logs, window, run_ids, options);
+    let latest_ns = judged[judged.len() - 1].1;
+    let n = judged.len();
+    let previous: Vec<f64> = judged[n.saturating_sub(options.recent_runs + 1)..n - 1]
         .iter()
         .map(|p| p.1)
         .collect();
@@ -330,11 +383,11 @@ fn trend_of(
         (recent_logs.len() >= 3).then(|| 100.0 * theil_sen_slope(&recent_logs).exp_m1());
     let latest_change_percent = reference_ns.map(|r| percent_between(r, latest_ns));
     let status = status_of(
-        n,
+        points.len(),
         change_points.last(),
         latest_change_percent,
         noise_floor_percent,
-        runs.len() - 1,
+        run_ids.len() - 1,
         options,
     );
     let baseline_ns = change_points.last().map(|cp| cp.before_ns).or(reference_ns);
@@ -350,6 +403,7 @@ fn trend_of(
         latest_change_percent,
         noise_floor_percent,
         status,
+        acknowledged: ack.map(|(_, a)| a.clone()),
     }
 }
 
@@ -379,4 +433,76 @@ pub fn not_measured(run: &RunRecord) -> Vec<NotMeasured> {
         .collect();
     rows.sort_by(|a, b| a.outcome.cmp(b.outcome).then_with(|| a.id.cmp(&b.id)));
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 40 runs of one benchmark, +20 % from run 15 on and, when `second` is set, another
+    /// +20 % from run 28; a little alternating noise so the series is not constant.
+    fn series(second: bool) -> Vec<(usize, f64)> {
+        (0..40)
+            .map(|i| {
+                let mut level = if i >= 15 { 120.0 } else { 100.0 };
+                if second && i >= 28 {
+                    level *= 1.2;
+                }
+                (i, level * if i % 2 == 0 { 1.002 } else { 0.998 })
+            })
+            .collect()
+    }
+
+    fn ids() -> Vec<String> {
+        (0..40).map(|i| format!("run-{i:02}")).collect()
+    }
+
+    fn ack_at(run: usize) -> Acknowledgement {
+        Acknowledgement {
+            bench_id: "b".into(),
+            run_id: format!("run-{run:02}"),
+            reason: "driver upgrade".into(),
+            who: "tester".into(),
+            created_unix_ms: 0,
+        }
+    }
+
+    fn judge(points: &[(usize, f64)], acks: Vec<Acknowledgement>) -> BenchmarkTrend {
+        let ids = ids();
+        let run_ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let options = TrendOptions {
+            recent_runs: 30,
+            acknowledgements: acks,
+            ..TrendOptions::default()
+        };
+        trend_of("b", points, &run_ids, &options)
+    }
+
+    #[test]
+    fn an_acknowledged_step_is_the_new_baseline_and_a_later_step_still_counts() {
+        let plain = judge(&series(false), Vec::new());
+        assert_eq!(plain.status, TrendStatus::Regressed);
+        assert_eq!(plain.change_points.last().unwrap().run_index, 15);
+
+        let acked = judge(&series(false), vec![ack_at(15)]);
+        assert_eq!(acked.status, TrendStatus::Stable, "{acked:?}");
+        assert_eq!(acked.acknowledged.as_ref().unwrap().run_id, "run-15");
+        assert_eq!(acked.points.len(), 40, "the chart keeps every point");
+        assert!((acked.baseline_ns.unwrap() / 120.0 - 1.0).abs() < 0.01);
+
+        let again = judge(&series(true), vec![ack_at(15)]);
+        assert_eq!(again.status, TrendStatus::Regressed);
+        assert_eq!(again.change_points.last().unwrap().run_index, 28);
+    }
+
+    #[test]
+    fn acknowledgements_of_other_benchmarks_or_runs_change_nothing() {
+        let mut other = ack_at(15);
+        other.bench_id = "c".into();
+        let mut elsewhere = ack_at(15);
+        elsewhere.run_id = "run-on-other-hardware".into();
+        let t = judge(&series(false), vec![other, elsewhere]);
+        assert_eq!(t.status, TrendStatus::Regressed);
+        assert!(t.acknowledged.is_none());
+    }
 }

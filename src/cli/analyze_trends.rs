@@ -25,6 +25,11 @@ const AFTER_HELP: &str = "Examples:
   analyze-trends compare main pr --filter '^gemm/' --threshold 3 --format json
   analyze-trends                                   # history report into benchmark_results/reports/
   analyze-trends export --format csv > runs.csv
+  analyze-trends import ci-artifacts/             # runs from other machines, idempotent
+  analyze-trends runs                              # the stored runs, newest first
+  analyze-trends history gemm/f32/1024 --format csv
+  analyze-trends ack gemm/f32/1024 --reason 'driver 560 upgrade'
+  analyze-trends prune --keep-days 90 --keep-latest 20
 
 Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage.";
 
@@ -46,7 +51,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Record one Criterion baseline as a run under <results>/runs/.
+    /// Record one Criterion baseline as a run (<results>/stackbench.db and <results>/runs/).
     Record(RecordArgs),
     /// Compare two Criterion baselines or recorded runs: the PR gate.
     Compare(CompareArgs),
@@ -56,6 +61,19 @@ pub enum Command {
     Export(ExportArgs),
     /// Cross-hardware report: every machine's figures, perf per $ and per W, recommendations.
     Hardware(super::hardware::HardwareArgs),
+
+    /// Import run files (other machines, CI artifacts) into the history database.
+    Import(super::store::ImportArgs),
+    /// List the stored runs, newest first.
+    Runs(super::store::ListArgs),
+    /// One benchmark over time, with its change points and verdict.
+    History(super::store::HistoryArgs),
+    /// Past `compare` and gate verdicts, newest first.
+    Comparisons(super::store::ListArgs),
+    /// Remove old runs and comparisons (never one a kept comparison or an acknowledgement needs).
+    Prune(super::store::PruneArgs),
+    /// Acknowledge an intentional step: history verdicts then start from its new level.
+    Ack(super::store::AckArgs),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -216,6 +234,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Report(args)) => report(args),
         Some(Command::Export(args)) => export(args),
         Some(Command::Hardware(args)) => super::hardware::hardware(args).map(|()| Outcome::Clean),
+
+        Some(Command::Import(args)) => super::store::import(args),
+        Some(Command::Runs(args)) => super::store::runs(args),
+        Some(Command::History(args)) => super::store::history(args),
+        Some(Command::Comparisons(args)) => super::store::comparisons(args),
+        Some(Command::Prune(args)) => super::store::prune(args),
+        Some(Command::Ack(args)) => super::store::ack(args),
         Some(Command::Simulate(cmd)) => simulate(cmd),
         None => report(cli.report),
     }
@@ -332,6 +357,12 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         &side(&args.candidate, &cand),
         &options,
     )?;
+    super::store::keep_comparison_verdict(
+        &store,
+        (&args.base, &base),
+        (&args.candidate, &cand),
+        &comparison,
+    );
     let text = render(&comparison, args.format);
     std::io::stdout()
         .write_all(text.as_bytes())
@@ -351,7 +382,7 @@ fn history_noise(
     base: &RunRecord,
     cand: &RunRecord,
 ) -> (std::collections::HashMap<String, f64>, usize) {
-    if !store.runs_dir().is_dir() {
+    if !store.dir.is_dir() {
         return (Default::default(), 0);
     }
     match store.load_all() {
@@ -388,6 +419,7 @@ fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
     }
     let options = TrendOptions {
         threshold_percent: args.threshold,
+        acknowledgements: store.acknowledgements()?,
         ..TrendOptions::default()
     };
     let report = analyze_history(&loaded.runs, &options, problems);
@@ -406,7 +438,7 @@ fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
 
 fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
     let store = RunStore::new(&args.results);
-    if !store.runs_dir().is_dir() {
+    if !store.dir.is_dir() {
         bail!(
             "no runs in {} (record one with `analyze-trends record`)",
             store.runs_dir().display()

@@ -3,3 +3,4 @@
 pub mod analyze_trends;
 pub mod hardware;
 pub mod stackbench;
+pub mod store;

@@ -6,5 +6,6 @@ pub mod comparison;
 mod format;
 pub mod hardware;
 pub mod history;
+pub mod rows;
 
 pub use format::{format_ns, format_percent, sparkline};

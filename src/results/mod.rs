@@ -1,8 +1,10 @@
-//! The run store under `benchmark_results/`: versioned schema, atomic writes, import/export.
+//! The run store under `benchmark_results/`: versioned schema, atomic writes, the SQLite
+//! history database, import/export.
 //! A run is one self-contained JSON file holding the raw samples, so every statistic can be
 //! recomputed later by a newer analyzer.
 
 pub mod atomic;
+pub mod db;
 mod export;
 mod parallel;
 mod record;
@@ -10,6 +12,9 @@ mod run;
 mod store;
 mod time;
 
+pub use db::{
+    Acknowledgement, ComparisonRecord, DbError, HistoryPoint, PruneOutcome, RunOrder, StoredRun,
+};
 pub use export::{ExportFormat, export_runs};
 pub use parallel::parallel_map;
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
@@ -17,5 +22,5 @@ pub use run::{
     BenchmarkRecord, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples,
     SourceInfo,
 };
-pub use store::{LoadedRuns, ResultsError, RunStore, load_run};
+pub use store::{ImportProblem, ImportReport, LoadedRuns, ResultsError, RunStore, load_run};
 pub use time::{format_rfc3339_ms, now_unix_ms};

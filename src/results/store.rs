@@ -1,7 +1,15 @@
-//! The directory of runs: saving with unique ids, loading every run in time order, and
-//! resolving the names `latest`, `previous` and run ids.
+//! The results directory: saving with unique ids, loading every run in time order, and
+//! resolving the names `latest`, `previous` and run ids. The history database
+//! (`stackbench.db`, see [`super::db`]) is the store of record; each run is also written as
+//! a JSON file under `runs/`, the interchange format, and any run file there that the
+//! database lacks (an existing `runs/` on first use, a recorder killed between the two
+//! writes, a file copied in by hand) is imported the next time the store is read.
 
 use super::atomic::{AtomicWriteError, write_atomic};
+use super::db::{
+    Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, PruneOutcome,
+    RunOrder, StoredRun,
+};
 use super::run::{RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
 use std::path::{Path, PathBuf};
 
@@ -27,6 +35,8 @@ pub enum ResultsError {
     },
     #[error(transparent)]
     Write(#[from] AtomicWriteError),
+    #[error(transparent)]
+    Db(#[from] DbError),
 }
 
 fn describe_available(available: &[String]) -> String {
@@ -66,11 +76,14 @@ impl RunStore {
         self.dir.join("reports")
     }
 
-    /// Writes `run` atomically as `runs/<run_id>.json`; the id carries the process id, so
-    /// two concurrent `record`s never pick the same file.
+    /// Writes `run` atomically as `runs/<run_id>.json`, then stores it in the database in
+    /// one transaction; the id carries the process id, so two concurrent `record`s never
+    /// pick the same file. The database is opened (and checked) first, so a damaged or
+    /// newer database stops the save before anything is written.
     /// Compact JSON: a run holds every sample, and pretty-printing puts each number on its
     /// own line (about four times the bytes to store and parse).
     pub fn save(&self, run: &RunRecord) -> Result<PathBuf, ResultsError> {
+        let mut db = self.database()?;
         let path = self.runs_dir().join(format!("{}.json", run.run_id));
         let mut bytes = serde_json::to_vec(run).map_err(|e| AtomicWriteError {
             path: path.clone(),
@@ -78,39 +91,62 @@ impl RunStore {
         })?;
         bytes.push(b'\n');
         write_atomic(&path, &bytes)?;
+        db.insert_run(run)?;
         Ok(path)
+    }
+
+    /// `<dir>/stackbench.db`.
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.join(super::db::DB_FILE)
+    }
+
+    /// Opens the history database, creating the directory and the database if absent.
+    pub fn database(&self) -> Result<HistoryDb, ResultsError> {
+        Ok(HistoryDb::open(&self.dir)?)
+    }
+
+    /// The database with every run file of `runs/` in it; files that cannot be imported
+    /// come back as problems (they are tried again next time).
+    fn synced(&self) -> Result<(HistoryDb, Vec<ResultsError>), ResultsError> {
+        let mut db = self.database()?;
+        let known: std::collections::HashSet<String> =
+            db.run_ids()?.into_iter().map(|(id, _)| id).collect();
+        let mut problems = Vec::new();
+        for file in self.run_files()? {
+            let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            if known.contains(stem) {
+                continue;
+            }
+            if let Err(e) = load_run(&file).and_then(|run| Ok(db.insert_run(&run)?)) {
+                problems.push(e);
+            }
+        }
+        Ok((db, problems))
     }
 
     fn run_files(&self) -> Result<Vec<PathBuf>, ResultsError> {
         let dir = self.runs_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(ResultsError::Io { path: dir, source }),
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension().is_some_and(|x| x == "json")
-                    && !p
-                        .file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with('.'))
-            })
-            .collect();
-        files.sort();
-        Ok(files)
+        match json_files(&dir) {
+            Ok(files) => Ok(files),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(source) => Err(ResultsError::Io { path: dir, source }),
+        }
     }
 
-    /// Every run, oldest first; unreadable files are returned as problems, not fatal.
+    /// Every run, oldest first; unreadable files and stored runs are returned as
+    /// problems, not fatal. A directory that does not exist holds no runs (and is not
+    /// created by reading it).
     pub fn load_all(&self) -> Result<LoadedRuns, ResultsError> {
-        let files = self.run_files()?;
-        let results = super::parallel_map(&files, |p| load_run(p));
         let mut loaded = LoadedRuns::default();
-        for r in results {
+        if !self.dir.is_dir() {
+            return Ok(loaded);
+        }
+        let (db, problems) = self.synced()?;
+        loaded.problems = problems;
+        for r in db.load_all()? {
             match r {
                 Ok(run) => loaded.runs.push(run),
-                Err(e) => loaded.problems.push(e),
+                Err(e) => loaded.problems.push(e.into()),
             }
         }
         loaded
@@ -125,43 +161,174 @@ impl RunStore {
         if name.ends_with(".json") && as_path.is_file() {
             return load_run(as_path);
         }
+        let unknown = |available| ResultsError::UnknownRun {
+            name: name.to_string(),
+            path: self.runs_dir(),
+            available,
+        };
+        if !self.dir.is_dir() {
+            return Err(unknown(Vec::new()));
+        }
+        let (db, _) = self.synced()?;
+        if let Some(run) = db.load_run(name)? {
+            return Ok(run);
+        }
+        // A file the database could not take (a newer schema, a damaged file): its own
+        // error says why, which is more use than "no such run".
         let direct = self.runs_dir().join(format!("{name}.json"));
         if direct.is_file() {
             return load_run(&direct);
         }
+        let mut ids: Vec<String> = db.run_ids()?.into_iter().map(|(id, _)| id).collect();
         if name == "latest" || name == "previous" {
-            let mut ids = self.ordered_ids()?;
             let skip = usize::from(name == "previous");
-            if let Some(id) = ids.len().checked_sub(1 + skip).map(|i| ids.swap_remove(i)) {
-                return load_run(&self.runs_dir().join(format!("{id}.json")));
+            if let Some(id) = ids.len().checked_sub(1 + skip).map(|i| ids.swap_remove(i))
+                && let Some(run) = db.load_run(&id)?
+            {
+                return Ok(run);
             }
         }
-        Err(ResultsError::UnknownRun {
-            name: name.to_string(),
-            path: self.runs_dir(),
-            available: self.ordered_ids().unwrap_or_default(),
-        })
+        Err(unknown(ids))
     }
 
-    /// Run ids in time order, reading only each file's header fields.
-    fn ordered_ids(&self) -> Result<Vec<String>, ResultsError> {
-        #[derive(serde::Deserialize)]
-        struct Header {
-            run_id: String,
-            created_unix_ms: u64,
-        }
-        let mut headers: Vec<(u64, String)> = Vec::new();
-        for path in self.run_files()? {
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            if let Ok(h) = serde_json::from_slice::<Header>(&bytes) {
-                headers.push((h.created_unix_ms, h.run_id));
+    /// Imports run files and directories of them (a results directory's `runs/` is
+    /// found too). Each run is its own transaction; a file that cannot be read or
+    /// stored is reported and the others still go in.
+    pub fn import(&self, paths: &[PathBuf]) -> Result<ImportReport, ResultsError> {
+        let mut db = self.database()?;
+        let mut report = ImportReport::default();
+        for file in import_files(paths, &mut report.problems) {
+            let outcome = load_run(&file).and_then(|run| {
+                let inserted = db.insert_run(&run)?;
+                Ok((run.run_id, run.fingerprint, inserted))
+            });
+            match outcome {
+                Ok((id, fingerprint, Inserted::New)) => report.imported.push((id, fingerprint)),
+                Ok((id, _, Inserted::AlreadyPresent)) => report.already_present.push(id),
+                Err(e) => report.problems.push(ImportProblem {
+                    file,
+                    error: e.to_string(),
+                }),
             }
         }
-        headers.sort();
-        Ok(headers.into_iter().map(|(_, id)| id).collect())
+        Ok(report)
     }
+
+    /// Every run, newest first, from the database alone (no benchmarks loaded).
+    pub fn list_runs(&self) -> Result<(Vec<StoredRun>, Vec<ResultsError>), ResultsError> {
+        let (db, problems) = self.synced()?;
+        Ok((db.list_runs()?, problems))
+    }
+
+    /// One benchmark's stored values, oldest first, and the time order of all runs with
+    /// their fingerprints (a history's run index counts every run of its hardware).
+    pub fn history(&self, bench_id: &str) -> Result<(Vec<HistoryPoint>, RunOrder), ResultsError> {
+        let (db, _) = self.synced()?;
+        Ok((db.history(bench_id)?, db.run_ids()?))
+    }
+
+    /// Stores a `compare` or gate verdict; returns its id.
+    pub fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, ResultsError> {
+        Ok(self.database()?.record_comparison(c)?)
+    }
+
+    /// Stored verdicts, newest first.
+    pub fn comparisons(&self) -> Result<Vec<ComparisonRecord>, ResultsError> {
+        Ok(self.database()?.comparisons()?)
+    }
+
+    pub fn acknowledge(&self, a: &Acknowledgement) -> Result<(), ResultsError> {
+        Ok(self.database()?.acknowledge(a)?)
+    }
+
+    /// Every acknowledgement, oldest first; none when the directory does not exist.
+    pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, ResultsError> {
+        if !self.dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        Ok(self.database()?.acknowledgements()?)
+    }
+
+    /// Removes old runs and comparisons (see [`HistoryDb::prune`]) and the removed runs'
+    /// JSON files, so the next sync does not bring them back.
+    pub fn prune(
+        &self,
+        cutoff_unix_ms: u64,
+        keep_latest: usize,
+        dry_run: bool,
+    ) -> Result<PruneOutcome, ResultsError> {
+        let (mut db, _) = self.synced()?;
+        let outcome = db.prune(cutoff_unix_ms, keep_latest, dry_run)?;
+        if !dry_run {
+            for id in &outcome.removed_runs {
+                let file = self.runs_dir().join(format!("{id}.json"));
+                match std::fs::remove_file(&file) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(source) => return Err(ResultsError::Io { path: file, source }),
+                }
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+/// A file `import` could not take, and why.
+#[derive(Debug)]
+pub struct ImportProblem {
+    pub file: PathBuf,
+    pub error: String,
+}
+
+/// What `import` did: runs new to the store (with their fingerprints), runs it already
+/// held, and files it could not import.
+#[derive(Debug, Default)]
+pub struct ImportReport {
+    pub imported: Vec<(String, Option<String>)>,
+    pub already_present: Vec<String>,
+    pub problems: Vec<ImportProblem>,
+}
+
+/// The run files named by `paths`: files as given; in a directory, its `*.json` files, or
+/// those of its `runs/` when it is a results directory.
+fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let dir = if path.join("runs").is_dir() {
+            path.join("runs")
+        } else {
+            path.clone()
+        };
+        match json_files(&dir) {
+            Ok(found) => files.extend(found),
+            Err(source) => problems.push(ImportProblem {
+                file: dir.clone(),
+                error: ResultsError::Io { path: dir, source }.to_string(),
+            }),
+        }
+    }
+    files
+}
+
+/// The `*.json` files of `dir` (not hidden ones: those are atomic writes in progress),
+/// sorted by name.
+fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('.'))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// Reads one run file, refusing a schema newer than this analyzer (its fields may mean
@@ -200,4 +367,65 @@ pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
         serde_json::from_slice(&bytes).map_err(|e| invalid(format!("unexpected shape: {e}")))?;
     run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::run_from_criterion;
+
+    fn fixture_run() -> RunRecord {
+        run_from_criterion(
+            Path::new("tests/fixtures/criterion-0.8"),
+            "new",
+            Some("x".into()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_saved_run_reads_back_identical_from_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path());
+        let run = fixture_run();
+        assert!(run.benchmarks.iter().any(|b| b.estimates.is_some()));
+        let file = store.save(&run).unwrap();
+        // The database answers even when the JSON file is gone.
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(store.resolve(&run.run_id).unwrap(), run);
+        assert_eq!(store.resolve("latest").unwrap(), run);
+        let loaded = store.load_all().unwrap();
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        assert_eq!(loaded.runs, vec![run]);
+    }
+
+    #[test]
+    fn run_files_are_imported_once_and_a_reused_id_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path());
+        let run = fixture_run();
+        // A runs/ directory from before the database: imported on first use.
+        super::super::atomic::write_json_atomic(
+            &store.runs_dir().join(format!("{}.json", run.run_id)),
+            &run,
+        )
+        .unwrap();
+        assert!(!store.db_path().exists());
+        assert_eq!(store.load_all().unwrap().runs.len(), 1);
+        let again = store.import(&[store.runs_dir()]).unwrap();
+        assert_eq!(again.already_present, vec![run.run_id.clone()]);
+        assert!(again.imported.is_empty() && again.problems.is_empty());
+
+        let other_machine = RunRecord {
+            fingerprint: Some("cpu=other x8;gpu=none".into()),
+            ..run.clone()
+        };
+        let elsewhere = dir.path().join("elsewhere.json");
+        super::super::atomic::write_json_atomic(&elsewhere, &other_machine).unwrap();
+        let report = store.import(std::slice::from_ref(&elsewhere)).unwrap();
+        assert_eq!(report.problems.len(), 1);
+        assert_eq!(report.problems[0].file, elsewhere);
+        assert!(report.problems[0].error.contains("cpu=other x8"));
+        assert_eq!(store.list_runs().unwrap().0.len(), 1);
+    }
 }

@@ -139,6 +139,7 @@ fn group_section(out: &mut String, g: &HardwareGroup, threshold: f64) {
         }
         out.push_str("</table>");
     }
+    acknowledged_table(out, g);
     out.push_str("<h3>History</h3>");
     for b in &g.benchmarks {
         let _ = write!(
@@ -193,4 +194,26 @@ pub fn render(report: &TrendReport) -> String {
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// Steps someone declared intentional (`analyze-trends ack`): the verdicts start from
+/// their new level, and the reader should see who said so and why.
+fn acknowledged_table(out: &mut String, g: &HardwareGroup) {
+    let acknowledged: Vec<_> = g.acknowledged().collect();
+    if acknowledged.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Acknowledged steps</h3><p>Judged from the level after the acknowledged run.</p><table><tr><th>benchmark</th><th>from run</th><th>why</th><th>who</th><th>when</th></tr>");
+    for (b, a) in acknowledged {
+        let _ = write!(
+            out,
+            "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&b.id),
+            escape(&a.run_id),
+            escape(&a.reason),
+            escape(&a.who),
+            crate::results::format_rfc3339_ms(a.created_unix_ms)
+        );
+    }
+    out.push_str("</table>");
 }

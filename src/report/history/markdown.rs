@@ -53,6 +53,7 @@ fn group_section(out: &mut String, g: &HardwareGroup) {
         }
         out.push('\n');
     }
+    acknowledged_section(out, g);
     if !g.not_measured.is_empty() {
         out.push_str("### Not measured in the latest run\n\n| Outcome | Benchmark | Reason |\n|---|---|---|\n");
         for n in &g.not_measured {
@@ -83,6 +84,31 @@ fn group_section(out: &mut String, g: &HardwareGroup) {
             b.noise_floor_percent
                 .map_or("n/a".into(), |n| format!("{n:.2} %")),
             b.change_points.len()
+        );
+    }
+    out.push('\n');
+}
+
+/// Steps someone declared intentional: the verdicts above start from their new level.
+fn acknowledged_section(out: &mut String, g: &HardwareGroup) {
+    let acknowledged: Vec<_> = g.acknowledged().collect();
+    if acknowledged.is_empty() {
+        return;
+    }
+    out.push_str(
+        "### Acknowledged steps
+
+",
+    );
+    for (b, a) in acknowledged {
+        let _ = writeln!(
+            out,
+            "- `{}` from `{}`: {} (by {}, {}); judged from the new level",
+            b.id,
+            a.run_id,
+            a.reason.replace('\n', " "),
+            a.who,
+            crate::results::format_rfc3339_ms(a.created_unix_ms)
         );
     }
     out.push('\n');

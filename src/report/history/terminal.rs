@@ -50,6 +50,13 @@ pub fn render(report: &TrendReport) -> String {
         {
             let _ = writeln!(out, "  FAILED {}: {}", n.id, n.reason);
         }
+        for (b, a) in g.acknowledged() {
+            let _ = writeln!(
+                out,
+                "  acknowledged {} from {}: {} (by {})",
+                b.id, a.run_id, a.reason, a.who
+            );
+        }
         let width = g
             .benchmarks
             .iter()

@@ -1,0 +1,340 @@
+//! The questions the store answers without loading whole runs: the list of runs, one
+//! benchmark's history (from the indexed median column), comparisons, acknowledgements,
+//! and cleanup.
+
+use super::{DbError, HistoryDb};
+use rusqlite::{Row, TransactionBehavior, params};
+use serde::Serialize;
+
+/// One row of `analyze-trends runs`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StoredRun {
+    pub run_id: String,
+    pub timestamp: String,
+    pub created_unix_ms: u64,
+    pub label: Option<String>,
+    pub git_revision: Option<String>,
+    pub git_dirty: Option<bool>,
+    /// The hardware fingerprint (`cpu=<model> x<threads>;gpu=<names>`).
+    pub fingerprint: Option<String>,
+    pub benchmarks: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    /// Criterion results the recorder could not read.
+    pub unreadable: u64,
+}
+
+/// One run's value of one benchmark.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistoryPoint {
+    pub run_id: String,
+    pub timestamp: String,
+    pub created_unix_ms: u64,
+    pub label: Option<String>,
+    pub git_revision: Option<String>,
+    pub fingerprint: Option<String>,
+    pub median_ns: f64,
+    pub min_ns: Option<f64>,
+    pub samples: u64,
+}
+
+/// One stored `compare` or gate verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ComparisonRecord {
+    /// Assigned by the store; 0 before it is recorded.
+    pub id: i64,
+    pub created_unix_ms: u64,
+    /// `compare` or `gate`.
+    pub kind: String,
+    /// The names as given (a Criterion baseline, a run id, `latest`, ...).
+    pub baseline: String,
+    pub candidate: String,
+    /// The stored runs they resolved to, when they were stored runs: what prune protects.
+    pub baseline_run_id: Option<String>,
+    pub candidate_run_id: Option<String>,
+    pub fingerprint: Option<String>,
+    pub threshold_percent: f64,
+    /// `regression` or `clean`.
+    pub verdict: String,
+    pub degraded: u64,
+    pub improved: u64,
+    pub unchanged: u64,
+    pub inconclusive: u64,
+    /// The full comparison as its JSON writer produced it.
+    #[serde(skip)]
+    pub detail_json: String,
+}
+
+/// An intentional step: from `run_id` on, `bench_id`'s new level is the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Acknowledgement {
+    pub bench_id: String,
+    pub run_id: String,
+    pub reason: String,
+    pub who: String,
+    pub created_unix_ms: u64,
+}
+
+/// What `prune` removed (or would remove).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PruneOutcome {
+    pub removed_runs: Vec<String>,
+    pub removed_comparisons: u64,
+    /// Old runs kept only because a kept comparison or an acknowledgement refers to them.
+    pub protected_runs: Vec<String>,
+    pub kept_runs: u64,
+}
+
+fn stored_run(row: &Row<'_>) -> rusqlite::Result<StoredRun> {
+    Ok(StoredRun {
+        run_id: row.get(0)?,
+        timestamp: row.get(1)?,
+        created_unix_ms: row.get::<_, i64>(2)? as u64,
+        label: row.get(3)?,
+        git_revision: row.get(4)?,
+        git_dirty: row.get(5)?,
+        fingerprint: row.get(6)?,
+        benchmarks: row.get::<_, i64>(7)? as u64,
+        failed: row.get::<_, i64>(8)? as u64,
+        skipped: row.get::<_, i64>(9)? as u64,
+        unreadable: row.get::<_, i64>(10)? as u64,
+    })
+}
+
+fn comparison(row: &Row<'_>) -> rusqlite::Result<ComparisonRecord> {
+    Ok(ComparisonRecord {
+        id: row.get(0)?,
+        created_unix_ms: row.get::<_, i64>(1)? as u64,
+        kind: row.get(2)?,
+        baseline: row.get(3)?,
+        baseline_run_id: row.get(4)?,
+        candidate: row.get(5)?,
+        candidate_run_id: row.get(6)?,
+        fingerprint: row.get(7)?,
+        threshold_percent: row.get(8)?,
+        verdict: row.get(9)?,
+        degraded: row.get::<_, i64>(10)? as u64,
+        improved: row.get::<_, i64>(11)? as u64,
+        unchanged: row.get::<_, i64>(12)? as u64,
+        inconclusive: row.get::<_, i64>(13)? as u64,
+        detail_json: row.get(14)?,
+    })
+}
+
+impl HistoryDb {
+    /// Runs $query with $params and collects every row through $map.
+    fn collect<T>(
+        &self,
+        context: &str,
+        query: &str,
+        params: impl rusqlite::Params,
+        map: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, DbError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(query)
+            .map_err(|e| self.sql(context, e))?;
+        stmt.query_map(params, map)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.sql(context, e))
+    }
+
+    /// Every run, newest first, without loading benchmarks.
+    pub fn list_runs(&self) -> Result<Vec<StoredRun>, DbError> {
+        self.collect(
+            "listing runs",
+            "SELECT run_id, timestamp, created_unix_ms, label, git_revision, git_dirty,
+                    fingerprint, benchmark_count, failed_count, skipped_count, unreadable_count
+             FROM runs ORDER BY created_unix_ms DESC, run_id DESC",
+            [],
+            stored_run,
+        )
+    }
+
+    /// Every measured value of `bench_id`, oldest first (the `benchmarks_by_id` index
+    /// makes this one index range, whatever the size of the store).
+    pub fn history(&self, bench_id: &str) -> Result<Vec<HistoryPoint>, DbError> {
+        self.collect(
+            "reading a benchmark's history",
+            "SELECT r.run_id, r.timestamp, r.created_unix_ms, r.label, r.git_revision,
+                    r.fingerprint, b.median_ns, b.min_ns, b.sample_count
+             FROM benchmarks b JOIN runs r ON r.pk = b.run_pk
+             WHERE b.bench_id = ?1 AND b.median_ns IS NOT NULL
+             ORDER BY r.created_unix_ms, r.run_id",
+            [bench_id],
+            |row| {
+                Ok(HistoryPoint {
+                    run_id: row.get(0)?,
+                    timestamp: row.get(1)?,
+                    created_unix_ms: row.get::<_, i64>(2)? as u64,
+                    label: row.get(3)?,
+                    git_revision: row.get(4)?,
+                    fingerprint: row.get(5)?,
+                    median_ns: row.get(6)?,
+                    min_ns: row.get(7)?,
+                    samples: row.get::<_, i64>(8)? as u64,
+                })
+            },
+        )
+    }
+
+    /// Benchmark ids that contain `fragment`, for "did you mean" messages.
+    pub fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
+        self.collect(
+            "searching benchmark ids",
+            "SELECT DISTINCT bench_id FROM benchmarks WHERE instr(bench_id, ?1) > 0
+             ORDER BY bench_id LIMIT 10",
+            [fragment],
+            |row| row.get(0),
+        )
+    }
+
+    pub fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, DbError> {
+        self.conn
+            .execute(
+                "INSERT INTO comparisons (created_unix_ms, kind, baseline, baseline_run_id,
+                    candidate, candidate_run_id, fingerprint, threshold_percent, verdict,
+                    degraded, improved, unchanged, inconclusive, detail_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    c.created_unix_ms as i64,
+                    c.kind,
+                    c.baseline,
+                    c.baseline_run_id,
+                    c.candidate,
+                    c.candidate_run_id,
+                    c.fingerprint,
+                    c.threshold_percent,
+                    c.verdict,
+                    c.degraded as i64,
+                    c.improved as i64,
+                    c.unchanged as i64,
+                    c.inconclusive as i64,
+                    c.detail_json,
+                ],
+            )
+            .map_err(|e| self.sql("recording a comparison", e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stored comparisons, newest first.
+    pub fn comparisons(&self) -> Result<Vec<ComparisonRecord>, DbError> {
+        self.collect(
+            "listing comparisons",
+            "SELECT pk, created_unix_ms, kind, baseline, baseline_run_id, candidate,
+                    candidate_run_id, fingerprint, threshold_percent, verdict, degraded,
+                    improved, unchanged, inconclusive, detail_json
+             FROM comparisons ORDER BY created_unix_ms DESC, pk DESC",
+            [],
+            comparison,
+        )
+    }
+
+    pub fn acknowledge(&self, a: &Acknowledgement) -> Result<(), DbError> {
+        self.conn
+            .execute(
+                "INSERT INTO acknowledgements (bench_id, run_id, reason, who, created_unix_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    a.bench_id,
+                    a.run_id,
+                    a.reason,
+                    a.who,
+                    a.created_unix_ms as i64
+                ],
+            )
+            .map_err(|e| self.sql("recording an acknowledgement", e))?;
+        Ok(())
+    }
+
+    /// Every acknowledgement, oldest first.
+    pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, DbError> {
+        self.collect(
+            "listing acknowledgements",
+            "SELECT bench_id, run_id, reason, who, created_unix_ms FROM acknowledgements
+             ORDER BY created_unix_ms, pk",
+            [],
+            |row| {
+                Ok(Acknowledgement {
+                    bench_id: row.get(0)?,
+                    run_id: row.get(1)?,
+                    reason: row.get(2)?,
+                    who: row.get(3)?,
+                    created_unix_ms: row.get::<_, i64>(4)? as u64,
+                })
+            },
+        )
+    }
+
+    /// Removes comparisons older than `cutoff_unix_ms`, then every run older than it that
+    /// is not among the `keep_latest` newest of its hardware and that no remaining
+    /// comparison and no acknowledgement refers to. One transaction: all of it or none.
+    pub fn prune(
+        &mut self,
+        cutoff_unix_ms: u64,
+        keep_latest: usize,
+        dry_run: bool,
+    ) -> Result<PruneOutcome, DbError> {
+        let path = self.path.clone();
+        let sql = |context: &str, source| DbError::Sql {
+            path: path.clone(),
+            context: format!("pruning: {context}"),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sql("starting", e))?;
+        let removed_comparisons =
+            tx.execute(
+                "DELETE FROM comparisons WHERE created_unix_ms < ?1",
+                [cutoff_unix_ms as i64],
+            )
+            .map_err(|e| sql("removing old comparisons", e))? as u64;
+        // Old runs outside the newest `keep_latest` of their fingerprint, and whether
+        // something kept refers to them.
+        let candidates: Vec<(String, bool)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT run_id,
+                        EXISTS (SELECT 1 FROM comparisons c
+                                WHERE c.baseline_run_id = r.run_id OR c.candidate_run_id = r.run_id)
+                        OR EXISTS (SELECT 1 FROM acknowledgements a WHERE a.run_id = r.run_id)
+                     FROM (SELECT run_id, created_unix_ms, ROW_NUMBER() OVER (
+                              PARTITION BY fingerprint ORDER BY created_unix_ms DESC, run_id DESC) AS rank
+                           FROM runs) r
+                     WHERE r.created_unix_ms < ?1 AND r.rank > ?2
+                     ORDER BY r.created_unix_ms, r.run_id",
+                )
+                .map_err(|e| sql("selecting runs", e))?;
+            stmt.query_map(params![cutoff_unix_ms as i64, keep_latest as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| sql("selecting runs", e))?
+        };
+        let mut outcome = PruneOutcome {
+            removed_comparisons,
+            ..PruneOutcome::default()
+        };
+        for (run_id, referenced) in candidates {
+            if referenced {
+                outcome.protected_runs.push(run_id);
+            } else {
+                tx.execute("DELETE FROM runs WHERE run_id = ?1", [&run_id])
+                    .map_err(|e| sql(&format!("removing run {run_id}"), e))?;
+                outcome.removed_runs.push(run_id);
+            }
+        }
+        // Counted inside the transaction: on a dry run, what would remain.
+        outcome.kept_runs = tx
+            .query_row("SELECT COUNT(*) FROM runs", [], |row| row.get::<_, i64>(0))
+            .map_err(|e| sql("counting runs", e))? as u64;
+        if dry_run {
+            tx.rollback().map_err(|e| sql("rolling back", e))?;
+        } else {
+            tx.commit().map_err(|e| sql("committing", e))?;
+        }
+        Ok(outcome)
+    }
+}

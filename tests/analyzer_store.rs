@@ -1,0 +1,514 @@
+//! The history database through the real `analyze-trends` binary: concurrent recorders,
+//! `kill -9` mid-transaction, damaged, foreign, newer and unwritable databases, import,
+//! prune, and acknowledged steps.
+
+use rusqlite::Connection;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
+const PAUSE_ENV: &str = "STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8")
+}
+
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove(PAUSE_ENV);
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    command(args).output().expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn record(results: &Path) -> Output {
+    let fixture = fixture();
+    run(&[
+        "record",
+        "--criterion-dir",
+        fixture.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ])
+}
+
+/// `analyze-trends runs --format json`, which also imports run files the database lacks.
+fn listed_runs(results: &Path) -> Vec<Value> {
+    let out = run(&[
+        "runs",
+        "--results",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+}
+
+/// Integrity, and no partial run: every stored run has exactly the benchmarks and sample
+/// rows it says it has, and no benchmark belongs to a missing run. Returns the run ids.
+fn assert_whole(db: &Path) -> Vec<String> {
+    let conn = Connection::open(db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let partial: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM runs r WHERE r.benchmark_count !=
+               (SELECT COUNT(*) FROM benchmarks b JOIN samples s ON s.benchmark_pk = b.pk
+                WHERE b.run_pk = r.pk)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(partial, 0, "a run is stored in part");
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM benchmarks WHERE run_pk NOT IN (SELECT pk FROM runs)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
+    let mut stmt = conn.prepare("SELECT run_id FROM runs").unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn four_records_at_once_all_land_whole_in_the_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let fixture = fixture();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            command(&[
+                "record",
+                "--criterion-dir",
+                fixture.to_str().unwrap(),
+                "--results",
+                results.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // Straight from the database, before any sync from the JSON files could fill gaps.
+    let ids = assert_whole(&results.join("stackbench.db"));
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    let runs = listed_runs(&results);
+    assert_eq!(runs.len(), 4);
+    assert!(runs.iter().all(|r| r["benchmarks"] == 12));
+}
+
+/// Starts `args` with the pause hook, waits until the run is written but not committed,
+/// and kills the process with SIGKILL.
+fn kill_mid_transaction(args: &[&str]) {
+    let mut child = command(args)
+        .env(PAUSE_ENV, "60000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let paused = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("pausing") && l.contains("before commit"));
+    assert!(paused, "the writer never reached its transaction");
+    child.kill().unwrap(); // SIGKILL
+    assert!(!child.wait().unwrap().success());
+}
+
+#[test]
+fn kill_9_during_record_or_import_leaves_no_partial_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    assert_eq!(record(&results).status.code(), Some(0));
+    let db = results.join("stackbench.db");
+    assert_eq!(assert_whole(&db).len(), 1);
+
+    let fixture = fixture();
+    kill_mid_transaction(&[
+        "record",
+        "--criterion-dir",
+        fixture.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(assert_whole(&db).len(), 1, "the killed run is not stored");
+    // Its JSON file was complete before the transaction began: the next read imports it.
+    assert_eq!(listed_runs(&results).len(), 2);
+    assert_eq!(assert_whole(&db).len(), 2);
+
+    // Import into a second store, killed the same way.
+    let other = tmp.path().join("other");
+    kill_mid_transaction(&[
+        "import",
+        results.join("runs").to_str().unwrap(),
+        "--results",
+        other.to_str().unwrap(),
+    ]);
+    let other_db = other.join("stackbench.db");
+    assert!(assert_whole(&other_db).len() < 2);
+    let out = run(&[
+        "import",
+        results.to_str().unwrap(),
+        "--results",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(assert_whole(&other_db).len(), 2);
+}
+
+#[test]
+fn a_foreign_or_damaged_database_file_is_named_and_left_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign = tmp.path().join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(foreign.join("stackbench.db"), &garbage).unwrap();
+
+    // A real database whose header was overwritten.
+    let damaged = tmp.path().join("damaged");
+    assert_eq!(record(&damaged).status.code(), Some(0));
+    run(&["runs", "--results", damaged.to_str().unwrap()]);
+    let db = damaged.join("stackbench.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes[..16].copy_from_slice(b"definitely not!\0");
+    std::fs::write(&db, &bytes).unwrap();
+
+    for (dir, before) in [(&foreign, garbage), (&damaged, bytes)] {
+        let db = dir.join("stackbench.db");
+        let runs_before = std::fs::read_dir(dir.join("runs")).map_or(0, |d| d.count());
+        for out in [
+            record(dir),
+            run(&["runs", "--results", dir.to_str().unwrap()]),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains(db.to_str().unwrap()), "{err}");
+            assert!(err.contains("not a stackbench history database"), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), before, "the file was changed");
+        let runs_after = std::fs::read_dir(dir.join("runs")).map_or(0, |d| d.count());
+        assert_eq!(runs_after, runs_before, "record wrote a run file anyway");
+    }
+}
+
+#[test]
+fn a_database_from_a_newer_schema_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    assert_eq!(record(&results).status.code(), Some(0));
+    let db = results.join("stackbench.db");
+    Connection::open(&db)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    for out in [
+        record(&results),
+        run(&["runs", "--results", results.to_str().unwrap()]),
+        run(&[results.to_str().unwrap()]),
+    ] {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("schema version 99") && err.contains("newer"),
+            "{err}"
+        );
+    }
+    let version: i64 = Connection::open(&db)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 99);
+}
+
+#[test]
+fn a_read_only_results_directory_fails_cleanly() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // Root ignores directory permissions: run the binary as `nobody` there.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fresh = tmp.path().join("fresh");
+    let existing = tmp.path().join("existing");
+    std::fs::create_dir(&fresh).unwrap();
+    assert_eq!(record(&existing).status.code(), Some(0));
+    for dir in [&fresh, &existing] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let fixture = fixture();
+    for dir in [&fresh, &existing] {
+        let args = [
+            "record",
+            "--criterion-dir",
+            fixture.to_str().unwrap(),
+            "--results",
+            dir.to_str().unwrap(),
+        ];
+        let out = if is_root {
+            Command::new("setpriv")
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+                .args(args)
+                .output()
+                .expect("setpriv (util-linux) runs")
+        } else {
+            run(&args)
+        };
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(dir.to_str().unwrap()), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0);
+    assert_eq!(assert_whole(&existing.join("stackbench.db")).len(), 1);
+}
+
+/// A copy of the recorded run `run` with a new id, time and (optionally) fingerprint.
+fn variant(run: &Value, id: &str, created_unix_ms: u64, fingerprint: Option<&str>) -> Value {
+    let mut v = run.clone();
+    v["run_id"] = id.into();
+    v["created_unix_ms"] = created_unix_ms.into();
+    if let Some(f) = fingerprint {
+        v["fingerprint"] = f.into();
+    }
+    v
+}
+
+fn only_run_file(results: &Path) -> Value {
+    let file = std::fs::read_dir(results.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+#[test]
+fn import_is_idempotent_and_a_bad_file_stops_only_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("source");
+    assert_eq!(record(&source).status.code(), Some(0));
+    let recorded = only_run_file(&source);
+    let incoming = tmp.path().join("incoming");
+    std::fs::create_dir(&incoming).unwrap();
+    for (name, doc) in [
+        ("a.json", variant(&recorded, "run-a", 1_000, None)),
+        (
+            "b.json",
+            variant(&recorded, "run-b", 2_000, Some("cpu=other x8;gpu=none")),
+        ),
+    ] {
+        std::fs::write(incoming.join(name), doc.to_string()).unwrap();
+    }
+    std::fs::write(
+        incoming.join("broken.json"),
+        "{\"schema\": \"stackbench.run.v1\"",
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let import = |paths: &[&Path]| {
+        let mut args = vec!["import"];
+        args.extend(paths.iter().map(|p| p.to_str().unwrap()));
+        args.extend(["--results", results.to_str().unwrap()]);
+        run(&args)
+    };
+    let out = import(&[&incoming, &source]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("broken.json"), "{err}");
+    assert!(!err.contains("a.json") && !err.contains("b.json"), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("imported 3 runs"), "{stdout}");
+    assert!(stdout.contains("1 on cpu=other x8;gpu=none"), "{stdout}");
+
+    std::fs::remove_file(incoming.join("broken.json")).unwrap();
+    let out = import(&[&incoming, &source]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported 0 runs"));
+    assert_eq!(listed_runs(&results).len(), 3);
+
+    // The same id with other hardware is a different run: refused, named.
+    let clash = tmp.path().join("clash.json");
+    std::fs::write(
+        &clash,
+        variant(&recorded, "run-a", 1_000, Some("cpu=x x1;gpu=none")).to_string(),
+    )
+    .unwrap();
+    let out = import(&[&clash]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("clash.json") && stderr(&out).contains("run-a"));
+    assert_eq!(listed_runs(&results).len(), 3);
+}
+
+#[test]
+fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    assert_eq!(record(&results).status.code(), Some(0));
+    let recorded = only_run_file(&results);
+    let day: u64 = 86_400_000;
+    let now = recorded["created_unix_ms"].as_u64().unwrap();
+    let runs = results.join("runs");
+    for i in 1..=5u64 {
+        let doc = variant(&recorded, &format!("old-{i}"), now - (100 - i) * day, None);
+        std::fs::write(runs.join(format!("old-{i}.json")), doc.to_string()).unwrap();
+    }
+    let r = results.to_str().unwrap();
+    assert_eq!(
+        run(&["compare", "old-1", "old-2", "--results", r])
+            .status
+            .code(),
+        Some(0)
+    );
+    let ack = run(&[
+        "ack",
+        "plain function",
+        "--reason",
+        "new driver",
+        "--run",
+        "old-3",
+        "--results",
+        r,
+    ]);
+    assert_eq!(ack.status.code(), Some(0), "{}", stderr(&ack));
+
+    let prune = |extra: &[&str]| {
+        let mut args = vec![
+            "prune",
+            "--keep-days",
+            "30",
+            "--keep-latest",
+            "1",
+            "--results",
+            r,
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--format", "json"]);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let dry = prune(&["--dry-run"]);
+    assert_eq!(dry["removed_runs"], serde_json::json!(["old-4", "old-5"]));
+    assert_eq!(listed_runs(&results).len(), 6, "a dry run removes nothing");
+
+    let done = prune(&[]);
+    assert_eq!(done["removed_runs"], serde_json::json!(["old-4", "old-5"]));
+    let mut protected: Vec<&str> = done["protected_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    protected.sort();
+    assert_eq!(protected, ["old-1", "old-2", "old-3"]);
+    assert!(
+        !runs.join("old-4.json").exists(),
+        "a pruned run would come back"
+    );
+    let ids: Vec<String> = listed_runs(&results)
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    let out = run(&["comparisons", "--results", r, "--format", "csv"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("old-1,old-2"));
+}
+
+#[test]
+fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let r = results.to_str().unwrap();
+    let out = run(&[
+        "simulate",
+        "history",
+        "--results",
+        r,
+        "--runs",
+        "30",
+        "--benchmarks",
+        "3",
+        "--stepped",
+        "1",
+        "--step-at",
+        "20",
+        "--step-percent",
+        "20",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let history = || {
+        let out = run(&["history", "hist/b0000", "--results", r, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["groups"][0]["trend"].clone()
+    };
+    let before = history();
+    assert_eq!(before["status"], "regressed");
+    assert_eq!(before["change_points"][0]["run_id"], "sim-run-020");
+
+    let out = run(&[
+        "ack",
+        "hist/b0000",
+        "--reason",
+        "driver 560: intended",
+        "--results",
+        r,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sim-run-020"));
+    let after = history();
+    assert_eq!(after["status"], "stable", "{after}");
+    assert_eq!(after["acknowledged"]["reason"], "driver 560: intended");
+
+    let out = run(&[r, "--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("acknowledged hist/b0000 from sim-run-020")
+    );
+    let md = std::fs::read_to_string(results.join("reports/report.md")).unwrap();
+    assert!(md.contains("### Acknowledged steps") && md.contains("driver 560: intended"));
+    let html = std::fs::read_to_string(results.join("reports/report.html")).unwrap();
+    assert!(html.contains("<h3>Acknowledged steps</h3>") && html.contains("driver 560: intended"));
+
+    let missing = tmp.path().join("missing");
+    for cmd in ["runs", "comparisons"] {
+        let out = run(&[cmd, "--results", missing.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    }
+    assert!(!missing.exists(), "a query created a results directory");
+
+    let out = run(&["history", "hist/b00", "--results", r]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("similar ids: hist/b0000"),
+        "{}",
+        stderr(&out)
+    );
+}
