@@ -143,7 +143,7 @@ impl App {
             Constraint::Length(1),
         ])
         .areas(area);
-        self.tabs().render(tabs, buf);
+        self.tabs(tabs.width).render(tabs, buf);
         if let Some(progress) = &self.data.live {
             live_header(progress, self.theme).render(live, buf);
         }
@@ -166,10 +166,17 @@ impl App {
         }
     }
 
-    fn tabs(&self) -> Line<'static> {
+    /// Every page's number and title; on a narrow screen only the shown page has its title.
+    fn tabs(&self, width: u16) -> Line<'static> {
+        let full: usize = PAGES.iter().map(|p| p.title.chars().count() + 4).sum();
+        let compact = full > width as usize;
         let mut spans = Vec::new();
         for (i, page) in PAGES.iter().enumerate() {
-            let text = format!(" {} {} ", i + 1, page.title);
+            let text = if compact && i != self.page {
+                format!(" {} ", i + 1)
+            } else {
+                format!(" {} {} ", i + 1, page.title)
+            };
             spans.push(if i == self.page {
                 Span::styled(text, self.theme.selected())
             } else {

@@ -3,7 +3,7 @@
 //! benchmark (ONNX Runtime optimisation levels, vLLM-style serving: p50 and p99), and
 //! DeepSpeed's peak memory by ZeRO stage.
 
-use super::{family, rate_bar};
+use super::family;
 use crate::dashboard::model::{Measured, target_notes};
 use crate::dashboard::widgets::{BarItem, Bars, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
@@ -45,12 +45,19 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
                     text: format!("{t:.0} tokens/s"),
                     style: view.theme.series(0),
                 },
-                None => rate_bar(view, label, m),
+                // Components declare tokens (or calls) as elements: a time reads truer
+                // than a GFLOP/s figure when the worker reported no tokens/s.
+                None => BarItem {
+                    label,
+                    value: m.median_ns,
+                    text: format_ns(m.median_ns),
+                    style: view.theme.series(1),
+                },
             }
         })
         .collect();
     Bars {
-        title: "Components: tokens/s, else rate or time".into(),
+        title: "Components: tokens/s, else time per call".into(),
         items: bars,
     }
     .render(left, buf);
