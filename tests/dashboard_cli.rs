@@ -14,10 +14,16 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_stackbench");
 
 fn tool_present(tool: &str) -> bool {
-    let present = Command::new(tool).arg("-V").output().is_ok_and(|o| o.status.success());
+    let present = Command::new(tool)
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !present {
         let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(!required, "{tool} is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed");
+        assert!(
+            !required,
+            "{tool} is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed"
+        );
         eprintln!("SKIPPED: {tool} is not installed (ci/test.sh installs it)");
     }
     present
@@ -32,10 +38,23 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
-    for title in ["1 Baseline", "2 GEMM", "5 Before/after", "7 Skips/failures", "8 Summary"] {
-        assert!(text.contains(&format!("── {title} ──")), "{title} missing:\n{text}");
+    for title in [
+        "1 Baseline",
+        "2 GEMM",
+        "5 Before/after",
+        "7 Skips/failures",
+        "8 Summary",
+    ] {
+        assert!(
+            text.contains(&format!("── {title} ──")),
+            "{title} missing:\n{text}"
+        );
     }
     assert!(text.contains("GEMM cpu f32"), "summary gauges:\n{text}");
     let out = Command::new(BIN)
@@ -46,7 +65,11 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown page `nope`"));
     let empty = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN).args(["show", "--results"]).arg(empty.path()).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["show", "--results"])
+        .arg(empty.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no runs in"));
 }
@@ -57,7 +80,12 @@ struct Tmux {
 
 impl Tmux {
     fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap();
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -72,7 +100,10 @@ impl Tmux {
             if screen.contains(text) {
                 return screen;
             }
-            assert!(start.elapsed() < Duration::from_secs(20), "`{text}` never appeared:\n{screen}");
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "`{text}` never appeared:\n{screen}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -86,17 +117,33 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
     }
 }
 
 fn start_dashboard(results: &Path) -> Tmux {
-    let tmux = Tmux { socket: format!("stackbench-test-{}", std::process::id()) };
+    let tmux = Tmux {
+        socket: format!("stackbench-test-{}", std::process::id()),
+    };
     let command = format!(
         "NO_COLOR=1 '{BIN}' dashboard --results '{}'; echo \"EXITED $?\"; sleep 60",
         results.display()
     );
-    tmux.cmd(&["new-session", "-d", "-s", "dash", "-x", "100", "-y", "30", &command]);
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "dash",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &command,
+    ]);
     tmux
 }
 
@@ -109,7 +156,11 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
     dashboard_support::write_fixture_store(dir.path());
     let tmux = start_dashboard(dir.path());
     tmux.wait_for("Memory bandwidth");
-    assert_eq!(tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"]).trim(), "1");
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
     tmux.keys(&["2"]);
     tmux.wait_for("GEMM throughput vs size");
     tmux.keys(&["Right"]);
@@ -124,7 +175,18 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
     tmux.wait_for("before nightly-17 → after nightly-18");
     tmux.keys(&["q"]);
     let after = tmux.wait_for("EXITED 0");
-    assert!(!after.contains("Before/after"), "the dashboard is still on screen:\n{after}");
-    assert_eq!(tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"]).trim(), "0");
-    assert_eq!(tmux.cmd(&["display", "-p", "-t", "dash", "#{cursor_flag}"]).trim(), "1");
+    assert!(
+        !after.contains("Before/after"),
+        "the dashboard is still on screen:\n{after}"
+    );
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "dash", "#{cursor_flag}"])
+            .trim(),
+        "1"
+    );
 }

@@ -12,7 +12,10 @@ use stackbench::dashboard::{Dashboard, PAGES};
 fn fixture_app() -> App {
     let runs = dashboard_support::fixture_runs();
     let last = runs.len() - 1;
-    App::new(Dashboard::from_runs(runs, Vec::new(), last, None), Theme::plain())
+    App::new(
+        Dashboard::from_runs(runs, Vec::new(), last, None),
+        Theme::plain(),
+    )
 }
 
 fn key(app: &mut App, code: KeyCode) {
@@ -38,19 +41,31 @@ fn pages_show_the_fixture_numbers_with_units() {
     let screen = |app: &App| render_screen(app, 120, 40);
     let baseline = screen(&app);
     assert!(baseline.contains("GB/s"), "{baseline}");
-    assert!(baseline.contains("16KiB") && baseline.contains("4MiB"), "log2 ticks labelled in bytes:\n{baseline}");
+    assert!(
+        baseline.contains("16KiB") && baseline.contains("4MiB"),
+        "log2 ticks labelled in bytes:\n{baseline}"
+    );
     assert!(baseline.contains("cpu f32"), "{baseline}");
     key(&mut app, KeyCode::Char('5'));
     let compare = screen(&app);
-    assert!(compare.contains("before nightly-17 → after nightly-18"), "{compare}");
+    assert!(
+        compare.contains("before nightly-17 → after nightly-18"),
+        "{compare}"
+    );
     assert!(compare.contains("3 improved ▲ · 1 degraded ▼"), "{compare}");
     key(&mut app, KeyCode::Char('7'));
     let outcomes = screen(&app);
-    assert!(outcomes.contains("result mismatch at index 17"), "{outcomes}");
+    assert!(
+        outcomes.contains("result mismatch at index 17"),
+        "{outcomes}"
+    );
     assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
     key(&mut app, KeyCode::Char('6'));
     let trends = screen(&app);
-    assert!(trends.contains("gemm/cpu/f32/1024x1024x1024 (regressed, 1 steps)"), "{trends}");
+    assert!(
+        trends.contains("gemm/cpu/f32/1024x1024x1024 (regressed, 1 steps)"),
+        "{trends}"
+    );
 }
 
 #[test]
@@ -92,7 +107,12 @@ fn precisions_have_their_colours_and_no_color_turns_them_off() {
     assert_eq!(colour.warning().fg, Some(Color::LightYellow));
     assert_eq!(colour.failure().fg, Some(Color::LightRed));
     let plain = Theme::plain();
-    for style in [plain.dtype(Some("f16")), plain.warning(), plain.failure(), plain.before()] {
+    for style in [
+        plain.dtype(Some("f16")),
+        plain.warning(),
+        plain.failure(),
+        plain.before(),
+    ] {
         assert_eq!(style.fg, None);
     }
     // The whole screen drawn without colour has no foreground colour anywhere.
@@ -101,10 +121,15 @@ fn precisions_have_their_colours_and_no_color_turns_them_off() {
     let area = ratatui::layout::Rect::new(0, 0, 80, 24);
     let mut buf = ratatui::buffer::Buffer::empty(area);
     app.draw(area, &mut buf);
-    assert!(buf.content.iter().all(|c| c.fg == Color::Reset), "NO_COLOR screen has colour");
+    assert!(
+        buf.content.iter().all(|c| c.fg == Color::Reset),
+        "NO_COLOR screen has colour"
+    );
     app.theme = colour;
     let mut buf = ratatui::buffer::Buffer::empty(area);
     app.draw(area, &mut buf);
-    assert!(buf.content.iter().any(|c| c.fg == Color::White), "colour screen lacks f32 white");
+    assert!(
+        buf.content.iter().any(|c| c.fg == Color::White),
+        "colour screen lacks f32 white"
+    );
 }
-

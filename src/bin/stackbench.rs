@@ -26,7 +26,9 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Dashboard(args) => exit_for(dashboard::run_dashboard(&args).map(|()| String::new())),
+        Command::Dashboard(args) => {
+            exit_for(dashboard::run_dashboard(&args).map(|()| String::new()))
+        }
         Command::Show(args) => exit_for(dashboard::show(&args)),
     }
 }

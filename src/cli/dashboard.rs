@@ -9,7 +9,9 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–8 pages · ↑/↓ select · r run · c comparison · ? help · q quit")]
+#[command(
+    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–8 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
+)]
 pub struct DashboardArgs {
     /// The results directory (runs are read through its store).
     #[arg(long, default_value = "benchmark_results")]
@@ -32,7 +34,9 @@ pub struct DashboardArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous")]
+#[command(
+    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous"
+)]
 pub struct ShowArgs {
     /// A page name, or `all`.
     #[arg(long, default_value = "summary")]

@@ -103,10 +103,7 @@ impl App {
     fn open_picker(&mut self, kind: PickerKind) {
         let cursor = match kind {
             PickerKind::Run => self.data.run,
-            PickerKind::Compare => self
-                .data
-                .compare
-                .unwrap_or(self.data.run.saturating_sub(1)),
+            PickerKind::Compare => self.data.compare.unwrap_or(self.data.run.saturating_sub(1)),
         };
         self.picker = Some(Picker { kind, cursor });
     }
@@ -155,11 +152,24 @@ impl App {
         (PAGES[self.page].render)(&view, body, buf);
         Line::styled(KEYS, self.theme.dimmed()).render(keys, buf);
         if self.help {
-            overlay(area, HELP.len() as u16 + 2, "Help (? or Esc closes)", buf, |inner, buf| {
-                for (i, line) in HELP.iter().enumerate() {
-                    Line::from(*line).render(Rect { y: inner.y + i as u16, height: 1, ..inner }, buf);
-                }
-            });
+            overlay(
+                area,
+                HELP.len() as u16 + 2,
+                "Help (? or Esc closes)",
+                buf,
+                |inner, buf| {
+                    for (i, line) in HELP.iter().enumerate() {
+                        Line::from(*line).render(
+                            Rect {
+                                y: inner.y + i as u16,
+                                height: 1,
+                                ..inner
+                            },
+                            buf,
+                        );
+                    }
+                },
+            );
         }
         if let Some(picker) = self.picker {
             self.draw_picker(picker, area, buf);
@@ -204,12 +214,16 @@ impl App {
                 ))
             })
             .collect();
-        let height = (items.len() as u16 + 2).min(area.height.saturating_sub(2)).max(3);
+        let height = (items.len() as u16 + 2)
+            .min(area.height.saturating_sub(2))
+            .max(3);
         let theme = self.theme;
         overlay(area, height, title, buf, |inner, buf| {
             let mut state = ListState::default().with_selected(Some(picker.cursor));
             StatefulWidget::render(
-                List::new(items).highlight_style(theme.selected()).highlight_symbol("› "),
+                List::new(items)
+                    .highlight_style(theme.selected())
+                    .highlight_symbol("› "),
                 inner,
                 buf,
                 &mut state,
@@ -219,7 +233,13 @@ impl App {
 }
 
 /// A bordered box in the middle of `area`, cleared, with `draw` filling its inside.
-fn overlay(area: Rect, height: u16, title: &str, buf: &mut Buffer, draw: impl FnOnce(Rect, &mut Buffer)) {
+fn overlay(
+    area: Rect,
+    height: u16,
+    title: &str,
+    buf: &mut Buffer,
+    draw: impl FnOnce(Rect, &mut Buffer),
+) {
     let width = area.width.saturating_sub(4).min(100);
     let height = height.min(area.height);
     let rect = Rect::new(

@@ -26,7 +26,11 @@ pub const PROGRESS_ENV: &str = "STACKBENCH_PROGRESS";
 #[serde(tag = "event", rename_all = "lowercase")]
 pub enum ProgressEvent {
     /// Written by the runner before the first target: how many benchmarks to expect.
-    Plan { total: usize, suite: String, unix_ms: u64 },
+    Plan {
+        total: usize,
+        suite: String,
+        unix_ms: u64,
+    },
     /// A bench target started.
     Target { target: String, unix_ms: u64 },
     /// One benchmark landed.
@@ -105,7 +109,11 @@ impl Progress {
         let complete = text.rfind('\n').map_or("", |end| &text[..end]);
         for line in complete.lines().filter(|l| !l.trim().is_empty()) {
             match serde_json::from_str::<ProgressEvent>(line) {
-                Ok(ProgressEvent::Plan { total, suite, unix_ms }) => {
+                Ok(ProgressEvent::Plan {
+                    total,
+                    suite,
+                    unix_ms,
+                }) => {
                     p.total = Some(total);
                     p.suite = suite;
                     p.started_unix_ms = Some(unix_ms);
@@ -163,7 +171,9 @@ impl Progress {
             let outcome = match l.outcome.as_str() {
                 "failed" => BenchmarkOutcome::Failed { error: reason },
                 "skipped" => BenchmarkOutcome::Skipped { reason },
-                _ => BenchmarkOutcome::Measured { notes: Default::default() },
+                _ => BenchmarkOutcome::Measured {
+                    notes: Default::default(),
+                },
             };
             let entry = BenchmarkEntry {
                 group,
@@ -230,7 +240,11 @@ impl Widget for LiveHeader<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let p = self.p;
         let (elapsed, eta) = p.timing(crate::results::now_unix_ms());
-        let state = if p.finished_unix_ms.is_some() { "finished" } else { "running" };
+        let state = if p.finished_unix_ms.is_some() {
+            "finished"
+        } else {
+            "running"
+        };
         let total = p.total.map_or("?".into(), |t| t.to_string());
         let title = format!(
             " live: {state} · {} · benchmark {} of {total} · elapsed {} · ETA {} ",
@@ -249,8 +263,15 @@ impl Widget for LiveHeader<'_> {
             .take(3)
             .map(|l| match l.outcome.as_str() {
                 "measured" => {
-                    let ns = l.samples.as_ref().map(|s| crate::stats::median(&s.per_iteration_ns()));
-                    format!("{} {}", l.id, ns.map_or("".into(), crate::report::format::format_ns))
+                    let ns = l
+                        .samples
+                        .as_ref()
+                        .map(|s| crate::stats::median(&s.per_iteration_ns()));
+                    format!(
+                        "{} {}",
+                        l.id,
+                        ns.map_or("".into(), crate::report::format::format_ns)
+                    )
                 }
                 other => format!("{} {other}", l.id),
             })
@@ -271,10 +292,14 @@ mod tests {
     #[test]
     fn a_half_written_line_waits_and_eta_follows_the_mean() {
         let text = concat!(
-            r#"{"event":"plan","total":4,"suite":"quick","unix_ms":1000}"#, "\n",
-            r#"{"event":"target","target":"gemm","unix_ms":1000}"#, "\n",
-            r#"{"event":"benchmark","target":"gemm","id":"gemm/cpu/f32/8x8x8","outcome":"measured","samples":{"iters":[1,1],"times":[10,12]},"unix_ms":3000}"#, "\n",
-            r#"{"event":"benchmark","target":"gemm","id":"gemm/cpu/f16/8x8x8","outcome":"skipped","reason":"no f16","unix_ms":5000}"#, "\n",
+            r#"{"event":"plan","total":4,"suite":"quick","unix_ms":1000}"#,
+            "\n",
+            r#"{"event":"target","target":"gemm","unix_ms":1000}"#,
+            "\n",
+            r#"{"event":"benchmark","target":"gemm","id":"gemm/cpu/f32/8x8x8","outcome":"measured","samples":{"iters":[1,1],"times":[10,12]},"unix_ms":3000}"#,
+            "\n",
+            r#"{"event":"benchmark","target":"gemm","id":"gemm/cpu/f16/8x8x8","outcome":"skipped","reason":"no f16","unix_ms":5000}"#,
+            "\n",
             r#"{"event":"benchmark","target":"gemm","id":"#,
         );
         let p = Progress::parse(text);

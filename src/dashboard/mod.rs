@@ -102,7 +102,11 @@ impl Dashboard {
     /// Shows run `index` (clamped), recomputing what the pages draw from it.
     pub fn select_run(&mut self, index: usize) {
         self.run = index.min(self.runs.len().saturating_sub(1));
-        self.measured = self.runs.get(self.run).map(model::measured).unwrap_or_default();
+        self.measured = self
+            .runs
+            .get(self.run)
+            .map(model::measured)
+            .unwrap_or_default();
     }
 
     pub fn current(&self) -> Option<&RunRecord> {

@@ -133,7 +133,9 @@ pub fn changes(before: &RunRecord, after: &RunRecord) -> Vec<(String, f64, f64, 
 
 /// The harness's notes per measured benchmark (peak memory, extra metrics such as
 /// tokens/s or percentiles), read from the run's target reports.
-pub fn target_notes(run: &RunRecord) -> BTreeMap<String, serde_json::Map<String, serde_json::Value>> {
+pub fn target_notes(
+    run: &RunRecord,
+) -> BTreeMap<String, serde_json::Map<String, serde_json::Value>> {
     let mut out = BTreeMap::new();
     for target in &run.targets {
         let Some(benchmarks) = target.get("benchmarks").and_then(|b| b.as_object()) else {

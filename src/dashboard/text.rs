@@ -14,14 +14,32 @@ pub fn page_height(width: u16) -> u16 {
 }
 
 /// Page `index` as text, `width` columns wide, with its title above it.
-pub fn render_page(data: &Dashboard, index: usize, width: u16, theme: super::theme::Theme) -> String {
+pub fn render_page(
+    data: &Dashboard,
+    index: usize,
+    width: u16,
+    theme: super::theme::Theme,
+) -> String {
     let height = page_height(width);
     let area = Rect::new(0, 0, width, height + 1);
     let mut buf = Buffer::empty(area);
     let page = &PAGES[index];
-    Line::from(format!("── {} {} ──", index + 1, page.title)).render(Rect { height: 1, ..area }, &mut buf);
-    let view = View { data, theme, selected: 0 };
-    (page.render)(&view, Rect { y: 1, height, ..area }, &mut buf);
+    Line::from(format!("── {} {} ──", index + 1, page.title))
+        .render(Rect { height: 1, ..area }, &mut buf);
+    let view = View {
+        data,
+        theme,
+        selected: 0,
+    };
+    (page.render)(
+        &view,
+        Rect {
+            y: 1,
+            height,
+            ..area
+        },
+        &mut buf,
+    );
     buffer_to_text(&buf)
 }
 

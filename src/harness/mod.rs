@@ -199,7 +199,9 @@ impl Harness {
                         *failure.borrow_mut() = Some(error);
                         Duration::from_nanos(1)
                     });
-                    calls.borrow_mut().push((iters as f64, took.as_nanos() as f64));
+                    calls
+                        .borrow_mut()
+                        .push((iters as f64, took.as_nanos() as f64));
                     took
                 })
             });
@@ -217,7 +219,13 @@ impl Harness {
                     iters: timed.iter().map(|c| c.0).collect(),
                     times: timed.iter().map(|c| c.1).collect(),
                 };
-                self.landed(id, "measured", None, Some(&live_throughput_copy), Some(samples));
+                self.landed(
+                    id,
+                    "measured",
+                    None,
+                    Some(&live_throughput_copy),
+                    Some(samples),
+                );
                 self.report.record(id, BenchmarkOutcome::Measured { notes });
             }
         }

@@ -11,7 +11,9 @@
 #![allow(dead_code)]
 
 use stackbench::criterion_output::Throughput;
-use stackbench::harness::sidecar::{BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport};
+use stackbench::harness::sidecar::{
+    BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport,
+};
 use stackbench::results::{RunRecord, RunStore, format_rfc3339_ms, run_from_criterion};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,31 +27,71 @@ fn suite() -> Vec<(String, Option<Throughput>, f64)> {
     let mut out = Vec::new();
     // STREAM kernels: bytes moved / time; host RAM about 40 GB/s, caches faster.
     for (kernel, arrays) in [("copy", 2u64), ("triad", 3), ("read", 1)] {
-        for (size, label, gbs) in [(16u64 << 10, "16KiB", 180.0), (1 << 20, "1MiB", 90.0), (256 << 20, "256MiB", 38.0)] {
+        for (size, label, gbs) in [
+            (16u64 << 10, "16KiB", 180.0),
+            (1 << 20, "1MiB", 90.0),
+            (256 << 20, "256MiB", 38.0),
+        ] {
             let bytes = arrays * size;
-            out.push((format!("memory_bandwidth/cpu/{kernel}/{label}"), Some(Throughput::Bytes(bytes)), bytes as f64 / gbs));
+            out.push((
+                format!("memory_bandwidth/cpu/{kernel}/{label}"),
+                Some(Throughput::Bytes(bytes)),
+                bytes as f64 / gbs,
+            ));
         }
     }
     for (dtype, gflops) in [("f64", 45.0), ("f32", 95.0), ("f16", 30.0)] {
         for n in [256u64, 512, 1024, 2048] {
             let flops = 2 * n * n * n;
             let eff = gflops * (0.6 + 0.1 * (n as f64).log2() / 3.0);
-            out.push((format!("gemm/cpu/{dtype}/{n}x{n}x{n}"), Some(Throughput::Elements(flops)), flops as f64 / eff));
+            out.push((
+                format!("gemm/cpu/{dtype}/{n}x{n}x{n}"),
+                Some(Throughput::Elements(flops)),
+                flops as f64 / eff,
+            ));
         }
     }
     let flops = 2 * 2048u64 * 11008 * 4096;
-    out.push(("gemm/cpu/f32/2048x11008x4096".into(), Some(Throughput::Elements(flops)), flops as f64 / 90.0));
-    for (op, arrays, gbs) in [("add_f32", 3u64, 30.0), ("softmax_f32", 2, 12.0), ("layer_norm_bf16", 2, 8.0)] {
+    out.push((
+        "gemm/cpu/f32/2048x11008x4096".into(),
+        Some(Throughput::Elements(flops)),
+        flops as f64 / 90.0,
+    ));
+    for (op, arrays, gbs) in [
+        ("add_f32", 3u64, 30.0),
+        ("softmax_f32", 2, 12.0),
+        ("layer_norm_bf16", 2, 8.0),
+    ] {
         let bytes = arrays * 256 * 4096 * 4;
-        out.push((format!("tensor_ops/cpu/{op}/256x4096"), Some(Throughput::Bytes(bytes)), bytes as f64 / gbs));
+        out.push((
+            format!("tensor_ops/cpu/{op}/256x4096"),
+            Some(Throughput::Bytes(bytes)),
+            bytes as f64 / gbs,
+        ));
     }
     for (kernel, gflops) in [("standard_causal_f32", 20.0), ("flash_causal_f32", 48.0)] {
         let flops = 4 * 4 * 1024u64 * 1024 * 64 / 2;
-        out.push((format!("attention/cpu/{kernel}/b1_h4_s1024_d64"), Some(Throughput::Elements(flops)), flops as f64 / gflops));
+        out.push((
+            format!("attention/cpu/{kernel}/b1_h4_s1024_d64"),
+            Some(Throughput::Elements(flops)),
+            flops as f64 / gflops,
+        ));
     }
-    out.push(("components/pytorch/matmul_f32/1024x1024x1024".into(), Some(Throughput::Elements(2 << 30)), 2e9 / 80.0));
-    out.push(("components/onnxruntime/mlp_all/b8_s128".into(), Some(Throughput::Elements(1024)), 2.4e6));
-    out.push(("components/onnxruntime/mlp_basic/b8_s128".into(), Some(Throughput::Elements(1024)), 3.1e6));
+    out.push((
+        "components/pytorch/matmul_f32/1024x1024x1024".into(),
+        Some(Throughput::Elements(2 << 30)),
+        2e9 / 80.0,
+    ));
+    out.push((
+        "components/onnxruntime/mlp_all/b8_s128".into(),
+        Some(Throughput::Elements(1024)),
+        2.4e6,
+    ));
+    out.push((
+        "components/onnxruntime/mlp_basic/b8_s128".into(),
+        Some(Throughput::Elements(1024)),
+        3.1e6,
+    ));
     out
 }
 
@@ -85,25 +127,79 @@ fn outcomes() -> TargetReport {
     let mut benchmarks = BTreeMap::new();
     let mut add = |id: &str, outcome: BenchmarkOutcome| {
         let parts: Vec<&str> = id.splitn(4, '/').collect();
-        benchmarks.insert(id.to_string(), BenchmarkEntry {
-            group: format!("{}/{}", parts[0], parts[1]),
-            function: parts[2].into(),
-            value: parts[3].into(),
-            outcome,
-        });
+        benchmarks.insert(
+            id.to_string(),
+            BenchmarkEntry {
+                group: format!("{}/{}", parts[0], parts[1]),
+                function: parts[2].into(),
+                value: parts[3].into(),
+                outcome,
+            },
+        );
     };
     let notes = |pairs: &[(&str, f64)]| BenchmarkOutcome::Measured {
-        notes: pairs.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect(),
+        notes: pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+            .collect(),
     };
-    add("components/onnxruntime/mlp_all/b8_s128", notes(&[("latency_p50_ns", 2.4e6), ("latency_p90_ns", 2.6e6), ("latency_p99_ns", 3.3e6), ("tokens_per_s", 426_000.0)]));
-    add("components/onnxruntime/mlp_basic/b8_s128", notes(&[("latency_p50_ns", 3.1e6), ("latency_p90_ns", 3.3e6), ("latency_p99_ns", 4.0e6), ("tokens_per_s", 330_000.0)]));
-    add("attention/cpu/flash_causal_f32/b1_h4_s1024_d64", notes(&[("peak_memory_bytes", 3.0 * 1048576.0)]));
-    add("attention/cpu/standard_causal_f32/b1_h4_s1024_d64", notes(&[("peak_memory_bytes", 19.0 * 1048576.0)]));
-    add("gemm/cuda/all/all", BenchmarkOutcome::Skipped { reason: "no CUDA driver (libcuda.so.1 not found)".into() });
-    add("gemm/cpu/bf16/512x512x512", BenchmarkOutcome::Skipped { reason: "bf16 GEMM is not supported by the CPU backend".into() });
-    add("components/vllm/all/all", BenchmarkOutcome::Skipped { reason: "vllm is not installed in the interpreter".into() });
-    add("tensor_ops/cpu/gelu_f16/256x4096", BenchmarkOutcome::Failed { error: "result mismatch at index 17: 0.412 vs 0.398 (tolerance 0.002)".into() });
-    TargetReport { schema: TARGET_REPORT_SCHEMA.into(), target: "fixture".into(), suite: "quick".into(), started_unix_s: 0, benchmarks }
+    add(
+        "components/onnxruntime/mlp_all/b8_s128",
+        notes(&[
+            ("latency_p50_ns", 2.4e6),
+            ("latency_p90_ns", 2.6e6),
+            ("latency_p99_ns", 3.3e6),
+            ("tokens_per_s", 426_000.0),
+        ]),
+    );
+    add(
+        "components/onnxruntime/mlp_basic/b8_s128",
+        notes(&[
+            ("latency_p50_ns", 3.1e6),
+            ("latency_p90_ns", 3.3e6),
+            ("latency_p99_ns", 4.0e6),
+            ("tokens_per_s", 330_000.0),
+        ]),
+    );
+    add(
+        "attention/cpu/flash_causal_f32/b1_h4_s1024_d64",
+        notes(&[("peak_memory_bytes", 3.0 * 1048576.0)]),
+    );
+    add(
+        "attention/cpu/standard_causal_f32/b1_h4_s1024_d64",
+        notes(&[("peak_memory_bytes", 19.0 * 1048576.0)]),
+    );
+    add(
+        "gemm/cuda/all/all",
+        BenchmarkOutcome::Skipped {
+            reason: "no CUDA driver (libcuda.so.1 not found)".into(),
+        },
+    );
+    add(
+        "gemm/cpu/bf16/512x512x512",
+        BenchmarkOutcome::Skipped {
+            reason: "bf16 GEMM is not supported by the CPU backend".into(),
+        },
+    );
+    add(
+        "components/vllm/all/all",
+        BenchmarkOutcome::Skipped {
+            reason: "vllm is not installed in the interpreter".into(),
+        },
+    );
+    add(
+        "tensor_ops/cpu/gelu_f16/256x4096",
+        BenchmarkOutcome::Failed {
+            error: "result mismatch at index 17: 0.412 vs 0.398 (tolerance 0.002)".into(),
+        },
+    );
+    TargetReport {
+        schema: TARGET_REPORT_SCHEMA.into(),
+        target: "fixture".into(),
+        suite: "quick".into(),
+        started_unix_s: 0,
+        benchmarks,
+    }
 }
 
 /// The fixture runs, oldest first.
@@ -124,7 +220,11 @@ pub fn fixture_runs() -> Vec<RunRecord> {
             run.git_revision = Some(format!("{:040x}", r + 1));
             run.git_dirty = Some(false);
             run.notes.clear();
-            run.targets = if r == RUNS - 1 { vec![serde_json::to_value(outcomes()).unwrap()] } else { Vec::new() };
+            run.targets = if r == RUNS - 1 {
+                vec![serde_json::to_value(outcomes()).unwrap()]
+            } else {
+                Vec::new()
+            };
             run.benchmarks = suite()
                 .into_iter()
                 .enumerate()

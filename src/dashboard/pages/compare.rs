@@ -70,7 +70,13 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         run_name(after)
     ))
     .render(head, buf);
-    Line::from(summary_line(&rows)).render(Rect { y: head.y + 1, ..head }, buf);
+    Line::from(summary_line(&rows)).render(
+        Rect {
+            y: head.y + 1,
+            ..head
+        },
+        buf,
+    );
     let before_points: Vec<(f64, f64)> = (0..rows.len()).map(|i| (i as f64, 100.0)).collect();
     let after_points: Vec<(f64, f64)> = rows
         .iter()
@@ -85,8 +91,18 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         },
         y_title: "% of before".into(),
         series: vec![
-            Series { name: "before".into(), points: before_points, style: view.theme.before(), line: true },
-            Series { name: "after".into(), points: after_points, style: view.theme.after(), line: false },
+            Series {
+                name: "before".into(),
+                points: before_points,
+                style: view.theme.before(),
+                line: true,
+            },
+            Series {
+                name: "after".into(),
+                points: after_points,
+                style: view.theme.after(),
+                line: false,
+            },
         ],
     }
     .render(chart, buf);
@@ -110,7 +126,9 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         .collect();
     TextTable {
         title: "Per benchmark".into(),
-        header: ["", "before", "after", "change", "benchmark"].map(String::from).to_vec(),
+        header: ["", "before", "after", "change", "benchmark"]
+            .map(String::from)
+            .to_vec(),
         widths: vec![1, 9, 9, 9],
         rows: table_rows,
         selected: Some(view.selected.min(rows.len().saturating_sub(1))),
@@ -118,4 +136,3 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
     }
     .render(table, buf);
 }
-

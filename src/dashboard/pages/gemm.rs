@@ -73,11 +73,9 @@ fn bandwidth_peak(view: &View, backend: &str) -> Option<f64> {
 fn rooflines(view: &View, gemm: &[&Measured]) -> Vec<Series> {
     let mut roofs: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for m in gemm {
-        let (Some(peak), Some(x), Some(shape)) = (
-            m.peak(),
-            log2_size("gemm", &m.value),
-            parse_shape(&m.value),
-        ) else {
+        let (Some(peak), Some(x), Some(shape)) =
+            (m.peak(), log2_size("gemm", &m.value), parse_shape(&m.value))
+        else {
             continue;
         };
         let dtype = m.function.parse::<DType>().ok();
@@ -113,7 +111,9 @@ pub fn best_percent_per_dtype(gemm: &[&Measured]) -> Vec<(String, f64)> {
         let Some(p) = m.rate.as_ref().and_then(|r| r.percent_of_peak) else {
             continue;
         };
-        let e = best.entry(format!("{} {}", m.backend, m.function)).or_insert(0.0);
+        let e = best
+            .entry(format!("{} {}", m.backend, m.function))
+            .or_insert(0.0);
         *e = e.max(p);
     }
     best.into_iter().collect()
@@ -137,7 +137,12 @@ fn shapes_table(view: &View, gemm: &[&Measured]) -> TextTable {
         .collect();
     TextTable {
         title: "Shapes (M×N×K)".into(),
-        header: vec!["dtype".into(), "shape".into(), "GFLOP/s".into(), "% pk".into()],
+        header: vec![
+            "dtype".into(),
+            "shape".into(),
+            "GFLOP/s".into(),
+            "% pk".into(),
+        ],
         widths: vec![6, 15, 8],
         rows,
         selected: Some(view.selected.min(gemm.len().saturating_sub(1))),

@@ -43,9 +43,18 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
     StackedBar {
         title: "Outcomes per family".into(),
         segments: vec![
-            Segment { name: "measured".into(), style: view.theme.after() },
-            Segment { name: "skipped".into(), style: view.theme.warning() },
-            Segment { name: "failed".into(), style: view.theme.failure() },
+            Segment {
+                name: "measured".into(),
+                style: view.theme.after(),
+            },
+            Segment {
+                name: "skipped".into(),
+                style: view.theme.warning(),
+            },
+            Segment {
+                name: "failed".into(),
+                style: view.theme.failure(),
+            },
         ],
         rows: counts.into_iter().map(|(f, c)| (f, c.to_vec())).collect(),
         unit: "benchmarks".into(),
@@ -59,12 +68,17 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
             } else {
                 view.theme.warning()
             };
-            (vec![n.outcome.to_string(), n.id.clone(), n.reason.clone()], style)
+            (
+                vec![n.outcome.to_string(), n.id.clone(), n.reason.clone()],
+                style,
+            )
         })
         .collect();
     TextTable {
         title: format!("Not measured in this run ({})", rows.len()),
-        header: ["outcome", "benchmark", "reason"].map(String::from).to_vec(),
+        header: ["outcome", "benchmark", "reason"]
+            .map(String::from)
+            .to_vec(),
         widths: vec![8, (area.width / 3).max(20)],
         rows: table_rows,
         selected: (!rows.is_empty()).then(|| view.selected.min(rows.len() - 1)),

@@ -39,13 +39,22 @@ fn header(view: &View) -> String {
         failed
     );
     if let Some(before) = view.data.comparison() {
-        text.push_str(&format!(" · vs {}: {}", run_name(before), summary_line(&changes(before, run))));
+        text.push_str(&format!(
+            " · vs {}: {}",
+            run_name(before),
+            summary_line(&changes(before, run))
+        ));
     }
     text
 }
 
 fn render(view: &View, area: Rect, buf: &mut Buffer) {
-    let gemm: Vec<_> = view.data.measured.iter().filter(|m| m.family == "gemm").collect();
+    let gemm: Vec<_> = view
+        .data
+        .measured
+        .iter()
+        .filter(|m| m.family == "gemm")
+        .collect();
     let gauges = best_percent_per_dtype(&gemm);
     let rows = view.data.current().map(not_measured).unwrap_or_default();
     let counts = outcome_counts(view.data, &rows);
@@ -63,15 +72,27 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
             percent: *percent,
             style: view.theme.dtype(label.rsplit(' ').next()),
         }
-        .render(Rect::new(gauge_area.x, gauge_area.y + i as u16, gauge_area.width, 1), buf);
+        .render(
+            Rect::new(gauge_area.x, gauge_area.y + i as u16, gauge_area.width, 1),
+            buf,
+        );
     }
     spark_rows(view).render(sparks, buf);
     StackedBar {
         title: "Outcomes per family".into(),
         segments: vec![
-            Segment { name: "measured".into(), style: view.theme.after() },
-            Segment { name: "skipped".into(), style: view.theme.warning() },
-            Segment { name: "failed".into(), style: view.theme.failure() },
+            Segment {
+                name: "measured".into(),
+                style: view.theme.after(),
+            },
+            Segment {
+                name: "skipped".into(),
+                style: view.theme.warning(),
+            },
+            Segment {
+                name: "failed".into(),
+                style: view.theme.failure(),
+            },
         ],
         rows: counts.into_iter().map(|(f, c)| (f, c.to_vec())).collect(),
         unit: "benchmarks".into(),
@@ -95,7 +116,11 @@ fn spark_rows(view: &View) -> SparkRows {
                     let row = SparkRow {
                         label: b.id.clone(),
                         values: b.points.iter().map(|p| p.1).collect(),
-                        note: format!("{} {}", format_ns(b.latest_ns), format_percent(b.latest_change_percent)),
+                        note: format!(
+                            "{} {}",
+                            format_ns(b.latest_ns),
+                            format_percent(b.latest_change_percent)
+                        ),
                         style,
                     };
                     (change.abs(), row)

@@ -51,7 +51,9 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
                 label: m.function.clone(),
                 value: mib,
                 text: format!("{mib:.1} MiB"),
-                style: view.theme.dtype(crate::dashboard::model::dtype_of(&m.function)),
+                style: view
+                    .theme
+                    .dtype(crate::dashboard::model::dtype_of(&m.function)),
             })
         })
         .collect();

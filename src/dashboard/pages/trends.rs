@@ -65,7 +65,12 @@ fn history_chart(view: &View, g: &HardwareGroup, b: &BenchmarkTrend) -> LineChar
         });
     }
     LineChart {
-        title: format!("{} ({}, {} steps)", b.id, b.status.as_str(), b.change_points.len()),
+        title: format!(
+            "{} ({}, {} steps)",
+            b.id,
+            b.status.as_str(),
+            b.change_points.len()
+        ),
         x: XAxis::Linear {
             title: "run".into(),
             labels: vec!["1".into(), g.runs.len().to_string()],

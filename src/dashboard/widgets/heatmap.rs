@@ -45,10 +45,7 @@ impl Widget for &Heatmap {
                 truncate(label, label_width)
             ))];
             spans.extend(shown.iter().map(|c| self.cell(*c)));
-            Line::from(spans).render(
-                Rect::new(inner.x, inner.y + i as u16, inner.width, 1),
-                buf,
-            );
+            Line::from(spans).render(Rect::new(inner.x, inner.y + i as u16, inner.width, 1), buf);
         }
     }
 }

@@ -40,7 +40,10 @@ pub struct LineChart {
 
 impl LineChart {
     fn x_range(&self) -> Option<(f64, f64)> {
-        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let xs = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0));
         let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
             (lo.min(x), hi.max(x))
         });
@@ -69,7 +72,11 @@ impl Widget for &LineChart {
         let (x_bounds, x_labels, x_title) = match &self.x {
             XAxis::Log2(unit) => {
                 let b = log2_bounds(lo, hi, ticks);
-                (b, log2_labels(b, ticks, *unit), unit.axis_title().to_string())
+                (
+                    b,
+                    log2_labels(b, ticks, *unit),
+                    unit.axis_title().to_string(),
+                )
             }
             XAxis::Linear { title, labels } => {
                 let pad = if hi > lo { 0.0 } else { 1.0 };

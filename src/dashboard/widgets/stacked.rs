@@ -78,7 +78,11 @@ impl Widget for &StackedBar {
             }
             let total: f64 = values.iter().sum();
             spans.push(Span::raw(" ".repeat(bar_width - used + 1)));
-            spans.push(Span::raw(format!("{} {}", super::axis::format_number(total), self.unit)));
+            spans.push(Span::raw(format!(
+                "{} {}",
+                super::axis::format_number(total),
+                self.unit
+            )));
             Line::from(spans).render(Rect::new(inner.x, y, inner.width, 1), buf);
         }
     }

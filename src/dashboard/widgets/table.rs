@@ -5,7 +5,7 @@ use super::sparkline::truncate;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
-use ratatui::widgets::{Block, Cell, Row, Table, TableState, StatefulWidget, Widget};
+use ratatui::widgets::{Block, Cell, Row, StatefulWidget, Table, TableState, Widget};
 
 #[derive(Clone, Debug)]
 pub struct TextTable {
