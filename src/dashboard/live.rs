@@ -161,7 +161,7 @@ impl Progress {
                     group: group.clone(),
                     function: Some(part(2)),
                     value: Some(part(3)),
-                    throughput: l.throughput.clone(),
+                    throughput: l.throughput,
                     estimates: None,
                     samples: samples.clone(),
                     notes: Vec::new(),

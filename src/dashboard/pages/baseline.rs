@@ -5,7 +5,7 @@
 use super::{family, rate_series};
 use crate::dashboard::model::dtype_of;
 use crate::dashboard::widgets::axis::SizeUnit;
-use crate::dashboard::widgets::line::XAxis;
+use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart};
 use crate::dashboard::{Dashboard, Page, View};
 use ratatui::buffer::Buffer;
@@ -40,6 +40,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         x: XAxis::Log2(SizeUnit::Bytes),
         y_title: "GB/s".into(),
         series: rate_series(view, &memory),
+        legend: LegendPosition::TopRight,
     }
     .render(top, buf);
     precision_bars(view).render(bottom, buf);

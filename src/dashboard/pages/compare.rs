@@ -3,7 +3,7 @@
 //! benchmark marked ▲ improved beyond 5 %, ▼ degraded beyond 5 %, – within; a summary line.
 
 use crate::dashboard::model::{changes, run_name};
-use crate::dashboard::widgets::line::XAxis;
+use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::{format_ns, format_percent};
@@ -104,6 +104,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
                 line: false,
             },
         ],
+        legend: LegendPosition::BottomRight,
     }
     .render(chart, buf);
     let table_rows = rows

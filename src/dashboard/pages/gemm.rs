@@ -6,7 +6,7 @@
 use super::{family, rate_series};
 use crate::dashboard::model::{Measured, dtype_of, log2_size};
 use crate::dashboard::widgets::axis::SizeUnit;
-use crate::dashboard::widgets::line::XAxis;
+use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, PeakGauge, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::workload::{DType, GemmShape};
@@ -37,6 +37,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         x: XAxis::Log2(SizeUnit::Elements),
         y_title: "GFLOP/s".into(),
         series,
+        legend: LegendPosition::TopLeft,
     }
     .render(chart, buf);
     let gauges = best_percent_per_dtype(&gemm);

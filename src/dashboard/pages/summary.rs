@@ -24,13 +24,14 @@ pub const PAGE: Page = Page {
     items: |_: &Dashboard| 0,
 };
 
-fn header(view: &View) -> String {
+/// Two lines: the run and its outcomes; how it moved against the run before it.
+fn header(view: &View) -> [String; 2] {
     let Some(run) = view.data.current() else {
-        return "no run".into();
+        return ["no run".into(), String::new()];
     };
     let rows = not_measured(run);
     let failed = rows.iter().filter(|n| n.outcome == "failed").count();
-    let mut text = format!(
+    let text = format!(
         "run {} · {} · {} measured, {} skipped, {} failed",
         run_name(run),
         run.timestamp,
@@ -38,14 +39,14 @@ fn header(view: &View) -> String {
         rows.len() - failed,
         failed
     );
-    if let Some(before) = view.data.comparison() {
-        text.push_str(&format!(
-            " · vs {}: {}",
+    let versus = view.data.comparison().map_or(String::new(), |before| {
+        format!(
+            "vs {}: {}",
             run_name(before),
             summary_line(&changes(before, run))
-        ));
-    }
-    text
+        )
+    });
+    [text, versus]
 }
 
 fn render(view: &View, area: Rect, buf: &mut Buffer) {
@@ -65,7 +66,16 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         Constraint::Length(counts.len() as u16 + 3),
     ])
     .areas(area);
-    Line::from(header(view)).render(head, buf);
+    let [first, second] = header(view);
+    Line::from(first).render(Rect { height: 1, ..head }, buf);
+    Line::from(second).render(
+        Rect {
+            y: head.y + 1,
+            height: 1,
+            ..head
+        },
+        buf,
+    );
     for (i, (label, percent)) in gauges.iter().take(4).enumerate() {
         PeakGauge {
             label: format!("GEMM {label:<9}"),

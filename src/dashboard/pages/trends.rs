@@ -4,7 +4,7 @@
 
 use crate::analysis::trends::{BenchmarkTrend, HardwareGroup};
 use crate::dashboard::widgets::heatmap::Heatmap;
-use crate::dashboard::widgets::line::XAxis;
+use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::format_percent;
@@ -77,6 +77,7 @@ fn history_chart(view: &View, g: &HardwareGroup, b: &BenchmarkTrend) -> LineChar
         },
         y_title: format!("time/iter ({unit})"),
         series,
+        legend: LegendPosition::TopLeft,
     }
 }
 

@@ -45,12 +45,13 @@ impl Widget for &Bars {
             .items
             .iter()
             .map(|i| {
+                // The value goes in the label, not on the bar: drawn over a short bar it
+                // would hide the bar itself.
                 Bar::default()
                     .value((i.value.max(0.0) * scale).round() as u64)
-                    .label(Line::from(i.label.clone()))
-                    .text_value(i.text.clone())
+                    .label(Line::from(format!("{} {}", i.label, i.text)))
+                    .text_value(String::new())
                     .style(i.style)
-                    .value_style(i.style.reversed())
             })
             .collect();
         BarChart::default()

@@ -8,7 +8,8 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::Line;
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, LegendPosition, Widget};
+pub use ratatui::widgets::LegendPosition;
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Widget};
 
 /// One named series of (x, y) points.
 #[derive(Clone, Debug)]
@@ -36,6 +37,8 @@ pub struct LineChart {
     /// The y axis title, with its unit (`GB/s`).
     pub y_title: String,
     pub series: Vec<Series>,
+    /// Where the legend goes: the corner the data leaves empty (falling curves: top right).
+    pub legend: LegendPosition,
 }
 
 impl LineChart {
@@ -115,7 +118,7 @@ impl Widget for &LineChart {
                     .bounds(y_bounds)
                     .labels(linear_labels(y_bounds, 3)),
             )
-            .legend_position(Some(LegendPosition::TopLeft))
+            .legend_position(Some(self.legend))
             .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(70)))
             .render(area, buf);
     }
