@@ -13,22 +13,6 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackbench");
 
-fn tool_present(tool: &str) -> bool {
-    let present = Command::new(tool)
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present {
-        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "{tool} is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed"
-        );
-        eprintln!("SKIPPED: {tool} is not installed (ci/test.sh installs it)");
-    }
-    present
-}
-
 #[test]
 fn show_prints_every_page_and_rejects_an_unknown_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,7 +133,7 @@ fn start_dashboard(results: &Path) -> Tmux {
 
 #[test]
 fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
-    if !tool_present("tmux") {
+    if !dashboard_support::tool_present("tmux", "-V") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -27,21 +27,7 @@ document.body.appendChild(pre);
 </script>"#;
 
 fn chromium() -> Option<&'static str> {
-    let found = ["chromium", "chromium-browser"].into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if found.is_none() {
-        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "chromium is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed"
-        );
-        eprintln!("SKIPPED: chromium is not installed (ci/test.sh installs it)");
-    }
-    found
+    dashboard_support::tool_present("chromium", "--version").then_some("chromium")
 }
 
 #[test]

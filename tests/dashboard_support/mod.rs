@@ -259,3 +259,21 @@ pub fn write_fixture_store(dir: &Path) -> RunStore {
     }
     store
 }
+
+/// Whether `tool` runs (`tool <version_flag>`); a missing tool skips the calling test with a
+/// message, or fails it when `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it).
+pub fn tool_present(tool: &str, version_flag: &str) -> bool {
+    let present = std::process::Command::new(tool)
+        .arg(version_flag)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "{tool} is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed"
+        );
+        eprintln!("SKIPPED: {tool} is not installed (ci/test.sh installs it)");
+    }
+    present
+}

@@ -34,12 +34,8 @@ pub fn outcome_counts(data: &Dashboard, rows: &[NotMeasured]) -> BTreeMap<String
     counts
 }
 
-fn render(view: &View, area: Rect, buf: &mut Buffer) {
-    let rows = view.data.current().map(not_measured).unwrap_or_default();
-    let counts = outcome_counts(view.data, &rows);
-    let bar_height = (counts.len() as u16 + 3).min(area.height / 2);
-    let [bars, table] =
-        Layout::vertical([Constraint::Length(bar_height), Constraint::Fill(1)]).areas(area);
+/// Measured, skipped and failed per family as one stacked bar each.
+pub fn outcomes_bar(view: &View, counts: BTreeMap<String, [f64; 3]>) -> StackedBar {
     StackedBar {
         title: "Outcomes per family".into(),
         segments: vec![
@@ -59,7 +55,15 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         rows: counts.into_iter().map(|(f, c)| (f, c.to_vec())).collect(),
         unit: "benchmarks".into(),
     }
-    .render(bars, buf);
+}
+
+fn render(view: &View, area: Rect, buf: &mut Buffer) {
+    let rows = view.data.current().map(not_measured).unwrap_or_default();
+    let counts = outcome_counts(view.data, &rows);
+    let bar_height = (counts.len() as u16 + 3).min(area.height / 2);
+    let [bars, table] =
+        Layout::vertical([Constraint::Length(bar_height), Constraint::Fill(1)]).areas(area);
+    outcomes_bar(view, counts).render(bars, buf);
     let table_rows = rows
         .iter()
         .map(|n| {

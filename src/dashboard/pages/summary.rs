@@ -4,12 +4,12 @@
 
 use super::compare::summary_line;
 use super::gemm::best_percent_per_dtype;
-use super::outcomes::outcome_counts;
+use super::outcomes::{outcome_counts, outcomes_bar};
 use super::trends::group;
 use crate::analysis::trends::not_measured;
 use crate::dashboard::model::{changes, run_name};
 use crate::dashboard::widgets::sparkline::SparkRow;
-use crate::dashboard::widgets::{PeakGauge, Segment, SparkRows, StackedBar};
+use crate::dashboard::widgets::{PeakGauge, SparkRows};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::{format_ns, format_percent};
 use ratatui::buffer::Buffer;
@@ -88,26 +88,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         );
     }
     spark_rows(view).render(sparks, buf);
-    StackedBar {
-        title: "Outcomes per family".into(),
-        segments: vec![
-            Segment {
-                name: "measured".into(),
-                style: view.theme.after(),
-            },
-            Segment {
-                name: "skipped".into(),
-                style: view.theme.warning(),
-            },
-            Segment {
-                name: "failed".into(),
-                style: view.theme.failure(),
-            },
-        ],
-        rows: counts.into_iter().map(|(f, c)| (f, c.to_vec())).collect(),
-        unit: "benchmarks".into(),
-    }
-    .render(stacked, buf);
+    outcomes_bar(view, counts).render(stacked, buf);
 }
 
 /// The benchmarks with the largest latest change first, each with its history.
