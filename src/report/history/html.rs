@@ -18,7 +18,7 @@ table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #dd
 .delta{display:inline-block;position:relative;width:120px;height:10px;background:#eee;vertical-align:middle}\
 .delta span{position:absolute;top:0;height:10px}.delta .up{background:#b00020}.delta .down{background:#1b7f3b}\
 .charts{display:flex;flex-wrap:wrap}figure.chart{margin:6px;border:1px solid #ccc;border-radius:4px;padding:4px}\
-figcaption{font-size:12px;color:#555}details{margin:4px 0}summary{cursor:pointer;font-weight:bold}.nochart{color:#777}";
+figcaption{font-size:12px;color:#555}.charts .nochart{flex-basis:100%;margin:2px 6px}details{margin:4px 0}summary{cursor:pointer;font-weight:bold}.nochart{color:#777}";
 
 pub(super) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")

@@ -184,37 +184,38 @@ fn precision_bars(gemm: &[&Measured]) -> BarsSpec {
     }
 }
 
-/// Change per benchmark against the previous run, slower (red) first.
+/// Change per benchmark against the previous run: the `limit` most slowed (red) first,
+/// then the `limit` most sped up (green), each beyond 1 %.
 fn change_bars(before: &RunRecord, after: &RunRecord, limit: usize) -> BarsSpec {
     let mut rows = changes(before, after);
     rows.sort_by(|a, b| b.3.total_cmp(&a.3));
-    let bars = rows
-        .into_iter()
-        .filter(|r| r.3.abs() > 1.0)
-        .take(limit)
+    let slower = rows.iter().filter(|r| r.3 > 1.0).take(limit);
+    let faster = rows.iter().rev().filter(|r| r.3 < -1.0).take(limit);
+    let bars = slower
+        .chain(faster)
         .map(|(id, old, new, change)| BarSpec {
             value: change.abs(),
-            colour: if change > 0.0 { RED } else { GREEN },
+            colour: if *change > 0.0 { RED } else { GREEN },
             hover: format!(
                 "{} → {} ({})",
-                format_ns(old),
-                format_ns(new),
-                format_percent(Some(change))
+                format_ns(*old),
+                format_ns(*new),
+                format_percent(Some(*change))
             ),
             legend: Some(
-                if change > 0.0 {
+                if *change > 0.0 {
                     "slower (after)"
                 } else {
                     "faster (after)"
                 }
                 .into(),
             ),
-            label: id,
+            label: id.clone(),
         })
         .collect();
     BarsSpec {
         title: format!(
-            "Before {} → after {}: changes beyond 1 %, slower first",
+            "Before {} → after {}: the most slowed, then the most sped up (beyond 1 %)",
             run_name(before),
             run_name(after)
         ),
@@ -295,7 +296,7 @@ pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
         figure(
             out,
             "Before/after",
-            bar_chart(&change_bars(before, run, 40)),
+            bar_chart(&change_bars(before, run, 20)),
         );
     }
     out.push_str("</div>");
