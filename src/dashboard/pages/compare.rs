@@ -57,7 +57,14 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
             .render(area, buf);
         return;
     };
-    let rows = changes(before, after);
+    // Degraded first, then improved, largest change first: what needs a look leads.
+    let mut rows = changes(before, after);
+    rows.sort_by(|a, b| b.3.total_cmp(&a.3).then_with(|| a.0.cmp(&b.0)));
+    let (slower, rest): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.3 > MARK_PERCENT);
+    let (mut faster, within): (Vec<_>, Vec<_>) =
+        rest.into_iter().partition(|r| r.3 < -MARK_PERCENT);
+    faster.reverse();
+    let rows: Vec<_> = slower.into_iter().chain(faster).chain(within).collect();
     let [head, chart, table] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Percentage(40),
