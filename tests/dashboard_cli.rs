@@ -109,12 +109,13 @@ impl Drop for Tmux {
     }
 }
 
-fn start_dashboard(results: &Path) -> Tmux {
+/// Starts the dashboard with `extra` arguments in its own tmux server (one per test).
+fn start_dashboard(results: &Path, extra: &str) -> Tmux {
     let tmux = Tmux {
-        socket: format!("stackbench-test-{}", std::process::id()),
+        socket: format!("stackbench-test-{}-{}", std::process::id(), extra.len()),
     };
     let command = format!(
-        "NO_COLOR=1 '{BIN}' dashboard --results '{}'; echo \"EXITED $?\"; sleep 60",
+        "NO_COLOR=1 '{BIN}' dashboard --results '{}' {extra}; echo \"EXITED $?\"; sleep 60",
         results.display()
     );
     tmux.cmd(&[
@@ -138,7 +139,7 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
     }
     let dir = tempfile::tempdir().unwrap();
     dashboard_support::write_fixture_store(dir.path());
-    let tmux = start_dashboard(dir.path());
+    let tmux = start_dashboard(dir.path(), "");
     tmux.wait_for("Memory bandwidth");
     assert_eq!(
         tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"])
@@ -173,4 +174,53 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
             .trim(),
         "1"
     );
+}
+
+#[test]
+fn follow_mode_shows_benchmarks_as_they_land() {
+    if !dashboard_support::tool_present("tmux", "-V") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let progress = dir.path().join("progress.jsonl");
+    let benchmark = |id: &str, ms: u64| {
+        format!(
+            r#"{{"event":"benchmark","target":"gemm","id":"{id}","outcome":"measured","throughput":{{"Elements":2000000}},"samples":{{"iters":[10,10,10],"times":[1000000,1100000,1050000]}},"unix_ms":{ms}}}"#
+        )
+    };
+    let plan = r#"{"event":"plan","total":3,"suite":"quick","unix_ms":1000}"#;
+    let target = r#"{"event":"target","target":"gemm","unix_ms":1000}"#;
+    let first = benchmark("gemm/cpu/f32/100x100x100", 2000);
+    std::fs::write(&progress, format!("{plan}\n{target}\n{first}\n")).unwrap();
+    // No run recorded yet: following the first suite of a fresh results directory.
+    let results = dir.path().join("results");
+    let tmux = start_dashboard(
+        &results,
+        &format!(
+            "--follow --progress '{}' --criterion-dir '{}'",
+            progress.display(),
+            dir.path().display()
+        ),
+    );
+    tmux.wait_for("benchmark 1 of 3");
+    tmux.keys(&["2"]);
+    tmux.wait_for("100x100x100");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&progress)
+        .unwrap();
+    use std::io::Write;
+    writeln!(file, "{}", benchmark("gemm/cpu/f32/200x200x200", 3000)).unwrap();
+    writeln!(file, r#"{{"event":"benchmark","target":"gemm","id":"gemm/cpu/f16/100x100x100","outcome":"skipped","reason":"no f16 here","unix_ms":4000}}"#).unwrap();
+    writeln!(file, r#"{{"event":"done","unix_ms":5000}}"#).unwrap();
+    let screen = tmux.wait_for("live: finished");
+    assert!(screen.contains("benchmark 3 of 3"), "{screen}");
+    assert!(
+        screen.contains("200x200x200"),
+        "the chart filled in:\n{screen}"
+    );
+    tmux.keys(&["7"]);
+    tmux.wait_for("no f16 here");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
 }
