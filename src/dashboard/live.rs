@@ -55,6 +55,28 @@ pub struct Landed {
     pub unix_ms: u64,
 }
 
+impl Landed {
+    /// The benchmark as a bench target's report records it (id split, outcome, reason).
+    fn entry(&self) -> BenchmarkEntry {
+        let parts: Vec<&str> = self.id.splitn(4, '/').collect();
+        let part = |i: usize| parts.get(i).copied().unwrap_or_default().to_string();
+        let reason = self.reason.clone().unwrap_or_default();
+        let outcome = match self.outcome.as_str() {
+            "failed" => BenchmarkOutcome::Failed { error: reason },
+            "skipped" => BenchmarkOutcome::Skipped { reason },
+            _ => BenchmarkOutcome::Measured {
+                notes: Default::default(),
+            },
+        };
+        BenchmarkEntry {
+            group: format!("{}/{}", part(0), part(1)),
+            function: part(2),
+            value: part(3),
+            outcome,
+        }
+    }
+}
+
 /// Appends one event to the progress file named by [`PROGRESS_ENV`], if any. A failure
 /// is printed and otherwise ignored: live display must never fail a benchmark run.
 pub fn append_event(event: &ProgressEvent) {
@@ -152,35 +174,19 @@ impl Progress {
         let mut benchmarks: Vec<BenchmarkRecord> = Vec::new();
         let mut outcomes = std::collections::BTreeMap::new();
         for l in &self.landed {
-            let parts: Vec<&str> = l.id.splitn(4, '/').collect();
-            let part = |i: usize| parts.get(i).copied().unwrap_or_default().to_string();
-            let group = format!("{}/{}", part(0), part(1));
+            let entry = l.entry();
             if let (Some(samples), "measured") = (&l.samples, l.outcome.as_str()) {
                 benchmarks.push(BenchmarkRecord {
                     id: l.id.clone(),
-                    group: group.clone(),
-                    function: Some(part(2)),
-                    value: Some(part(3)),
+                    group: entry.group.clone(),
+                    function: Some(entry.function.clone()),
+                    value: Some(entry.value.clone()),
                     throughput: l.throughput,
                     estimates: None,
                     samples: samples.clone(),
                     notes: Vec::new(),
                 });
             }
-            let reason = l.reason.clone().unwrap_or_default();
-            let outcome = match l.outcome.as_str() {
-                "failed" => BenchmarkOutcome::Failed { error: reason },
-                "skipped" => BenchmarkOutcome::Skipped { reason },
-                _ => BenchmarkOutcome::Measured {
-                    notes: Default::default(),
-                },
-            };
-            let entry = BenchmarkEntry {
-                group,
-                function: part(2),
-                value: part(3),
-                outcome,
-            };
             outcomes.insert(l.id.clone(), entry);
         }
         benchmarks.sort_by(|a, b| a.id.cmp(&b.id));

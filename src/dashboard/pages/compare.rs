@@ -7,6 +7,7 @@ use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::{format_ns, format_percent};
+use crate::results::RunRecord;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -57,15 +58,8 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
             .render(area, buf);
         return;
     };
-    // Degraded first, then improved, largest change first: what needs a look leads.
-    let mut rows = changes(before, after);
-    rows.sort_by(|a, b| b.3.total_cmp(&a.3).then_with(|| a.0.cmp(&b.0)));
-    let (slower, rest): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.3 > MARK_PERCENT);
-    let (mut faster, within): (Vec<_>, Vec<_>) =
-        rest.into_iter().partition(|r| r.3 < -MARK_PERCENT);
-    faster.reverse();
-    let rows: Vec<_> = slower.into_iter().chain(faster).chain(within).collect();
-    let [head, chart, table] = Layout::vertical([
+    let rows = ordered_changes(before, after);
+    let [head, chart_area, table_area] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Percentage(40),
         Constraint::Fill(1),
@@ -84,6 +78,26 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         },
         buf,
     );
+    overlay_chart(view, &rows).render(chart_area, buf);
+    table(view, &rows).render(table_area, buf);
+}
+
+type Change = (String, f64, f64, f64);
+
+/// Degraded first, then improved, each largest change first, then the rest: what needs a
+/// look leads.
+fn ordered_changes(before: &RunRecord, after: &RunRecord) -> Vec<Change> {
+    let mut rows = changes(before, after);
+    rows.sort_by(|a, b| b.3.total_cmp(&a.3).then_with(|| a.0.cmp(&b.0)));
+    let (slower, rest): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.3 > MARK_PERCENT);
+    let (mut faster, within): (Vec<_>, Vec<_>) =
+        rest.into_iter().partition(|r| r.3 < -MARK_PERCENT);
+    faster.reverse();
+    slower.into_iter().chain(faster).chain(within).collect()
+}
+
+/// Before (a flat 100 %) and after overlaid, per benchmark in table order.
+fn overlay_chart(view: &View, rows: &[Change]) -> LineChart {
     let before_points: Vec<(f64, f64)> = (0..rows.len()).map(|i| (i as f64, 100.0)).collect();
     let after_points: Vec<(f64, f64)> = rows
         .iter()
@@ -113,7 +127,9 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         ],
         legend: LegendPosition::BottomRight,
     }
-    .render(chart, buf);
+}
+
+fn table(view: &View, rows: &[Change]) -> TextTable {
     let table_rows = rows
         .iter()
         .map(|(id, old, new, change)| {
@@ -142,5 +158,4 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         selected: Some(view.selected.min(rows.len().saturating_sub(1))),
         selected_style: view.theme.selected(),
     }
-    .render(table, buf);
 }

@@ -34,33 +34,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
     let notes_of = |m: &Measured| notes.get(&m.id).unwrap_or(&empty).clone();
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)]).areas(area);
-    let bars = components
-        .iter()
-        .map(|m| {
-            let label = format!("{} {} {}", m.backend, m.function, m.value);
-            match notes_of(m).get("tokens_per_s").and_then(Value::as_f64) {
-                Some(t) => BarItem {
-                    label,
-                    value: t,
-                    text: format!("{t:.0} tokens/s"),
-                    style: view.theme.series(0),
-                },
-                // Components declare tokens (or calls) as elements: a time reads truer
-                // than a GFLOP/s figure when the worker reported no tokens/s.
-                None => BarItem {
-                    label,
-                    value: m.median_ns,
-                    text: format_ns(m.median_ns),
-                    style: view.theme.series(1),
-                },
-            }
-        })
-        .collect();
-    Bars {
-        title: "Components: tokens/s, else time per call".into(),
-        items: bars,
-    }
-    .render(left, buf);
+    throughput_bars(view, &components, &notes_of).render(left, buf);
     let [latency, memory] =
         Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(right);
     let rows: Vec<(Vec<String>, _)> = components
@@ -96,6 +70,40 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         items: memory_bars,
     }
     .render(memory, buf);
+}
+
+/// Tokens/s where the worker reported it, else the time per call.
+fn throughput_bars(
+    view: &View,
+    components: &[&Measured],
+    notes_of: &dyn Fn(&Measured) -> Map<String, Value>,
+) -> Bars {
+    let bars = components
+        .iter()
+        .map(|m| {
+            let label = format!("{} {} {}", m.backend, m.function, m.value);
+            match notes_of(m).get("tokens_per_s").and_then(Value::as_f64) {
+                Some(t) => BarItem {
+                    label,
+                    value: t,
+                    text: format!("{t:.0} tokens/s"),
+                    style: view.theme.series(0),
+                },
+                // Components declare tokens (or calls) as elements: a time reads truer
+                // than a GFLOP/s figure when the worker reported no tokens/s.
+                None => BarItem {
+                    label,
+                    value: m.median_ns,
+                    text: format_ns(m.median_ns),
+                    style: view.theme.series(1),
+                },
+            }
+        })
+        .collect();
+    Bars {
+        title: "Components: tokens/s, else time per call".into(),
+        items: bars,
+    }
 }
 
 /// One row per `<prefix>_p50_ns` note of a benchmark: name, p50, p99.

@@ -130,6 +130,12 @@ fn group_section(out: &mut String, g: &HardwareGroup, threshold: f64) {
         }
         out.push_str("</table>");
     }
+    history_section(out, g);
+}
+
+/// Every benchmark's history chart, in a collapsed `<details>` per family (open when the
+/// family has a regression), so 1,000 benchmarks stay readable.
+fn history_section(out: &mut String, g: &HardwareGroup) {
     out.push_str(
         "<h3>History</h3><p>By family, regressions first; a family with a regression is open.</p>",
     );

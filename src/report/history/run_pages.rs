@@ -224,6 +224,25 @@ fn change_bars(before: &RunRecord, after: &RunRecord, limit: usize) -> BarsSpec 
     }
 }
 
+/// Time per call of each component benchmark, coloured by component.
+fn component_bars(components: &[&Measured]) -> BarsSpec {
+    let mut spec = rate_bars(
+        components,
+        "Components: time per call",
+        "time per call (ms)",
+    );
+    let mut backends: Vec<&str> = components.iter().map(|m| m.backend.as_str()).collect();
+    backends.dedup();
+    for (bar, m) in spec.bars.iter_mut().zip(components) {
+        let index = backends.iter().position(|b| *b == m.backend).unwrap_or(0);
+        bar.colour = palette(index);
+        bar.value = m.median_ns / 1e6;
+        bar.hover = format_ns(m.median_ns);
+        bar.legend = Some(m.backend.clone());
+    }
+    spec
+}
+
 /// The run pages for `run`, compared with `before` when there is one.
 pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
     let all = measured(run);
@@ -276,22 +295,11 @@ pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
             "GFLOP/s",
         )),
     );
-    let components: Vec<_> = family("components");
-    let mut spec = rate_bars(
-        &components,
-        "Components: time per call",
-        "time per call (ms)",
+    figure(
+        out,
+        "Components",
+        bar_chart(&component_bars(&family("components"))),
     );
-    let mut backends: Vec<&str> = components.iter().map(|m| m.backend.as_str()).collect();
-    backends.dedup();
-    for (bar, m) in spec.bars.iter_mut().zip(&components) {
-        let index = backends.iter().position(|b| *b == m.backend).unwrap_or(0);
-        bar.colour = palette(index);
-        bar.value = m.median_ns / 1e6;
-        bar.hover = format_ns(m.median_ns);
-        bar.legend = Some(m.backend.clone());
-    }
-    figure(out, "Components", bar_chart(&spec));
     if let Some(before) = before {
         figure(
             out,
