@@ -1,4 +1,5 @@
-//! `report.html` in a real browser: the report is written from the fixture runs by the
+//! The reports from the fixture runs: `report.md` carries the text charts, and `report.html`
+//! is checked in a real browser: the report is written from the fixture runs by the
 //! real `analyze-trends report`, then loaded in headless Chromium with a checking script
 //! appended to a copy (the report itself stays script-free). The script lays out every
 //! chart and reports, per chart, its drawn size, its tick labels, axis titles and legend;
@@ -30,9 +31,8 @@ fn chromium() -> Option<&'static str> {
     dashboard_support::tool_present("chromium", "--version").then_some("chromium")
 }
 
-#[test]
-fn every_chart_renders_with_axes_and_a_legend_in_chromium() {
-    let Some(browser) = chromium() else { return };
+/// The fixture runs and the reports `analyze-trends report` writes from them.
+fn write_report() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     dashboard_support::write_fixture_store(dir.path());
     let status = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
@@ -46,6 +46,30 @@ fn every_chart_renders_with_axes_and_a_legend_in_chromium() {
         "{}",
         String::from_utf8_lossy(&status.stderr)
     );
+    dir
+}
+
+#[test]
+fn the_markdown_report_embeds_the_text_charts() {
+    let dir = write_report();
+    let md = std::fs::read_to_string(dir.path().join("reports/report.md")).unwrap();
+    for expected in [
+        "```text\n── 8 Summary ──",
+        "── 5 Before/after ──",
+        "GEMM cpu f32",
+        "3 improved ▲ · 1 degraded ▼",
+    ] {
+        assert!(
+            md.contains(expected),
+            "`{expected}` missing from report.md:\n{md}"
+        );
+    }
+}
+
+#[test]
+fn every_chart_renders_with_axes_and_a_legend_in_chromium() {
+    let Some(browser) = chromium() else { return };
+    let dir = write_report();
     let html = std::fs::read_to_string(dir.path().join("reports/report.html")).unwrap();
     assert!(
         !html.contains("<script"),
