@@ -23,6 +23,9 @@ Options:
   --targets LIST      comma-separated bench targets to run (default: all)
   --results DIR       where runs and reports are kept (default: benchmark_results)
   --list              list the benchmark ids (after --filter) and exit
+  --dashboard         show the suite live in the terminal dashboard while it runs
+                      (Criterion's output then goes only to the logs); q leaves the
+                      dashboard, the suite goes on to the end
   -h, --help          this help
 
 Environment:
@@ -35,6 +38,7 @@ Examples:
   ./run_benchmarks.sh --full --label nightly
   ./run_benchmarks.sh --filter 'gemm/cpu/f32' --baseline main
   ./run_benchmarks.sh --list --filter triad
+  ./run_benchmarks.sh --dashboard           # watch the charts fill in as it runs
 EOF
 }
 
@@ -54,6 +58,7 @@ filter=""
 label=""
 baseline=""
 list=0
+dashboard=0
 results_dir="benchmark_results"
 targets_csv=""
 
@@ -74,6 +79,7 @@ while [[ $# -gt 0 ]]; do
         --results) [[ $# -ge 2 ]] || die "--results needs a value"; results_dir="$2"; shift ;;
         --results=*) results_dir="${1#*=}" ;;
         --list) list=1 ;;
+        --dashboard) dashboard=1 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -162,28 +168,56 @@ log_dir="${CARGO_TARGET_DIR:-target}/stackbench-logs/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$log_dir" || die "cannot create the log directory '$log_dir'"
 
 say "suite: $suite${filter:+, filter: $filter}${label:+, label: $label}${baseline:+, baseline: $baseline}"
+# The live progress file: the plan and the end from here, one line per benchmark from the
+# harness as it lands. `stackbench dashboard --follow` reads it; nothing parses stdout.
+export STACKBENCH_PROGRESS="$criterion_dir/stackbench/progress.jsonl"
+mkdir -p "$(dirname "$STACKBENCH_PROGRESS")"
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+printf '{"event":"plan","total":%d,"suite":"%s","unix_ms":%s}\n' "$total" "$suite" "$(now_ms)" >"$STACKBENCH_PROGRESS"
+stackbench_bin="${CARGO_TARGET_DIR:-target}/release/stackbench"
 failed=()
 start_all=$(date +%s)
-for target in "${targets[@]}"; do
-    if [[ $((selected[$target] + skipped[$target])) -eq 0 ]]; then
-        say "$target: no benchmark selected"
-        continue
-    fi
-    say "$target (${selected[$target]} to run, ${skipped[$target]} skipped here; log: $log_dir/$target.log)"
-    start=$(date +%s)
-    if [[ -n "$filter" ]]; then
-        cargo bench --quiet --bench "$target" -- "${criterion_args[@]}" "$filter" 2>&1 | tee "$log_dir/$target.log"
-    else
-        cargo bench --quiet --bench "$target" -- "${criterion_args[@]}" 2>&1 | tee "$log_dir/$target.log"
-    fi
-    status=${PIPESTATUS[0]}
-    if [[ $status -ne 0 ]]; then
-        say "$target FAILED (exit $status): see $log_dir/$target.log"
-        failed+=("$target")
-    else
-        say "$target done in $(($(date +%s) - start)) s"
-    fi
-done
+run_targets() {
+    for target in "${targets[@]}"; do
+        if [[ $((selected[$target] + skipped[$target])) -eq 0 ]]; then
+            say "$target: no benchmark selected"
+            continue
+        fi
+        say "$target (${selected[$target]} to run, ${skipped[$target]} skipped here; log: $log_dir/$target.log)"
+        local start status
+        start=$(date +%s)
+        local run_args=("${criterion_args[@]}")
+        [[ -n "$filter" ]] && run_args+=("$filter")
+        if [[ $dashboard -eq 1 ]]; then
+            cargo bench --quiet --bench "$target" -- "${run_args[@]}" >"$log_dir/$target.log" 2>&1
+        else
+            cargo bench --quiet --bench "$target" -- "${run_args[@]}" 2>&1 | tee "$log_dir/$target.log"
+        fi
+        status=${PIPESTATUS[0]}
+        if [[ $status -ne 0 ]]; then
+            say "$target FAILED (exit $status): see $log_dir/$target.log"
+            echo "$target" >>"$log_dir/failed-targets"
+        else
+            say "$target done in $(($(date +%s) - start)) s"
+        fi
+    done
+    printf '{"event":"done","unix_ms":%s}\n' "$(now_ms)" >>"$STACKBENCH_PROGRESS"
+}
+if [[ $dashboard -eq 1 ]]; then
+    # The suite runs in the background; the dashboard owns the terminal until q.
+    run_targets 2>>"$log_dir/runner.log" &
+    runner=$!
+    "$stackbench_bin" dashboard --follow --progress "$STACKBENCH_PROGRESS" \
+        --criterion-dir "$criterion_dir" --results "$results_dir" ||
+        say "the dashboard exited with an error; the suite goes on (logs: $log_dir)"
+    say "waiting for the suite to finish (logs: $log_dir)"
+    wait "$runner"
+else
+    run_targets
+fi
+if [[ -f "$log_dir/failed-targets" ]]; then
+    mapfile -t failed <"$log_dir/failed-targets"
+fi
 
 analyzer="${CARGO_TARGET_DIR:-target}/release/analyze-trends"
 record_args=(record --criterion-dir "$criterion_dir" --results "$results_dir")
@@ -199,6 +233,9 @@ if ! "$analyzer" report "$results_dir"; then
     say "writing the report FAILED"
     failed+=("report")
 fi
+
+# The summary page as text: the same charts the dashboard shows.
+"$stackbench_bin" show --page summary --results "$results_dir" || say "the summary page could not be drawn"
 
 cat <<EOF
 

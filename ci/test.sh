@@ -26,8 +26,22 @@ step "the Python component stack (virtualenv with torch, onnx, onnxruntime, open
 ci/setup_python_env.sh
 venv_python="$PWD/.venv-components/bin/python"
 
+step "tmux and chromium for the dashboard and report tests"
+# The dashboard test drives the real binary in tmux; the report test loads report.html in
+# headless Chromium. STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
+missing=()
+command -v tmux >/dev/null || missing+=(tmux)
+command -v chromium >/dev/null || missing+=(chromium)
+if [[ ${#missing[@]} -gt 0 ]]; then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        echo "cannot install ${missing[*]} (needs root and apt-get): the tests that need them will fail"
+    fi
+fi
+
 step "unit and integration tests (the component tests drive the real Python stack)"
-STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 cargo test --quiet
+STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet
 
 step "every benchmark once (cargo bench -- --test), quick suite"
 for target in gemm memory_bandwidth tensor_ops attention components; do

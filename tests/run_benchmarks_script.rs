@@ -188,4 +188,36 @@ fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
         criterion.join("stackbench/system.json").exists(),
         "the probe is written beside the output"
     );
+    // The live progress file: the plan, every benchmark as it landed (with samples when
+    // measured), and the end; then the summary page printed as text.
+    let progress =
+        stackbench::dashboard::live::Progress::read(&criterion.join("stackbench/progress.jsonl"))
+            .unwrap();
+    assert_eq!(progress.total, Some(4), "{progress:?}");
+    assert_eq!(progress.bad_lines, 0);
+    assert!(progress.finished_unix_ms.is_some());
+    let landed: Vec<(&str, &str)> = progress
+        .landed
+        .iter()
+        .map(|l| (l.id.as_str(), l.outcome.as_str()))
+        .collect();
+    assert!(
+        landed.contains(&("gemm/cpu/f32/512x512x512", "failed")),
+        "{landed:?}"
+    );
+    assert!(
+        landed.contains(&("memory_bandwidth/cpu/triad/256KiB", "measured")),
+        "{landed:?}"
+    );
+    let live = progress.to_run(None);
+    assert_eq!(
+        live.benchmarks.len(),
+        3,
+        "measured ones carry their samples"
+    );
+    assert!(live.benchmarks.iter().all(|b| b.samples.iters.len() >= 10));
+    assert!(
+        err.contains("── 8 Summary ──"),
+        "the summary page ends the run: {err}"
+    );
 }

@@ -1,7 +1,9 @@
-//! `stackbench info`: prints the system probe.
+//! `stackbench`: `info` prints the system probe; `dashboard` and `show` draw runs.
 
 use clap::Parser;
+use stackbench::cli::dashboard;
 use stackbench::cli::stackbench::{Command, StackbenchArgs};
+use stackbench::dashboard::DashboardError;
 use stackbench::system::SystemProbe;
 use std::path::Path;
 use std::process::ExitCode;
@@ -23,6 +25,28 @@ fn main() -> ExitCode {
                 print!("{}", probe.to_text());
             }
             ExitCode::SUCCESS
+        }
+        Command::Dashboard(args) => {
+            exit_for(dashboard::run_dashboard(&args).map(|()| String::new()))
+        }
+        Command::Show(args) => exit_for(dashboard::show(&args)),
+    }
+}
+
+/// Prints the text, or the error with exit 2 (bad input: no runs, unknown run or page) or
+/// 1 (the terminal failed).
+fn exit_for(result: Result<String, DashboardError>) -> ExitCode {
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("stackbench: {error}");
+            match error {
+                DashboardError::Terminal(_) => ExitCode::FAILURE,
+                _ => ExitCode::from(2),
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::analysis::{CompareOptions, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
 use crate::harness::sidecar::criterion_home;
 use crate::report::comparison::{ComparisonFormat, render};
-use crate::report::history::{render_terminal, write_reports};
+use crate::report::history::{render_terminal, write_reports_with_runs};
 use crate::results::{
     ExportFormat, RunRecord, RunStore, export_runs, run_for_comparison, run_from_tree,
 };
@@ -423,7 +423,7 @@ fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
         ..TrendOptions::default()
     };
     let report = analyze_history(&loaded.runs, &options, problems);
-    let written = write_reports(&report, &store.reports_dir())?;
+    let written = write_reports_with_runs(&report, &loaded.runs, &store.reports_dir())?;
     print!("{}", render_terminal(&report));
     for path in written {
         println!("wrote {}", path.display());

@@ -2,5 +2,7 @@
 
 pub mod analyze_trends;
 pub mod hardware;
+
+pub mod dashboard;
 pub mod stackbench;
 pub mod store;

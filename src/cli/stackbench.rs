@@ -25,6 +25,10 @@ pub enum Command {
         #[arg(long)]
         no_measure: bool,
     },
+    /// The terminal dashboard: a run's charts page by page, or a suite as it runs.
+    Dashboard(super::dashboard::DashboardArgs),
+    /// The dashboard's charts as text (for logs, CI and reports).
+    Show(super::dashboard::ShowArgs),
 }
 
 #[cfg(test)]

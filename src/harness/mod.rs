@@ -8,6 +8,8 @@
 pub mod args;
 pub mod sidecar;
 
+use crate::dashboard::live;
+
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
@@ -85,6 +87,12 @@ impl Harness {
             _ => None,
         };
         let criterion = Criterion::default().configure_from_args();
+        if !args.list {
+            live::append_event(&live::ProgressEvent::Target {
+                target: target.into(),
+                unix_ms: crate::results::now_unix_ms(),
+            });
+        }
         Harness {
             suite,
             injected_failure,
@@ -134,7 +142,29 @@ impl Harness {
         if self.args.list {
             return;
         }
+        self.landed(id, "skipped", Some(reason.clone()), None, None);
         self.report.record(id, BenchmarkOutcome::Skipped { reason });
+    }
+
+    /// Tells a live dashboard (through the progress file, when one is named) that `id`
+    /// landed, with its samples when it was measured.
+    fn landed(
+        &self,
+        id: &BenchId,
+        outcome: &str,
+        reason: Option<String>,
+        throughput: Option<&Throughput>,
+        samples: Option<crate::criterion_output::SampleFile>,
+    ) {
+        live::append_event(&live::ProgressEvent::Benchmark(live::Landed {
+            target: self.report.target.clone(),
+            id: id.full(),
+            outcome: outcome.into(),
+            reason,
+            throughput: throughput.map(live_throughput),
+            samples,
+            unix_ms: crate::results::now_unix_ms(),
+        }));
     }
 
     /// Prepares, checks and times one benchmark. `prepare` runs only when Criterion would
@@ -183,6 +213,10 @@ impl Harness {
             .max(one_call.mul_f64(sampling.sample_size as f64 * 1.2));
         let failure: RefCell<Option<BackendError>> = RefCell::new(None);
         let sampler = Sampler::start_from_env(telemetry_target(id, workload.as_ref()));
+        // (iterations, total ns) of every call Criterion makes; the last `sample_size` are
+        // the timed samples (the first are warm-up), sent to a live dashboard.
+        let calls: RefCell<Vec<(f64, f64)>> = RefCell::new(Vec::new());
+        let live_throughput_copy = throughput.clone();
         {
             let mut group = self.criterion.benchmark_group(&id.group);
             group
@@ -198,10 +232,14 @@ impl Harness {
                     if failure.borrow().is_some() {
                         return Duration::from_nanos(1);
                     }
-                    workload.run(iters).unwrap_or_else(|error| {
+                    let took = workload.run(iters).unwrap_or_else(|error| {
                         *failure.borrow_mut() = Some(error);
                         Duration::from_nanos(1)
-                    })
+                    });
+                    calls
+                        .borrow_mut()
+                        .push((iters as f64, took.as_nanos() as f64));
+                    took
                 })
             });
             group.finish();
@@ -216,12 +254,28 @@ impl Harness {
                 {
                     notes.insert(TELEMETRY_NOTE.into(), value);
                 }
+                let calls = calls.into_inner();
+                let timed = &calls[calls.len().saturating_sub(sampling.sample_size)..];
+                let samples = crate::criterion_output::SampleFile {
+                    sampling_mode: None,
+                    iters: timed.iter().map(|c| c.0).collect(),
+                    times: timed.iter().map(|c| c.1).collect(),
+                };
+                self.landed(
+                    id,
+                    "measured",
+                    None,
+                    Some(&live_throughput_copy),
+                    Some(samples),
+                );
                 self.report.record(id, BenchmarkOutcome::Measured { notes });
             }
         }
     }
 
     fn record_error(&mut self, id: &BenchId, error: BackendError) {
+        let kind = if error.is_skip() { "skipped" } else { "failed" };
+        self.landed(id, kind, Some(error.to_string()), None, None);
         let outcome = if error.is_skip() {
             eprintln!("skipped {}: {error}", id.full());
             BenchmarkOutcome::Skipped {
@@ -263,5 +317,17 @@ impl Harness {
         } else {
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// Criterion's throughput as the run record stores it.
+fn live_throughput(t: &Throughput) -> crate::criterion_output::Throughput {
+    use crate::criterion_output::Throughput as T;
+    match *t {
+        Throughput::Bytes(b) => T::Bytes(b),
+        Throughput::BytesDecimal(b) => T::BytesDecimal(b),
+        Throughput::Elements(e) => T::Elements(e),
+        Throughput::Bits(b) => T::Bits(b),
+        Throughput::ElementsAndBytes { elements, bytes } => T::ElementsAndBytes { elements, bytes },
     }
 }

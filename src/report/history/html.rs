@@ -1,10 +1,13 @@
-//! `report.html`: one self-contained file (no network, no script libraries): per-benchmark
-//! time-series charts as inline SVG with change points marked, latest-vs-previous bars,
-//! regressions listed first.
+//! `report.html`: one self-contained file (no network, no scripts): the newest run's charts
+//! (`run_pages`), regressions listed first, latest-vs-baseline bars, and per-benchmark
+//! history charts with change points marked, collapsed by family so 1,000 benchmarks stay
+//! readable. Charts are drawn by plotters as inline SVG (`charts`).
 
+use super::charts::{LineSeriesSpec, LineSpec, RED, XScale, line_chart, palette};
 use super::run_name;
-use crate::analysis::trends::{BenchmarkTrend, HardwareGroup, TrendReport};
+use crate::analysis::trends::{BenchmarkTrend, HardwareGroup, TrendReport, TrendStatus};
 use crate::report::format::{format_ns, format_percent};
+use crate::results::RunRecord;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
@@ -12,87 +15,70 @@ table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #dd
 .regressed{color:#b00020;font-weight:bold}.suspect{color:#b36b00}.improved{color:#1b7f3b}\
 .card{display:inline-block;vertical-align:top;margin:6px;padding:6px;border:1px solid #ccc;border-radius:4px}\
 .card h4{margin:0 0 4px 0;font-size:12px;font-family:monospace;max-width:360px;overflow-wrap:anywhere}\
-svg text{font-size:10px;fill:#555}";
+.delta{display:inline-block;position:relative;width:120px;height:10px;background:#eee;vertical-align:middle}\
+.delta span{position:absolute;top:0;height:10px}.delta .up{background:#b00020}.delta .down{background:#1b7f3b}\
+.charts{display:flex;flex-wrap:wrap}figure.chart{margin:6px;border:1px solid #ccc;border-radius:4px;padding:4px}\
+figcaption{font-size:12px;color:#555}.charts .nochart{flex-basis:100%;margin:2px 6px}details{margin:4px 0}summary{cursor:pointer;font-weight:bold}.nochart{color:#777}";
 
-use crate::report::format::escape_html as escape;
+pub(super) use crate::report::format::escape_html as escape;
 
-/// The time series of one benchmark: medians per run, change points as dashed red lines,
-/// the segment medians as grey steps.
+/// The time series of one benchmark: medians per run, change points as red lines.
 fn chart(g: &HardwareGroup, b: &BenchmarkTrend) -> String {
-    let (w, h, pad) = (360.0, 120.0, 28.0);
-    let runs = g.runs.len().max(2) as f64;
-    let lo = b.points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let hi = b
-        .points
-        .iter()
-        .map(|p| p.1)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let span = if hi > lo {
-        hi - lo
-    } else {
-        hi.abs().max(1.0) * 0.01
-    };
-    let x = |i: usize| pad + (w - 2.0 * pad) * i as f64 / (runs - 1.0);
-    let y = |v: f64| h - pad + (v - lo) / span * -(h - 2.0 * pad);
-    let mut svg =
-        format!("<svg width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\">");
-    let _ = write!(
-        svg,
-        "<text x=\"2\" y=\"{:.0}\">{}</text><text x=\"2\" y=\"{:.0}\">{}</text>",
-        pad - 4.0,
-        escape(&format_ns(hi)),
-        h - pad + 12.0,
-        escape(&format_ns(lo))
-    );
+    let max = b.points.iter().map(|p| p.1).fold(0.0, f64::max);
+    let (div, unit) = crate::dashboard::pages::trends::time_unit(max);
+    let mut series = vec![LineSeriesSpec {
+        name: "median time per iteration".into(),
+        points: b
+            .points
+            .iter()
+            .map(|&(i, v)| ((i + 1) as f64, v / div))
+            .collect(),
+        colour: palette(0),
+        reference: false,
+    }];
     for cp in &b.change_points {
-        let cx = x(cp.run_index) - (x(1) - x(0)) / 2.0;
-        let _ = write!(
-            svg,
-            "<line x1=\"{cx:.1}\" y1=\"{:.0}\" x2=\"{cx:.1}\" y2=\"{:.0}\" stroke=\"#d00\" stroke-dasharray=\"3,2\"><title>step {} at {}</title></line>",
-            pad / 2.0,
-            h - pad / 2.0,
-            escape(&format_percent(Some(cp.change_percent))),
-            escape(&run_name(g, cp.run_index))
-        );
+        let x = cp.run_index as f64 + 0.5;
+        series.push(LineSeriesSpec {
+            name: format!(
+                "step {} at {}",
+                format_percent(Some(cp.change_percent)),
+                run_name(g, cp.run_index)
+            ),
+            points: vec![(x, 0.0), (x, max / div)],
+            colour: RED,
+            reference: true,
+        });
     }
-    let line: Vec<String> = b
-        .points
-        .iter()
-        .map(|&(i, v)| format!("{:.1},{:.1}", x(i), y(v)))
-        .collect();
-    let _ = write!(
-        svg,
-        "<polyline fill=\"none\" stroke=\"#2257a8\" stroke-width=\"1.5\" points=\"{}\"/>",
-        line.join(" ")
-    );
-    for &(i, v) in &b.points {
-        let _ = write!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\" fill=\"#2257a8\"><title>{}: {}</title></circle>",
-            x(i),
-            y(v),
-            escape(&run_name(g, i)),
-            escape(&format_ns(v))
-        );
+    let spec = LineSpec {
+        title: b.id.clone(),
+        x_title: "run (oldest first)".into(),
+        y_title: format!("time per iteration ({unit})"),
+        x: XScale::Linear,
+        series,
+        y_unit: unit.into(),
+    };
+    match line_chart(&spec) {
+        Ok(svg) => format!(
+            "<figure class=\"chart\">{svg}<figcaption>{} history</figcaption></figure>",
+            escape(&b.id)
+        ),
+        Err(e) => format!("<p class=\"nochart\">no chart: {}</p>", escape(&e)),
     }
-    svg.push_str("</svg>");
-    svg
 }
 
-/// A horizontal bar of the latest run's change against the runs before it.
+/// The latest run's change against the runs before it, as a bar either side of zero.
 fn bar(change: Option<f64>, threshold: f64) -> String {
     let Some(c) = change.filter(|c| c.is_finite()) else {
         return String::new();
     };
-    let scale = 100.0 / (4.0 * threshold).max(c.abs());
-    let width = (c.abs() * scale).max(1.0);
-    let (x, color) = if c >= 0.0 {
-        (100.0, "#b00020")
+    let width = (c.abs() / (4.0 * threshold).max(c.abs()) * 50.0).max(1.0);
+    let (side, class) = if c >= 0.0 {
+        ("left:50%", "up")
     } else {
-        (100.0 - width, "#1b7f3b")
+        ("right:50%", "down")
     };
     format!(
-        "<svg width=\"200\" height=\"14\"><rect x=\"{x:.1}\" y=\"2\" width=\"{width:.1}\" height=\"10\" fill=\"{color}\"/><line x1=\"100\" y1=\"0\" x2=\"100\" y2=\"14\" stroke=\"#333\"/></svg> {}",
+        "<span class=\"delta\"><span class=\"{class}\" style=\"{side};width:{width:.1}%\"></span></span> {}",
         escape(&format_percent(Some(c)))
     )
 }
@@ -140,21 +126,54 @@ fn group_section(out: &mut String, g: &HardwareGroup, threshold: f64) {
         out.push_str("</table>");
     }
     acknowledged_table(out, g);
-    out.push_str("<h3>History</h3>");
+    history_section(out, g);
+}
+
+/// Every benchmark's history chart, in a collapsed `<details>` per family (open when the
+/// family has a regression), so 1,000 benchmarks stay readable.
+fn history_section(out: &mut String, g: &HardwareGroup) {
+    out.push_str(
+        "<h3>History</h3><p>By family, regressions first; a family with a regression is open.</p>",
+    );
+    let mut families: Vec<(&str, Vec<&BenchmarkTrend>)> = Vec::new();
     for b in &g.benchmarks {
+        let family = b.id.split('/').next().unwrap_or_default();
+        match families.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, list)) => list.push(b),
+            None => families.push((family, vec![b])),
+        }
+    }
+    for (family, list) in families {
+        let regressed = list
+            .iter()
+            .filter(|b| b.status == TrendStatus::Regressed)
+            .count();
         let _ = write!(
             out,
-            "<div class=\"card\" id=\"{}\"><h4 class=\"{}\">{} — {}</h4>{}</div>",
-            escape(&format!("{}-{}", g.fingerprint, b.id)),
-            b.status.as_str(),
-            escape(&b.id),
-            b.status.as_str(),
-            chart(g, b)
+            "<details class=\"family\"{}><summary>{} — {} benchmarks, {} regressed</summary>",
+            if regressed > 0 { " open" } else { "" },
+            escape(family),
+            list.len(),
+            regressed
         );
+        for b in list {
+            let _ = write!(
+                out,
+                "<div class=\"card\" id=\"{}\"><h4 class=\"{}\">{} — {}</h4>{}</div>",
+                escape(&format!("{}-{}", g.fingerprint, b.id)),
+                b.status.as_str(),
+                escape(&b.id),
+                b.status.as_str(),
+                chart(g, b)
+            );
+        }
+        out.push_str("</details>");
     }
 }
 
-pub fn render(report: &TrendReport) -> String {
+/// The report: run pages for the newest run (against the run before it on the same
+/// hardware), then regressions and the history per hardware group.
+pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -169,6 +188,15 @@ pub fn render(report: &TrendReport) -> String {
     );
     for p in &report.problems {
         let _ = write!(out, "<p class=\"suspect\">run not read: {}</p>", escape(p));
+    }
+    if let Some(latest) = runs.iter().max_by_key(|r| r.created_unix_ms) {
+        let before = runs
+            .iter()
+            .filter(|r| {
+                r.fingerprint == latest.fingerprint && r.created_unix_ms < latest.created_unix_ms
+            })
+            .max_by_key(|r| r.created_unix_ms);
+        super::run_pages::render(&mut out, latest, before);
     }
     let regressions: Vec<_> = report.regressions().collect();
     if !regressions.is_empty() {

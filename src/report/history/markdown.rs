@@ -3,9 +3,10 @@
 use super::run_name;
 use crate::analysis::trends::{HardwareGroup, TrendReport, TrendStatus};
 use crate::report::format::{format_ns, format_percent, sparkline};
+use crate::results::RunRecord;
 use std::fmt::Write;
 
-pub fn render(report: &TrendReport) -> String {
+pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -17,10 +18,32 @@ pub fn render(report: &TrendReport) -> String {
     for p in &report.problems {
         let _ = writeln!(out, "> ⚠️ run not read: {p}\n");
     }
+    text_charts(&mut out, runs);
     for g in &report.groups {
         group_section(&mut out, g);
     }
     out
+}
+
+/// The dashboard's summary and before/after pages as text, in code blocks: the same
+/// widgets the terminal draws.
+fn text_charts(out: &mut String, runs: &[RunRecord]) {
+    use crate::dashboard::{Dashboard, page_by_name, text::render_page, theme::Theme};
+    if runs.is_empty() {
+        return;
+    }
+    let latest = runs.len() - 1;
+    let data = Dashboard::from_runs(runs.to_vec(), Vec::new(), latest, None);
+    out.push_str("## The latest run at a glance\n\n");
+    for name in ["summary", "compare"] {
+        if let Ok(index) = page_by_name(name) {
+            let _ = writeln!(
+                out,
+                "```text\n{}```\n",
+                render_page(&data, index, 100, Theme::plain())
+            );
+        }
+    }
 }
 
 fn group_section(out: &mut String, g: &HardwareGroup) {

@@ -2,23 +2,37 @@
 //! self-contained file with inline SVG charts), `report.json`, `summary.csv`, and the
 //! compact terminal summary.
 
+mod charts;
 mod csv_summary;
 mod html;
 mod json;
 mod markdown;
+mod run_pages;
 mod terminal;
 
 use crate::analysis::trends::TrendReport;
+use crate::results::RunRecord;
 use crate::results::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
 pub use terminal::render as render_terminal;
 
 /// Writes every file format into `dir` (atomically, each), returning their paths.
+/// Without the runs, the reports carry the history only (no run pages or text charts).
 pub fn write_reports(report: &TrendReport, dir: &Path) -> Result<Vec<PathBuf>, AtomicWriteError> {
+    write_reports_with_runs(report, &[], dir)
+}
+
+/// As [`write_reports`], with the runs the report was made from: the HTML report gains
+/// the newest run's charts and the Markdown report the dashboard's text charts.
+pub fn write_reports_with_runs(
+    report: &TrendReport,
+    runs: &[RunRecord],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, AtomicWriteError> {
     let files: [(&str, Vec<u8>); 4] = [
-        ("report.md", markdown::render(report).into_bytes()),
-        ("report.html", html::render(report).into_bytes()),
+        ("report.md", markdown::render(report, runs).into_bytes()),
+        ("report.html", html::render(report, runs).into_bytes()),
         ("report.json", json::render(report).into_bytes()),
         ("summary.csv", csv_summary::render(report)),
     ];
@@ -98,7 +112,7 @@ mod not_measured_tests {
             (rows[1].outcome, rows[1].reason.as_str()),
             ("skipped", "no driver")
         );
-        let markdown = super::markdown::render(&report);
+        let markdown = super::markdown::render(&report, &runs);
         assert!(
             markdown.contains("| failed | `gemm/cpu/f16/512x512x512` | wrong result |"),
             "{markdown}"

@@ -1,0 +1,102 @@
+//! The dashboard's pages, one file each. Helpers here turn measured benchmarks into the
+//! series and bars the widgets draw, so every page groups and colours them the same way.
+
+pub mod baseline;
+pub mod compare;
+pub mod components;
+pub mod gemm;
+pub mod outcomes;
+pub mod summary;
+pub mod tensor_ops;
+pub mod trends;
+
+use super::View;
+use super::model::{Measured, dtype_of, log2_size};
+use super::widgets::{BarItem, Series};
+use crate::report::format::format_ns;
+use std::collections::BTreeMap;
+
+/// The measured benchmarks of one family in the shown run.
+pub fn family<'a>(view: &'a View, family: &str) -> Vec<&'a Measured> {
+    view.data
+        .measured
+        .iter()
+        .filter(|m| m.family == family)
+        .collect()
+}
+
+/// One series per `backend/function`, x = log2 size, y = rate (GB/s or GFLOP/s); the
+/// selected series (↑/↓) keeps its colour and the others dim.
+pub fn rate_series(view: &View, measured: &[&Measured]) -> Vec<Series> {
+    let mut by_series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for m in measured {
+        if let (Some(x), Some(y)) = (log2_size(&m.family, &m.value), m.rate_value()) {
+            by_series.entry(m.series()).or_default().push((x, y));
+        }
+    }
+    let count = by_series.len();
+    by_series
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, mut points))| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let function = name.rsplit('/').next().unwrap_or_default();
+            let mut style = match dtype_of(function) {
+                Some(d) => view.theme.dtype(Some(d)),
+                None => view.theme.series(i),
+            };
+            if count > 1 && view.selected % count.max(1) != i && view.selected < count {
+                style = view.theme.dimmed();
+            }
+            Series {
+                name,
+                points,
+                style,
+                line: true,
+            }
+        })
+        .collect()
+}
+
+/// The rate unit a set of benchmarks was measured in (`GB/s`, `GFLOP/s`), for axis titles.
+pub fn rate_unit(measured: &[&Measured]) -> &'static str {
+    measured
+        .iter()
+        .find_map(|m| m.rate.as_ref().map(|r| r.unit))
+        .unwrap_or("rate")
+}
+
+/// A bar of a benchmark's rate, or its time when it declared no throughput.
+pub fn rate_bar(view: &View, label: String, m: &Measured) -> BarItem {
+    let style = view.theme.dtype(dtype_of(&m.function));
+    match &m.rate {
+        Some(rate) => BarItem {
+            label,
+            value: rate.value,
+            text: match rate.percent_of_peak {
+                Some(p) => format!("{:.1} {} ({p:.0} % of peak)", rate.value, rate.unit),
+                None => format!("{:.1} {}", rate.value, rate.unit),
+            },
+            style,
+        },
+        None => BarItem {
+            label,
+            value: m.median_ns,
+            text: format_ns(m.median_ns),
+            style,
+        },
+    }
+}
+
+/// The largest size measured of each function: bar charts show one bar per function there.
+pub fn largest_per_function<'a>(measured: &[&'a Measured]) -> Vec<&'a Measured> {
+    let mut best: BTreeMap<String, &Measured> = BTreeMap::new();
+    for m in measured {
+        let size = log2_size(&m.family, &m.value).unwrap_or(0.0);
+        let entry = best.entry(m.series()).or_insert(m);
+        if size > log2_size(&entry.family, &entry.value).unwrap_or(0.0) {
+            *entry = m;
+        }
+    }
+    best.into_values().collect()
+}

@@ -1,0 +1,129 @@
+//! The summary `run_benchmarks.sh` prints at the end of a run: what was run, % of peak per
+//! precision as gauges, the benchmarks that moved most against the previous run with
+//! their history as sparklines, and the outcomes per family.
+
+use super::compare::summary_line;
+use super::gemm::best_percent_per_dtype;
+use super::outcomes::{outcome_counts, outcomes_bar};
+use super::trends::group;
+use crate::analysis::trends::not_measured;
+use crate::dashboard::model::{changes, run_name};
+use crate::dashboard::widgets::sparkline::SparkRow;
+use crate::dashboard::widgets::{PeakGauge, SparkRows};
+use crate::dashboard::{Dashboard, Page, View};
+use crate::report::format::{format_ns, format_percent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
+
+pub const PAGE: Page = Page {
+    name: "summary",
+    title: "Summary",
+    render,
+    items: |_: &Dashboard| 0,
+};
+
+/// Two lines: the run and its outcomes; how it moved against the run before it.
+fn header(view: &View) -> [String; 2] {
+    let Some(run) = view.data.current() else {
+        return ["no run".into(), String::new()];
+    };
+    let rows = not_measured(run);
+    let failed = rows.iter().filter(|n| n.outcome == "failed").count();
+    let text = format!(
+        "run {} · {} · {} measured, {} skipped, {} failed",
+        run_name(run),
+        run.timestamp,
+        view.data.measured.len(),
+        rows.len() - failed,
+        failed
+    );
+    let versus = view.data.comparison().map_or(String::new(), |before| {
+        format!(
+            "vs {}: {}",
+            run_name(before),
+            summary_line(&changes(before, run))
+        )
+    });
+    [text, versus]
+}
+
+fn render(view: &View, area: Rect, buf: &mut Buffer) {
+    let gemm: Vec<_> = view
+        .data
+        .measured
+        .iter()
+        .filter(|m| m.family == "gemm")
+        .collect();
+    let gauges = best_percent_per_dtype(&gemm);
+    let rows = view.data.current().map(not_measured).unwrap_or_default();
+    let counts = outcome_counts(view.data, &rows);
+    let [head, gauge_area, sparks, stacked] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(gauges.len().min(4) as u16),
+        Constraint::Fill(1),
+        Constraint::Length(counts.len() as u16 + 3),
+    ])
+    .areas(area);
+    let [first, second] = header(view);
+    Line::from(first).render(Rect { height: 1, ..head }, buf);
+    Line::from(second).render(
+        Rect {
+            y: head.y + 1,
+            height: 1,
+            ..head
+        },
+        buf,
+    );
+    for (i, (label, percent)) in gauges.iter().take(4).enumerate() {
+        PeakGauge {
+            label: format!("GEMM {label:<9}"),
+            percent: *percent,
+            style: view.theme.dtype(label.rsplit(' ').next()),
+        }
+        .render(
+            Rect::new(gauge_area.x, gauge_area.y + i as u16, gauge_area.width, 1),
+            buf,
+        );
+    }
+    spark_rows(view).render(sparks, buf);
+    outcomes_bar(view, counts).render(stacked, buf);
+}
+
+/// The benchmarks with the largest latest change first, each with its history.
+fn spark_rows(view: &View) -> SparkRows {
+    let mut rows: Vec<(f64, SparkRow)> = group(view.data)
+        .map(|g| {
+            g.benchmarks
+                .iter()
+                .map(|b| {
+                    let change = b.latest_change_percent.unwrap_or(0.0);
+                    let style = match b.status {
+                        crate::analysis::trends::TrendStatus::Regressed => view.theme.failure(),
+                        crate::analysis::trends::TrendStatus::Suspect => view.theme.warning(),
+                        _ => ratatui::style::Style::new(),
+                    };
+                    let row = SparkRow {
+                        label: b.id.clone(),
+                        values: b.points.iter().map(|p| p.1).collect(),
+                        note: format!(
+                            "{} {}",
+                            format_ns(b.latest_ns),
+                            format_percent(b.latest_change_percent)
+                        ),
+                        style,
+                    };
+                    (change.abs(), row)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    SparkRows {
+        title: "History (time/iter), largest latest change first".into(),
+        rows: rows.into_iter().map(|r| r.1).collect(),
+        selected: None,
+        selected_style: view.theme.selected(),
+    }
+}

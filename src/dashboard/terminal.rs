@@ -1,0 +1,70 @@
+//! The dashboard on a real terminal: raw mode and the alternate screen, restored on every
+//! way out (quit, error, panic), and a draw loop at a fixed rate that also re-reads the
+//! live progress file when following a suite.
+
+use super::app::App;
+use super::live::Progress;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How often the screen is redrawn and the progress file re-read.
+const TICK: Duration = Duration::from_millis(250);
+
+/// What live mode follows: the progress file and the Criterion directory's system probe.
+pub struct Follow {
+    pub progress: PathBuf,
+    pub criterion_dir: PathBuf,
+}
+
+/// Runs the dashboard until `q`. The terminal is restored before this returns, and by the
+/// panic hook `ratatui::init` installs if anything panics while drawing.
+pub fn run(mut app: App, follow: Option<Follow>) -> std::io::Result<()> {
+    let mut terminal = ratatui::try_init()?;
+    let result = event_loop(&mut terminal, &mut app, follow.as_ref());
+    ratatui::restore();
+    result
+}
+
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    follow: Option<&Follow>,
+) -> std::io::Result<()> {
+    let mut last_read = None::<Instant>;
+    while !app.quit {
+        if let Some(f) = follow
+            && last_read.is_none_or(|t| t.elapsed() >= TICK)
+        {
+            refresh_live(app, f)?;
+            last_read = Some(Instant::now());
+        }
+        terminal.draw(|frame| app.draw(frame.area(), frame.buffer_mut()))?;
+        if event::poll(TICK)?
+            && let Event::Key(key) = event::read()?
+            && key.kind == KeyEventKind::Press
+        {
+            app.on_key(key);
+        }
+    }
+    Ok(())
+}
+
+/// Re-reads the progress file and shows what has landed as the live run.
+pub fn refresh_live(app: &mut App, follow: &Follow) -> std::io::Result<()> {
+    let progress = Progress::read(&follow.progress)?;
+    let system =
+        crate::harness::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
+    let live = progress.to_run(system);
+    let data = &mut app.data;
+    match data.runs.iter().position(|r| r.run_id == "live") {
+        Some(i) => data.runs[i] = live,
+        None => data.runs.push(live),
+    }
+    let index = data.runs.len() - 1;
+    if data.run == index || data.live.is_none() {
+        data.select_run(index);
+    }
+    data.live = Some(progress);
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! The charts of `report.html`, drawn by plotters into SVG strings: line charts (linear or
+//! log2 x axis) and horizontal bar charts, each with axis titles in units, ticks and a
+//! legend. plotters' SVG has no hover text, so each point or bar also gets a transparent
+//! target carrying a `<title>` with its value, placed with the chart's own coordinate map.
+
+use crate::dashboard::widgets::axis::{SizeUnit, format_size};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::fmt::Write;
+
+pub const WIDTH: u32 = 640;
+pub const HEIGHT: u32 = 340;
+
+/// Series colours, then the colours for before (red) and after (green).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(34, 87, 168),
+    RGBColor(230, 120, 0),
+    RGBColor(27, 127, 59),
+    RGBColor(150, 60, 170),
+    RGBColor(0, 150, 160),
+    RGBColor(180, 150, 0),
+    RGBColor(120, 120, 120),
+    RGBColor(200, 40, 90),
+];
+pub const RED: RGBColor = RGBColor(176, 0, 32);
+pub const GREEN: RGBColor = RGBColor(27, 127, 59);
+pub const GREY: RGBColor = RGBColor(175, 175, 175);
+
+pub fn palette(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One line (with its points marked) of a line chart.
+pub struct LineSeriesSpec {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub colour: RGBColor,
+    /// A reference line (peak, roofline): dashed look via thinner grey stroke, no markers.
+    pub reference: bool,
+}
+
+pub enum XScale {
+    /// x values are sizes; the axis is logarithmic, labelled in bytes or elements.
+    Log(SizeUnit),
+    Linear,
+}
+
+pub struct LineSpec {
+    pub title: String,
+    pub x_title: String,
+    pub y_title: String,
+    pub x: XScale,
+    pub series: Vec<LineSeriesSpec>,
+    /// Formats a y value with its unit for the hover text.
+    pub y_unit: String,
+}
+
+/// One bar of a horizontal bar chart.
+pub struct BarSpec {
+    pub label: String,
+    pub value: f64,
+    pub colour: RGBColor,
+    /// Hover text (and the legend groups bars by `legend` when set).
+    pub hover: String,
+    pub legend: Option<String>,
+}
+
+pub struct BarsSpec {
+    pub title: String,
+    pub x_title: String,
+    pub bars: Vec<BarSpec>,
+}
+
+type Draw<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Hover targets appended inside the SVG: (x px, y px, text).
+fn with_titles(mut svg: String, targets: &[(i32, i32, String)]) -> String {
+    let mut extra = String::from("<g class=\"hover\">");
+    for (x, y, text) in targets {
+        let _ = write!(
+            extra,
+            "<circle cx=\"{x}\" cy=\"{y}\" r=\"5\" fill=\"transparent\"><title>{}</title></circle>",
+            super::html::escape(text)
+        );
+    }
+    extra.push_str("</g></svg>");
+    if let Some(end) = svg.rfind("</svg>") {
+        svg.replace_range(end.., &extra);
+    }
+    svg
+}
+
+fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v), h.max(v))
+        });
+    lo.is_finite().then_some((lo, hi))
+}
+
+/// A line chart as an SVG string (or the reason it could not be drawn).
+pub fn line_chart(spec: &LineSpec) -> Result<String, String> {
+    let all = || spec.series.iter().flat_map(|s| s.points.iter().copied());
+    let (x_lo, x_hi) = bounds(all().map(|p| p.0)).ok_or("no points")?;
+    let (_, y_hi) = bounds(all().map(|p| p.1)).ok_or("no points")?;
+    let y_hi = if y_hi > 0.0 { y_hi * 1.1 } else { 1.0 };
+    let mut svg = String::new();
+    let targets;
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        targets = match spec.x {
+            XScale::Log(unit) => {
+                let (lo, hi) = (x_lo / 1.5, x_hi * 1.5);
+                draw_lines(
+                    &root,
+                    spec,
+                    (lo..hi).log_scale().base(2.0),
+                    y_hi,
+                    move |v| format_size(*v, unit),
+                )?
+            }
+            XScale::Linear => {
+                let pad = ((x_hi - x_lo) * 0.05).max(0.5);
+                draw_lines(&root, spec, (x_lo - pad)..(x_hi + pad), y_hi, |v| {
+                    format!("{v:.0}")
+                })?
+            }
+        };
+        root.present().map_err(err)?;
+    }
+    Ok(with_titles(svg, &targets))
+}
+
+fn draw_lines<X>(
+    root: &Draw,
+    spec: &LineSpec,
+    x_range: X,
+    y_hi: f64,
+    x_format: impl Fn(&f64) -> String,
+) -> Result<Vec<(i32, i32, String)>, String>
+where
+    X: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+    X::CoordDescType: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(root)
+        .caption(&spec.title, ("sans-serif", 15))
+        .margin(8)
+        .x_label_area_size(38)
+        .y_label_area_size(58)
+        .build_cartesian_2d(x_range, 0f64..y_hi)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(&spec.x_title)
+        .y_desc(&spec.y_title)
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&|v| crate::dashboard::widgets::axis::format_number(*v))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(err)?;
+    let mut targets = Vec::new();
+    for s in &spec.series {
+        let colour = s.colour;
+        let width = if s.reference { 1 } else { 2 };
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                colour.stroke_width(width),
+            ))
+            .map_err(err)?
+            .label(&s.name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+            });
+        if s.reference {
+            continue;
+        }
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+            .map_err(err)?;
+        for &(x, y) in &s.points {
+            let (px, py) = chart.backend_coord(&(x, y));
+            let hover = format!(
+                "{}: {} → {} {}",
+                s.name,
+                x_format(&x),
+                crate::dashboard::widgets::axis::format_number(y),
+                spec.y_unit
+            );
+            targets.push((px, py, hover));
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    Ok(targets)
+}
+
+/// A horizontal bar chart as an SVG string.
+pub fn bar_chart(spec: &BarsSpec) -> Result<String, String> {
+    if spec.bars.is_empty() {
+        return Err("no bars".into());
+    }
+    let n = spec.bars.len();
+    let max = bounds(spec.bars.iter().map(|b| b.value)).map_or(1.0, |b| b.1.max(1e-12)) * 1.1;
+    let height = (HEIGHT as usize).max(70 + 22 * n) as u32;
+    let label_width = spec
+        .bars
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(4);
+    let mut svg = String::new();
+    let mut targets = Vec::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let labels: Vec<String> = spec.bars.iter().rev().map(|b| b.label.clone()).collect();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&spec.title, ("sans-serif", 15))
+            .margin(8)
+            .x_label_area_size(38)
+            .y_label_area_size((label_width as u32 * 6 + 12).min(WIDTH / 2))
+            .build_cartesian_2d(0f64..max, (0..n).into_segmented())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(&spec.x_title)
+            .y_labels(n)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .x_label_formatter(&|v| crate::dashboard::widgets::axis::format_number(*v))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        let mut legends: Vec<(String, RGBColor)> = Vec::new();
+        // The first bar at the top: plotters counts segments from the bottom.
+        for (k, b) in spec.bars.iter().enumerate() {
+            let i = n - 1 - k;
+            let colour = b.colour;
+            let mut bar = Rectangle::new(
+                [
+                    (0.0, SegmentValue::Exact(i)),
+                    (b.value.max(0.0), SegmentValue::Exact(i + 1)),
+                ],
+                colour.filled(),
+            );
+            bar.set_margin(2, 2, 0, 0);
+            let series = chart.draw_series(std::iter::once(bar)).map_err(err)?;
+            if let Some(name) = &b.legend
+                && !legends.iter().any(|(l, _)| l == name)
+            {
+                legends.push((name.clone(), colour));
+                series.label(name).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
+                });
+            }
+            let (px, py) =
+                chart.backend_coord(&(b.value.max(0.0) / 2.0, SegmentValue::CenterOf(i)));
+            targets.push((px, py, format!("{}: {}", b.label, b.hover)));
+        }
+        if !legends.is_empty() {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(with_titles(svg, &targets))
+}

@@ -1,0 +1,226 @@
+//! The real `stackbench` binary: `show` prints the pages as text, and `dashboard` runs
+//! under tmux (a real terminal): it starts, switches pages by key, quits with `q` and
+//! leaves the terminal as it found it (alternate screen left, cursor visible).
+//!
+//! Without tmux the terminal test is skipped with a message, unless
+//! `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it), which makes a missing tmux a failure.
+
+mod dashboard_support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_stackbench");
+
+#[test]
+fn show_prints_every_page_and_rejects_an_unknown_one() {
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let out = Command::new(BIN)
+        .args(["show", "--page", "all", "--width", "100", "--results"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for title in [
+        "1 Baseline",
+        "2 GEMM",
+        "5 Before/after",
+        "7 Skips/failures",
+        "8 Summary",
+    ] {
+        assert!(
+            text.contains(&format!("── {title} ──")),
+            "{title} missing:\n{text}"
+        );
+    }
+    assert!(text.contains("GEMM cpu f32"), "summary gauges:\n{text}");
+    let out = Command::new(BIN)
+        .args(["show", "--page", "nope", "--results"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown page `nope`"));
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["show", "--results"])
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no runs in"));
+}
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "dash"])
+    }
+
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "`{text}` never appeared:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "dash"];
+        args.extend_from_slice(keys);
+        self.cmd(&args);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// Starts the dashboard with `extra` arguments in its own tmux server (one per test).
+fn start_dashboard(results: &Path, extra: &str) -> Tmux {
+    let tmux = Tmux {
+        socket: format!("stackbench-test-{}-{}", std::process::id(), extra.len()),
+    };
+    let command = format!(
+        "NO_COLOR=1 '{BIN}' dashboard --results '{}' {extra}; echo \"EXITED $?\"; sleep 60",
+        results.display()
+    );
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "dash",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &command,
+    ]);
+    tmux
+}
+
+#[test]
+fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
+    if !dashboard_support::tool_present("tmux", "-V") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let tmux = start_dashboard(dir.path(), "");
+    tmux.wait_for("Memory bandwidth");
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+    tmux.keys(&["2"]);
+    tmux.wait_for("GEMM throughput vs size");
+    tmux.keys(&["Right"]);
+    tmux.wait_for("Tensor ops at their largest size");
+    tmux.keys(&["7"]);
+    let outcomes = tmux.wait_for("Not measured in this run (4)");
+    assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
+    tmux.keys(&["?"]);
+    tmux.wait_for("switch page");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["5"]);
+    tmux.wait_for("before nightly-17 → after nightly-18");
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXITED 0");
+    assert!(
+        !after.contains("Before/after"),
+        "the dashboard is still on screen:\n{after}"
+    );
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "dash", "#{alternate_on}"])
+            .trim(),
+        "0"
+    );
+    assert_eq!(
+        tmux.cmd(&["display", "-p", "-t", "dash", "#{cursor_flag}"])
+            .trim(),
+        "1"
+    );
+}
+
+#[test]
+fn follow_mode_shows_benchmarks_as_they_land() {
+    if !dashboard_support::tool_present("tmux", "-V") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let progress = dir.path().join("progress.jsonl");
+    let benchmark = |id: &str, ms: u64| {
+        format!(
+            r#"{{"event":"benchmark","target":"gemm","id":"{id}","outcome":"measured","throughput":{{"Elements":2000000}},"samples":{{"iters":[10,10,10],"times":[1000000,1100000,1050000]}},"unix_ms":{ms}}}"#
+        )
+    };
+    let plan = r#"{"event":"plan","total":3,"suite":"quick","unix_ms":1000}"#;
+    let target = r#"{"event":"target","target":"gemm","unix_ms":1000}"#;
+    let first = benchmark("gemm/cpu/f32/100x100x100", 2000);
+    std::fs::write(&progress, format!("{plan}\n{target}\n{first}\n")).unwrap();
+    // No run recorded yet: following the first suite of a fresh results directory.
+    let results = dir.path().join("results");
+    let tmux = start_dashboard(
+        &results,
+        &format!(
+            "--follow --progress '{}' --criterion-dir '{}'",
+            progress.display(),
+            dir.path().display()
+        ),
+    );
+    tmux.wait_for("benchmark 1 of 3");
+    tmux.keys(&["2"]);
+    tmux.wait_for("100x100x100");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&progress)
+        .unwrap();
+    use std::io::Write;
+    writeln!(file, "{}", benchmark("gemm/cpu/f32/200x200x200", 3000)).unwrap();
+    writeln!(file, r#"{{"event":"benchmark","target":"gemm","id":"gemm/cpu/f16/100x100x100","outcome":"skipped","reason":"no f16 here","unix_ms":4000}}"#).unwrap();
+    writeln!(file, r#"{{"event":"done","unix_ms":5000}}"#).unwrap();
+    let screen = tmux.wait_for("live: finished");
+    assert!(screen.contains("benchmark 3 of 3"), "{screen}");
+    assert!(
+        screen.contains("200x200x200"),
+        "the chart filled in:\n{screen}"
+    );
+    tmux.keys(&["7"]);
+    tmux.wait_for("no f16 here");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
+}
