@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod backend;
 pub mod cli;
 pub mod components;
+pub mod config;
 pub mod criterion_output;
 pub mod harness;
 pub mod report;
