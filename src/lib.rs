@@ -16,4 +16,5 @@ pub mod report;
 pub mod results;
 pub mod stats;
 pub mod system;
+pub mod validate;
 pub mod workload;

@@ -1,4 +1,5 @@
-//! `stackbench info`: prints the system probe.
+//! `stackbench`: the system probe (`info`), suites (`suite`) and the hardware verdict
+//! (`validate`).
 
 use clap::Parser;
 use stackbench::cli::stackbench::{Command, StackbenchArgs};
@@ -24,5 +25,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Validate(args) => stackbench::cli::validate::main(args),
+        Command::Suite(args) => stackbench::cli::validate::suite_main(args),
     }
 }

@@ -2,3 +2,4 @@
 
 pub mod analyze_trends;
 pub mod stackbench;
+pub mod validate;
