@@ -337,6 +337,21 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_loads_and_says_what_it_shows() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("stackbench.example.toml");
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.suite("smoke").unwrap().targets.len(), 2);
+        assert_eq!(config.component("vllm").enabled, Some(false));
+        assert_eq!(config.thresholds.len(), 2);
+        assert_eq!(config.gate().rounds, 3);
+        assert_eq!(
+            config.price_for("NVIDIA H100 80GB HBM3").unwrap().per_hour,
+            Some(2.5)
+        );
+        assert_eq!(config.source.as_deref(), Some(path.as_path()));
+    }
+
+    #[test]
     fn prices_match_exactly_then_by_the_longest_contained_key() {
         let config = parse(
             "[prices.H100]\nper_hour = 2.0\n[prices.\"H100 80GB\"]\nper_hour = 3.0\n[prices.cpu]\nper_unit = 900\n",
