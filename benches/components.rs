@@ -12,7 +12,10 @@ fn main() -> ExitCode {
     // Each component with its `[components.NAME]` settings from stackbench.toml; the
     // environment's STACKBENCH_COMPONENT_* variables still win.
     let runs = match RunnerConfig::per_component(harness.config()) {
-        Ok(runs) => runs,
+        Ok(mut runs) => {
+            runs.retain(|run| harness.plan().runs_component(run.component));
+            runs
+        }
         Err(error) => {
             eprintln!("stackbench components: {error}");
             return ExitCode::from(2);

@@ -74,6 +74,15 @@ impl Default for RunnerConfig {
     }
 }
 
+/// One component to run, with its own settings and, where the config names one, its
+/// own interpreter.
+#[derive(Clone, Debug)]
+pub struct ComponentRun {
+    pub component: &'static str,
+    pub config: RunnerConfig,
+    pub python: Option<PathBuf>,
+}
+
 /// Errors in the runner's environment variables name the variable and the value.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -160,9 +169,7 @@ impl RunnerConfig {
 
     /// Each component to run with its own config and the interpreter the file names for
     /// it: components the file disables are left out, and the environment still wins.
-    pub fn per_component(
-        file: &crate::config::Config,
-    ) -> Result<Vec<(&'static str, RunnerConfig, Option<PathBuf>)>, ConfigError> {
+    pub fn per_component(file: &crate::config::Config) -> Result<Vec<ComponentRun>, ConfigError> {
         let mut runs = Vec::new();
         for component in RunnerConfig::default().components() {
             let settings = file.component(component);
@@ -172,7 +179,11 @@ impl RunnerConfig {
             let config =
                 RunnerConfig::from_env_over(RunnerConfig::default().with_settings(&settings))?;
             if config.components().contains(&component) {
-                runs.push((component, config, settings.python.clone()));
+                runs.push(ComponentRun {
+                    component,
+                    config,
+                    python: settings.python.clone(),
+                });
             }
         }
         Ok(runs)

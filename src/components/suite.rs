@@ -10,7 +10,7 @@
 //! drive the very same loop against fake and real workers without Criterion's sampling.
 
 use super::FAMILY;
-use super::config::RunnerConfig;
+use super::config::{ComponentRun, RunnerConfig};
 use super::interpreter::{EnvLookup, Interpreter, InterpreterError, PYTHON_ENV, ProcessEnv};
 use super::session::{ComponentSession, OfferedBenchmark};
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
@@ -67,13 +67,15 @@ pub fn run_suite(sink: &mut impl BenchSink, config: &RunnerConfig, components: &
 /// Runs each component with its own settings from `stackbench.toml` (see
 /// [`RunnerConfig::per_component`]); a component the file gives its own Python runs there,
 /// unless `STACKBENCH_PYTHON` names one for the whole run.
-pub fn run_configured_suite(
-    sink: &mut impl BenchSink,
-    runs: &[(&'static str, RunnerConfig, Option<std::path::PathBuf>)],
-) {
+pub fn run_configured_suite(sink: &mut impl BenchSink, runs: &[ComponentRun]) {
     let mut interpreters: Vec<(Option<std::path::PathBuf>, Result<Interpreter, String>)> =
         Vec::new();
-    for (component, config, python) in runs {
+    for ComponentRun {
+        component,
+        config,
+        python,
+    } in runs
+    {
         let known = interpreters.iter().position(|(p, _)| p == python);
         let index = known.unwrap_or_else(|| {
             let found = match python {

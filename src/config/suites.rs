@@ -35,7 +35,7 @@ const PRE_INSTALLATION_INCLUDE: &[&str] = &[
     r"^components/tiny_gpt/prefill/b1_s128$",
     // The whole-backend and whole-component skip ids, so "no GPU here" reaches the result.
     r"^(memory_bandwidth|gemm)/[^/]+/all/all$",
-    r"^components/tiny_gpt/",
+    r"^components/tiny_gpt/all/all$",
 ];
 
 /// One `[suites.NAME]` table.
@@ -53,6 +53,10 @@ pub struct SuiteConfig {
     /// Then drop ids matching any of these.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Python components whose workers start (default: every enabled one). Starting a
+    /// worker imports its stack, tens of seconds for torch, so a suite that keeps few
+    /// component ids names them here instead of starting all to skip most.
+    pub components: Option<Vec<String>>,
     pub warm_up_s: Option<f64>,
     pub measurement_s: Option<f64>,
     pub sample_size: Option<usize>,
@@ -86,6 +90,8 @@ pub struct ResolvedSuite {
     pub targets: Vec<String>,
     pub include: Vec<Regex>,
     pub exclude: Vec<Regex>,
+    /// Components whose workers start; `None`: all.
+    pub components: Option<Vec<String>>,
     pub sampling: SamplingOverride,
 }
 
@@ -93,6 +99,13 @@ impl ResolvedSuite {
     /// Whether this suite runs the bench target at all.
     pub fn runs_target(&self, target: &str) -> bool {
         self.targets.iter().any(|t| t == target)
+    }
+
+    /// Whether the suite starts the worker of this Python component.
+    pub fn runs_component(&self, component: &str) -> bool {
+        self.components
+            .as_ref()
+            .is_none_or(|c| c.iter().any(|name| name == component))
     }
 
     /// Whether the suite keeps the benchmark `id` (`<family>/...`, the family being the
@@ -132,6 +145,17 @@ impl SuiteConfig {
                     format!(
                         "unknown bench target '{target}' (known: {})",
                         ALL_TARGETS.join(", ")
+                    ),
+                ));
+            }
+        }
+        for component in self.components.iter().flatten() {
+            if !crate::components::COMPONENTS.contains(&component.as_str()) {
+                return Err((
+                    "components".into(),
+                    format!(
+                        "unknown component '{component}' (known: {})",
+                        crate::components::COMPONENTS.join(", ")
                     ),
                 ));
             }
@@ -178,6 +202,7 @@ fn built_in(name: &str) -> Option<SuiteConfig> {
             ),
             targets: Some(strings(&["memory_bandwidth", "gemm", "components"])),
             include: strings(PRE_INSTALLATION_INCLUDE),
+            components: Some(strings(&["tiny_gpt"])),
             ..SuiteConfig::default()
         }),
         "component" => Some(SuiteConfig {
@@ -223,6 +248,7 @@ pub(super) fn resolve(config: &Config, name: &str) -> Result<ResolvedSuite, Conf
             .unwrap_or_else(|| ALL_TARGETS.iter().map(|t| t.to_string()).collect()),
         include: compiled("include", &suite.include)?,
         exclude: compiled("exclude", &suite.exclude)?,
+        components: suite.components.clone(),
         sampling: SamplingOverride {
             warm_up: suite.warm_up_s.map(Duration::from_secs_f64),
             measurement: suite.measurement_s.map(Duration::from_secs_f64),
@@ -263,14 +289,17 @@ mod tests {
             "gemm/cpu/bf16/2048x2048x2048",
             "gemm/cuda/all/all",
             "components/tiny_gpt/prefill/b1_s128",
+            "components/tiny_gpt/all/all",
         ] {
             assert!(suite.selects(id), "{id}");
         }
+        assert!(suite.runs_component("tiny_gpt") && !suite.runs_component("vllm"));
         for id in [
             "memory_bandwidth/cpu/triad/256KiB",
             "gemm/cpu/f32/512x512x512",
             "tensor_ops/cpu/add_f32/256x4096",
             "components/pytorch/matmul/f32_256x256x256",
+            "components/tiny_gpt/generate/b4_s128_n32",
         ] {
             assert!(!suite.selects(id), "{id}");
         }
@@ -305,6 +334,10 @@ mod tests {
             ("[suites.x]\ninclude = [\"(\"]\n", "suites.x.include"),
             ("[suites.x]\nbase = \"huge\"\n", "suites.x.base"),
             ("[suites.x]\nsample_size = 5\n", "suites.x.sample_size"),
+            (
+                "[suites.x]\ncomponents = [\"torch\"]\n",
+                "suites.x.components",
+            ),
         ] {
             let err = Config::parse(text, Path::new("s.toml"))
                 .unwrap_err()

@@ -83,6 +83,11 @@ impl Harness {
         self.suite
     }
 
+    /// The named suite this run belongs to.
+    pub fn plan(&self) -> &ResolvedSuite {
+        &self.plan
+    }
+
     /// The config this run reads (`stackbench.toml`, or the defaults).
     pub fn config(&self) -> &Config {
         &self.config

@@ -94,30 +94,7 @@ pub fn run_suite(plan: &SuiteRun) -> Result<RunRecord, RunnerError> {
 
 /// A run of a suite that measured nothing: the probe and the targets' outcomes only.
 fn unmeasured_run(criterion_dir: &Path, label: Option<String>) -> RunRecord {
-    use crate::harness::sidecar::{read_system_probe, read_target_reports};
-    let mut notes = Vec::new();
-    let system = match read_system_probe(criterion_dir) {
-        Some(Ok(probe)) => Some(probe),
-        Some(Err(error)) => {
-            notes.push(format!("system probe unreadable: {error}"));
-            None
-        }
-        None => None,
-    };
-    let targets = read_target_reports(criterion_dir)
-        .into_iter()
-        .filter_map(|report| match report.map(serde_json::to_value) {
-            Ok(Ok(value)) => Some(value),
-            Ok(Err(error)) => {
-                notes.push(format!("target report not kept: {error}"));
-                None
-            }
-            Err(error) => {
-                notes.push(format!("target report unreadable: {error}"));
-                None
-            }
-        })
-        .collect();
+    let (system, targets, notes) = crate::results::sidecar_files(criterion_dir);
     let created_unix_ms = crate::results::now_unix_ms();
     RunRecord {
         schema: crate::results::RUN_SCHEMA.into(),
