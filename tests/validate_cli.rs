@@ -298,7 +298,7 @@ fn a_real_cpu_suite_runs_and_an_unmeetable_threshold_fails_it() {
     let config = dir.path().join("stackbench.toml");
     std::fs::write(
         &config,
-        "[suites.tiny]\ntargets = [\"memory_bandwidth\"]\ninclude = ['^memory_bandwidth/cpu/triad/256KiB$']\nwarm_up_s = 0.05\nmeasurement_s = 0.1\nsample_size = 10\n\n[[thresholds]]\npattern = 'triad/256KiB$'\ndevice = \"cpu\"\nexpected = 1e9\n",
+        "[suites.tiny]\ntargets = [\"memory_bandwidth\"]\ninclude = ['^memory_bandwidth/cpu/triad/256KiB$']\nwarm_up_s = 0.05\nmeasurement_s = 0.1\nsample_size = 12\n\n[[thresholds]]\npattern = 'triad/256KiB$'\ndevice = \"cpu\"\nexpected = 1e9\n",
     )
     .unwrap();
     let results = dir.path().join("results");
@@ -344,4 +344,7 @@ fn a_real_cpu_suite_runs_and_an_unmeetable_threshold_fails_it() {
         serde_json::from_slice(&std::fs::read(runs[0].as_ref().unwrap().path()).unwrap()).unwrap();
     assert_schema("run.schema.json", &run);
     assert_eq!(run["label"], "validate/tiny");
+    // The suite's sampling reached Criterion (the CPU default is 10 samples).
+    let iters = run["benchmarks"][0]["samples"]["iters"].as_array().unwrap();
+    assert_eq!(iters.len(), 12);
 }
