@@ -186,3 +186,106 @@ fn kernels_ran(outcomes: &BTreeMap<String, BenchmarkOutcome>) -> Vec<ThresholdCh
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::Status;
+
+    fn run_with(system: Value) -> RunRecord {
+        serde_json::from_value(json!({
+            "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0,
+            "timestamp": "t", "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+            "system": system, "benchmarks": []
+        }))
+        .unwrap()
+    }
+
+    fn find<'a>(checks: &'a [ThresholdCheck], name: &str) -> &'a ThresholdCheck {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {checks:#?}"))
+    }
+
+    #[test]
+    fn a_gpu_without_its_driver_fails_and_an_absent_vendor_is_only_noted() {
+        let run = run_with(json!({
+            "gpus": [{"pci_address": "0000:01:00.0", "vendor_id": 0x10de, "driver": "vfio-pci"}],
+            "backends": {
+                "cpu": {"status": "available", "devices": [{"name": "EPYC"}]},
+                "cuda": {"status": "unavailable", "reason": "libcuda.so.1 was not found"},
+                "rocm": {"status": "unavailable", "reason": "no HIP runtime"}
+            }
+        }));
+        let (checks, notes) = checks(&run, &BTreeMap::new());
+        assert_eq!(
+            find(&checks, "installation/cpu loads").status,
+            Status::Passed
+        );
+        let cuda = find(&checks, "installation/cuda loads");
+        assert_eq!(cuda.status, Status::Failed);
+        assert!(cuda.actual.as_str().unwrap().contains("libcuda.so.1"));
+        let bound = find(&checks, "installation/0000:01:00.0 driver");
+        assert_eq!(
+            (bound.status, bound.expected.as_str()),
+            (Status::Failed, Some("nvidia"))
+        );
+        assert!(!checks.iter().any(|c| c.name.contains("rocm")));
+        assert!(notes.iter().any(|n| n.starts_with("rocm: not applicable")));
+    }
+
+    #[test]
+    fn mixed_driver_versions_and_a_failed_kernel_fail() {
+        let run = run_with(json!({
+            "gpus": [],
+            "backends": {"cuda": {"status": "available", "devices": [
+                {"name": "H100", "properties": {"driver_cuda_version": 12080}},
+                {"name": "H100", "properties": {"driver_cuda_version": 12040}}
+            ]}}
+        }));
+        let outcomes: BTreeMap<String, BenchmarkOutcome> = [
+            (
+                "gemm/cuda/bf16/512x512x512".to_string(),
+                BenchmarkOutcome::Failed {
+                    error: "NVRTC: compile error".into(),
+                },
+            ),
+            (
+                "gemm/cuda/f32/512x512x512".to_string(),
+                BenchmarkOutcome::Measured {
+                    notes: BTreeMap::new(),
+                },
+            ),
+            (
+                "gemm/cpu/f32/512x512x512".to_string(),
+                BenchmarkOutcome::Measured {
+                    notes: BTreeMap::new(),
+                },
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let (checks, _) = checks(&run, &outcomes);
+        assert_eq!(
+            find(&checks, "installation/cuda driver versions consistent").status,
+            Status::Failed
+        );
+        let gpu = find(&checks, "installation/gemm/cuda runs");
+        assert_eq!(gpu.status, Status::Failed);
+        assert!(gpu.actual.as_str().unwrap().contains("NVRTC"));
+        assert_eq!(
+            find(&checks, "installation/gemm/cpu runs").status,
+            Status::Passed
+        );
+    }
+
+    #[test]
+    fn a_run_without_a_probe_fails_its_one_check() {
+        let mut run = run_with(json!(null));
+        run.system = None;
+        let (checks, _) = checks(&run, &BTreeMap::new());
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].status, Status::Failed);
+    }
+}

@@ -447,6 +447,46 @@ mod tests {
         assert!(time.margin_percent(12.5) < 0.0);
     }
 
+    /// The GPU path without a GPU: an H100 whose triad reaches 1,500 GB/s fails DCGM's
+    /// 1,905,000 MiB/s; one at 2,100 GB/s passes it. Both say the threshold is the vendor's.
+    #[test]
+    fn an_h100_below_dcgm_bandwidth_fails_on_the_vendor_figure() {
+        let verdict = |gb_per_s: f64| {
+            let bytes = 1u64 << 30;
+            let ns = bytes as f64 / gb_per_s;
+            let run: RunRecord = serde_json::from_value(serde_json::json!({
+                "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+                "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+                "fingerprint": "gpu=h100",
+                "system": {"gpus": [], "peaks": [], "backends": {"cuda": {"status": "available",
+                    "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}}},
+                "benchmarks": [{"id": "memory_bandwidth/cuda/triad/1GiB", "group": "memory_bandwidth/cuda",
+                    "throughput": {"Bytes": bytes},
+                    "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [ns, ns, ns]}}]
+            }))
+            .unwrap();
+            let config = Config::default();
+            let suite = config.suite("quick").unwrap();
+            validate(&Inputs {
+                run: &run,
+                suite: &suite,
+                config: &config,
+                history: &[],
+                before: None,
+            })
+        };
+        let slow = verdict(1500.0);
+        assert_eq!(slow.status, Status::Failed);
+        let check = slow
+            .threshold_checks
+            .iter()
+            .find(|c| c.threshold_kind == ThresholdKind::Vendor)
+            .unwrap();
+        assert!(check.source.contains("DCGM"));
+        assert!((check.actual.as_f64().unwrap() - 1500.0).abs() < 1e-6);
+        assert_eq!(verdict(2100.0).status, Status::Passed);
+    }
+
     #[test]
     fn latency_summary() {
         let l = latency(&[1.0, 2.0, 3.0, 4.0]).unwrap();
