@@ -71,8 +71,12 @@ const VENDOR_FIGURES: &[VendorFigure] = &[
     },
 ];
 
-/// Percent of peak expected / failing, for GEMM and for memory bandwidth.
+/// Percent of peak expected / failing, for GPU GEMM and for GPU memory bandwidth.
 const GEMM_PEAK_PERCENT: (f64, f64) = (50.0, 25.0);
+/// CPU GEMM against the FMA peak. A good BLAS reaches about 40 % of the *measured* FMA
+/// peak on a 2-core Zen VM (the `gemm` crate and OpenBLAS alike, ~200 of ~495 GFLOP/s f32,
+/// DEPENDENCY-NOTES.md): expect 30 %, fail below 15 %, under half of what a BLAS gets.
+const CPU_GEMM_PEAK_PERCENT: (f64, f64) = (30.0, 15.0);
 const BANDWIDTH_PEAK_PERCENT: (f64, f64) = (70.0, 50.0);
 /// CPU GEMMs smaller than 1024³ are bound by packing and threading overhead, not FMAs.
 const CPU_PEAK_MIN_MNK: u64 = 1024 * 1024 * 1024;
@@ -194,7 +198,7 @@ fn peak_fraction(id: &str, backend: &str, figure: &Figure) -> Option<Threshold> 
     let function = id.split('/').nth(2).unwrap_or("");
     let (kind, (expected, failure)) = match (backend, family) {
         ("cpu", "gemm") if gemm_mnk(id).is_some_and(|m| m >= CPU_PEAK_MIN_MNK) => {
-            (ThresholdKind::CpuPeak, GEMM_PEAK_PERCENT)
+            (ThresholdKind::CpuPeak, CPU_GEMM_PEAK_PERCENT)
         }
         ("cuda" | "rocm", "gemm") => (ThresholdKind::PeakFraction, GEMM_PEAK_PERCENT),
         ("cuda" | "rocm", "memory_bandwidth") if matches!(function, "copy" | "triad") => {
@@ -309,7 +313,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.kind, ThresholdKind::CpuPeak);
-        assert_eq!((t.expected, t.failure_at), (100.0, 50.0));
+        assert_eq!((t.expected, t.failure_at), (60.0, 30.0));
         assert!(peak_fraction("gemm/cpu/f32/512x512x512", "cpu", &rate(1.0, Some(5.0))).is_none());
         assert!(peak_fraction("gemm/cpu/f16/2048x2048x2048", "cpu", &rate(1.0, None)).is_none());
         let g = peak_fraction(
