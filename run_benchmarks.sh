@@ -76,8 +76,8 @@ while [[ $# -gt 0 ]]; do
         --targets=*) targets_csv="${1#*=}" ;;
         --results) [[ $# -ge 2 ]] || die "--results needs a value"; results_dir="$2"; shift ;;
         --results=*) results_dir="${1#*=}" ;;
-        --config) [[ $# -ge 2 ]] || die "--config needs a value"; STACKBENCH_CONFIG="$(realpath "$2")"; export STACKBENCH_CONFIG; shift ;;
-        --config=*) STACKBENCH_CONFIG="$(realpath "${1#*=}")"; export STACKBENCH_CONFIG ;;
+        --config) [[ $# -ge 2 ]] || die "--config needs a value"; STACKBENCH_CONFIG="$2"; shift ;;
+        --config=*) STACKBENCH_CONFIG="${1#*=}" ;;
         --list) list=1 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
@@ -87,6 +87,11 @@ done
 
 # Built-in suites need no file; any other name must come from the config, which the
 # stackbench binary resolves after the build (below).
+# Absolute: the bench targets run in the package root, not where this was called from.
+if [[ -n "${STACKBENCH_CONFIG:-}" ]]; then
+    STACKBENCH_CONFIG="$(realpath -m "$STACKBENCH_CONFIG")"
+    export STACKBENCH_CONFIG
+fi
 config_file="${STACKBENCH_CONFIG:-}"
 [[ -z "$config_file" && -f "$(dirname "$0")/stackbench.toml" ]] && config_file="$(dirname "$0")/stackbench.toml"
 case "$suite" in
