@@ -15,7 +15,9 @@ components), records the run under the results directory and writes the report.
 Options:
   --quick             the quick suite: a few points per axis (default; minutes)
   --full              every axis value
-  --suite NAME        the same as --quick / --full by name (quick|full)
+  --suite NAME        a suite by name: quick, full, pre-installation, component,
+                      or one defined in stackbench.toml (stackbench suite NAME shows it)
+  --config FILE       the config file (default: ./stackbench.toml when present)
   --filter REGEX      only benchmarks whose id matches REGEX (Criterion's filter),
                       e.g. 'gemm/cpu/f32' or 'triad'
   --label TEXT        a label stored with the run (e.g. a branch or a PR number)
@@ -29,7 +31,8 @@ Options:
   -h, --help          this help
 
 Environment:
-  STACKBENCH_SUITE    quick|full (the flags above set it)
+  STACKBENCH_SUITE    a suite name (the flags above set it)
+  STACKBENCH_CONFIG   the config file (--config sets it)
   CRITERION_HOME      where Criterion writes (default: target/criterion)
   STACKBENCH_PYTHON   the Python interpreter the component tier drives
 
@@ -78,6 +81,8 @@ while [[ $# -gt 0 ]]; do
         --targets=*) targets_csv="${1#*=}" ;;
         --results) [[ $# -ge 2 ]] || die "--results needs a value"; results_dir="$2"; shift ;;
         --results=*) results_dir="${1#*=}" ;;
+        --config) [[ $# -ge 2 ]] || die "--config needs a value"; STACKBENCH_CONFIG="$2"; shift ;;
+        --config=*) STACKBENCH_CONFIG="${1#*=}" ;;
         --list) list=1 ;;
         --dashboard) dashboard=1 ;;
         -h | --help) usage; exit 0 ;;
@@ -86,10 +91,20 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 
+# Built-in suites need no file; any other name must come from the config, which the
+# stackbench binary resolves after the build (below).
+# Absolute: the bench targets run in the package root, not where this was called from.
+if [[ -n "${STACKBENCH_CONFIG:-}" ]]; then
+    STACKBENCH_CONFIG="$(realpath -m "$STACKBENCH_CONFIG")"
+    export STACKBENCH_CONFIG
+fi
+config_file="${STACKBENCH_CONFIG:-}"
+[[ -z "$config_file" && -f "$(dirname "$0")/stackbench.toml" ]] && config_file="$(dirname "$0")/stackbench.toml"
 case "$suite" in
-    quick | full) ;;
-    *) die "unknown suite '$suite': expected 'quick' or 'full'" ;;
+    quick | full | pre-installation | component) ;;
+    *) [[ -n "$config_file" ]] || die "unknown suite '$suite': expected quick, full, pre-installation, component, or a suite defined in stackbench.toml" ;;
 esac
+[[ -z "$config_file" || -f "$config_file" ]] || die "the config file '$config_file' does not exist"
 export STACKBENCH_SUITE="$suite"
 
 targets=("${ALL_TARGETS[@]}")
@@ -125,6 +140,15 @@ if ! build_log=$(cargo bench --no-run "${build_args[@]}" 2>&1); then
     die "the build failed (see above)"
 fi
 cargo build --release --quiet --bin analyze-trends --bin stackbench || die "building the binaries failed"
+
+# A named suite picks its own targets (unless --targets narrows them) and checks the config.
+if [[ "$suite" != quick && "$suite" != full ]] || [[ -n "$config_file" ]]; then
+    suite_targets=$("${CARGO_TARGET_DIR:-target}/release/stackbench" suite "$suite" --targets) ||
+        die "cannot use suite '$suite' (see above)"
+    if [[ -z "$targets_csv" ]]; then
+        IFS=',' read -r -a targets <<<"$suite_targets"
+    fi
+fi
 
 # Which ids each target would run (stdout, Criterion's list format) and which it would
 # record as skipped with a reason (stderr, "skipped <id>: <reason>"). A target with only

@@ -9,13 +9,18 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(components::FAMILY);
-    let config = match RunnerConfig::from_env() {
-        Ok(config) => config,
+    // Each component with its `[components.NAME]` settings from stackbench.toml; the
+    // environment's STACKBENCH_COMPONENT_* variables still win.
+    let runs = match RunnerConfig::per_component(harness.config()) {
+        Ok(mut runs) => {
+            runs.retain(|run| harness.plan().runs_component(run.component));
+            runs
+        }
         Err(error) => {
             eprintln!("stackbench components: {error}");
             return ExitCode::from(2);
         }
     };
-    components::suite::run_suite(&mut harness, &config, &config.components());
+    components::suite::run_configured_suite(&mut harness, &runs);
     harness.finish()
 }

@@ -221,3 +221,42 @@ fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
         "the summary page ends the run: {err}"
     );
 }
+
+#[test]
+fn a_config_suite_selects_its_targets_and_ids_by_flag_and_by_environment() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = root.join("stackbench.example.toml");
+    let example = example.to_str().unwrap();
+    let by_flag = run_script(&["--suite", "smoke", "--config", example, "--list"], &[]);
+    let by_env = run_script(
+        &["--list"],
+        &[
+            ("STACKBENCH_SUITE", "smoke"),
+            ("STACKBENCH_CONFIG", example),
+        ],
+    );
+    for out in [by_flag, by_env] {
+        assert!(out.status.success(), "{}", stderr(&out));
+        let mut ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        ids.sort();
+        assert_eq!(
+            ids,
+            [
+                "gemm/cpu/f32/512x512x512",
+                "memory_bandwidth/cpu/triad/256MiB"
+            ],
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = run_script(&["--suite", "nosuch", "--config", example], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown suite 'nosuch'") && stderr(&out).contains("smoke"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,4 +1,5 @@
-//! `stackbench`: `info` prints the system probe; `dashboard` and `show` draw runs.
+//! `stackbench`: the system probe (`info`), suites (`suite`), the hardware verdict
+//! (`validate`), and runs drawn as charts (`dashboard`, `show`).
 
 use clap::Parser;
 use stackbench::cli::dashboard;
@@ -30,6 +31,8 @@ fn main() -> ExitCode {
             exit_for(dashboard::run_dashboard(&args).map(|()| String::new()))
         }
         Command::Show(args) => exit_for(dashboard::show(&args)),
+        Command::Validate(args) => stackbench::cli::validate::main(args),
+        Command::Suite(args) => stackbench::cli::validate::suite_main(args),
     }
 }
 

@@ -6,3 +6,4 @@ pub mod hardware;
 pub mod dashboard;
 pub mod stackbench;
 pub mod store;
+pub mod validate;

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
     name = "stackbench",
     version,
     about = "Benchmark harness for ML/GPU stacks",
-    after_help = "Examples:\n  stackbench info            # the system probe as a table\n  stackbench info --json     # the same, as the JSON the analyzer reads\n\nBenchmarks run through cargo: ./run_benchmarks.sh, or cargo bench --bench gemm"
+    after_help = "Examples:\n  stackbench info            # the system probe as a table\n  stackbench info --json     # the same, as the JSON the analyzer reads\n  stackbench validate        # first thing on a new machine: does it perform as it should?\n\nBenchmarks run through cargo: ./run_benchmarks.sh, or cargo bench --bench gemm"
 )]
 pub struct StackbenchArgs {
     #[command(subcommand)]
@@ -29,6 +29,11 @@ pub enum Command {
     Dashboard(super::dashboard::DashboardArgs),
     /// The dashboard's charts as text (for logs, CI and reports).
     Show(super::dashboard::ShowArgs),
+    /// Run a suite and judge each result against its threshold: does this machine perform
+    /// as it should? Exit 0 passed (warnings allowed), 1 a check failed, 2 bad input.
+    Validate(super::validate::ValidateArgs),
+    /// Show what a suite (built-in or from stackbench.toml) runs.
+    Suite(super::validate::SuiteArgs),
 }
 
 #[cfg(test)]

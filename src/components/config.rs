@@ -4,6 +4,7 @@
 
 use super::COMPONENTS;
 use crate::backend::SamplingProfile;
+use crate::config::ComponentSettings;
 use crate::workload::Suite;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -73,6 +74,15 @@ impl Default for RunnerConfig {
     }
 }
 
+/// One component to run, with its own settings and, where the config names one, its
+/// own interpreter.
+#[derive(Clone, Debug)]
+pub struct ComponentRun {
+    pub component: &'static str,
+    pub config: RunnerConfig,
+    pub python: Option<PathBuf>,
+}
+
 /// Errors in the runner's environment variables name the variable and the value.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -87,7 +97,12 @@ impl RunnerConfig {
     /// Reads the environment; unset variables keep their defaults, bad ones are errors so a
     /// typo never silently runs with a different timeout.
     pub fn from_env() -> Result<RunnerConfig, ConfigError> {
-        let mut config = RunnerConfig::default();
+        RunnerConfig::from_env_over(RunnerConfig::default())
+    }
+
+    /// `base` (the defaults with `stackbench.toml` applied) with the environment on top:
+    /// a variable set for one run beats the file.
+    pub fn from_env_over(mut config: RunnerConfig) -> Result<RunnerConfig, ConfigError> {
         if let Some(timeout) = seconds_from_env(TIMEOUT_ENV)? {
             config.call_timeout = timeout;
         }
@@ -114,8 +129,12 @@ impl RunnerConfig {
             }
             config.only = Some(only);
         }
-        config.warm_up = seconds_from_env(WARM_UP_ENV)?;
-        config.measurement = seconds_from_env(MEASUREMENT_ENV)?;
+        if let Some(warm_up) = seconds_from_env(WARM_UP_ENV)? {
+            config.warm_up = Some(warm_up);
+        }
+        if let Some(measurement) = seconds_from_env(MEASUREMENT_ENV)? {
+            config.measurement = Some(measurement);
+        }
         if let Some(raw) = std::env::var_os(SAMPLE_SIZE_ENV) {
             let value = raw.to_string_lossy().into_owned();
             let size = value.trim().parse::<usize>().ok().filter(|n| *n >= 10);
@@ -125,6 +144,49 @@ impl RunnerConfig {
             })?);
         }
         Ok(config)
+    }
+
+    /// This config with one component's `[components.NAME]` settings applied (values the
+    /// file leaves unset keep this config's).
+    pub fn with_settings(&self, settings: &ComponentSettings) -> RunnerConfig {
+        let seconds = |v: Option<f64>| v.filter(|s| s.is_finite() && *s > 0.0);
+        let mut config = self.clone();
+        if let Some(s) = seconds(settings.timeout_s) {
+            config.call_timeout = Duration::from_secs_f64(s);
+        }
+        if let Some(s) = seconds(settings.setup_timeout_s) {
+            config.setup_timeout = Duration::from_secs_f64(s);
+        }
+        config.warm_up = seconds(settings.warm_up_s)
+            .map(Duration::from_secs_f64)
+            .or(config.warm_up);
+        config.measurement = seconds(settings.measurement_s)
+            .map(Duration::from_secs_f64)
+            .or(config.measurement);
+        config.sample_size = settings.sample_size.or(config.sample_size);
+        config
+    }
+
+    /// Each component to run with its own config and the interpreter the file names for
+    /// it: components the file disables are left out, and the environment still wins.
+    pub fn per_component(file: &crate::config::Config) -> Result<Vec<ComponentRun>, ConfigError> {
+        let mut runs = Vec::new();
+        for component in RunnerConfig::default().components() {
+            let settings = file.component(component);
+            if settings.enabled == Some(false) {
+                continue;
+            }
+            let config =
+                RunnerConfig::from_env_over(RunnerConfig::default().with_settings(&settings))?;
+            if config.components().contains(&component) {
+                runs.push(ComponentRun {
+                    component,
+                    config,
+                    python: settings.python.clone(),
+                });
+            }
+        }
+        Ok(runs)
     }
 
     /// Criterion sampling for component benchmarks. Each sample is one `run` round trip
@@ -229,6 +291,28 @@ mod tests {
         assert_eq!(
             RunnerConfig::default().sampling(Suite::Full).sample_size,
             30
+        );
+    }
+
+    #[test]
+    fn file_settings_fill_what_the_runner_leaves_unset() {
+        let settings = ComponentSettings {
+            timeout_s: Some(7.0),
+            warm_up_s: Some(0.5),
+            sample_size: Some(20),
+            ..ComponentSettings::default()
+        };
+        let config = RunnerConfig {
+            measurement: Some(Duration::from_secs(4)),
+            ..RunnerConfig::default()
+        }
+        .with_settings(&settings);
+        assert_eq!(config.call_timeout, Duration::from_secs(7));
+        assert_eq!(config.setup_timeout, DEFAULT_SETUP_TIMEOUT);
+        let quick = config.sampling(Suite::Quick);
+        assert_eq!(
+            (quick.sample_size, quick.warm_up, quick.measurement),
+            (20, Duration::from_millis(500), Duration::from_secs(4))
         );
     }
 

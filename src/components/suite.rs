@@ -12,8 +12,8 @@
 //! drive the very same loop against fake and real workers without Criterion's sampling.
 
 use super::FAMILY;
-use super::config::RunnerConfig;
-use super::interpreter::{Interpreter, InterpreterError};
+use super::config::{ComponentRun, RunnerConfig};
+use super::interpreter::{EnvLookup, Interpreter, InterpreterError, PYTHON_ENV, ProcessEnv};
 use super::session::{ComponentSession, OfferedBenchmark};
 use crate::backend::{BackendError, BackendKind, SamplingProfile, TimedWorkload};
 use crate::harness::Harness;
@@ -72,6 +72,57 @@ pub fn whole_component_id(component: &str) -> BenchId {
 /// Runs every component in `components` with the interpreter the environment names.
 pub fn run_suite(sink: &mut impl BenchSink, config: &RunnerConfig, components: &[&str]) {
     run_suite_with(sink, Interpreter::discover(), config, components);
+}
+
+/// Runs each component with its own settings from `stackbench.toml` (see
+/// [`RunnerConfig::per_component`]); a component the file gives its own Python runs there,
+/// unless `STACKBENCH_PYTHON` names one for the whole run.
+pub fn run_configured_suite(sink: &mut impl BenchSink, runs: &[ComponentRun]) {
+    let mut interpreters: Vec<(Option<std::path::PathBuf>, Result<Interpreter, String>)> =
+        Vec::new();
+    for ComponentRun {
+        component,
+        config,
+        python,
+    } in runs
+    {
+        let known = interpreters.iter().position(|(p, _)| p == python);
+        let index = known.unwrap_or_else(|| {
+            let found = match python {
+                Some(path) => Interpreter::discover_in(&FileChosenPython(path.clone().into())),
+                None => Interpreter::discover(),
+            };
+            if let Ok(interpreter) = &found {
+                eprintln!(
+                    "stackbench components: Python {} at {} (from {})",
+                    interpreter.version,
+                    interpreter.path.display(),
+                    interpreter.source
+                );
+            }
+            interpreters.push((python.clone(), found.map_err(|e| e.to_string())));
+            interpreters.len() - 1
+        });
+        match &interpreters[index].1 {
+            Ok(interpreter) => run_component(sink, interpreter, component, config),
+            Err(error) => sink.skip(
+                &whole_component_id(component),
+                format!("no usable Python interpreter: {error}"),
+            ),
+        }
+    }
+}
+
+/// The process environment, with `stackbench.toml`'s interpreter standing in for
+/// `STACKBENCH_PYTHON` when the environment does not set it.
+struct FileChosenPython(std::ffi::OsString);
+
+impl EnvLookup for FileChosenPython {
+    fn var(&self, name: &str) -> Option<std::ffi::OsString> {
+        ProcessEnv
+            .var(name)
+            .or_else(|| (name == PYTHON_ENV).then(|| self.0.clone()))
+    }
 }
 
 /// Runs every component with an already discovered interpreter (or the reason there is

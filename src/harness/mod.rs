@@ -12,6 +12,7 @@ use crate::dashboard::live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::system::telemetry::sampler::{Sampler, Target};
+use crate::config::{Config, ResolvedSuite};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -52,6 +53,10 @@ pub const FAIL_ID_ENV: &str = "STACKBENCH_FAIL_ID";
 /// One bench target's run: its suite, Criterion's parsed flags, and what happened.
 pub struct Harness {
     suite: Suite,
+    /// The named suite `STACKBENCH_SUITE` picked (built-in or from `stackbench.toml`):
+    /// which ids it keeps and the sampling it imposes.
+    plan: ResolvedSuite,
+    config: Config,
     /// Ids matching `STACKBENCH_FAIL_ID` fail on purpose: how the tests prove that one
     /// failing benchmark is reported while the rest of the run goes on.
     injected_failure: Option<regex::Regex>,
@@ -61,18 +66,23 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// Starts a bench target. An unknown suite is a usage error: it prints why and exits 2
-    /// before anything runs.
+    /// Starts a bench target. An unknown suite or a bad `stackbench.toml` is a usage
+    /// error: it prints why and exits 2 before anything runs.
     pub fn start(target: &str) -> Harness {
-        let suite = match Suite::from_env() {
-            Ok(suite) => suite,
+        let (config, plan) = match Config::discover(None)
+            .and_then(|config| ResolvedSuite::from_env_with(&config).map(|plan| (config, plan)))
+        {
+            Ok(found) => found,
             Err(message) => {
                 eprintln!("stackbench {target}: {message}");
                 std::process::exit(2);
             }
         };
+        let suite = plan.base;
         let args = CriterionArgs::from_env();
-        let report = TargetReport::new(target, suite);
+        let mut report = TargetReport::new(target, suite);
+        // The named suite, not only its axis set: a run of `pre-installation` says so.
+        report.suite = plan.name.clone();
         if !args.list {
             sidecar::write_system_probe();
         }
@@ -95,6 +105,8 @@ impl Harness {
         }
         Harness {
             suite,
+            plan,
+            config,
             injected_failure,
             args,
             report,
@@ -106,9 +118,21 @@ impl Harness {
         self.suite
     }
 
-    /// True when Criterion will run `id` (its filter, `--exact`, `--ignored`).
+    /// The named suite this run belongs to.
+    pub fn plan(&self) -> &ResolvedSuite {
+        &self.plan
+    }
+
+    /// The config this run reads (`stackbench.toml`, or the defaults).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// True when the suite keeps `id` and Criterion will run it (its filter, `--exact`,
+    /// `--ignored`).
     pub fn selected(&self, id: &BenchId) -> bool {
-        self.args.matches(&id.full())
+        let full = id.full();
+        self.plan.selects(&full) && self.args.matches(&full)
     }
 
     /// Opens every backend available here; each one that is not is recorded for this
@@ -177,6 +201,9 @@ impl Harness {
         prepare: impl FnOnce() -> Result<Box<dyn TimedWorkload + 'w>, BackendError>,
     ) {
         if self.args.list {
+            if !self.plan.selects(&id.full()) {
+                return;
+            }
             // Criterion prints the id; nothing is prepared or run.
             let mut group = self.criterion.benchmark_group(&id.group);
             group.bench_function(BenchmarkId::new(&id.function, &id.value), |b| b.iter(|| ()));
@@ -208,6 +235,7 @@ impl Harness {
             Ok(duration) => duration,
             Err(error) => return self.record_error(id, error),
         };
+        let sampling = self.plan.sampling.apply(sampling);
         let measurement = sampling
             .measurement
             .max(one_call.mul_f64(sampling.sample_size as f64 * 1.2));

@@ -18,6 +18,9 @@ pub use db::{
 pub use export::{ExportFormat, export_runs};
 pub use parallel::parallel_map;
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
+// The probe and target reports beside a Criterion tree: `validate` reads them for a suite
+// that measured nothing (all skipped), where no baseline exists to record.
+pub use record::sidecar_files;
 pub use run::{
     BenchmarkRecord, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples,
     SourceInfo,

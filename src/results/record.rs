@@ -127,7 +127,7 @@ fn attach_telemetry(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::V
 /// stackbench's sidecar files beside Criterion's output: the system probe and the target
 /// reports, with a note for each that is absent or unreadable (a plain Criterion crate has
 /// neither, which is fine but worth saying: its hardware cannot be checked).
-fn sidecar_files(
+pub fn sidecar_files(
     criterion_dir: &Path,
 ) -> (
     Option<serde_json::Value>,

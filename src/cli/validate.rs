@@ -1,0 +1,188 @@
+//! `stackbench validate` and `stackbench suite`: argument structs and the glue from them
+//! to the library (config, suite run, verdict, store). Exit codes: 0 every check passed
+//! (warnings allowed), 1 a check failed, 2 bad input (config, suite, run name).
+
+use crate::config::Config;
+use crate::results::{RunRecord, RunStore};
+use crate::validate::{self, Inputs, Status, ValidationResult, runner};
+use anyhow::Context;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args, Debug, Clone)]
+#[command(after_help = "Examples:
+  stackbench validate                               # the pre-installation suite, judged
+  stackbench validate --json > verdict.json
+  stackbench validate --compare-to latest           # deltas against the last stored run
+  stackbench validate --run latest --suite quick    # judge a stored run, measure nothing
+  stackbench validate --config lab.toml --suite smoke --filter triad")]
+pub struct ValidateArgs {
+    /// Suite to run: built-in (quick, full, pre-installation, component) or from the config
+    #[arg(long, default_value = "pre-installation")]
+    pub suite: String,
+    /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Print the verdict as JSON (schema stackbench.validation.v1) instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// A stored run (id, latest, previous or a file) to show before/after deltas against
+    #[arg(long)]
+    pub compare_to: Option<String>,
+    /// Results directory (default: the config's results_dir, else benchmark_results)
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Judge this stored run instead of measuring (id, latest, previous or a file)
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Criterion's filter: only ids matching this regex, within the suite
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Do not keep the measured run in the results directory
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// Runs `stackbench validate`: prints the verdict and maps it to the exit code.
+pub fn main(args: ValidateArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(result) => {
+            if result.status == Status::Failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(error) => {
+            eprintln!("stackbench validate: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
+    let config = Config::discover(args.config.as_deref())?;
+    let suite = config.suite(&args.suite)?;
+    let results_dir = args.results.clone().unwrap_or_else(|| config.results_dir());
+    let store = RunStore::new(&results_dir);
+    let before = match &args.compare_to {
+        Some(name) => Some(store.resolve(name).context("--compare-to")?),
+        None => None,
+    };
+    let run = match &args.run {
+        Some(name) => store.resolve(name).context("--run")?,
+        None => measure(args, &config, &suite, &store)?,
+    };
+    let history = same_hardware_history(&store, &run);
+    let result = validate::validate(&Inputs {
+        run: &run,
+        suite: &suite,
+        config: &config,
+        history: &history,
+        before: before.as_ref(),
+    });
+    let path = store
+        .dir
+        .join("validation")
+        .join(format!("{}-{}.json", run.run_id, suite.name));
+    crate::results::atomic::write_json_atomic(&path, &result)
+        .with_context(|| format!("writing the verdict to {}", path.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", validate::render::to_text(&result));
+        println!("verdict written to {}", path.display());
+    }
+    Ok(result)
+}
+
+/// Runs the suite into a fresh Criterion directory and keeps the run in the store (so
+/// the next validation can learn from it).
+fn measure(
+    args: &ValidateArgs,
+    config: &Config,
+    suite: &crate::config::ResolvedSuite,
+    store: &RunStore,
+) -> anyhow::Result<RunRecord> {
+    let criterion_dir = tempfile::Builder::new()
+        .prefix("stackbench-validate-")
+        .tempdir()
+        .context("creating a directory for Criterion's output")?;
+    let config_path = config.source.as_deref().map(absolute);
+    let run = runner::run_suite(&runner::SuiteRun {
+        suite,
+        config: config_path.as_deref(),
+        package_dir: &runner::package_dir(),
+        criterion_dir: criterion_dir.path(),
+        filter: args.filter.as_deref(),
+    })?;
+    if !args.no_save {
+        let path = store.save(&run).context("keeping the measured run")?;
+        eprintln!("==> validate: run kept as {}", path.display());
+    }
+    Ok(run)
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Earlier runs of the same fingerprint; unreadable files are the store's problem, not
+/// the verdict's, and are skipped with a warning.
+fn same_hardware_history(store: &RunStore, run: &RunRecord) -> Vec<RunRecord> {
+    let Some(fingerprint) = run.fingerprint.as_deref() else {
+        return Vec::new();
+    };
+    match store.load_all() {
+        Ok(loaded) => {
+            for problem in &loaded.problems {
+                eprintln!("stackbench validate: warning: {problem}");
+            }
+            loaded
+                .runs
+                .into_iter()
+                .filter(|r| r.fingerprint.as_deref() == Some(fingerprint))
+                .filter(|r| r.run_id != run.run_id)
+                .collect()
+        }
+        Err(_) => Vec::new(),
+    }
+}
+
+/// `stackbench suite NAME`: what a suite runs, for people and for `run_benchmarks.sh`.
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    pub name: String,
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Print only the comma-separated bench targets (what run_benchmarks.sh reads)
+    #[arg(long)]
+    pub targets: bool,
+}
+
+pub fn suite_main(args: SuiteArgs) -> ExitCode {
+    let resolved = Config::discover(args.config.as_deref()).and_then(|c| c.suite(&args.name));
+    match resolved {
+        Ok(suite) if args.targets => {
+            println!("{}", suite.targets.join(","));
+            ExitCode::SUCCESS
+        }
+        Ok(suite) => {
+            println!("suite {}: {}", suite.name, suite.description);
+            println!("  axis values: {}", suite.base);
+            println!("  targets:     {}", suite.targets.join(", "));
+            for re in &suite.include {
+                println!("  include:     {re}");
+            }
+            for re in &suite.exclude {
+                println!("  exclude:     {re}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("stackbench suite: {error}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! `stackbench.toml`: the one place a team writes down what "a suite", "fast enough" and
+//! "what an hour of this machine costs" mean for them. The file is optional: every value
+//! has a default, so a fresh clone runs without one. Unknown keys are errors that name the
+//! key with its line and column, so a typo never silently runs with a default instead.
+//!
+//! Precedence everywhere: an environment variable set for one run beats the file, and the
+//! file beats the built-in default.
+
+pub mod suites;
+pub mod thresholds;
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use suites::{ResolvedSuite, SamplingOverride, SuiteConfig};
+pub use thresholds::{ThresholdRule, ValidateConfig};
+
+/// The file looked up in the current directory when no path is given.
+pub const CONFIG_FILE: &str = "stackbench.toml";
+/// Names the config file for bench targets (Criterion owns their argv).
+pub const CONFIG_ENV: &str = "STACKBENCH_CONFIG";
+
+/// Everything that can go wrong reading the config; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// toml's message carries the line, the column and the offending key.
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {key}: {message}")]
+    Invalid {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+    #[error("unknown suite '{name}' (known: {known})")]
+    UnknownSuite { name: String, known: String },
+}
+
+/// The whole file. Every section defaults, so `""` is a valid config.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where runs, reports and validation results are kept (default `benchmark_results`).
+    pub results_dir: Option<PathBuf>,
+    /// Named suites; `quick`, `full`, `pre-installation` and `component` exist without
+    /// the file, and an entry here replaces the built-in one of that name.
+    #[serde(default)]
+    pub suites: BTreeMap<String, SuiteConfig>,
+    /// Settings of the Python component tier, per component name.
+    #[serde(default)]
+    pub components: BTreeMap<String, ComponentSettings>,
+    /// Expected values per benchmark id pattern for `stackbench validate`.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdRule>,
+    #[serde(default)]
+    pub validate: ValidateConfig,
+    #[serde(default)]
+    pub gate: GateSettings,
+    /// What a device costs, keyed by device kind (`cpu`, or a device name such as
+    /// `"NVIDIA H100 80GB HBM3"`), for the cross-hardware report's performance per dollar.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+    /// Where the config was read from (`None`: defaults only). Not a key in the file.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+/// One component's settings; each unset value keeps the runner's default.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentSettings {
+    /// `false` leaves the component out of every suite.
+    pub enabled: Option<bool>,
+    /// Seconds one `run`/`verify` call may take before the worker is killed.
+    pub timeout_s: Option<f64>,
+    /// Seconds `describe`/`setup` may take (imports, model builds, compiles).
+    pub setup_timeout_s: Option<f64>,
+    pub warm_up_s: Option<f64>,
+    pub measurement_s: Option<f64>,
+    pub sample_size: Option<usize>,
+    /// The interpreter whose packages this component measures.
+    pub python: Option<PathBuf>,
+}
+
+/// The pull-request gate's knobs (`analyze-trends gate` reads them through [`Config::gate`]).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateSettings {
+    /// Smallest slowdown, in percent, that fails the gate (the `compare` default).
+    pub threshold_percent: f64,
+    /// Interleaved base/head rounds.
+    pub rounds: u32,
+}
+
+impl Default for GateSettings {
+    fn default() -> Self {
+        GateSettings {
+            threshold_percent: 5.0,
+            rounds: 3,
+        }
+    }
+}
+
+/// The price of one device: per hour of use, or per unit bought (for amortised costs).
+/// At least one is required.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub per_hour: Option<f64>,
+    pub per_unit: Option<f64>,
+    /// Defaults to USD; only figures in the same currency are compared.
+    #[serde(default = "default_currency")]
+    pub currency: String,
+}
+
+fn default_currency() -> String {
+    "USD".into()
+}
+
+impl Config {
+    /// `explicit` when given (it must exist), else `$STACKBENCH_CONFIG`, else
+    /// `./stackbench.toml` when present, else the defaults.
+    pub fn discover(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let from_env = std::env::var_os(CONFIG_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        match explicit.map(Path::to_path_buf).or(from_env) {
+            Some(path) => Config::load(&path),
+            None => {
+                let local = Path::new(CONFIG_FILE);
+                if local.exists() {
+                    Config::load(local)
+                } else {
+                    Ok(Config::default())
+                }
+            }
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses and checks `text`; `path` only names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        config.source = Some(path.to_path_buf());
+        config
+            .check()
+            .map_err(|(key, message)| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key,
+                message,
+            })?;
+        Ok(config)
+    }
+
+    /// Checks what serde's types cannot: regexes compile, numbers are in range.
+    fn check(&self) -> Result<(), (String, String)> {
+        for (name, suite) in &self.suites {
+            suite
+                .check()
+                .map_err(|(k, m)| (format!("suites.{name}.{k}"), m))?;
+        }
+        for (name, settings) in &self.components {
+            settings
+                .check()
+                .map_err(|(k, m)| (format!("components.{name}.{k}"), m))?;
+        }
+        for (i, rule) in self.thresholds.iter().enumerate() {
+            rule.check()
+                .map_err(|(k, m)| (format!("thresholds[{i}].{k}"), m))?;
+        }
+        self.validate.check()?;
+        if !(self.gate.threshold_percent.is_finite() && self.gate.threshold_percent >= 0.0) {
+            return Err((
+                "gate.threshold_percent".into(),
+                "must be a non-negative percentage".into(),
+            ));
+        }
+        if self.gate.rounds == 0 {
+            return Err(("gate.rounds".into(), "must be at least 1".into()));
+        }
+        for (kind, price) in &self.prices {
+            let valid = |v: Option<f64>| v.is_none_or(|v| v.is_finite() && v >= 0.0);
+            if price.per_hour.is_none() && price.per_unit.is_none() {
+                return Err((
+                    format!("prices.{kind}"),
+                    "needs per_hour or per_unit".into(),
+                ));
+            }
+            if !valid(price.per_hour) || !valid(price.per_unit) {
+                return Err((
+                    format!("prices.{kind}"),
+                    "prices must be non-negative numbers".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The results directory: the file's value, else `benchmark_results`.
+    pub fn results_dir(&self) -> PathBuf {
+        self.results_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("benchmark_results"))
+    }
+
+    /// The gate's threshold and rounds (defaults when the file says nothing).
+    pub fn gate(&self) -> &GateSettings {
+        &self.gate
+    }
+
+    /// The price of a device kind: an exact key first, then a key the device name contains
+    /// (`"H100"` prices every `NVIDIA H100 ...`), longest key first so the most specific wins.
+    pub fn price_for(&self, device: &str) -> Option<&Price> {
+        if let Some(price) = self.prices.get(device) {
+            return Some(price);
+        }
+        let lower = device.to_lowercase();
+        self.prices
+            .iter()
+            .filter(|(key, _)| lower.contains(&key.to_lowercase()))
+            .max_by_key(|(key, _)| key.len())
+            .map(|(_, price)| price)
+    }
+
+    /// The suite `name`: the file's entry, else the built-in one.
+    pub fn suite(&self, name: &str) -> Result<ResolvedSuite, ConfigError> {
+        suites::resolve(self, name)
+    }
+
+    /// Every suite name this config knows, built-in ones included.
+    pub fn suite_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = suites::BUILT_IN.iter().map(|s| s.to_string()).collect();
+        names.extend(self.suites.keys().cloned());
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Settings of one component (all unset when the file has none).
+    pub fn component(&self, name: &str) -> ComponentSettings {
+        self.components.get(name).cloned().unwrap_or_default()
+    }
+}
+
+impl ComponentSettings {
+    fn check(&self) -> Result<(), (String, String)> {
+        for (key, value) in [
+            ("timeout_s", self.timeout_s),
+            ("setup_timeout_s", self.setup_timeout_s),
+            ("warm_up_s", self.warm_up_s),
+            ("measurement_s", self.measurement_s),
+        ] {
+            seconds(key, value)?;
+        }
+        if self.sample_size.is_some_and(|n| n < 10) {
+            return Err((
+                "sample_size".into(),
+                "Criterion needs at least 10 samples".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A positive, finite number of seconds, or unset.
+pub(crate) fn seconds(key: &str, value: Option<f64>) -> Result<Option<Duration>, (String, String)> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_finite() && v > 0.0 => Ok(Some(Duration::from_secs_f64(v))),
+        Some(v) => Err((
+            key.into(),
+            format!("{v} is not a positive number of seconds"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("stackbench.toml"))
+    }
+
+    #[test]
+    fn an_empty_file_is_all_defaults() {
+        let config = parse("").unwrap();
+        assert_eq!(config.results_dir(), PathBuf::from("benchmark_results"));
+        assert_eq!(config.gate(), &GateSettings::default());
+        assert!(
+            config
+                .suite_names()
+                .contains(&"pre-installation".to_string())
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_line_and_column() {
+        let err = parse("results_dir = \"r\"\n\n[gate]\nrounds = 3\nthreshold = 5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("stackbench.toml"), "{err}");
+        assert!(err.contains("line 5"), "{err}");
+        assert!(err.contains("column 1"), "{err}");
+        assert!(err.contains("threshold"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_name_their_key() {
+        let err = parse("[components.pytorch]\ntimeout_s = -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("components.pytorch.timeout_s"), "{err}");
+        let err = parse("[gate]\nrounds = 0\n").unwrap_err().to_string();
+        assert!(err.contains("gate.rounds"), "{err}");
+        let err = parse("[prices.cpu]\ncurrency = \"EUR\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("prices.cpu"), "{err}");
+    }
+
+    #[test]
+    fn the_shipped_example_loads_and_says_what_it_shows() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("stackbench.example.toml");
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.suite("smoke").unwrap().targets.len(), 2);
+        assert_eq!(config.component("vllm").enabled, Some(false));
+        assert_eq!(config.thresholds.len(), 2);
+        assert_eq!(config.gate().rounds, 3);
+        assert_eq!(
+            config.price_for("NVIDIA H100 80GB HBM3").unwrap().per_hour,
+            Some(2.5)
+        );
+        assert_eq!(config.source.as_deref(), Some(path.as_path()));
+    }
+
+    #[test]
+    fn prices_match_exactly_then_by_the_longest_contained_key() {
+        let config = parse(
+            "[prices.H100]\nper_hour = 2.0\n[prices.\"H100 80GB\"]\nper_hour = 3.0\n[prices.cpu]\nper_unit = 900\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.price_for("NVIDIA H100 80GB HBM3").unwrap().per_hour,
+            Some(3.0)
+        );
+        assert_eq!(
+            config.price_for("NVIDIA H100 PCIe").unwrap().per_hour,
+            Some(2.0)
+        );
+        assert_eq!(config.price_for("cpu").unwrap().per_unit, Some(900.0));
+        assert!(config.price_for("AMD Instinct MI300X").is_none());
+    }
+}

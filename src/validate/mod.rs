@@ -1,0 +1,498 @@
+//! `stackbench validate`: a verdict on the hardware itself. `compare` says whether a
+//! change made something slower; this says whether a freshly installed machine performs
+//! as it should: each measured benchmark against an expected figure (the config's rule, a
+//! vendor's published threshold, a fraction of the probe's peak, or the machine's own
+//! history), plus installation checks (backends load, kernels run, drivers bound).
+//!
+//! Every check says which kind of threshold judged it, because "below the vendor's
+//! acceptance figure" and "below this machine's usual" call for different actions.
+
+pub mod defaults;
+pub mod installation;
+pub mod render;
+pub mod runner;
+
+use crate::analysis::throughput::PeakTable;
+use crate::config::{Config, ResolvedSuite};
+use crate::harness::sidecar::BenchmarkOutcome;
+use crate::results::BenchmarkRecord;
+use crate::results::RunRecord;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const VALIDATION_SCHEMA: &str = "stackbench.validation.v1";
+
+/// A check's verdict; the run's status is the worst of its checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Warning,
+    Failed,
+}
+
+/// Where an expected figure came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdKind {
+    /// A `[[thresholds]]` rule in stackbench.toml.
+    Config,
+    /// A vendor's published acceptance figure (DCGM, RVS).
+    Vendor,
+    /// A fraction of the GPU's peak from the probe, where no vendor figure exists.
+    PeakFraction,
+    /// A fraction of the CPU's FMA peak (measured or theoretical, the larger).
+    CpuPeak,
+    /// This machine's own history: median − k·noise over its stored runs.
+    Learned,
+    /// Something installed works or does not (a backend loads, a kernel runs).
+    Installation,
+}
+
+/// An expected figure with the levels that turn it into a warning and a failure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Threshold {
+    pub kind: ThresholdKind,
+    pub expected: f64,
+    pub warning_at: f64,
+    pub failure_at: f64,
+    /// Rates: higher is better. Times (benchmarks without throughput): lower is better.
+    pub higher_is_better: bool,
+    pub source: String,
+}
+
+impl Threshold {
+    pub fn judge(&self, actual: f64) -> Status {
+        let below = |level: f64| {
+            if self.higher_is_better {
+                actual < level
+            } else {
+                actual > level
+            }
+        };
+        if !actual.is_finite() || below(self.failure_at) {
+            Status::Failed
+        } else if below(self.warning_at) {
+            Status::Warning
+        } else {
+            Status::Passed
+        }
+    }
+
+    /// How far the actual figure is above (rates) or below (times) the expected one, in
+    /// percent of it: negative means worse than expected.
+    pub fn margin_percent(&self, actual: f64) -> f64 {
+        let ratio = if self.higher_is_better {
+            actual / self.expected
+        } else {
+            self.expected / actual
+        };
+        (ratio - 1.0) * 100.0
+    }
+}
+
+/// One line of the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdCheck {
+    pub name: String,
+    /// The benchmark id it judges, when it judges one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<String>,
+    pub threshold_kind: ThresholdKind,
+    /// A number (in `unit`) or, for installation checks, what was expected in words.
+    pub expected: serde_json::Value,
+    pub actual: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning_at: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_at: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_percent: Option<f64>,
+    /// False only for `failed`: a warning passes, as the exit code says.
+    pub passed: bool,
+    pub status: Status,
+    pub source: String,
+    /// `--compare-to`: the same figure in the earlier run, and the change to now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_percent: Option<f64>,
+}
+
+/// A benchmark's figures, in the component-result shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkResult {
+    pub id: String,
+    /// `measured`, `skipped` or `failed`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<ThroughputFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<Latency>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryFigure>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputFigure {
+    pub value: f64,
+    pub unit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_of_peak: Option<f64>,
+}
+
+/// Per-iteration time over Criterion's samples.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub std: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryFigure {
+    pub peak_bytes: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    pub passed: usize,
+    pub warning: usize,
+    pub failed: usize,
+}
+
+/// The whole verdict (schema `stackbench.validation.v1`, `schemas/validation.schema.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValidationResult {
+    pub schema: String,
+    pub status: Status,
+    pub suite: String,
+    pub run_id: String,
+    pub timestamp: String,
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+    #[serde(default)]
+    pub config: Option<String>,
+    #[serde(default)]
+    pub compare_to: Option<String>,
+    pub counts: Counts,
+    pub threshold_checks: Vec<ThresholdCheck>,
+    pub results: Vec<BenchmarkResult>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// What one validation judges.
+pub struct Inputs<'a> {
+    pub run: &'a RunRecord,
+    pub suite: &'a ResolvedSuite,
+    pub config: &'a Config,
+    /// Earlier runs of the same hardware (for learned thresholds).
+    pub history: &'a [RunRecord],
+    pub before: Option<&'a RunRecord>,
+}
+
+/// One benchmark's headline figure: a rate where it declares throughput, else its time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub value: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub percent_of_peak: Option<f64>,
+}
+
+/// The headline figure of `benchmark` (median per-iteration time, so one slow sample
+/// does not move it), with percent of peak where `peaks` has one.
+pub fn figure(peaks: &PeakTable, benchmark: &BenchmarkRecord) -> Option<Figure> {
+    let ns = crate::stats::median(&benchmark.samples.per_iteration_ns());
+    if !(ns.is_finite() && ns > 0.0) {
+        return None;
+    }
+    match benchmark
+        .throughput
+        .as_ref()
+        .and_then(|t| peaks.rate(&benchmark.id, t, ns))
+    {
+        Some(rate) => Some(Figure {
+            value: rate.value,
+            unit: rate.unit.to_owned(),
+            higher_is_better: true,
+            percent_of_peak: rate.percent_of_peak,
+        }),
+        None => Some(Figure {
+            value: ns / 1e6,
+            unit: "ms".into(),
+            higher_is_better: false,
+            percent_of_peak: None,
+        }),
+    }
+}
+
+/// Judges `inputs.run` against every threshold that applies.
+pub fn validate(inputs: &Inputs) -> ValidationResult {
+    let run = inputs.run;
+    let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some());
+    let outcomes = outcomes(run, inputs.suite);
+    let (mut checks, mut notes) = installation::checks(run, &outcomes);
+    let mut results = Vec::new();
+    for (id, outcome) in &outcomes {
+        let benchmark = run.benchmark(id);
+        let figure = benchmark.and_then(|b| figure(&peaks, b));
+        results.push(result_of(id, outcome, benchmark, figure.as_ref()));
+        let (Some(benchmark), Some(figure)) = (benchmark, figure) else {
+            continue;
+        };
+        let thresholds = defaults::thresholds_for(inputs, benchmark, &figure);
+        if thresholds.is_empty() {
+            notes.push(format!(
+                "{id}: no threshold applies (add a [[thresholds]] rule to stackbench.toml)"
+            ));
+        }
+        let before = inputs
+            .before
+            .and_then(|b| b.benchmark(id))
+            .and_then(|b| self::figure(&PeakTable::from_probe_peaks(&[], true), b))
+            .map(|f| f.value);
+        for threshold in thresholds {
+            checks.push(check_of(id, &figure, &threshold, before));
+        }
+    }
+    finish(inputs, checks, results, notes)
+}
+
+fn finish(
+    inputs: &Inputs,
+    checks: Vec<ThresholdCheck>,
+    results: Vec<BenchmarkResult>,
+    mut notes: Vec<String>,
+) -> ValidationResult {
+    let mut counts = Counts::default();
+    for check in &checks {
+        match check.status {
+            Status::Passed => counts.passed += 1,
+            Status::Warning => counts.warning += 1,
+            Status::Failed => counts.failed += 1,
+        }
+    }
+    // Nothing judged is not a pass: a validation that checked nothing says so by failing.
+    let status = if checks.is_empty() {
+        notes.push("no check could be made: nothing was measured".into());
+        Status::Failed
+    } else {
+        checks
+            .iter()
+            .map(|c| c.status)
+            .max()
+            .unwrap_or(Status::Failed)
+    };
+    notes.extend(inputs.run.notes.iter().cloned());
+    ValidationResult {
+        schema: VALIDATION_SCHEMA.into(),
+        status,
+        suite: inputs.suite.name.clone(),
+        run_id: inputs.run.run_id.clone(),
+        timestamp: inputs.run.timestamp.clone(),
+        fingerprint: inputs.run.fingerprint.clone(),
+        config: inputs
+            .config
+            .source
+            .as_ref()
+            .map(|p| p.display().to_string()),
+        compare_to: inputs.before.map(|b| b.run_id.clone()),
+        counts,
+        threshold_checks: checks,
+        results,
+        notes,
+    }
+}
+
+/// Every benchmark the suite selects that the run measured, skipped or failed, by id:
+/// the harness's outcome where it recorded one, else measured (a plain Criterion tree).
+pub fn outcomes(run: &RunRecord, suite: &ResolvedSuite) -> BTreeMap<String, BenchmarkOutcome> {
+    let mut outcomes = BTreeMap::new();
+    for target in &run.targets {
+        let Some(benchmarks) = target.get("benchmarks").and_then(|b| b.as_object()) else {
+            continue;
+        };
+        for (id, entry) in benchmarks {
+            if let Ok(outcome) = serde_json::from_value::<BenchmarkOutcome>(entry.clone()) {
+                outcomes.insert(id.clone(), outcome);
+            }
+        }
+    }
+    for benchmark in &run.benchmarks {
+        outcomes
+            .entry(benchmark.id.clone())
+            .or_insert(BenchmarkOutcome::Measured {
+                notes: BTreeMap::new(),
+            });
+    }
+    outcomes.retain(|id, _| suite.selects(id));
+    outcomes
+}
+
+fn result_of(
+    id: &str,
+    outcome: &BenchmarkOutcome,
+    benchmark: Option<&BenchmarkRecord>,
+    figure: Option<&Figure>,
+) -> BenchmarkResult {
+    let (name, reason, notes) = match outcome {
+        BenchmarkOutcome::Measured { notes } => ("measured", None, Some(notes)),
+        BenchmarkOutcome::Skipped { reason } => ("skipped", Some(reason.clone()), None),
+        BenchmarkOutcome::Failed { error } => ("failed", Some(error.clone()), None),
+    };
+    let latency = benchmark.map(|b| latency(&b.samples.per_iteration_ns()));
+    BenchmarkResult {
+        id: id.into(),
+        outcome: name.into(),
+        reason,
+        throughput: figure
+            .filter(|f| f.higher_is_better)
+            .map(|f| ThroughputFigure {
+                value: f.value,
+                unit: f.unit.clone(),
+                percent_of_peak: f.percent_of_peak,
+            }),
+        latency_ns: latency.flatten(),
+        memory: notes
+            .and_then(|n| n.get("peak_memory_bytes"))
+            .and_then(|v| v.as_f64())
+            .map(|peak_bytes| MemoryFigure { peak_bytes }),
+    }
+}
+
+fn latency(ns: &[f64]) -> Option<Latency> {
+    if ns.is_empty() {
+        return None;
+    }
+    let n = ns.len() as f64;
+    let mean = ns.iter().sum::<f64>() / n;
+    let variance = if ns.len() > 1 {
+        ns.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    Some(Latency {
+        mean,
+        p50: crate::stats::quantile(ns, 0.5),
+        p99: crate::stats::quantile(ns, 0.99),
+        std: variance.sqrt(),
+    })
+}
+
+fn check_of(
+    id: &str,
+    figure: &Figure,
+    threshold: &Threshold,
+    before: Option<f64>,
+) -> ThresholdCheck {
+    let status = threshold.judge(figure.value);
+    let delta_percent = before
+        .filter(|b| *b > 0.0)
+        .map(|b| (figure.value / b - 1.0) * 100.0);
+    ThresholdCheck {
+        name: id.into(),
+        benchmark: Some(id.into()),
+        threshold_kind: threshold.kind,
+        expected: serde_json::json!(threshold.expected),
+        actual: serde_json::json!(figure.value),
+        unit: Some(figure.unit.clone()),
+        warning_at: Some(threshold.warning_at),
+        failure_at: Some(threshold.failure_at),
+        margin_percent: Some(threshold.margin_percent(figure.value)),
+        passed: status != Status::Failed,
+        status,
+        source: threshold.source.clone(),
+        before,
+        delta_percent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(expected: f64, warning_at: f64, failure_at: f64) -> Threshold {
+        Threshold {
+            kind: ThresholdKind::Config,
+            expected,
+            warning_at,
+            failure_at,
+            higher_is_better: true,
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn levels_split_passed_warning_and_failed() {
+        let t = rate(100.0, 100.0, 90.0);
+        assert_eq!(t.judge(100.0), Status::Passed);
+        assert_eq!(t.judge(95.0), Status::Warning);
+        assert_eq!(t.judge(89.9), Status::Failed);
+        assert_eq!(t.judge(f64::NAN), Status::Failed);
+        assert!((t.margin_percent(95.0) + 5.0).abs() < 1e-9);
+        let time = Threshold {
+            higher_is_better: false,
+            ..rate(10.0, 10.0, 12.0)
+        };
+        assert_eq!(time.judge(9.0), Status::Passed);
+        assert_eq!(time.judge(11.0), Status::Warning);
+        assert_eq!(time.judge(12.5), Status::Failed);
+        assert!(time.margin_percent(12.5) < 0.0);
+    }
+
+    /// The GPU path without a GPU: an H100 whose triad reaches 1,500 GB/s fails DCGM's
+    /// 1,905,000 MiB/s; one at 2,100 GB/s passes it. Both say the threshold is the vendor's.
+    #[test]
+    fn an_h100_below_dcgm_bandwidth_fails_on_the_vendor_figure() {
+        let verdict = |gb_per_s: f64| {
+            let bytes = 1u64 << 30;
+            let ns = bytes as f64 / gb_per_s;
+            let run: RunRecord = serde_json::from_value(serde_json::json!({
+                "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+                "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+                "fingerprint": "gpu=h100",
+                "system": {"gpus": [], "peaks": [], "backends": {"cuda": {"status": "available",
+                    "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}}},
+                "benchmarks": [{"id": "memory_bandwidth/cuda/triad/1GiB", "group": "memory_bandwidth/cuda",
+                    "throughput": {"Bytes": bytes},
+                    "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [ns, ns, ns]}}]
+            }))
+            .unwrap();
+            let config = Config::default();
+            let suite = config.suite("quick").unwrap();
+            validate(&Inputs {
+                run: &run,
+                suite: &suite,
+                config: &config,
+                history: &[],
+                before: None,
+            })
+        };
+        let slow = verdict(1500.0);
+        assert_eq!(slow.status, Status::Failed);
+        let check = slow
+            .threshold_checks
+            .iter()
+            .find(|c| c.threshold_kind == ThresholdKind::Vendor)
+            .unwrap();
+        assert!(check.source.contains("DCGM"));
+        assert!((check.actual.as_f64().unwrap() - 1500.0).abs() < 1e-6);
+        assert_eq!(verdict(2100.0).status, Status::Passed);
+    }
+
+    #[test]
+    fn latency_summary() {
+        let l = latency(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(l.mean, 2.5);
+        assert_eq!(l.p50, 2.5);
+        assert!((l.std - 1.2909944).abs() < 1e-6);
+        assert!(latency(&[]).is_none());
+    }
+}

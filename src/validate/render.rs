@@ -1,0 +1,105 @@
+//! The verdict as a terminal table: one line per check with what was expected, what was
+//! measured, the margin and the kind of threshold, then what was skipped and why.
+
+use super::{Status, ThresholdCheck, ValidationResult};
+use std::fmt::Write;
+
+fn number(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Number(n) => n
+            .as_f64()
+            .map(|v| {
+                format!("{v:.4}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_owned()
+            })
+            .unwrap_or_else(|| n.to_string()),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "passed",
+        Status::Warning => "WARNING",
+        Status::Failed => "FAILED",
+    }
+}
+
+fn row(check: &ThresholdCheck) -> [String; 6] {
+    let unit = check
+        .unit
+        .as_deref()
+        .map(|u| format!(" {u}"))
+        .unwrap_or_default();
+    let mut margin = check
+        .margin_percent
+        .map(|m| format!("{m:+.1}%"))
+        .unwrap_or_else(|| "-".into());
+    if let Some(delta) = check.delta_percent {
+        let _ = write!(margin, " (vs before {delta:+.1}%)");
+    }
+    [
+        check.name.clone(),
+        format!("{}{unit}", number(&check.expected)),
+        format!("{}{unit}", number(&check.actual)),
+        margin,
+        status_word(check.status).into(),
+        serde_json::to_value(check.threshold_kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+    ]
+}
+
+/// The table, the skips and the overall line.
+pub fn to_text(result: &ValidationResult) -> String {
+    let header = [
+        "check",
+        "expected",
+        "actual",
+        "margin",
+        "status",
+        "threshold",
+    ];
+    let rows: Vec<[String; 6]> = result.threshold_checks.iter().map(row).collect();
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count()).min(72);
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+    };
+    line(&mut out, &header.map(String::from));
+    for r in &rows {
+        line(&mut out, r);
+    }
+    for r in result.results.iter().filter(|r| r.outcome == "skipped") {
+        let reason = r.reason.as_deref().unwrap_or("");
+        let _ = writeln!(out, "skipped {}: {reason}", r.id);
+    }
+    for note in &result.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    let c = &result.counts;
+    let _ = writeln!(
+        out,
+        "\nstackbench validate ({}): {} — {} passed, {} warning, {} failed",
+        result.suite,
+        status_word(result.status),
+        c.passed,
+        c.warning,
+        c.failed
+    );
+    out
+}

@@ -1,0 +1,350 @@
+//! `stackbench validate`, `stackbench suite` and the published JSON Schemas, through the
+//! real binaries: on recorded fixture runs (fast, every threshold outcome) and on one short
+//! real CPU suite run (the suite really runs, and its verdict is the threshold's).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn stackbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stackbench"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("STACKBENCH_CONFIG")
+        .env_remove("STACKBENCH_SUITE")
+        .output()
+        .expect("running stackbench")
+}
+
+fn analyzer(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("running analyze-trends")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts `doc` satisfies `schemas/<name>`, printing every violation.
+fn assert_schema(name: &str, doc: &Value) {
+    let text = std::fs::read_to_string(root().join("schemas").join(name)).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
+}
+
+/// A results directory holding `n` recordings of the Criterion 0.8 fixture.
+fn recorded_fixture(dir: &Path, n: usize) -> PathBuf {
+    let results = dir.join("results");
+    let fixture = root().join("tests/fixtures/criterion-0.8");
+    for _ in 0..n {
+        let out = analyzer(
+            &[
+                "record",
+                "--criterion-dir",
+                fixture.to_str().unwrap(),
+                "--results",
+                results.to_str().unwrap(),
+            ],
+            dir,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    results
+}
+
+/// `stackbench validate --run latest --json` on `results` with `config`; (exit, verdict).
+fn validate_run(dir: &Path, results: &Path, config: &str, extra: &[&str]) -> (i32, Value) {
+    let config_path = dir.join("stackbench.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let mut args = vec![
+        "validate",
+        "--suite",
+        "quick",
+        "--run",
+        "latest",
+        "--json",
+        "--results",
+        results.to_str().unwrap(),
+        "--config",
+        config_path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = stackbench(&args, dir);
+    let verdict: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_schema("validation.schema.json", &verdict);
+    (out.status.code().unwrap_or(-1), verdict)
+}
+
+const F32_ID: &str = "gemm/cpu/f32/64x64x64";
+
+fn check<'a>(verdict: &'a Value, name: &str, kind: &str) -> &'a Value {
+    verdict["threshold_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name && c["threshold_kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} check {name} in {verdict:#}"))
+}
+
+fn rule(expected: f64, warning_below: f64, failure_below: f64) -> String {
+    format!(
+        "[[thresholds]]\npattern = '^{F32_ID}$'\ndevice = \"cpu\"\nexpected = {expected}\nwarning_below = {warning_below}\nfailure_below = {failure_below}\n"
+    )
+}
+
+#[test]
+fn thresholds_on_a_recorded_run_pass_warn_and_fail_with_their_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = recorded_fixture(dir.path(), 1);
+
+    let (code, verdict) = validate_run(dir.path(), &results, &rule(1e-6, 1.0, 0.9), &[]);
+    assert_eq!(code, 0, "{verdict:#}");
+    let met = check(&verdict, F32_ID, "config");
+    assert_eq!(
+        (met["status"].as_str(), met["passed"].as_bool()),
+        (Some("passed"), Some(true))
+    );
+    assert_eq!(met["unit"], "GFLOP/s");
+    let actual = met["actual"].as_f64().unwrap();
+    assert!(actual > 0.0);
+    assert!(check(&verdict, "installation/cpu loads", "installation")["passed"] == true);
+    let result = verdict["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == F32_ID)
+        .unwrap();
+    assert!(
+        result["latency_ns"]["p99"].as_f64().unwrap()
+            >= result["latency_ns"]["p50"].as_f64().unwrap()
+    );
+    assert!((result["throughput"]["value"].as_f64().unwrap() - actual).abs() < 1e-9);
+
+    // 5 % short of the expected figure, inside a 10 % warning band: a warning, exit 0.
+    let (code, verdict) = validate_run(dir.path(), &results, &rule(actual / 0.95, 1.0, 0.9), &[]);
+    assert_eq!(code, 0, "{verdict:#}");
+    assert_eq!(verdict["status"], "warning");
+    let warned = check(&verdict, F32_ID, "config");
+    assert_eq!(warned["status"], "warning");
+    assert!((warned["margin_percent"].as_f64().unwrap() + 5.0).abs() < 1e-6);
+
+    // An expectation no CPU meets: failed, exit 1, and the verdict file says the same.
+    let (code, verdict) = validate_run(dir.path(), &results, &rule(1e12, 1.0, 0.9), &[]);
+    assert_eq!(code, 1, "{verdict:#}");
+    assert_eq!(verdict["status"], "failed");
+    assert_eq!(check(&verdict, F32_ID, "config")["passed"], false);
+    let written = results.join("validation").join(format!(
+        "{}-quick.json",
+        verdict["run_id"].as_str().unwrap()
+    ));
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(written).unwrap()).unwrap();
+    assert_eq!(on_disk, verdict);
+}
+
+#[test]
+fn history_adds_learned_thresholds_and_compare_to_adds_deltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = recorded_fixture(dir.path(), 4);
+    let (_, verdict) = validate_run(dir.path(), &results, "", &[]);
+    let kinds: Vec<&str> = verdict["threshold_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["threshold_kind"].as_str())
+        .collect();
+    assert!(
+        !kinds.contains(&"learned"),
+        "3 earlier runs: not yet: {kinds:?}"
+    );
+
+    let results = recorded_fixture(dir.path(), 2);
+    let (code, verdict) = validate_run(dir.path(), &results, "", &["--compare-to", "previous"]);
+    assert_eq!(code, 0, "{verdict:#}");
+    let learned = check(&verdict, F32_ID, "learned");
+    assert_eq!(learned["status"], "passed");
+    assert!(
+        learned["source"]
+            .as_str()
+            .unwrap()
+            .contains("5 stored runs")
+    );
+    assert!(learned["failure_at"].as_f64().unwrap() < learned["expected"].as_f64().unwrap());
+    // The same fixture recorded twice: nothing moved between them.
+    assert_eq!(learned["delta_percent"].as_f64(), Some(0.0));
+    assert!(verdict["compare_to"].is_string());
+}
+
+#[test]
+fn bad_input_exits_2_and_names_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = recorded_fixture(dir.path(), 1);
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "results_dir = \"r\"\n\n[gate]\nrounds = 3\nthreshhold_percent = 5\n",
+    )
+    .unwrap();
+    let out = stackbench(
+        &[
+            "validate",
+            "--run",
+            "latest",
+            "--config",
+            bad.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    for needle in ["bad.toml", "line 5", "column 1", "threshhold_percent"] {
+        assert!(err.contains(needle), "{needle} missing: {err}");
+    }
+
+    let out = stackbench(
+        &["validate", "--suite", "nightly", "--run", "latest"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown suite 'nightly'"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = stackbench(
+        &[
+            "validate",
+            "--run",
+            "no-such-run",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no-such-run"), "{}", stderr(&out));
+
+    let out = stackbench(&["suite", "pre-installation", "--targets"], dir.path());
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "memory_bandwidth,gemm,components"
+    );
+}
+
+#[test]
+fn run_and_comparison_json_match_their_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = recorded_fixture(dir.path(), 1);
+    for entry in std::fs::read_dir(results.join("runs")).unwrap() {
+        let run: Value =
+            serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        assert_schema("run.schema.json", &run);
+    }
+    let fixture = root().join("tests/fixtures/criterion-0.8");
+    let out = analyzer(
+        &[
+            "compare",
+            "base",
+            "new",
+            "--criterion-dir",
+            fixture.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let comparison: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_schema("comparison.schema.json", &comparison);
+    // The schemas can fail: a status outside the contract is caught.
+    let mut broken = comparison.clone();
+    broken["comparisons"][0]["status"] = Value::from("slower");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/comparison.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        !jsonschema::validator_for(&schema)
+            .unwrap()
+            .is_valid(&broken)
+    );
+    for snapshot in ["compare-0.5.json", "compare-0.8.json"] {
+        let path = root().join("tests/fixtures/snapshots").join(snapshot);
+        let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        assert_schema("comparison.schema.json", &doc);
+    }
+}
+
+/// The real thing, kept short: one cache-sized triad with Criterion's shortest sampling.
+#[test]
+fn a_real_cpu_suite_runs_and_an_unmeetable_threshold_fails_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("stackbench.toml");
+    std::fs::write(
+        &config,
+        "[suites.tiny]\ntargets = [\"memory_bandwidth\"]\ninclude = ['^memory_bandwidth/cpu/triad/256KiB$']\nwarm_up_s = 0.05\nmeasurement_s = 0.1\nsample_size = 12\n\n[[thresholds]]\npattern = 'triad/256KiB$'\ndevice = \"cpu\"\nexpected = 1e9\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = stackbench(
+        &[
+            "validate",
+            "--suite",
+            "tiny",
+            "--json",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let verdict: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_schema("validation.schema.json", &verdict);
+    assert_eq!(out.status.code(), Some(1), "{verdict:#}\n{}", stderr(&out));
+    let id = "memory_bandwidth/cpu/triad/256KiB";
+    let failed = check(&verdict, id, "config");
+    assert_eq!(failed["unit"], "GB/s");
+    assert!(failed["actual"].as_f64().unwrap() > 0.1, "{failed}");
+    assert!(
+        check(
+            &verdict,
+            "installation/memory_bandwidth/cpu runs",
+            "installation"
+        )["passed"]
+            == true
+    );
+    // Only what the suite selects ran, and the run was kept for later learning.
+    let measured: Vec<&str> = verdict["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["outcome"] == "measured")
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(measured, vec![id]);
+    let runs: Vec<_> = std::fs::read_dir(results.join("runs")).unwrap().collect();
+    assert_eq!(runs.len(), 1);
+    let run: Value =
+        serde_json::from_slice(&std::fs::read(runs[0].as_ref().unwrap().path()).unwrap()).unwrap();
+    assert_schema("run.schema.json", &run);
+    assert_eq!(run["label"], "validate/tiny");
+    // The suite's sampling reached Criterion (the CPU default is 10 samples).
+    let iters = run["benchmarks"][0]["samples"]["iters"].as_array().unwrap();
+    assert_eq!(iters.len(), 12);
+}
