@@ -10,6 +10,7 @@ pub mod backend;
 pub mod cli;
 pub mod components;
 pub mod criterion_output;
+pub mod gate;
 pub mod harness;
 pub mod report;
 pub mod results;

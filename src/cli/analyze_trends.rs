@@ -54,6 +54,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print one row per benchmark per run.
     Export(ExportArgs),
+    /// Gate a pull request: base and head built from git, measured in alternating rounds.
+    Gate(super::gate::GateArgs),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -213,6 +215,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Compare(args)) => compare_command(args),
         Some(Command::Report(args)) => report(args),
         Some(Command::Export(args)) => export(args),
+        Some(Command::Gate(args)) => super::gate::gate_command(args),
         Some(Command::Simulate(cmd)) => simulate(cmd),
         None => report(cli.report),
     }
@@ -228,11 +231,15 @@ fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     for note in &run.notes {
         eprintln!("note: {note}");
     }
+    for failure in &run.failed {
+        eprintln!("FAILED {}: {}", failure.id, failure.error);
+    }
     let path = RunStore::new(&args.results).save(&run)?;
     println!(
-        "recorded {} benchmarks ({} skipped) as run {} in {}",
+        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}",
         run.benchmarks.len(),
         run.skipped.len(),
+        run.failed.len(),
         run.run_id,
         path.display()
     );

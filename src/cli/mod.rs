@@ -1,4 +1,5 @@
 //! Argument structs for the binaries: the binaries stay thin, the parsing is testable here.
 
 pub mod analyze_trends;
+pub mod gate;
 pub mod stackbench;

@@ -29,6 +29,9 @@ pub struct Harness {
     args: CriterionArgs,
     report: TargetReport,
     criterion: Criterion,
+    /// Whether any benchmark id of this target passed Criterion's filter: an `--exact` id
+    /// that exists only in the other suite would otherwise run nothing, silently.
+    matched_any: bool,
 }
 
 impl Harness {
@@ -64,6 +67,7 @@ impl Harness {
             args,
             report,
             criterion,
+            matched_any: false,
         }
     }
 
@@ -72,16 +76,24 @@ impl Harness {
     }
 
     /// True when Criterion will run `id` (its filter, `--exact`, `--ignored`).
-    pub fn selected(&self, id: &BenchId) -> bool {
-        self.args.matches(&id.full())
+    pub fn selected(&mut self, id: &BenchId) -> bool {
+        let selected = self.args.matches(&id.full());
+        self.matched_any |= selected;
+        selected
     }
 
     /// Opens every backend available here; each one that is not is recorded as skipped for
-    /// this family (`<family>/<backend>/all/all`) with its reason.
+    /// this family (`<family>/<backend>/all/all`) with its reason, whatever the filter: a
+    /// filtered run must still say why a whole backend did not run.
     pub fn open_backends(&mut self, family: &str) -> Vec<Box<dyn crate::backend::Backend>> {
         let (backends, unavailable) = crate::backend::open_available();
         for (kind, reason) in unavailable {
-            self.skip(&BenchId::new(family, kind.id(), "all", "all"), reason);
+            let id = BenchId::new(family, kind.id(), "all", "all");
+            eprintln!("skipped {}: {reason}", id.full());
+            if !self.args.list {
+                self.report
+                    .record(&id, BenchmarkOutcome::Skipped { reason });
+            }
         }
         backends
     }
@@ -145,7 +157,10 @@ impl Harness {
         let measurement = sampling
             .measurement
             .max(one_call.mul_f64(sampling.sample_size as f64 * 1.2));
-        let failure: RefCell<Option<BackendError>> = RefCell::new(None);
+        // A call that fails partway reports the host time it took, never a placeholder: a
+        // 1 ns sample would read as a huge improvement. The sidecar marks the id failed, and
+        // `record` keeps no samples of a failed benchmark.
+        let failure: RefCell<Option<(BackendError, Duration)>> = RefCell::new(None);
         {
             let mut group = self.criterion.benchmark_group(&id.group);
             group
@@ -158,12 +173,14 @@ impl Harness {
                 .sampling_mode(SamplingMode::Flat);
             group.bench_function(BenchmarkId::new(&id.function, &id.value), |b| {
                 b.iter_custom(|iters| {
-                    if failure.borrow().is_some() {
-                        return Duration::from_nanos(1);
+                    if let Some((_, took)) = failure.borrow().as_ref() {
+                        return *took;
                     }
+                    let started = std::time::Instant::now();
                     workload.run(iters).unwrap_or_else(|error| {
-                        *failure.borrow_mut() = Some(error);
-                        Duration::from_nanos(1)
+                        let took = started.elapsed().max(Duration::from_nanos(1));
+                        *failure.borrow_mut() = Some((error, took));
+                        took
                     })
                 })
             });
@@ -171,7 +188,7 @@ impl Harness {
         }
         match failure.into_inner() {
             // The samples Criterion kept for this id are meaningless: the record says so.
-            Some(error) => self.record_error(id, error),
+            Some((error, _)) => self.record_error(id, error),
             None => {
                 let notes = workload.notes();
                 self.report.record(id, BenchmarkOutcome::Measured { notes });
@@ -200,6 +217,12 @@ impl Harness {
         self.criterion.final_summary();
         if self.args.list {
             return ExitCode::SUCCESS;
+        }
+        if let (false, true, Some(id)) = (self.matched_any, self.args.exact, &self.args.filter) {
+            eprintln!(
+                "stackbench {}: --exact `{id}` matches no benchmark of the {} suite; it may exist only in another suite (STACKBENCH_SUITE=full runs every id)",
+                self.report.target, self.suite
+            );
         }
         let (skipped, failed) = self.report.counts();
         if let Err(error) = self.report.save() {

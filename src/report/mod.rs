@@ -3,7 +3,7 @@
 //! [`crate::analysis::trends::TrendReport`] for the history report.
 
 pub mod comparison;
-mod format;
+pub(crate) mod format;
 pub mod history;
 
 pub use format::{format_ns, format_percent, sparkline};

@@ -4,6 +4,7 @@
 
 pub mod atomic;
 mod export;
+mod measured;
 mod parallel;
 mod record;
 mod run;
@@ -11,11 +12,12 @@ mod store;
 mod time;
 
 pub use export::{ExportFormat, export_runs};
+pub use measured::{MeasuredOnly, measured_only};
 pub use parallel::parallel_map;
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 pub use run::{
-    BenchmarkRecord, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples,
-    SourceInfo,
+    BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
+    Samples, SourceInfo,
 };
 pub use store::{LoadedRuns, ResultsError, RunStore, load_run};
 pub use time::{format_rfc3339_ms, now_unix_ms};
