@@ -34,8 +34,9 @@ impl Repo {
     /// The repository holding `dir`; the crate is the package whose manifest cargo finds
     /// from `dir`.
     pub fn discover(dir: &Path) -> Result<Repo, GateError> {
+        let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let not_repo = |detail: String| GateError::NotARepo {
-            dir: dir.to_path_buf(),
+            dir: shown.clone(),
             detail,
         };
         let root = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"]).map_err(not_repo)?);

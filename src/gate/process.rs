@@ -5,7 +5,7 @@
 
 use super::GateError;
 use super::interrupt::interrupted;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -14,7 +14,8 @@ use std::time::Duration;
 /// How many lines of a failed child's output an error quotes.
 pub const TAIL_LINES: usize = 25;
 
-/// Runs `command`, sending each stdout line to `on_line` and stderr to `log`; returns the
+/// Runs `command`, passing every line it prints to `on_line` and keeping its stderr in
+/// `log` (Criterion reports progress and panics there, cargo its diagnostics); returns the
 /// exit status. Ends the child's process group and returns `Interrupted` on Ctrl-C.
 pub fn run_logged(
     mut command: Command,
@@ -28,34 +29,41 @@ pub fn run_logged(
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let stderr = std::fs::File::create(log).map_err(io)?;
+    let mut log_file = std::fs::File::create(log).map_err(io)?;
     let program = format!("{:?}", command.get_program());
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(stderr)
+        .stderr(Stdio::piped())
         .stdin(Stdio::null())
         .process_group(0)
         .spawn()
         .map_err(|source| GateError::Spawn { program, source })?;
-    let stdout = child.stdout.take();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        if let Some(out) = stdout {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
+    let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| Box::new(s) as Box<dyn Read + Send>);
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| Box::new(s) as Box<dyn Read + Send>);
+    let readers = [
+        forward(stdout, false, tx.clone()),
+        forward(stderr, true, tx),
+    ];
+    let mut take = |(is_stderr, line): (bool, String)| {
+        if is_stderr {
+            let _ = writeln!(log_file, "{line}");
         }
-    });
+        on_line(&line);
+    };
     let status = loop {
         while let Ok(line) = rx.try_recv() {
-            on_line(&line);
+            take(line);
         }
         if interrupted() {
             kill_group(child.id());
             let _ = child.wait();
-            let _ = reader.join();
             return Err(GateError::Interrupted);
         }
         match child.try_wait().map_err(io)? {
@@ -63,11 +71,29 @@ pub fn run_logged(
             None => std::thread::sleep(Duration::from_millis(50)),
         }
     };
-    let _ = reader.join();
+    for reader in readers {
+        let _ = reader.join();
+    }
     for line in rx.try_iter() {
-        on_line(&line);
+        take(line);
     }
     Ok(status)
+}
+
+/// Sends each line of `stream` down `tx`, tagged with whether it is stderr.
+fn forward(
+    stream: Option<Box<dyn Read + Send>>,
+    is_stderr: bool,
+    tx: std::sync::mpsc::Sender<(bool, String)>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Some(stream) = stream else { return };
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send((is_stderr, line)).is_err() {
+                break;
+            }
+        }
+    })
 }
 
 fn kill_group(pid: u32) {

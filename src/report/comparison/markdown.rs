@@ -68,8 +68,18 @@ pub fn render(c: &Comparison) -> String {
         );
         for f in failed {
             let error = f.error.as_deref().unwrap_or("no error recorded");
-            let _ = writeln!(out, "- 🔴 {}: {}", code(&f.id), escape(error));
+            let (first, rest) = error.split_once('\n').unwrap_or((error, ""));
+            let _ = writeln!(out, "- 🔴 {}: {}", code(&f.id), escape(first));
+            if !rest.is_empty() {
+                // A bench target's output tail: kept verbatim in a fenced block.
+                let _ = writeln!(out, "\n  ```text");
+                for line in rest.lines() {
+                    let _ = writeln!(out, "  {}", line.replace("```", "'''"));
+                }
+                let _ = writeln!(out, "  ```");
+            }
         }
+
         out.push('\n');
     }
     let (changed, unchanged): (Vec<_>, Vec<_>) = c
