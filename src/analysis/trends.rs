@@ -380,3 +380,41 @@ pub fn not_measured(run: &RunRecord) -> Vec<NotMeasured> {
     rows.sort_by(|a, b| a.outcome.cmp(b.outcome).then_with(|| a.id.cmp(&b.id)));
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
+
+    /// Issue 8: with 30, 40 or 60 runs before it, a sustained 10 % step is `regressed`
+    /// three runs after it lands, at the default options; a single wild run three runs
+    /// from the end and the unchanged benchmarks are not.
+    #[test]
+    fn a_step_is_regressed_three_runs_after_it_lands() {
+        for before in [30, 40, 60] {
+            let h = HistoryScenario {
+                runs: before + 3,
+                benchmarks: 12,
+                stepped: 4,
+                step_at: before,
+                step_percent: 10.0,
+                run: Scenario {
+                    samples: 20,
+                    ..Scenario::clean(before as u64)
+                },
+            };
+            let report = analyze_history(&simulate_history(&h), &TrendOptions::default(), vec![]);
+            let group = &report.groups[0];
+            for b in &group.benchmarks {
+                let stepped = b.id.as_str() < "hist/b0004";
+                assert_eq!(
+                    b.status == TrendStatus::Regressed,
+                    stepped,
+                    "{before} runs before: {} is {:?}",
+                    b.id,
+                    b.status
+                );
+            }
+        }
+    }
+}
