@@ -11,9 +11,10 @@
 //!   cannot confirm a step; the next runs will);
 //! - `new`: fewer than 2 runs; `stable` otherwise.
 
+use super::noise::first_difference_sd;
 use super::verdict::OverallStatus;
 use crate::results::{RunRecord, parallel_map};
-use crate::stats::{detect_change_points, mad, median, theil_sen_slope};
+use crate::stats::{detect_change_points, median, theil_sen_slope};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -324,8 +325,9 @@ fn trend_of(
         .collect();
     let reference_ns = (!previous.is_empty()).then(|| median(&previous));
     let recent_logs: Vec<f64> = logs[logs.len().saturating_sub(options.recent_runs)..].to_vec();
+    // From first differences: a step among the previous runs must not raise the floor.
     let noise_floor_percent = (previous.len() >= 4)
-        .then(|| 100.0 * mad(&previous.iter().map(|v| v.ln()).collect::<Vec<_>>()));
+        .then(|| 100.0 * first_difference_sd(&previous.iter().map(|v| v.ln()).collect::<Vec<_>>()));
     let slope_percent_per_run =
         (recent_logs.len() >= 3).then(|| 100.0 * theil_sen_slope(&recent_logs).exp_m1());
     let latest_change_percent = reference_ns.map(|r| percent_between(r, latest_ns));
