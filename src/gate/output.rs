@@ -416,3 +416,110 @@ fn side_run(side: &SideRun, index: usize, collected: &Collected) -> RunRecord {
         environment: side.env.iter().cloned().collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(name: &'static str, rev: &str, env: &[(&str, &str)]) -> SideRun {
+        SideRun {
+            name,
+            rev: rev.into(),
+            commit: Some("0123456789abcdef".into()),
+            crate_dir: PathBuf::from("."),
+            executables: Default::default(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            criterion_root: PathBuf::from("criterion"),
+            logs: PathBuf::from("logs"),
+        }
+    }
+
+    /// Ten samples around `level` ns with a fixed ±1 % pattern per round.
+    fn samples(level: f64, round: usize) -> Vec<f64> {
+        (0..10)
+            .map(|i| level * (1.0 + 0.01 * (((i * 7 + round * 3) % 10) as f64 - 4.5) / 4.5))
+            .collect()
+    }
+
+    /// A fixed gate: `sum` 3x slower in every round, `xor` unchanged, `crash` failed in the
+    /// head, `gone` missing from it, `fresh` new.
+    fn collected() -> Collected {
+        let mut c = Collected::default();
+        for round in 1..=4 {
+            let drift = 1.0 + 0.01 * (round as f64 - 2.5);
+            for (id, base, head) in [("sum", 1000.0, 3000.0), ("xor", 500.0, 500.0)] {
+                let sides = c.per_round.entry(id.into()).or_default();
+                sides[0].insert(round, samples(base * drift, round));
+                sides[1].insert(round, samples(head * drift, round + 1));
+            }
+            let gone = c.per_round.entry("gone".into()).or_default();
+            gone[0].insert(round, samples(80.0, round));
+            let fresh = c.per_round.entry("fresh".into()).or_default();
+            fresh[1].insert(round, samples(90.0, round));
+        }
+        for id in ["sum", "xor", "gone", "fresh", "crash"] {
+            c.target_of.insert(id.into(), "work".into());
+        }
+        c.failures[1].insert("crash".into(), "result mismatch at [3]".into());
+        c
+    }
+
+    #[test]
+    fn comparison_md_matches_its_snapshot() {
+        let options = GateOptions {
+            base: Some("main".into()),
+            head: Some("pr".into()),
+            rounds: 4,
+            max_rounds: 10,
+            benches: Vec::new(),
+            filter: None,
+            threshold_percent: 5.0,
+            out: PathBuf::from("out"),
+            results: PathBuf::from("results"),
+            base_env: Vec::new(),
+            head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
+            criterion_args: Vec::new(),
+        };
+        let base = side("base", "main", &[]);
+        let head = side("head", "pr", &[("STACKBENCH_PYTHON", "/venvs/new/bin/python")]);
+        let c = collected();
+        let gate = judge(&[&base, &head], &c, &options, &VerdictRule::default());
+        let statuses: Vec<(&str, Status)> = gate
+            .comparison
+            .comparisons
+            .iter()
+            .map(|r| (r.id.as_str(), r.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [("sum", Status::Degraded), ("xor", Status::Unchanged)]
+        );
+        let unmeasured: Vec<(&str, &str)> = gate
+            .comparison
+            .unmeasured
+            .iter()
+            .map(|u| (u.id.as_str(), u.status))
+            .collect();
+        assert_eq!(
+            unmeasured,
+            [("crash", "failed"), ("gone", "missing"), ("fresh", "new")]
+        );
+        assert!(gate.comparison.regression_found());
+        let text = format!("{STICKY_MARKER}\n{}", markdown(&gate));
+        let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/snapshots/gate-comparison.md");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&snapshot, &text).unwrap();
+        }
+        let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+        assert_eq!(
+            text,
+            expected,
+            "{} differs; review and run with UPDATE_SNAPSHOTS=1",
+            snapshot.display()
+        );
+    }
+}
