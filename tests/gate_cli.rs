@@ -474,7 +474,7 @@ fn ctrl_c_during_a_round_removes_worktrees_and_writes_nothing() {
         "10",
     ];
     let mut command = gate_command(&f.repo, out.path(), &with_revs("base", "comment"), &long);
-    let mut child = command
+    let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

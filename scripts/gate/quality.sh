@@ -107,13 +107,15 @@ done
 # Plain runs: the same executables the gate built, Criterion's default timing, one run per
 # side, then `compare`. Wall time counts the two runs (no build).
 home="$work/plain"
-for pair in aa slow8; do
-    git worktree add -q --detach "$work/wt-$pair" "$pair"
-    (cd "$work/wt-$pair" && CARGO_TARGET_DIR="$work/target-plain-$pair" cargo bench --no-run --quiet 2>/dev/null)
+for side in base aa slow8; do
+    git worktree add -q --detach "$work/wt-$side" "$side"
+    # Start from the gate's compiled dependencies: only the bench crate is rebuilt.
+    rm -rf "$work/target-plain-$side"
+    cp -a "$repo/target/stackbench-gate/target-base" "$work/target-plain-$side"
+    (cd "$work/wt-$side" && CARGO_TARGET_DIR="$work/target-plain-$side" cargo bench --no-run --quiet 2>/dev/null)
 done
-git worktree add -q --detach "$work/wt-base" base
-(cd "$work/wt-base" && CARGO_TARGET_DIR="$work/target-plain-base" cargo bench --no-run --quiet 2>/dev/null)
-exe() { find "$work/target-plain-$1/release/deps" -maxdepth 1 -type f -executable -name 'work-*' | head -1; }
+# The newest `work-*`: the copied directory may also hold the gate's build of another path.
+exe() { ls -t "$work/target-plain-$1"/release/deps/work-* | grep -v '\.d$' | head -1; }
 for rep in $(seq 1 "$repeats"); do
     for pair in aa slow8; do
         start=$(date +%s%N)
@@ -126,7 +128,7 @@ for rep in $(seq 1 "$repeats"); do
         judge plain "$pair" "$rep" "$rc" "$(( (end - start) / 1000000 ))e-3" "$work/plain-$pair-$rep.json"
     done
 done
-for pair in aa slow8 base; do git worktree remove --force "$work/wt-$pair"; done
+for side in base aa slow8; do git worktree remove --force "$work/wt-$side"; done
 
 python3 - "$results" <<'PY'
 import json, sys

@@ -335,7 +335,14 @@ fn judge_all(
             )
         })
         .collect();
-    comparisons.sort_by(|a, b| {
+    sort_rows(&mut comparisons);
+    (comparisons, systemic.map(|s| s.1))
+}
+
+/// The order every writer shows: degraded first, then inconclusive, improved, unchanged;
+/// the largest slowdown first within a status.
+pub(crate) fn sort_rows(rows: &mut [BenchComparison]) {
+    rows.sort_by(|a, b| {
         a.status
             .cmp(&b.status)
             .then(
@@ -345,7 +352,12 @@ fn judge_all(
             )
             .then_with(|| a.id.cmp(&b.id))
     });
-    (comparisons, systemic.map(|s| s.1))
+}
+
+/// Failed first, then missing, then new; by id within each.
+pub(crate) fn sort_unmeasured(rows: &mut [Unmeasured]) {
+    let rank = |s: &str| ["failed", "missing", "new"].iter().position(|x| *x == s);
+    rows.sort_by(|a, b| rank(a.status).cmp(&rank(b.status)).then(a.id.cmp(&b.id)));
 }
 
 type Matched<'a> = (
@@ -573,8 +585,7 @@ fn unmeasured(
             .filter(|id| candidate.failure(id).is_none())
             .map(|id| row(id, "new", None)),
     );
-    let rank = |s: &str| ["failed", "missing", "new"].iter().position(|x| *x == s);
-    out.sort_by(|a, b| rank(a.status).cmp(&rank(b.status)).then(a.id.cmp(&b.id)));
+    sort_unmeasured(&mut out);
     out
 }
 

@@ -107,11 +107,10 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let text = render(&outcome.comparison.comparison, args.format);
-    let text = if args.format == ComparisonFormat::Json {
-        serde_json::to_string_pretty(&outcome.comparison)? + "\n"
-    } else {
-        text
+    // JSON carries the gate's rounds too; the other formats are the comparison itself.
+    let text = match args.format {
+        ComparisonFormat::Json => serde_json::to_string_pretty(&outcome.comparison)? + "\n",
+        format => render(&outcome.comparison.comparison, format),
     };
     std::io::stdout()
         .write_all(text.as_bytes())

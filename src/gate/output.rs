@@ -6,7 +6,7 @@
 use super::rounds::{Collected, SideRun};
 use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statuses};
 use super::{GateError, GateOptions};
-use crate::analysis::compare::summarise;
+use crate::analysis::compare::{sort_rows, sort_unmeasured, summarise};
 use crate::analysis::verdict::percent;
 use crate::analysis::{
     BenchComparison, COMPARISON_SCHEMA, Comparison, HardwareCheck, Status, Unmeasured, VerdictRule,
@@ -122,16 +122,7 @@ pub fn judge(
         .zip(statuses(&est, rule))
         .map(|((id, figures, e), (status, q))| row(id, figures, e, status, q, collected))
         .collect();
-    rows.sort_by(|a, b| {
-        a.status
-            .cmp(&b.status)
-            .then(
-                b.change_percent
-                    .unwrap_or(0.0)
-                    .total_cmp(&a.change_percent.unwrap_or(0.0)),
-            )
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    sort_rows(&mut rows);
     let unmeasured = unmeasured(collected);
     let fingerprint = |i: usize| {
         collected.system[i]
@@ -267,8 +258,7 @@ fn unmeasured(collected: &Collected) -> Vec<Unmeasured> {
             _ => {}
         }
     }
-    let rank = |s: &str| ["failed", "missing", "new"].iter().position(|x| *x == s);
-    out.sort_by(|a, b| rank(a.status).cmp(&rank(b.status)).then(a.id.cmp(&b.id)));
+    sort_unmeasured(&mut out);
     out
 }
 
@@ -484,7 +474,11 @@ mod tests {
             criterion_args: Vec::new(),
         };
         let base = side("base", "main", &[]);
-        let head = side("head", "pr", &[("STACKBENCH_PYTHON", "/venvs/new/bin/python")]);
+        let head = side(
+            "head",
+            "pr",
+            &[("STACKBENCH_PYTHON", "/venvs/new/bin/python")],
+        );
         let c = collected();
         let gate = judge(&[&base, &head], &c, &options, &VerdictRule::default());
         let statuses: Vec<(&str, Status)> = gate

@@ -102,7 +102,7 @@ pub fn detect_change_points(
 /// when 30+ runs precede it (its smallest two-sided p with 3 against 40 points is about
 /// 0.005 under the normal approximation); this test can, when the step is well above noise.
 pub fn step_p_value(left: &[f64], right: &[f64], sigma: f64) -> f64 {
-    if left.is_empty() || right.is_empty() || !(sigma > 0.0) {
+    if left.is_empty() || right.is_empty() || sigma.is_nan() || sigma <= 0.0 {
         return f64::NAN;
     }
     let spread = (std::f64::consts::PI / 2.0).sqrt()
