@@ -161,6 +161,18 @@ pub fn judge(
         summary,
         rule: *rule,
     };
+    GateComparison {
+        comparison,
+        gate: gate_info(sides, collected, options),
+        rounds: judged
+            .into_iter()
+            .map(|(id, rounds, _)| GateRounds { id, rounds })
+            .collect(),
+    }
+}
+
+/// How the gate ran: sides, rounds, what was measured again.
+fn gate_info(sides: &[&SideRun; 2], collected: &Collected, options: &GateOptions) -> GateInfo {
     let rounds_run = collected
         .per_round
         .values()
@@ -175,25 +187,18 @@ pub fn judge(
         .map(|(id, _)| id.clone())
         .collect();
     let env = |e: &[(String, String)]| e.iter().cloned().collect::<BTreeMap<_, _>>();
-    GateComparison {
-        comparison,
-        gate: GateInfo {
-            base: sides[0].rev.clone(),
-            head: sides[1].rev.clone(),
-            base_commit: sides[0].commit.clone(),
-            head_commit: sides[1].commit.clone(),
-            base_env: env(&sides[0].env),
-            head_env: env(&sides[1].env),
-            full_rounds: options.rounds,
-            rounds_run,
-            remeasured,
-            criterion_args: options.criterion_args.clone(),
-            runs: Vec::new(),
-        },
-        rounds: judged
-            .into_iter()
-            .map(|(id, rounds, _)| GateRounds { id, rounds })
-            .collect(),
+    GateInfo {
+        base: sides[0].rev.clone(),
+        head: sides[1].rev.clone(),
+        base_commit: sides[0].commit.clone(),
+        head_commit: sides[1].commit.clone(),
+        base_env: env(&sides[0].env),
+        head_env: env(&sides[1].env),
+        full_rounds: options.rounds,
+        rounds_run,
+        remeasured,
+        criterion_args: options.criterion_args.clone(),
+        runs: Vec::new(),
     }
 }
 
