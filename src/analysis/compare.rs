@@ -92,8 +92,22 @@ pub struct HardwareCheck {
     pub warning: Option<String>,
 }
 
+/// A benchmark that did not produce a number on one side, with the reason where known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unmeasured {
+    pub id: String,
+    /// `failed` (measured in the baseline, failed in the candidate: fails the gate),
+    /// `missing` (in the baseline, absent from the candidate without a failure: a warning)
+    /// or `new` (only in the candidate).
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
+    pub total_failed: usize,
+    pub total_missing: usize,
     pub total_improved: usize,
     pub total_degraded: usize,
     pub total_unchanged: usize,
@@ -122,6 +136,9 @@ pub struct Comparison {
     pub hardware: HardwareCheck,
     /// Sorted: degraded first, then inconclusive, improved, unchanged; by change within.
     pub comparisons: Vec<BenchComparison>,
+    /// Failed first, then missing, then new; each by id.
+    pub unmeasured: Vec<Unmeasured>,
+    /// Kept for readers of v1: the ids of `new` and of `missing` or `failed`.
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub skipped: Vec<SkippedInComparison>,
@@ -133,6 +150,7 @@ impl Comparison {
     /// True when the gate must fail (exit code 1).
     pub fn regression_found(&self) -> bool {
         self.summary.total_degraded > 0
+            || self.summary.total_failed > 0
             || self
                 .summary
                 .systemic_shift
@@ -239,13 +257,13 @@ pub fn compare(
     let peaks = (peak_table(baseline.run), peak_table(candidate.run));
     let (comparisons, systemic) = judge_all(&prepared, options, &peaks);
     let skipped = collect_skipped(baseline.run, candidate.run);
+    let unmeasured = unmeasured(candidate.run, &added, &removed, &keep);
     let mut summary = summarise(
         &comparisons,
         skipped.len(),
         systemic,
         &hardware,
-        &added,
-        &removed,
+        &unmeasured,
     );
     if !options.noise_floors.is_empty() {
         let used = comparisons
@@ -264,6 +282,7 @@ pub fn compare(
         threshold_percent: options.rule.threshold_percent,
         hardware,
         comparisons,
+        unmeasured,
         added,
         removed,
         skipped,
@@ -316,7 +335,14 @@ fn judge_all(
             )
         })
         .collect();
-    comparisons.sort_by(|a, b| {
+    sort_rows(&mut comparisons);
+    (comparisons, systemic.map(|s| s.1))
+}
+
+/// The order every writer shows: degraded first, then inconclusive, improved, unchanged;
+/// the largest slowdown first within a status.
+pub(crate) fn sort_rows(rows: &mut [BenchComparison]) {
+    rows.sort_by(|a, b| {
         a.status
             .cmp(&b.status)
             .then(
@@ -326,7 +352,12 @@ fn judge_all(
             )
             .then_with(|| a.id.cmp(&b.id))
     });
-    (comparisons, systemic.map(|s| s.1))
+}
+
+/// Failed first, then missing, then new; by id within each.
+pub(crate) fn sort_unmeasured(rows: &mut [Unmeasured]) {
+    let rank = |s: &str| ["failed", "missing", "new"].iter().position(|x| *x == s);
+    rows.sort_by(|a, b| rank(a.status).cmp(&rank(b.status)).then(a.id.cmp(&b.id)));
 }
 
 type Matched<'a> = (
@@ -522,14 +553,55 @@ fn collect_skipped(baseline: &RunRecord, candidate: &RunRecord) -> Vec<SkippedIn
         .collect()
 }
 
-fn summarise(
+/// The benchmarks without a pair: `removed` ones the candidate's harness reported failing
+/// are `failed`, the other removed ones `missing`, and `added` ones `new`. A failure of a
+/// benchmark the baseline never had is listed as failed too: it is still a broken benchmark.
+fn unmeasured(
+    candidate: &RunRecord,
+    added: &[String],
+    removed: &[String],
+    keep: &dyn Fn(&str) -> bool,
+) -> Vec<Unmeasured> {
+    let row = |id: &str, status, error: Option<&str>| Unmeasured {
+        id: id.to_string(),
+        status,
+        error: error.map(String::from),
+    };
+    let mut out: Vec<Unmeasured> = candidate
+        .failed
+        .iter()
+        .filter(|f| keep(&f.id))
+        .map(|f| row(&f.id, "failed", Some(&f.error)))
+        .collect();
+    out.extend(
+        removed
+            .iter()
+            .filter(|id| candidate.failure(id).is_none())
+            .map(|id| row(id, "missing", None)),
+    );
+    out.extend(
+        added
+            .iter()
+            .filter(|id| candidate.failure(id).is_none())
+            .map(|id| row(id, "new", None)),
+    );
+    sort_unmeasured(&mut out);
+    out
+}
+
+pub(crate) fn summarise(
     rows: &[BenchComparison],
     skipped: usize,
     systemic: Option<SystemicShift>,
     hardware: &HardwareCheck,
-    added: &[String],
-    removed: &[String],
+    unmeasured: &[Unmeasured],
 ) -> Summary {
+    let count_status = |s: &str| unmeasured.iter().filter(|u| u.status == s).count();
+    let (failed, missing, new) = (
+        count_status("failed"),
+        count_status("missing"),
+        count_status("new"),
+    );
     let count = |s: Status| rows.iter().filter(|r| r.status == s).count();
     let (degraded, inconclusive) = (count(Status::Degraded), count(Status::Inconclusive));
     let mut notes = Vec::new();
@@ -541,20 +613,34 @@ fn summarise(
             "{skipped} benchmark(s) skipped as unreadable (listed under `skipped`)"
         ));
     }
-    if !added.is_empty() || !removed.is_empty() {
-        notes.push(format!("{} added, {} removed", added.len(), removed.len()));
+    if failed > 0 {
+        notes.push(format!(
+            "{failed} benchmark(s) FAILED in the candidate (listed first)"
+        ));
+    }
+    if missing + new > 0 {
+        notes.push(format!(
+            "{missing} missing from the candidate, {new} new in it (listed)"
+        ));
     }
     let systemic_slower = systemic
         .as_ref()
         .is_some_and(|s| s.median_change_percent > 0.0);
-    let overall_status = if degraded > 0 || systemic_slower {
+    let overall_status = if degraded > 0 || failed > 0 || systemic_slower {
         OverallStatus::Critical
-    } else if inconclusive > 0 || skipped > 0 || systemic.is_some() || hardware.different {
+    } else if inconclusive > 0
+        || skipped > 0
+        || missing > 0
+        || systemic.is_some()
+        || hardware.different
+    {
         OverallStatus::Warning
     } else {
         OverallStatus::Healthy
     };
     Summary {
+        total_failed: failed,
+        total_missing: missing,
         total_improved: count(Status::Improved),
         total_degraded: degraded,
         total_unchanged: count(Status::Unchanged),

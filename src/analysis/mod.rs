@@ -11,7 +11,7 @@ pub mod trends;
 pub mod verdict;
 
 pub use compare::{
-    BenchComparison, CompareError, CompareOptions, Comparison, HardwareCheck, Side, Summary,
-    SystemicShift, compare,
+    BenchComparison, COMPARISON_SCHEMA, CompareError, CompareOptions, Comparison, HardwareCheck,
+    Side, Summary, SystemicShift, Unmeasured, compare,
 };
 pub use verdict::{OverallStatus, Status, VerdictRule};

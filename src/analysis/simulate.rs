@@ -122,6 +122,8 @@ fn empty_run(name: &str, fingerprint: &str) -> RunRecord {
         notes: Vec::new(),
         benchmarks: Vec::new(),
         skipped: Vec::new(),
+        failed: Vec::new(),
+        environment: Default::default(),
     }
 }
 

@@ -15,9 +15,10 @@
 //! moves a benchmark's baseline: from the acknowledged run on, only the new level is
 //! judged, so the step itself stops being a regression while a later one still is.
 
+use super::noise::first_difference_sd;
 use super::verdict::OverallStatus;
 use crate::results::{Acknowledgement, RunRecord, parallel_map};
-use crate::stats::{detect_change_points, mad, median, theil_sen_slope};
+use crate::stats::{detect_change_points, median, theil_sen_slope};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -377,8 +378,9 @@ pub fn trend_of(
         .collect();
     let reference_ns = (!previous.is_empty()).then(|| median(&previous));
     let recent_logs: Vec<f64> = logs[logs.len().saturating_sub(options.recent_runs)..].to_vec();
+    // From first differences: a step among the previous runs must not raise the floor.
     let noise_floor_percent = (previous.len() >= 4)
-        .then(|| 100.0 * mad(&previous.iter().map(|v| v.ln()).collect::<Vec<_>>()));
+        .then(|| 100.0 * first_difference_sd(&previous.iter().map(|v| v.ln()).collect::<Vec<_>>()));
     let slope_percent_per_run =
         (recent_logs.len() >= 3).then(|| 100.0 * theil_sen_slope(&recent_logs).exp_m1());
     let latest_change_percent = reference_ns.map(|r| percent_between(r, latest_ns));
@@ -504,5 +506,39 @@ mod tests {
         let t = judge(&series(false), vec![other, elsewhere]);
         assert_eq!(t.status, TrendStatus::Regressed);
         assert!(t.acknowledged.is_none());
+    }
+
+    use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
+
+    /// Issue 8: with 30, 40 or 60 runs before it, a sustained 10 % step is `regressed`
+    /// three runs after it lands, at the default options; a single wild run three runs
+    /// from the end and the unchanged benchmarks are not.
+    #[test]
+    fn a_step_is_regressed_three_runs_after_it_lands() {
+        for before in [30, 40, 60] {
+            let h = HistoryScenario {
+                runs: before + 3,
+                benchmarks: 12,
+                stepped: 4,
+                step_at: before,
+                step_percent: 10.0,
+                run: Scenario {
+                    samples: 20,
+                    ..Scenario::clean(before as u64)
+                },
+            };
+            let report = analyze_history(&simulate_history(&h), &TrendOptions::default(), vec![]);
+            let group = &report.groups[0];
+            for b in &group.benchmarks {
+                let stepped = b.id.as_str() < "hist/b0004";
+                assert_eq!(
+                    b.status == TrendStatus::Regressed,
+                    stepped,
+                    "{before} runs before: {} is {:?}",
+                    b.id,
+                    b.status
+                );
+            }
+        }
     }
 }

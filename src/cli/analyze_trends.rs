@@ -74,6 +74,8 @@ pub enum Command {
     Prune(super::store::PruneArgs),
     /// Acknowledge an intentional step: history verdicts then start from its new level.
     Ack(super::store::AckArgs),
+    /// Gate a pull request: base and head built from git, measured in alternating rounds.
+    Gate(super::gate::GateArgs),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -241,6 +243,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Comparisons(args)) => super::store::comparisons(args),
         Some(Command::Prune(args)) => super::store::prune(args),
         Some(Command::Ack(args)) => super::store::ack(args),
+        Some(Command::Gate(args)) => super::gate::gate_command(args),
         Some(Command::Simulate(cmd)) => simulate(cmd),
         None => report(cli.report),
     }
@@ -256,11 +259,15 @@ fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     for note in &run.notes {
         eprintln!("note: {note}");
     }
+    for failure in &run.failed {
+        eprintln!("FAILED {}: {}", failure.id, failure.error);
+    }
     let path = RunStore::new(&args.results).save(&run)?;
     println!(
-        "recorded {} benchmarks ({} skipped) as run {} in {}",
+        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}",
         run.benchmarks.len(),
         run.skipped.len(),
+        run.failed.len(),
         run.run_id,
         path.display()
     );

@@ -2,8 +2,8 @@
 
 pub mod analyze_trends;
 pub mod hardware;
-
 pub mod dashboard;
+pub mod gate;
 pub mod stackbench;
 pub mod store;
 pub mod validate;

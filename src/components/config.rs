@@ -6,7 +6,7 @@ use super::COMPONENTS;
 use crate::backend::SamplingProfile;
 use crate::config::ComponentSettings;
 use crate::workload::Suite;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Seconds one `run` (or `verify`) call may take before the worker is killed.
@@ -224,12 +224,24 @@ impl RunnerConfig {
     }
 }
 
-/// The scripts shipped with this crate. Bench targets run from the package root, but the
-/// compile-time path also works when a test or tool runs from elsewhere.
+/// The scripts shipped with this crate, found at run time (after the
+/// `STACKBENCH_COMPONENT_SCRIPTS` override, applied by the caller): the first of the current
+/// directory (bench targets run from the package root) and the folders above the running
+/// executable (`<checkout>/target/<profile>/deps/<bench>`) that holds `scripts/components`.
+/// Never a build-time path: a target directory shared between two checkouts (the gate's
+/// base and head) would otherwise run the other checkout's workers.
 pub fn default_scripts_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("scripts")
-        .join("components")
+    let relative = Path::new("scripts").join("components");
+    let mut candidates: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    if let Ok(exe) = std::env::current_exe() {
+        candidates.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    candidates
+        .iter()
+        .map(|dir| dir.join(&relative))
+        .find(|dir| dir.is_dir())
+        // Nothing found: name the place the workers were expected, so the error says it.
+        .unwrap_or(relative)
 }
 
 fn seconds_from_env(variable: &'static str) -> Result<Option<Duration>, ConfigError> {

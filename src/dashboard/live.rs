@@ -224,6 +224,9 @@ impl Progress {
             notes: Vec::new(),
             benchmarks,
             skipped: Vec::new(),
+            // Failures of the live run are in its target report's outcomes above.
+            failed: Vec::new(),
+            environment: Default::default(),
         }
     }
 }

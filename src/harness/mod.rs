@@ -63,6 +63,9 @@ pub struct Harness {
     args: CriterionArgs,
     report: TargetReport,
     criterion: Criterion,
+    /// Whether any benchmark id of this target passed Criterion's filter: an `--exact` id
+    /// that exists only in the other suite would otherwise run nothing, silently.
+    matched_any: bool,
 }
 
 impl Harness {
@@ -111,6 +114,7 @@ impl Harness {
             args,
             report,
             criterion,
+            matched_any: false,
         }
     }
 
@@ -130,21 +134,30 @@ impl Harness {
 
     /// True when the suite keeps `id` and Criterion will run it (its filter, `--exact`,
     /// `--ignored`).
-    pub fn selected(&self, id: &BenchId) -> bool {
+    pub fn selected(&mut self, id: &BenchId) -> bool {
         let full = id.full();
-        self.plan.selects(&full) && self.args.matches(&full)
+        let selected = self.plan.selects(&full) && self.args.matches(&full);
+        self.matched_any |= selected;
+        selected
     }
 
     /// Opens every backend available here; each one that is not is recorded for this
     /// family (`<family>/<backend>/all/all`) with its reason: skipped where the machine has
-    /// no such device, failed where the probe found one that did not open.
+    /// no such device, whatever the filter (a filtered run must still say why a whole
+    /// backend did not run); failed where the probe found one that did not open.
     pub fn open_backends(&mut self, family: &str) -> Vec<Box<dyn crate::backend::Backend>> {
         let (backends, unavailable) = crate::backend::open_available();
         let present = |kind| crate::backend::probe(kind).is_available();
         for (kind, outcome) in crate::backend::classify_unopened(unavailable, present) {
             let id = BenchId::new(family, kind.id(), "all", "all");
             match outcome {
-                Ok(reason) => self.skip(&id, reason),
+                Ok(reason) => {
+                    eprintln!("skipped {}: {reason}", id.full());
+                    if !self.args.list {
+                        self.landed(&id, "skipped", Some(reason.clone()), None, None);
+                        self.report.record(&id, BenchmarkOutcome::Skipped { reason });
+                    }
+                }
                 Err(error) if self.selected(&id) && !self.args.list => {
                     self.record_error(&id, error)
                 }
@@ -239,7 +252,10 @@ impl Harness {
         let measurement = sampling
             .measurement
             .max(one_call.mul_f64(sampling.sample_size as f64 * 1.2));
-        let failure: RefCell<Option<BackendError>> = RefCell::new(None);
+        // A call that fails partway reports the host time it took, never a placeholder: a
+        // 1 ns sample would read as a huge improvement. The sidecar marks the id failed, and
+        // `record` keeps no samples of a failed benchmark.
+        let failure: RefCell<Option<(BackendError, Duration)>> = RefCell::new(None);
         let sampler = Sampler::start_from_env(telemetry_target(id, workload.as_ref()));
         // (iterations, total ns) of every call Criterion makes; the last `sample_size` are
         // the timed samples (the first are warm-up), sent to a live dashboard.
@@ -257,12 +273,14 @@ impl Harness {
                 .sampling_mode(SamplingMode::Flat);
             group.bench_function(BenchmarkId::new(&id.function, &id.value), |b| {
                 b.iter_custom(|iters| {
-                    if failure.borrow().is_some() {
-                        return Duration::from_nanos(1);
+                    if let Some((_, took)) = failure.borrow().as_ref() {
+                        return *took;
                     }
+                    let started = std::time::Instant::now();
                     let took = workload.run(iters).unwrap_or_else(|error| {
-                        *failure.borrow_mut() = Some(error);
-                        Duration::from_nanos(1)
+                        let took = started.elapsed().max(Duration::from_nanos(1));
+                        *failure.borrow_mut() = Some((error, took));
+                        took
                     });
                     calls
                         .borrow_mut()
@@ -274,7 +292,7 @@ impl Harness {
         }
         match failure.into_inner() {
             // The samples Criterion kept for this id are meaningless: the record says so.
-            Some(error) => self.record_error(id, error),
+            Some((error, _)) => self.record_error(id, error),
             None => {
                 let mut notes = workload.notes();
                 if let Some(summary) = sampler.map(Sampler::finish)
@@ -324,6 +342,12 @@ impl Harness {
         self.criterion.final_summary();
         if self.args.list {
             return ExitCode::SUCCESS;
+        }
+        if let (false, true, Some(id)) = (self.matched_any, self.args.exact, &self.args.filter) {
+            eprintln!(
+                "stackbench {}: --exact `{id}` matches no benchmark of the {} suite; it may exist only in another suite (STACKBENCH_SUITE=full runs every id)",
+                self.report.target, self.suite
+            );
         }
         let (skipped, failed) = self.report.counts();
         if let Err(error) = self.report.save() {

@@ -6,6 +6,7 @@
 pub mod atomic;
 pub mod db;
 mod export;
+mod measured;
 mod parallel;
 mod record;
 mod run;
@@ -16,14 +17,15 @@ pub use db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryPoint, PruneOutcome, RunOrder, StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
+pub use measured::{MeasuredOnly, measured_only};
 pub use parallel::parallel_map;
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
 pub use record::sidecar_files;
 pub use run::{
-    BenchmarkRecord, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples,
-    SourceInfo,
+    BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
+    Samples, SourceInfo,
 };
 pub use store::{ImportProblem, ImportReport, LoadedRuns, ResultsError, RunStore, load_run};
 pub use time::{format_rfc3339_ms, now_unix_ms};

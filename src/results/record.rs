@@ -2,10 +2,11 @@
 //! record. `compare` uses the same path for a Criterion baseline, unsaved, so a baseline
 //! and a recorded run are judged identically.
 
+use super::measured::measured_only;
 use super::run::{BenchmarkRecord, RUN_SCHEMA, RunRecord, SourceInfo};
 use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
-use crate::harness::sidecar::{read_system_probe, read_target_reports};
+use crate::harness::sidecar::{TargetReport, read_system_probe, read_target_reports};
 use std::path::Path;
 
 /// A run id that sorts by time and cannot collide between concurrent processes:
@@ -57,7 +58,23 @@ fn build_run(
 ) -> Result<RunRecord, CriterionError> {
     let criterion_dir = tree.root.as_path();
     let read = tree.read_with(baseline, full)?;
-    let (system, targets, notes) = sidecar_files(criterion_dir);
+    let (system, reports, mut notes) = sidecar_files(criterion_dir);
+    // `base` is Criterion's copy of the previous run: the target reports describe the run
+    // that wrote every other baseline (`new`, a --save-baseline name), so only those are
+    // held to what the reports say was measured.
+    let measured = if baseline == "base" {
+        measured_only(read.benchmarks, &[])
+    } else {
+        measured_only(read.benchmarks, &reports)
+    };
+    notes.extend(measured.notes);
+    let mut targets = Vec::new();
+    for report in &reports {
+        match serde_json::to_value(report) {
+            Ok(v) => targets.push(v),
+            Err(e) => notes.push(format!("target report not kept: {e}")),
+        }
+    }
     let fingerprint = system
         .as_ref()
         .and_then(|s| s.get("fingerprint"))
@@ -69,8 +86,8 @@ fn build_run(
         (None, None)
     };
     let created_unix_ms = now_unix_ms();
-    let mut benchmarks: Vec<BenchmarkRecord> = read
-        .benchmarks
+    let mut benchmarks: Vec<BenchmarkRecord> = measured
+        .kept
         .into_iter()
         .map(BenchmarkRecord::from)
         .collect();
@@ -94,6 +111,8 @@ fn build_run(
         notes,
         benchmarks,
         skipped: read.skipped,
+        failed: measured.failed,
+        environment: Default::default(),
     })
 }
 
@@ -129,11 +148,7 @@ fn attach_telemetry(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::V
 /// neither, which is fine but worth saying: its hardware cannot be checked).
 pub fn sidecar_files(
     criterion_dir: &Path,
-) -> (
-    Option<serde_json::Value>,
-    Vec<serde_json::Value>,
-    Vec<String>,
-) {
+) -> (Option<serde_json::Value>, Vec<TargetReport>, Vec<String>) {
     let mut notes = Vec::new();
     let system = match read_system_probe(criterion_dir) {
         Some(Ok(v)) => Some(v),
@@ -151,9 +166,8 @@ pub fn sidecar_files(
     };
     let mut targets = Vec::new();
     for report in read_target_reports(criterion_dir) {
-        match report.map(|r| serde_json::to_value(r).map_err(|e| e.to_string())) {
-            Ok(Ok(v)) => targets.push(v),
-            Ok(Err(e)) => notes.push(format!("target report not kept: {e}")),
+        match report {
+            Ok(r) => targets.push(r),
             Err(e) => notes.push(format!("target report unreadable: {e}")),
         }
     }

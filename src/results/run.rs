@@ -86,9 +86,32 @@ pub struct RunRecord {
     pub benchmarks: Vec<BenchmarkRecord>,
     #[serde(default)]
     pub skipped: Vec<SkippedBenchmark>,
+    /// Benchmarks this run tried and could not measure, with their errors. They hold no
+    /// samples: a failure is never stored as a measurement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedBenchmark>,
+    /// Environment variables that defined this run's side of a gate (`--base-env`,
+    /// `--head-env`), so a run measured against another Python or library path says so.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub environment: std::collections::BTreeMap<String, String>,
+}
+
+/// A benchmark that ran in this run and failed (its harness recorded the error).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailedBenchmark {
+    pub id: String,
+    pub error: String,
 }
 
 impl RunRecord {
+    /// The error of `id` when it failed in this run.
+    pub fn failure(&self, id: &str) -> Option<&str> {
+        self.failed
+            .iter()
+            .find(|f| f.id == id)
+            .map(|f| f.error.as_str())
+    }
+
     pub fn benchmark(&self, id: &str) -> Option<&BenchmarkRecord> {
         self.benchmarks
             .binary_search_by(|b| b.id.as_str().cmp(id))

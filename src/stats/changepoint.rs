@@ -19,7 +19,8 @@ pub struct ChangePoint {
     /// Segment medians before and after (in the series' units).
     pub before: f64,
     pub after: f64,
-    /// Mann-Whitney p-value between the two adjacent segments.
+    /// p-value of the step between the two adjacent segments: the smaller of Mann-Whitney's
+    /// and the median-step test's (see [`step_p_value`]).
     pub p_value: f64,
 }
 
@@ -95,9 +96,27 @@ pub fn detect_change_points(
     prune(series, cuts, alpha)
 }
 
+/// p-value of a step between segment medians, against the series' robust noise `sigma`
+/// (from first differences, which a step does not inflate): the median of `n` points has sd
+/// about √(π/2)·σ/√n. Mann-Whitney alone cannot confirm a step three runs after it lands
+/// when 30+ runs precede it (its smallest two-sided p with 3 against 40 points is about
+/// 0.005 under the normal approximation); this test can, when the step is well above noise.
+pub fn step_p_value(left: &[f64], right: &[f64], sigma: f64) -> f64 {
+    if left.is_empty() || right.is_empty() || sigma.is_nan() || sigma <= 0.0 {
+        return f64::NAN;
+    }
+    let spread = (std::f64::consts::PI / 2.0).sqrt()
+        * sigma
+        * (1.0 / left.len() as f64 + 1.0 / right.len() as f64).sqrt();
+    let z = (median(right) - median(left)).abs() / spread;
+    use statrs::distribution::{ContinuousCDF, Normal};
+    2.0 * (1.0 - Normal::standard().cdf(z))
+}
+
 /// Drops the least significant cut until every remaining one separates segments that a
-/// Mann-Whitney test tells apart at `alpha`.
+/// Mann-Whitney test or the median-step test tells apart at `alpha`.
 fn prune(series: &[f64], mut cuts: Vec<usize>, alpha: f64) -> Vec<ChangePoint> {
+    let sigma = noise(series);
     loop {
         let points: Vec<ChangePoint> = (0..cuts.len())
             .map(|i| {
@@ -108,7 +127,7 @@ fn prune(series: &[f64], mut cuts: Vec<usize>, alpha: f64) -> Vec<ChangePoint> {
                     index: cuts[i],
                     before: median(left),
                     after: median(right),
-                    p_value: mann_whitney_p(left, right),
+                    p_value: mann_whitney_p(left, right).min(step_p_value(left, right, sigma)),
                 }
             })
             .collect();
@@ -162,6 +181,27 @@ mod tests {
             assert_eq!(cps.len(), 1, "seed {seed}: {cps:?}");
             assert_eq!(cps[0].index, 30, "seed {seed}");
             assert!(cps[0].after > cps[0].before);
+        }
+    }
+
+    /// Issue 8: a sustained step is confirmed within 3 runs of landing, even with 30+ runs
+    /// (here 30, 40 and 60) before it, at the trends' defaults (segment 3, penalty 3,
+    /// alpha 0.001); and pure noise of the same length raises nothing.
+    #[test]
+    fn a_step_is_confirmed_three_runs_after_it_lands() {
+        for before in [30, 40, 60] {
+            for seed in 0..20 {
+                let mut s = noisy(before + 3, 500 + seed, 0.01);
+                for v in &mut s[before..] {
+                    *v += 0.10f64.ln_1p();
+                }
+                let cps = detect_change_points(&s, 3, 3.0, 0.001);
+                assert_eq!(cps.len(), 1, "{before} runs before, seed {seed}: {cps:?}");
+                assert_eq!(cps[0].index, before, "seed {seed}");
+                let null =
+                    detect_change_points(&noisy(before + 3, 900 + seed, 0.01), 3, 3.0, 0.001);
+                assert!(null.is_empty(), "null, seed {seed}: {null:?}");
+            }
         }
     }
 

@@ -94,7 +94,19 @@ pub fn run_suite(plan: &SuiteRun) -> Result<RunRecord, RunnerError> {
 
 /// A run of a suite that measured nothing: the probe and the targets' outcomes only.
 fn unmeasured_run(criterion_dir: &Path, label: Option<String>) -> RunRecord {
-    let (system, targets, notes) = crate::results::sidecar_files(criterion_dir);
+    let (system, reports, mut notes) = crate::results::sidecar_files(criterion_dir);
+    // No benchmark was measured, but the reports still name what failed and why.
+    let failed = crate::results::measured_only(Vec::new(), &reports).failed;
+    let targets = reports
+        .iter()
+        .filter_map(|report| match serde_json::to_value(report) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                notes.push(format!("target report not kept: {e}"));
+                None
+            }
+        })
+        .collect();
     let created_unix_ms = crate::results::now_unix_ms();
     RunRecord {
         schema: crate::results::RUN_SCHEMA.into(),
@@ -119,6 +131,8 @@ fn unmeasured_run(criterion_dir: &Path, label: Option<String>) -> RunRecord {
         notes,
         benchmarks: Vec::new(),
         skipped: Vec::new(),
+        failed,
+        environment: Default::default(),
     }
 }
 

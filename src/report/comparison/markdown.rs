@@ -1,7 +1,7 @@
 //! The comparison as Markdown for a pull-request comment: the verdict and warnings first,
 //! every non-unchanged benchmark in a table, unchanged ones folded away.
 
-use super::{cells, headline, warnings};
+use super::{cells, headline, unmeasured, warnings};
 use crate::analysis::{Comparison, Status};
 use std::fmt::Write;
 
@@ -61,6 +61,27 @@ pub fn render(c: &Comparison) -> String {
     for w in warnings(c) {
         let _ = writeln!(out, "> ⚠️ {}\n", escape(&w));
     }
+    let failed: Vec<_> = unmeasured(c, "failed").collect();
+    if !failed.is_empty() {
+        out.push_str(
+            "**Failed in the candidate** (measured in the baseline; this fails the gate):\n\n",
+        );
+        for f in failed {
+            let error = f.error.as_deref().unwrap_or("no error recorded");
+            let (first, rest) = error.split_once('\n').unwrap_or((error, ""));
+            let _ = writeln!(out, "- 🔴 {}: {}", code(&f.id), escape(first));
+            if !rest.is_empty() {
+                // A bench target's output tail: kept verbatim in a fenced block.
+                let _ = writeln!(out, "\n  ```text");
+                for line in rest.lines() {
+                    let _ = writeln!(out, "  {}", line.replace("```", "'''"));
+                }
+                let _ = writeln!(out, "  ```");
+            }
+        }
+
+        out.push('\n');
+    }
     let (changed, unchanged): (Vec<_>, Vec<_>) = c
         .comparisons
         .iter()
@@ -83,9 +104,9 @@ pub fn render(c: &Comparison) -> String {
         }
         out.push_str("\n</details>\n");
     }
-    for (title, list) in [("Added", &c.added), ("Removed", &c.removed)] {
-        if !list.is_empty() {
-            let ids: Vec<String> = list.iter().map(|id| code(id)).collect();
+    for (title, status) in [("Missing from the candidate", "missing"), ("New", "new")] {
+        let ids: Vec<String> = unmeasured(c, status).map(|u| code(&u.id)).collect();
+        if !ids.is_empty() {
             let _ = writeln!(out, "\n**{title}:** {}", ids.join(", "));
         }
     }

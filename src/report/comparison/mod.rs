@@ -68,8 +68,13 @@ pub(crate) fn cells(row: &BenchComparison) -> Cells {
 /// One line saying what the gate decided, shared by the writers.
 pub(crate) fn headline(c: &Comparison) -> String {
     let s = &c.summary;
+    let failed = if s.total_failed > 0 {
+        format!("{} failed, ", s.total_failed)
+    } else {
+        String::new()
+    };
     format!(
-        "{}: {} degraded, {} improved, {} unchanged, {} inconclusive, {} skipped (threshold {} %)",
+        "{}: {failed}{} degraded, {} improved, {} unchanged, {} inconclusive, {} skipped (threshold {} %)",
         s.overall_status.as_str().to_uppercase(),
         s.total_degraded,
         s.total_improved,
@@ -78,6 +83,14 @@ pub(crate) fn headline(c: &Comparison) -> String {
         s.total_skipped,
         c.threshold_percent
     )
+}
+
+/// The unmeasured benchmarks of one status (`failed`, `missing`, `new`), in order.
+pub(crate) fn unmeasured<'a>(
+    c: &'a Comparison,
+    status: &'a str,
+) -> impl Iterator<Item = &'a crate::analysis::Unmeasured> {
+    c.unmeasured.iter().filter(move |u| u.status == status)
 }
 
 /// Warnings every writer must show: hardware, systemic shift, notes.

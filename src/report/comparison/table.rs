@@ -1,6 +1,6 @@
 //! The comparison as an aligned terminal table.
 
-use super::{cells, headline, warnings};
+use super::{cells, headline, unmeasured, warnings};
 use crate::analysis::Comparison;
 use std::fmt::Write;
 
@@ -46,13 +46,18 @@ pub fn render(c: &Comparison) -> String {
             .collect();
         let _ = writeln!(out, "{}", padded.join("  ").trim_end());
     };
+    for f in unmeasured(c, "failed") {
+        let error = f.error.as_deref().unwrap_or("no error recorded");
+        let _ = writeln!(out, "FAILED {}: {error}", f.id);
+    }
     line(&mut out, &header.map(String::from));
     for row in &rows {
         line(&mut out, row);
     }
-    for (title, list) in [("added", &c.added), ("removed", &c.removed)] {
-        if !list.is_empty() {
-            let _ = writeln!(out, "{title}: {}", list.join(", "));
+    for status in ["missing", "new"] {
+        let ids: Vec<&str> = unmeasured(c, status).map(|u| u.id.as_str()).collect();
+        if !ids.is_empty() {
+            let _ = writeln!(out, "{status}: {}", ids.join(", "));
         }
     }
     for s in &c.skipped {

@@ -1,0 +1,90 @@
+//! Builds one side with `cargo bench --no-run` into that side's own target directory and
+//! learns each bench target's executable from cargo's JSON messages, so the rounds run the
+//! executables directly (no cargo lock, no rebuild check between rounds) and the two
+//! sides' binaries never mix.
+
+use super::GateError;
+use super::process::{run_logged, tail};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Bench target name → its executable.
+pub type BenchExecutables = BTreeMap<String, PathBuf>;
+
+/// What one side needs to be built.
+pub struct BuildSpec<'a> {
+    pub side: &'a str,
+    pub rev: &'a str,
+    pub crate_dir: &'a Path,
+    pub target_dir: &'a Path,
+    pub env: &'a [(String, String)],
+    pub log: &'a Path,
+}
+
+/// Builds every bench target of the crate; a failed build is `Build` with cargo's error tail.
+pub fn build_benches(spec: &BuildSpec<'_>) -> Result<BenchExecutables, GateError> {
+    let mut command = Command::new("cargo");
+    command
+        .args([
+            "bench",
+            "--no-run",
+            "--benches",
+            "--message-format=json-render-diagnostics",
+        ])
+        .current_dir(spec.crate_dir)
+        .env("CARGO_TARGET_DIR", spec.target_dir)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let mut executables = BenchExecutables::new();
+    let status = run_logged(command, spec.log, &mut |line| {
+        if let Some((name, exe)) = bench_artifact(line) {
+            executables.insert(name, exe);
+        }
+    })?;
+    if !status.success() {
+        return Err(GateError::Build {
+            side: spec.side.into(),
+            rev: spec.rev.into(),
+            tail: tail(spec.log),
+        });
+    }
+    Ok(executables)
+}
+
+/// A `compiler-artifact` message of a bench target: its name and executable.
+fn bench_artifact(line: &str) -> Option<(String, PathBuf)> {
+    let message: serde_json::Value = serde_json::from_str(line).ok()?;
+    if message.get("reason")?.as_str()? != "compiler-artifact" {
+        return None;
+    }
+    let target = message.get("target")?;
+    let is_bench = target
+        .get("kind")?
+        .as_array()?
+        .iter()
+        .any(|k| k.as_str() == Some("bench"));
+    if !is_bench {
+        return None;
+    }
+    let name = target.get("name")?.as_str()?.to_string();
+    let exe = PathBuf::from(message.get("executable")?.as_str()?);
+    Some((name, exe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bench_executables_are_taken() {
+        let bench = r#"{"reason":"compiler-artifact","target":{"kind":["bench"],"name":"gemm"},"executable":"/t/release/deps/gemm-1"}"#;
+        let lib = r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"x"},"executable":null}"#;
+        assert_eq!(
+            bench_artifact(bench),
+            Some(("gemm".into(), PathBuf::from("/t/release/deps/gemm-1")))
+        );
+        assert_eq!(bench_artifact(lib), None);
+        assert_eq!(bench_artifact("not json"), None);
+        assert_eq!(bench_artifact(r#"{"reason":"build-finished"}"#), None);
+    }
+}

@@ -1,0 +1,396 @@
+//! `analyze-trends gate`: the pull-request gate for any git repository whose crate has
+//! Criterion (0.5 to 0.8) benches. Base and head are checked out into worktrees under
+//! `target/`, built with `cargo bench --no-run` into separate target directories, and
+//! measured on this machine in alternating rounds (ABBA…), each saved as its own Criterion
+//! baseline. Each benchmark is judged on the round-to-round differences
+//! ([`verdict`]); what is still inconclusive is measured again, alone, up to a budget.
+//! A side can also be an environment (`--base-env`/`--head-env`) over the same checkout.
+
+mod build;
+mod git;
+mod interrupt;
+mod output;
+mod process;
+mod progress;
+mod rounds;
+pub mod verdict;
+
+pub use output::{GateComparison, GateInfo, GateRounds, WrittenFiles};
+
+use crate::analysis::VerdictRule;
+use rounds::{Collected, RoundSpec, SideRun};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Everything `analyze-trends gate` was asked to do.
+#[derive(Clone, Debug)]
+pub struct GateOptions {
+    pub base: Option<String>,
+    pub head: Option<String>,
+    pub rounds: usize,
+    pub max_rounds: usize,
+    pub benches: Vec<String>,
+    pub filter: Option<String>,
+    pub threshold_percent: f64,
+    pub out: PathBuf,
+    pub results: PathBuf,
+    pub base_env: Vec<(String, String)>,
+    pub head_env: Vec<(String, String)>,
+    pub criterion_args: Vec<String>,
+}
+
+/// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a
+/// broken side (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("{dir} is not inside a git repository: {detail}")]
+    NotARepo { dir: PathBuf, detail: String },
+    #[error("no Cargo package at {dir}: {detail}")]
+    NotACrate { dir: PathBuf, detail: String },
+    #[error("revision `{rev}` does not exist: {detail}")]
+    UnknownRev { rev: String, detail: String },
+    #[error(
+        "the {side} side ({rev}) does not build; the other side is untouched. cargo's last lines:\n{tail}"
+    )]
+    Build {
+        side: String,
+        rev: String,
+        tail: String,
+    },
+    #[error(
+        "bench target `{target}` exists on the {present} side only ({absent} has: {available})"
+    )]
+    TargetOnOneSide {
+        target: String,
+        present: String,
+        absent: String,
+        available: String,
+    },
+    #[error("bench target `{target}` exists on neither side; bench targets: {available}")]
+    UnknownTarget { target: String, available: String },
+    #[error("the crate has no bench target common to both sides (base: {base}; head: {head})")]
+    NoBenchTargets { base: String, head: String },
+    #[error("--out {path} is not writable: {detail}")]
+    OutNotWritable { path: PathBuf, detail: String },
+    #[error("{0}")]
+    BadOption(String),
+    #[error("git could not {action}: {detail}")]
+    Git { action: String, detail: String },
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the Criterion output in {path}: {detail}")]
+    Read { path: PathBuf, detail: String },
+    #[error("cannot record a side's run: {0}")]
+    Results(#[from] crate::results::ResultsError),
+    #[error("interrupted: worktrees removed; nothing was written to --out or --results")]
+    Interrupted,
+}
+
+/// What the gate found and where it wrote it.
+pub struct GateOutcome {
+    pub comparison: GateComparison,
+    pub written: WrittenFiles,
+}
+
+impl GateOutcome {
+    /// Exit 1: a regression, or a benchmark measured in the base failed in the head.
+    pub fn failed(&self) -> bool {
+        self.comparison.comparison.regression_found()
+    }
+}
+
+/// The working area of one gate run under the repository's `target/`.
+struct Workspace {
+    dir: PathBuf,
+}
+
+impl Workspace {
+    fn side(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// Runs the whole gate. Installs a Ctrl-C handler for its duration.
+pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
+    check_options(options)?;
+    interrupt::install();
+    let repo = git::Repo::discover(Path::new("."))?;
+    output::check_writable(&options.out)?;
+    let work = Workspace {
+        dir: repo.root.join("target").join("stackbench-gate"),
+    };
+    let base_commit = options
+        .base
+        .as_deref()
+        .map(|r| repo.resolve(r))
+        .transpose()?;
+    let head_commit = options
+        .head
+        .as_deref()
+        .map(|r| repo.resolve(r))
+        .transpose()?;
+    let measurements = work.dir.join("criterion");
+    let _ = std::fs::remove_dir_all(&measurements);
+    // Worktrees live until the end of this function, even on an error or Ctrl-C.
+    let mut worktrees = Vec::new();
+    let mut prepare = |name: &'static str,
+                       rev: &Option<String>,
+                       commit: &Option<String>,
+                       env: &[(String, String)]| {
+        let crate_dir = match commit {
+            Some(c) => {
+                let tree = repo.add_worktree(&work.side(&format!("worktree-{name}")), c)?;
+                let dir = tree.path.join(&repo.crate_prefix);
+                worktrees.push(tree);
+                dir
+            }
+            None => repo.crate_dir(),
+        };
+        Ok::<_, GateError>(SideRun {
+            name,
+            rev: rev.clone().unwrap_or_else(|| "current checkout".into()),
+            commit: commit
+                .clone()
+                .or_else(|| crate::system::software::git_state(&repo.root).0),
+            crate_dir,
+            executables: Default::default(),
+            env: env.to_vec(),
+            criterion_root: measurements.join(name),
+            logs: work.dir.join("logs"),
+        })
+    };
+    let mut base = prepare("base", &options.base, &base_commit, &options.base_env)?;
+    let mut head = prepare("head", &options.head, &head_commit, &options.head_env)?;
+    build_sides(
+        &work,
+        &mut base,
+        &mut head,
+        base_commit == head_commit && base_commit.is_none(),
+    )?;
+    let targets = select_targets(&base, &head, &options.benches)?;
+    let rule = VerdictRule {
+        threshold_percent: options.threshold_percent,
+        ..VerdictRule::default()
+    };
+    let collected = measure(&[&base, &head], &targets, options, &rule)?;
+    let mut comparison = output::judge(&[&base, &head], &collected, options, &rule);
+    let written = output::write_all(&mut comparison, &collected, &[&base, &head], options)?;
+    drop(worktrees);
+    Ok(GateOutcome {
+        comparison,
+        written,
+    })
+}
+
+fn check_options(options: &GateOptions) -> Result<(), GateError> {
+    if options.rounds < 2 {
+        return Err(GateError::BadOption(format!(
+            "--rounds must be at least 2 (the verdict needs round-to-round differences), not {}",
+            options.rounds
+        )));
+    }
+    if options.max_rounds < options.rounds {
+        return Err(GateError::BadOption(format!(
+            "--max-rounds ({}) must be at least --rounds ({})",
+            options.max_rounds, options.rounds
+        )));
+    }
+    if !(options.threshold_percent.is_finite() && options.threshold_percent >= 0.0) {
+        return Err(GateError::BadOption(format!(
+            "--threshold must be a non-negative number of percent, not {}",
+            options.threshold_percent
+        )));
+    }
+    if let Some(filter) = &options.filter {
+        regex::Regex::new(filter).map_err(|e| {
+            GateError::BadOption(format!(
+                "--filter `{filter}` is not a valid regular expression: {e}"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Builds both sides before anything is measured (a broken side must not cost a round).
+/// Both sides on the current checkout share one build: same sources, same binaries.
+fn build_sides(
+    work: &Workspace,
+    base: &mut SideRun,
+    head: &mut SideRun,
+    same_checkout: bool,
+) -> Result<(), GateError> {
+    for side in [&mut *base, &mut *head] {
+        if same_checkout && side.name == "head" {
+            break;
+        }
+        let target_dir = work.side(&format!(
+            "target-{}",
+            if same_checkout { "current" } else { side.name }
+        ));
+        let log = work
+            .dir
+            .join("logs")
+            .join(format!("build-{}.log", side.name));
+        side.executables = build::build_benches(&build::BuildSpec {
+            side: side.name,
+            rev: &side.rev,
+            crate_dir: &side.crate_dir,
+            target_dir: &target_dir,
+            env: &side.env,
+            log: &log,
+        })?;
+    }
+    if same_checkout {
+        head.executables = base.executables.clone();
+    }
+    Ok(())
+}
+
+/// The bench targets to run: `--bench` names must exist on both sides; without them, every
+/// target both sides have (one present on one side only is reported by the comparison as
+/// new or missing benchmarks, since none of its ids exist on the other side).
+fn select_targets(
+    base: &SideRun,
+    head: &SideRun,
+    wanted: &[String],
+) -> Result<Vec<String>, GateError> {
+    let names = |s: &SideRun| s.executables.keys().cloned().collect::<BTreeSet<_>>();
+    let (b, h) = (names(base), names(head));
+    let list = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(", ");
+    for target in wanted {
+        match (b.contains(target), h.contains(target)) {
+            (true, true) => {}
+            (false, false) => {
+                return Err(GateError::UnknownTarget {
+                    target: target.clone(),
+                    available: list(&b.union(&h).cloned().collect()),
+                });
+            }
+            (present_base, _) => {
+                let (present, absent, available) = if present_base {
+                    ("base", "head", list(&h))
+                } else {
+                    ("head", "base", list(&b))
+                };
+                return Err(GateError::TargetOnOneSide {
+                    target: target.clone(),
+                    present: present.into(),
+                    absent: absent.into(),
+                    available,
+                });
+            }
+        }
+    }
+    let chosen: Vec<String> = if wanted.is_empty() {
+        b.union(&h).cloned().collect()
+    } else {
+        wanted.to_vec()
+    };
+    if chosen.is_empty() {
+        return Err(GateError::NoBenchTargets {
+            base: list(&b),
+            head: list(&h),
+        });
+    }
+    Ok(chosen)
+}
+
+/// The rounds: `--rounds` full ones in ABBA order, then extra rounds of only the
+/// inconclusive benchmarks until they are decided or `--max-rounds` is reached.
+fn measure(
+    sides: &[&SideRun; 2],
+    targets: &[String],
+    options: &GateOptions,
+    rule: &VerdictRule,
+) -> Result<Collected, GateError> {
+    let progress = progress::Progress::new((options.rounds * 2 * targets.len()) as u64);
+    let mut collected = Collected::default();
+    let full: Vec<(String, Option<String>)> = targets
+        .iter()
+        .map(|t| (t.clone(), options.filter.clone()))
+        .collect();
+    for round in 1..=options.rounds {
+        run_round(sides, round, &full, options, &progress, &mut collected)?;
+    }
+    for round in options.rounds + 1..=options.max_rounds {
+        let unsure = output::inconclusive_ids(&collected, rule);
+        if unsure.is_empty() {
+            break;
+        }
+        let plan = rerun_plan(&collected, &unsure);
+        progress.note(&format!(
+            "analyze-trends gate: {} inconclusive benchmark(s), measuring them again (round {round} of at most {})",
+            unsure.len(),
+            options.max_rounds
+        ));
+        progress.plan_more((plan.len() * 2) as u64);
+        run_round(sides, round, &plan, options, &progress, &mut collected)?;
+    }
+    progress.finish();
+    Ok(collected)
+}
+
+/// Per target, an anchored filter of exactly the ids to measure again.
+fn rerun_plan(collected: &Collected, ids: &[String]) -> Vec<(String, Option<String>)> {
+    let mut by_target: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for id in ids {
+        if let Some(target) = collected.target_of.get(id) {
+            by_target.entry(target).or_default().push(regex::escape(id));
+        }
+    }
+    by_target
+        .into_iter()
+        .map(|(t, ids)| (t.to_string(), Some(format!("^(?:{})$", ids.join("|")))))
+        .collect()
+}
+
+fn run_round(
+    sides: &[&SideRun; 2],
+    round: usize,
+    plan: &[(String, Option<String>)],
+    options: &GateOptions,
+    progress: &progress::Progress,
+    collected: &mut Collected,
+) -> Result<(), GateError> {
+    let order: [usize; 2] = if verdict::base_first(round) {
+        [0, 1]
+    } else {
+        [1, 0]
+    };
+    let order_text = if order[0] == 0 {
+        "base, head"
+    } else {
+        "head, base"
+    };
+    progress.round_start(round, order_text);
+    for index in order {
+        for (target, filter) in plan {
+            progress.side(sides[index].name, target);
+            let spec = RoundSpec {
+                round,
+                target,
+                filter: filter.as_deref(),
+                criterion_args: &options.criterion_args,
+            };
+            rounds::run_target(sides[index], index, &spec, progress, collected)?;
+            progress.step_done();
+        }
+    }
+    let measured = collected
+        .per_round
+        .values()
+        .filter(|sides| sides[1].contains_key(&round))
+        .count();
+    progress.round_done(round, order_text, measured);
+    Ok(())
+}

@@ -1,0 +1,524 @@
+//! From the collected rounds to the verdict and the files: the comparison model shared with
+//! `compare` (so every writer works), extended with the gate's per-round figures; the two
+//! sides recorded as runs; `comparison.json`, `comparison.md` (the PR comment, with a hidden
+//! marker for sticky comments) and `summary.md` written atomically into `--out`.
+
+use super::rounds::{Collected, SideRun};
+use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statuses};
+use super::{GateError, GateOptions};
+use crate::analysis::compare::{sort_rows, sort_unmeasured, summarise};
+use crate::analysis::verdict::percent;
+use crate::analysis::{
+    BenchComparison, COMPARISON_SCHEMA, Comparison, HardwareCheck, Status, Unmeasured, VerdictRule,
+};
+use crate::report::comparison::{ComparisonFormat, render};
+use crate::report::format::format_ns;
+use crate::results::atomic::write_atomic;
+use crate::results::{FailedBenchmark, RunRecord, RunStore, SourceInfo};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The first line of `comparison.md`: a bot finds its own comment by it and edits it.
+pub const STICKY_MARKER: &str = "<!-- stackbench-gate -->";
+
+/// How the gate ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct GateInfo {
+    pub base: String,
+    pub head: String,
+    pub base_commit: Option<String>,
+    pub head_commit: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub base_env: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub head_env: BTreeMap<String, String>,
+    pub full_rounds: usize,
+    pub rounds_run: usize,
+    /// Benchmarks measured again after the full rounds because they were inconclusive.
+    pub remeasured: Vec<String>,
+    pub criterion_args: Vec<String>,
+    /// The run ids both sides were recorded as (base, head).
+    pub runs: Vec<String>,
+}
+
+/// Every round of one benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct GateRounds {
+    pub id: String,
+    pub rounds: Vec<RoundFigure>,
+}
+
+/// `stackbench.comparison.v1`, extended with `gate` and per-round figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct GateComparison {
+    #[serde(flatten)]
+    pub comparison: Comparison,
+    pub gate: GateInfo,
+    pub rounds: Vec<GateRounds>,
+}
+
+/// The files one gate wrote.
+#[derive(Clone, Debug)]
+pub struct WrittenFiles {
+    pub files: Vec<PathBuf>,
+    pub runs: Vec<PathBuf>,
+}
+
+/// Fails early, before any build or round, when `--out` cannot take a file.
+pub fn check_writable(out: &Path) -> Result<(), GateError> {
+    let fail = |detail: String| GateError::OutNotWritable {
+        path: out.to_path_buf(),
+        detail,
+    };
+    std::fs::create_dir_all(out).map_err(|e| fail(e.to_string()))?;
+    tempfile::NamedTempFile::new_in(out)
+        .map(drop)
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// Per benchmark measured on both sides: its rounds and the rounds-level estimate.
+fn estimates(
+    collected: &Collected,
+    rule: &VerdictRule,
+) -> Vec<(String, Vec<RoundFigure>, RoundsEstimate)> {
+    collected
+        .per_round
+        .iter()
+        .filter(|(id, _)| !collected.failures[1].contains_key(*id))
+        .filter_map(|(id, sides)| {
+            let rounds = round_figures(sides, rule.confidence);
+            let pairs: Vec<(f64, f64)> = rounds.iter().map(|(_, d, h)| (*d, *h)).collect();
+            let e = estimate(&pairs, rule.confidence)?;
+            Some((id.clone(), rounds.into_iter().map(|r| r.0).collect(), e))
+        })
+        .collect()
+}
+
+/// Ids still inconclusive after the rounds so far.
+pub fn inconclusive_ids(collected: &Collected, rule: &VerdictRule) -> Vec<String> {
+    let judged = estimates(collected, rule);
+    let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
+    judged
+        .iter()
+        .zip(statuses(&est, rule))
+        .filter(|(_, (status, _))| *status == Status::Inconclusive)
+        .map(|(j, _)| j.0.clone())
+        .collect()
+}
+
+/// The verdict over everything collected.
+pub fn judge(
+    sides: &[&SideRun; 2],
+    collected: &Collected,
+    options: &GateOptions,
+    rule: &VerdictRule,
+) -> GateComparison {
+    let judged = estimates(collected, rule);
+    let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
+    let mut rows: Vec<BenchComparison> = judged
+        .iter()
+        .zip(statuses(&est, rule))
+        .map(|((id, figures, e), (status, q))| row(id, figures, e, status, q, collected))
+        .collect();
+    sort_rows(&mut rows);
+    let unmeasured = unmeasured(collected);
+    let fingerprint = |i: usize| {
+        collected.system[i]
+            .as_ref()
+            .and_then(|s| s.get("fingerprint"))
+            .and_then(|f| f.as_str())
+            .map(String::from)
+    };
+    let hardware = HardwareCheck {
+        baseline_fingerprint: fingerprint(0),
+        candidate_fingerprint: fingerprint(1),
+        different: false,
+        warning: None,
+    };
+    let summary = summarise(&rows, 0, None, &hardware, &unmeasured);
+    let by_status = |s: &str| {
+        unmeasured
+            .iter()
+            .filter(|u| u.status == s)
+            .map(|u| u.id.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut removed = by_status("failed");
+    removed.extend(by_status("missing"));
+    let comparison = Comparison {
+        schema: COMPARISON_SCHEMA,
+        baseline: format!("base {}", sides[0].rev),
+        candidate: format!("head {}", sides[1].rev),
+        threshold_percent: rule.threshold_percent,
+        hardware,
+        comparisons: rows,
+        added: by_status("new"),
+        removed,
+        unmeasured,
+        skipped: Vec::new(),
+        summary,
+        rule: *rule,
+    };
+    GateComparison {
+        comparison,
+        gate: gate_info(sides, collected, options),
+        rounds: judged
+            .into_iter()
+            .map(|(id, rounds, _)| GateRounds { id, rounds })
+            .collect(),
+    }
+}
+
+/// How the gate ran: sides, rounds, what was measured again.
+fn gate_info(sides: &[&SideRun; 2], collected: &Collected, options: &GateOptions) -> GateInfo {
+    let rounds_run = collected
+        .per_round
+        .values()
+        .flat_map(|s| s[0].keys().chain(s[1].keys()))
+        .max()
+        .copied()
+        .unwrap_or(0);
+    let remeasured = collected
+        .per_round
+        .iter()
+        .filter(|(_, s)| s[1].keys().any(|r| *r > options.rounds))
+        .map(|(id, _)| id.clone())
+        .collect();
+    let env = |e: &[(String, String)]| e.iter().cloned().collect::<BTreeMap<_, _>>();
+    GateInfo {
+        base: sides[0].rev.clone(),
+        head: sides[1].rev.clone(),
+        base_commit: sides[0].commit.clone(),
+        head_commit: sides[1].commit.clone(),
+        base_env: env(&sides[0].env),
+        head_env: env(&sides[1].env),
+        full_rounds: options.rounds,
+        rounds_run,
+        remeasured,
+        criterion_args: options.criterion_args.clone(),
+        runs: Vec::new(),
+    }
+}
+
+fn row(
+    id: &str,
+    figures: &[RoundFigure],
+    e: &RoundsEstimate,
+    status: Status,
+    q: f64,
+    collected: &Collected,
+) -> BenchComparison {
+    let medians = |f: fn(&RoundFigure) -> f64| {
+        crate::stats::median(&figures.iter().map(f).collect::<Vec<_>>())
+    };
+    let count = |i: usize| {
+        collected.records[i]
+            .get(id)
+            .map_or(0, |r| r.samples.times.len())
+    };
+    BenchComparison {
+        id: id.to_string(),
+        baseline_ns: medians(|f| f.base_ns),
+        candidate_ns: medians(|f| f.head_ns),
+        change_percent: Some(percent(e.effect)),
+        ci95_percent: Some([percent(e.ci[0]), percent(e.ci[1])]),
+        p_value: Some(e.p),
+        q_value: Some(q).filter(|q| q.is_finite()),
+        relative_change_percent: None,
+        status,
+        samples: [count(0), count(1)],
+        noise_floor_percent: None,
+        note: Some(format!("{} round(s)", e.rounds)),
+        throughput: None,
+    }
+}
+
+/// Failed (measured in the base, failed in the head), missing and new benchmarks.
+fn unmeasured(collected: &Collected) -> Vec<Unmeasured> {
+    let measured = |i: usize, id: &str| {
+        collected
+            .per_round
+            .get(id)
+            .is_some_and(|s| !s[i].is_empty())
+    };
+    let mut out = Vec::new();
+    for (id, error) in &collected.failures[1] {
+        out.push(entry(id, "failed", Some(error.clone())));
+    }
+    for id in collected.per_round.keys() {
+        if collected.failures[1].contains_key(id) {
+            continue;
+        }
+        match (measured(0, id), measured(1, id)) {
+            (true, false) => {
+                let target = collected.target_of.get(id);
+                match target.and_then(|t| collected.target_errors[1].get(t)) {
+                    Some(error) => out.push(entry(id, "failed", Some(error.clone()))),
+                    None => out.push(entry(id, "missing", None)),
+                }
+            }
+            (false, true) => out.push(entry(id, "new", None)),
+            _ => {}
+        }
+    }
+    sort_unmeasured(&mut out);
+    out
+}
+
+fn entry(id: &str, status: &'static str, error: Option<String>) -> Unmeasured {
+    Unmeasured {
+        id: id.to_string(),
+        status,
+        error,
+    }
+}
+
+/// Records both sides and writes the three files; each write is atomic.
+pub fn write_all(
+    comparison: &mut GateComparison,
+    collected: &Collected,
+    sides: &[&SideRun; 2],
+    options: &GateOptions,
+) -> Result<WrittenFiles, GateError> {
+    let runs: Vec<RunRecord> = (0..2).map(|i| side_run(sides[i], i, collected)).collect();
+    comparison.gate.runs = runs.iter().map(|r| r.run_id.clone()).collect();
+    let markdown = markdown(comparison);
+    let json = serde_json::to_string_pretty(comparison).unwrap_or_default() + "\n";
+    let files = [
+        ("comparison.json", json),
+        ("comparison.md", format!("{STICKY_MARKER}\n{markdown}")),
+        ("summary.md", markdown),
+    ];
+    let mut written = WrittenFiles {
+        files: Vec::new(),
+        runs: Vec::new(),
+    };
+    for (name, text) in files {
+        let path = options.out.join(name);
+        write_atomic(&path, text.as_bytes()).map_err(|e| GateError::OutNotWritable {
+            path: options.out.clone(),
+            detail: e.to_string(),
+        })?;
+        written.files.push(path);
+    }
+    let store = RunStore::new(&options.results);
+    for run in &runs {
+        written.runs.push(store.save(run)?);
+    }
+    Ok(written)
+}
+
+/// The comparison as Markdown, with the gate's rounds below it.
+fn markdown(c: &GateComparison) -> String {
+    let mut out = render(&c.comparison, ComparisonFormat::Markdown);
+    let g = &c.gate;
+    let _ = writeln!(
+        out,
+        "\n<sub>Gate: {} full round(s) in ABBA order on one machine, {} round(s) in all; each benchmark judged on its round-to-round differences.</sub>",
+        g.full_rounds, g.rounds_run
+    );
+    if !g.remeasured.is_empty() {
+        let ids: Vec<String> = g.remeasured.iter().map(|id| format!("`{id}`")).collect();
+        let _ = writeln!(
+            out,
+            "\n**Measured again (inconclusive after the full rounds):** {}",
+            ids.join(", ")
+        );
+    }
+    for (side, env) in [("base", &g.base_env), ("head", &g.head_env)] {
+        if !env.is_empty() {
+            let pairs: Vec<String> = env.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
+            let _ = writeln!(out, "\n**{side} environment:** {}", pairs.join(" "));
+        }
+    }
+    if !c.rounds.is_empty() {
+        out.push_str("\n<details><summary>Per-round figures</summary>\n\n");
+        out.push_str("| Benchmark | Round | Order | Base | Head | Change | 95 % CI |\n|---|---:|---|---:|---:|---:|---|\n");
+        for b in &c.rounds {
+            for r in &b.rounds {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} | {} | {:+.2} % | [{:+.1}, {:+.1}] |",
+                    b.id.replace('|', "\\|"),
+                    r.round,
+                    r.order,
+                    format_ns(r.base_ns),
+                    format_ns(r.head_ns),
+                    r.change_percent,
+                    r.ci95_percent[0],
+                    r.ci95_percent[1]
+                );
+            }
+        }
+        out.push_str("\n</details>\n");
+    }
+    out
+}
+
+/// One side as a run record: its samples pooled over every round it measured.
+fn side_run(side: &SideRun, index: usize, collected: &Collected) -> RunRecord {
+    let now = crate::results::now_unix_ms();
+    let system = collected.system[index].clone();
+    let short = side
+        .commit
+        .as_deref()
+        .map(|c| &c[..c.len().min(12)])
+        .unwrap_or("unknown");
+    let mut failed: Vec<FailedBenchmark> = collected.failures[index]
+        .iter()
+        .map(|(id, error)| FailedBenchmark {
+            id: id.clone(),
+            error: error.clone(),
+        })
+        .collect();
+    failed.extend(
+        collected.target_errors[index]
+            .iter()
+            .map(|(target, error)| FailedBenchmark {
+                id: format!("{target} (bench target)"),
+                error: error.clone(),
+            }),
+    );
+    RunRecord {
+        schema: crate::results::RUN_SCHEMA.into(),
+        run_id: crate::results::new_run_id(now),
+        created_unix_ms: now,
+        timestamp: crate::results::format_rfc3339_ms(now),
+        label: Some(format!("gate {} {} ({short})", side.name, side.rev)),
+        git_revision: side.commit.clone(),
+        git_dirty: None,
+        source: SourceInfo {
+            criterion_dir: side.criterion_root.display().to_string(),
+            baseline: "gate rounds".into(),
+            analyzer_version: env!("CARGO_PKG_VERSION").into(),
+        },
+        fingerprint: system
+            .as_ref()
+            .and_then(|s| s.get("fingerprint"))
+            .and_then(|f| f.as_str())
+            .map(String::from),
+        system,
+        targets: Vec::new(),
+        notes: vec![format!(
+            "measured by analyze-trends gate as the {} side",
+            side.name
+        )],
+        benchmarks: collected.records[index].values().cloned().collect(),
+        skipped: Vec::new(),
+        failed,
+        environment: side.env.iter().cloned().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(name: &'static str, rev: &str, env: &[(&str, &str)]) -> SideRun {
+        SideRun {
+            name,
+            rev: rev.into(),
+            commit: Some("0123456789abcdef".into()),
+            crate_dir: PathBuf::from("."),
+            executables: Default::default(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            criterion_root: PathBuf::from("criterion"),
+            logs: PathBuf::from("logs"),
+        }
+    }
+
+    /// Ten samples around `level` ns with a fixed ±1 % pattern per round.
+    fn samples(level: f64, round: usize) -> Vec<f64> {
+        (0..10)
+            .map(|i| level * (1.0 + 0.01 * (((i * 7 + round * 3) % 10) as f64 - 4.5) / 4.5))
+            .collect()
+    }
+
+    /// A fixed gate: `sum` 3x slower in every round, `xor` unchanged, `crash` failed in the
+    /// head, `gone` missing from it, `fresh` new.
+    fn collected() -> Collected {
+        let mut c = Collected::default();
+        for round in 1..=4 {
+            let drift = 1.0 + 0.01 * (round as f64 - 2.5);
+            for (id, base, head) in [("sum", 1000.0, 3000.0), ("xor", 500.0, 500.0)] {
+                let sides = c.per_round.entry(id.into()).or_default();
+                sides[0].insert(round, samples(base * drift, round));
+                sides[1].insert(round, samples(head * drift, round + 1));
+            }
+            let gone = c.per_round.entry("gone".into()).or_default();
+            gone[0].insert(round, samples(80.0, round));
+            let fresh = c.per_round.entry("fresh".into()).or_default();
+            fresh[1].insert(round, samples(90.0, round));
+        }
+        for id in ["sum", "xor", "gone", "fresh", "crash"] {
+            c.target_of.insert(id.into(), "work".into());
+        }
+        c.failures[1].insert("crash".into(), "result mismatch at [3]".into());
+        c
+    }
+
+    #[test]
+    fn comparison_md_matches_its_snapshot() {
+        let options = GateOptions {
+            base: Some("main".into()),
+            head: Some("pr".into()),
+            rounds: 4,
+            max_rounds: 10,
+            benches: Vec::new(),
+            filter: None,
+            threshold_percent: 5.0,
+            out: PathBuf::from("out"),
+            results: PathBuf::from("results"),
+            base_env: Vec::new(),
+            head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
+            criterion_args: Vec::new(),
+        };
+        let base = side("base", "main", &[]);
+        let head = side(
+            "head",
+            "pr",
+            &[("STACKBENCH_PYTHON", "/venvs/new/bin/python")],
+        );
+        let c = collected();
+        let gate = judge(&[&base, &head], &c, &options, &VerdictRule::default());
+        let statuses: Vec<(&str, Status)> = gate
+            .comparison
+            .comparisons
+            .iter()
+            .map(|r| (r.id.as_str(), r.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [("sum", Status::Degraded), ("xor", Status::Unchanged)]
+        );
+        let unmeasured: Vec<(&str, &str)> = gate
+            .comparison
+            .unmeasured
+            .iter()
+            .map(|u| (u.id.as_str(), u.status))
+            .collect();
+        assert_eq!(
+            unmeasured,
+            [("crash", "failed"), ("gone", "missing"), ("fresh", "new")]
+        );
+        assert!(gate.comparison.regression_found());
+        let text = format!("{STICKY_MARKER}\n{}", markdown(&gate));
+        let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/snapshots/gate-comparison.md");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&snapshot, &text).unwrap();
+        }
+        let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+        assert_eq!(
+            text,
+            expected,
+            "{} differs; review and run with UPDATE_SNAPSHOTS=1",
+            snapshot.display()
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! One round of one side: each bench target runs once with its own Criterion directory and
+//! saves the round as baseline `r<N>`, and what it measured, skipped or failed is collected.
+//! Only the round's own baseline is read, through the harness outcome files where the
+//! crate writes them, so nothing an earlier round or run left on disk can reach a verdict.
+
+use super::GateError;
+use super::process::{run_logged, tail};
+use super::progress::Progress;
+use crate::criterion_output::{CriterionError, CriterionTree, SampleFile};
+use crate::harness::sidecar::read_target_reports;
+use crate::results::{BenchmarkRecord, measured_only};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One side of the gate, ready to run.
+#[derive(Clone, Debug)]
+pub struct SideRun {
+    /// `base` or `head`.
+    pub name: &'static str,
+    /// What the user called it (a revision, or the current checkout).
+    pub rev: String,
+    /// The commit it was built from.
+    pub commit: Option<String>,
+    pub crate_dir: PathBuf,
+    pub executables: BTreeMap<String, PathBuf>,
+    pub env: Vec<(String, String)>,
+    /// `<work>/criterion/<side>`: one Criterion directory per bench target below it.
+    pub criterion_root: PathBuf,
+    pub logs: PathBuf,
+}
+
+/// Everything measured so far, per side (index 0 base, 1 head).
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Benchmark id → per side → round → per-iteration times in ns.
+    pub per_round: BTreeMap<String, [BTreeMap<usize, Vec<f64>>; 2]>,
+    /// Benchmark id → its bench target (for re-measuring it alone).
+    pub target_of: BTreeMap<String, String>,
+    /// Per side: benchmark id → the run record, its samples pooled over every round.
+    pub records: [BTreeMap<String, BenchmarkRecord>; 2],
+    /// Per side: benchmark id → the error the harness recorded.
+    pub failures: [BTreeMap<String, String>; 2],
+    /// Per side: bench target → why its executable exited non-zero.
+    pub target_errors: [BTreeMap<String, String>; 2],
+    /// Per side: the system probe a stackbench crate writes, when present.
+    pub system: [Option<serde_json::Value>; 2],
+}
+
+/// What to run in one target for one round.
+pub struct RoundSpec<'a> {
+    pub round: usize,
+    pub target: &'a str,
+    /// Criterion's filter (the user's `--filter`, or the anchored ids being re-measured).
+    pub filter: Option<&'a str>,
+    pub criterion_args: &'a [String],
+}
+
+/// The baseline name round `n` saves.
+pub fn baseline_name(round: usize) -> String {
+    format!("r{round}")
+}
+
+/// Runs one bench target of `side` for one round and collects what it measured.
+pub fn run_target(
+    side: &SideRun,
+    index: usize,
+    spec: &RoundSpec<'_>,
+    progress: &Progress,
+    collected: &mut Collected,
+) -> Result<(), GateError> {
+    let Some(exe) = side.executables.get(spec.target) else {
+        return Ok(());
+    };
+    let home = side.criterion_root.join(spec.target);
+    let log = side
+        .logs
+        .join(format!("{}-{}-r{}.log", side.name, spec.target, spec.round));
+    let mut command = Command::new(exe);
+    command.arg("--bench");
+    if let Some(filter) = spec.filter {
+        command.arg(filter);
+    }
+    command
+        .args(["--save-baseline", &baseline_name(spec.round), "--noplot"])
+        .args(spec.criterion_args)
+        .current_dir(&side.crate_dir)
+        .env("CRITERION_HOME", &home)
+        .envs(side.env.iter().map(|(k, v)| (k, v)));
+    let status = run_logged(command, &log, &mut |line| {
+        if let Some(id) = line.strip_prefix("Benchmarking ") {
+            progress.benchmark(id.split(':').next().unwrap_or(id));
+        }
+    })?;
+    if !status.success() {
+        collected.target_errors[index].insert(
+            spec.target.to_string(),
+            format!("bench target `{}` {status}:\n{}", spec.target, tail(&log)),
+        );
+    }
+    collect(&home, spec, index, collected)
+}
+
+/// Reads round `spec.round` from `home`, keeping only what the harness (when the crate has
+/// one) says it measured in this run.
+fn collect(
+    home: &Path,
+    spec: &RoundSpec<'_>,
+    index: usize,
+    collected: &mut Collected,
+) -> Result<(), GateError> {
+    let baseline = baseline_name(spec.round);
+    let read = match CriterionTree::scan(home).and_then(|tree| tree.read(&baseline)) {
+        Ok(read) => read,
+        // Nothing measured (a target that failed at once, or a filter matching nothing).
+        Err(CriterionError::Missing { .. } | CriterionError::Empty { .. })
+        | Err(CriterionError::UnknownBaseline { .. }) => return Ok(()),
+        Err(e) => {
+            return Err(GateError::Read {
+                path: home.to_path_buf(),
+                detail: e.to_string(),
+            });
+        }
+    };
+    let reports: Vec<_> = read_target_reports(home)
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect();
+    if collected.system[index].is_none() {
+        collected.system[index] =
+            crate::harness::sidecar::read_system_probe(home).and_then(Result::ok);
+    }
+    let measured = measured_only(read.benchmarks, &reports);
+    for failure in measured.failed {
+        collected.failures[index].insert(failure.id, failure.error);
+    }
+    for bench in measured.kept {
+        let id = bench.id.clone();
+        let per_iteration = bench.samples.per_iteration_ns();
+        collected
+            .target_of
+            .insert(id.clone(), spec.target.to_string());
+        collected.per_round.entry(id.clone()).or_default()[index].insert(spec.round, per_iteration);
+        let record = BenchmarkRecord::from(bench);
+        match collected.records[index].get_mut(&id) {
+            Some(existing) => pool(&mut existing.samples, &record.samples),
+            None => {
+                collected.records[index].insert(id, record);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Appends another round's samples: every round of the gate measured this benchmark.
+fn pool(into: &mut SampleFile, more: &SampleFile) {
+    into.iters.extend_from_slice(&more.iters);
+    into.times.extend_from_slice(&more.times);
+}

@@ -1,0 +1,571 @@
+//! Drives the real `analyze-trends gate` end to end on a tiny Criterion crate that the test
+//! writes into a temporary git repository (built offline from cargo's cache): a base commit,
+//! a comment-only commit, a commit whose `sum` benchmark does three times the work, a commit
+//! whose `xor` benchmark panics, one that does not build, and one with an extra bench target.
+//! Also `record` on a Criterion tree holding stale `new/` folders and a failed benchmark.
+//!
+//! The gate runs share one repository (and so its per-side target directories, which the
+//! first run fills) and take turns through a mutex: the whole file stays within a few
+//! minutes on two cores.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
+
+/// Short Criterion timing: the test checks verdicts on a 3x change, not sensitivity.
+const CRITERION: &[&str] = &[
+    "--",
+    "--warm-up-time",
+    "0.2",
+    "--measurement-time",
+    "0.5",
+    "--sample-size",
+    "10",
+];
+
+const MANIFEST: &str = r#"[package]
+name = "gate_probe"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+bench = false
+
+[dev-dependencies]
+criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
+
+[[bench]]
+name = "work"
+harness = false
+"#;
+
+const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const SUM_REPEATS: u64 = 1;
+
+fn sum(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
+}
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("sum", |b| {
+        b.iter(|| (0..SUM_REPEATS).fold(0, |t, _| t ^ sum(black_box(20_000))))
+    });
+    c.bench_function("xor", |b| {
+        b.iter(|| (0..black_box(20_000u64)).fold(0, |a, x| a ^ black_box(x)))
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+"#;
+
+const XOR_BODY: &str = "(0..black_box(20_000u64)).fold(0, |a, x| a ^ black_box(x))";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn commit(repo: &Path, tag: &str, edit: impl FnOnce(&Path)) {
+    git(repo, &["checkout", "-q", "base"]);
+    edit(repo);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", tag]);
+    git(repo, &["tag", tag]);
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn edit_bench(repo: &Path, from: &str, to: &str) {
+    let path = repo.join("benches/work.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(path, text.replace(from, to)).unwrap();
+}
+
+fn create_repo() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("probe");
+    write(&repo.join("Cargo.toml"), MANIFEST);
+    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
+    write(&repo.join("benches/work.rs"), BENCH);
+    write(&repo.join(".gitignore"), "target\n");
+    git(&repo, &["init", "-q"]);
+    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
+        git(&repo, &["config", k, v]);
+    }
+    let lock = Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    git(&repo, &["tag", "base"]);
+    commit(&repo, "comment", |r| {
+        edit_bench(
+            r,
+            "const SUM_REPEATS",
+            "// Only a comment.\nconst SUM_REPEATS",
+        )
+    });
+    commit(&repo, "slow", |r| {
+        edit_bench(r, "SUM_REPEATS: u64 = 1", "SUM_REPEATS: u64 = 3")
+    });
+    commit(&repo, "broken", |r| {
+        edit_bench(
+            r,
+            XOR_BODY,
+            "{ assert!(black_box(false), \"injected failure\"); 0u64 }",
+        )
+    });
+    commit(&repo, "nobuild", |r| {
+        edit_bench(
+            r,
+            "fn sum(n: u64) -> u64 {",
+            "fn sum(n: u64) -> u64 { missing_symbol();",
+        )
+    });
+    commit(&repo, "extra", |r| {
+        let manifest = format!("{MANIFEST}\n[[bench]]\nname = \"extra\"\nharness = false\n");
+        write(&r.join("Cargo.toml"), &manifest);
+        write(&r.join("benches/extra.rs"), BENCH);
+    });
+    git(&repo, &["checkout", "-q", "base"]);
+    prebuild(&repo);
+    Fixture { _dir: dir, repo }
+}
+
+/// Compiles Criterion once and copies it to the head side's target directory: only a
+/// speed-up (the gate builds each side itself and would compile it twice otherwise).
+fn prebuild(repo: &Path) {
+    let gate = repo.join("target/stackbench-gate");
+    let out = Command::new("cargo")
+        .args(["bench", "--no-run", "--offline"])
+        .current_dir(repo)
+        .env("CARGO_TARGET_DIR", gate.join("target-base"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "prebuild: {out:?}");
+    let copy = Command::new("cp")
+        .arg("-a")
+        .arg(gate.join("target-base"))
+        .arg(gate.join("target-head"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+}
+
+/// The shared repository, one gate at a time.
+fn fixture() -> MutexGuard<'static, Fixture> {
+    static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
+    FIXTURE
+        .get_or_init(|| Mutex::new(create_repo()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn gate_command(repo: &Path, out: &Path, args: &[&str], criterion: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .arg("gate")
+        .args(args)
+        .arg("--out")
+        .arg(out.join("out"))
+        .arg("--results")
+        .arg(out.join("results"))
+        .args(criterion)
+        .current_dir(repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME");
+    command
+}
+
+fn gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
+    gate_command(repo, out, args, CRITERION).output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn comparison(out: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(out.join("out/comparison.json")).unwrap()).unwrap()
+}
+
+fn ids_with_status(c: &Value, status: &str) -> Vec<String> {
+    c["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == status)
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn runs(out: &Path) -> Vec<Value> {
+    let Ok(entries) = std::fs::read_dir(out.join("results/runs")) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap())
+        .collect()
+}
+
+/// The user's checkout is never touched and every worktree is gone afterwards.
+fn assert_clean(repo: &Path) {
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(status.stdout.is_empty(), "{status:?}");
+    let list = Command::new("git")
+        .args(["worktree", "list", "--porcelain"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let count = String::from_utf8_lossy(&list.stdout)
+        .matches("worktree ")
+        .count();
+    assert_eq!(count, 1, "worktrees left: {list:?}");
+}
+
+const GATE_ARGS: &[&str] = &["--rounds", "3", "--max-rounds", "4", "--threshold", "25"];
+
+fn with_revs<'a>(base: &'a str, head: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["--base", base, "--head", head];
+    args.extend_from_slice(GATE_ARGS);
+    args
+}
+
+#[test]
+fn a_comment_only_change_passes() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate(&f.repo, out.path(), &with_revs("base", "comment"));
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    let c = comparison(out.path());
+    assert!(ids_with_status(&c, "degraded").is_empty(), "{c:#}");
+    assert!(c["unmeasured"].as_array().unwrap().is_empty(), "{c:#}");
+    assert_eq!(c["schema"], "stackbench.comparison.v1");
+    assert!(c["rounds"][0]["rounds"].as_array().unwrap().len() >= 2);
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(md.starts_with("<!-- stackbench-gate -->\n"), "{md}");
+    let summary = std::fs::read_to_string(out.path().join("out/summary.md")).unwrap();
+    assert!(!summary.contains("stackbench-gate -->"));
+    let runs = runs(out.path());
+    assert_eq!(runs.len(), 2);
+    let labels: Vec<&str> = runs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert!(
+        labels.iter().any(|l| l.starts_with("gate base base")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().any(|l| l.starts_with("gate head comment")),
+        "{labels:?}"
+    );
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn three_times_the_work_fails_naming_only_that_benchmark() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate(&f.repo, out.path(), &with_revs("base", "slow"));
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let c = comparison(out.path());
+    assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
+    let sum = &c["comparisons"][0];
+    let change = sum["change_percent"].as_f64().unwrap();
+    assert!((120.0..320.0).contains(&change), "3x the work: {change}");
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(md.contains("🔴 degraded | `sum`"), "{md}");
+    assert!(!md.contains("🔴 degraded | `xor`"), "{md}");
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_benchmark_failing_in_the_head_fails_the_gate_as_failed() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate(&f.repo, out.path(), &with_revs("base", "broken"));
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let c = comparison(out.path());
+    let first = &c["unmeasured"][0];
+    assert_eq!(first["id"], "xor", "{c:#}");
+    assert_eq!(first["status"], "failed");
+    assert!(
+        first["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected failure")
+    );
+    assert_eq!(c["summary"]["total_failed"], 1);
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    let failed_at = md
+        .find("**Failed in the candidate**")
+        .expect("failed section");
+    let table_at = md.find("| Status |").unwrap_or(md.len());
+    assert!(
+        failed_at < table_at,
+        "failed benchmarks are listed first:\n{md}"
+    );
+    // The head's run records the failure and holds no samples for it.
+    let head = runs(out.path())
+        .into_iter()
+        .find(|r| r["label"].as_str().unwrap().starts_with("gate head"))
+        .unwrap();
+    let ids: Vec<&str> = head["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["sum"]);
+    assert!(
+        head["failed"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected failure")
+    );
+}
+
+#[test]
+fn stale_criterion_data_never_reaches_a_gate_run() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    // A benchmark left over in the gate's own measurement area from an "earlier gate".
+    let ghost = f
+        .repo
+        .join("target/stackbench-gate/criterion/head/work/ghost/r1");
+    write(
+        &ghost.join("benchmark.json"),
+        r#"{"group_id":"ghost","function_id":null,"value_str":null,"throughput":null,"full_id":"ghost","directory_name":"ghost","title":"ghost"}"#,
+    );
+    write(
+        &ghost.join("sample.json"),
+        r#"{"sampling_mode":"Flat","iters":[1,1,1,1,1],"times":[1,1,1,1,1]}"#,
+    );
+    let result = gate(&f.repo, out.path(), &with_revs("base", "comment"));
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    let text = std::fs::read_to_string(out.path().join("out/comparison.json")).unwrap();
+    assert!(!text.contains("ghost"), "{text}");
+    for run in runs(out.path()) {
+        assert!(!run.to_string().contains("ghost"));
+    }
+}
+
+#[test]
+fn a_revision_that_does_not_exist_is_bad_input() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate(&f.repo, out.path(), &with_revs("base", "no-such-rev"));
+    assert_eq!(result.status.code(), Some(2));
+    assert!(
+        stderr(&result).contains("revision `no-such-rev` does not exist"),
+        "{}",
+        stderr(&result)
+    );
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_head_that_does_not_build_is_bad_input_with_cargos_error() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate(&f.repo, out.path(), &with_revs("base", "nobuild"));
+    assert_eq!(result.status.code(), Some(2));
+    let err = stderr(&result);
+    assert!(
+        err.contains("the head side (nobuild) does not build"),
+        "{err}"
+    );
+    assert!(err.contains("missing_symbol"), "cargo's error tail: {err}");
+    assert!(!out.path().join("out/comparison.json").exists());
+    assert!(runs(out.path()).is_empty());
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_bench_target_on_one_side_only_is_bad_input() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = with_revs("base", "extra");
+    args.extend(["--bench", "extra"]);
+    let result = gate(&f.repo, out.path(), &args);
+    assert_eq!(result.status.code(), Some(2));
+    let err = stderr(&result);
+    assert!(
+        err.contains("bench target `extra` exists on the head side only"),
+        "{err}"
+    );
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn outside_a_git_repository_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = gate(dir.path(), dir.path(), GATE_ARGS);
+    assert_eq!(result.status.code(), Some(2));
+    assert!(
+        stderr(&result).contains("is not inside a git repository"),
+        "{}",
+        stderr(&result)
+    );
+}
+
+#[test]
+fn an_unwritable_out_is_bad_input_before_anything_runs() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    // A path below a regular file can never be created, even by root (for whom a
+    // read-only mode bit does not stop a write).
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let result = Command::new(BIN)
+        .args(["gate", "--base", "base", "--head", "comment", "--out"])
+        .arg(file.join("out"))
+        .current_dir(&f.repo)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    let err = stderr(&result);
+    assert!(
+        err.contains("--out") && err.contains("is not writable"),
+        "{err}"
+    );
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn ctrl_c_during_a_round_removes_worktrees_and_writes_nothing() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    // Long rounds, so the signal lands in the middle of one.
+    let long = [
+        "--",
+        "--warm-up-time",
+        "1",
+        "--measurement-time",
+        "5",
+        "--sample-size",
+        "10",
+    ];
+    let mut command = gate_command(&f.repo, out.path(), &with_revs("base", "comment"), &long);
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let measuring = f.repo.join("target/stackbench-gate/criterion/base/work");
+    let started = Instant::now();
+    while !measuring.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no round started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(result.status.code(), Some(130), "{}", stderr(&result));
+    assert!(
+        stderr(&result).contains("interrupted"),
+        "{}",
+        stderr(&result)
+    );
+    assert!(!out.path().join("out/comparison.json").exists());
+    assert!(!out.path().join("out/comparison.md").exists());
+    assert!(runs(out.path()).is_empty());
+    assert_clean(&f.repo);
+}
+
+/// `record` on a Criterion tree whose `new/` folders are partly stale: only what the
+/// target report says it measured, after it started, is kept; a failure is kept as failed.
+#[test]
+fn record_keeps_only_what_the_run_measured() {
+    let fixture_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8");
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("criterion");
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&fixture_tree)
+        .arg(&tree)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let report = serde_json::json!({
+        "schema": "stackbench.target.v1",
+        "target": "gemm",
+        "suite": "quick",
+        "started_unix_s": now - 60,
+        "benchmarks": {
+            "gemm/cpu/f32/64x64x64": {"group": "gemm", "function": "cpu", "value": "f32/64x64x64", "outcome": "measured"},
+            "gemm/cpu/axpy/1024": {"group": "gemm", "function": "cpu", "value": "axpy/1024", "outcome": "failed", "error": "result mismatch"}
+        }
+    });
+    write(
+        &tree.join("stackbench/targets/gemm.json"),
+        &report.to_string(),
+    );
+    let results = dir.path().join("results");
+    let out = Command::new(BIN)
+        .arg("record")
+        .arg("--criterion-dir")
+        .arg(&tree)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("recorded 1 benchmarks (0 skipped, 1 failed)"),
+        "{stdout}"
+    );
+    let run = &runs(dir.path())[0];
+    let ids: Vec<&str> = run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["gemm/cpu/f32/64x64x64"]);
+    assert_eq!(run["failed"][0]["id"], "gemm/cpu/axpy/1024");
+    assert!(
+        run["notes"]
+            .to_string()
+            .contains("no target report says this run measured them")
+    );
+}
