@@ -1,9 +1,9 @@
 //! Argument structs for the binaries: the binaries stay thin, the parsing is testable here.
 
 pub mod analyze_trends;
-pub mod hardware;
 pub mod dashboard;
 pub mod gate;
+pub mod hardware;
 pub mod stackbench;
 pub mod store;
 pub mod validate;

@@ -11,8 +11,8 @@ pub mod sidecar;
 use crate::dashboard::live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
-use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::config::{Config, ResolvedSuite};
+use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -155,7 +155,8 @@ impl Harness {
                     eprintln!("skipped {}: {reason}", id.full());
                     if !self.args.list {
                         self.landed(&id, "skipped", Some(reason.clone()), None, None);
-                        self.report.record(&id, BenchmarkOutcome::Skipped { reason });
+                        self.report
+                            .record(&id, BenchmarkOutcome::Skipped { reason });
                     }
                 }
                 Err(error) if self.selected(&id) && !self.args.list => {
