@@ -286,6 +286,23 @@ fn a_comment_only_change_passes() {
         labels.iter().any(|l| l.starts_with("gate head comment")),
         "{labels:?}"
     );
+    // The verdict is kept in the history beside compare's, naming the two recorded runs.
+    let listed = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .args(["comparisons", "--format", "json", "--results"])
+        .arg(out.path().join("results"))
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let kept: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let gate_rows: Vec<&Value> = kept
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["kind"] == "gate")
+        .collect();
+    assert_eq!(gate_rows.len(), 1, "{kept:#}");
+    assert_eq!(gate_rows[0]["baseline"], "base");
+    assert_eq!(gate_rows[0]["candidate"], "comment");
     assert_clean(&f.repo);
 }
 

@@ -366,6 +366,7 @@ fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
     )?;
     super::store::keep_comparison_verdict(
         &store,
+        "compare",
         (&args.base, &base),
         (&args.candidate, &cand),
         &comparison,

@@ -107,6 +107,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
+    keep_gate_verdict(&options, &outcome.comparison);
     // JSON carries the gate's rounds too; the other formats are the comparison itself.
     let text = match args.format {
         ComparisonFormat::Json => serde_json::to_string_pretty(&outcome.comparison)? + "\n",
@@ -123,4 +124,29 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just
+/// recorded, so `analyze-trends comparisons` lists it.
+fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateComparison) {
+    let store = crate::results::RunStore::new(&options.results);
+    let [base_id, head_id] = comparison.gate.runs.as_slice() else {
+        return;
+    };
+    match (store.resolve(base_id), store.resolve(head_id)) {
+        (Ok(base), Ok(head)) => {
+            let name =
+                |rev: &Option<String>, side: &str| rev.clone().unwrap_or_else(|| side.into());
+            super::store::keep_comparison_verdict(
+                &store,
+                "gate",
+                (&name(&options.base, "base"), &base),
+                (&name(&options.head, "head"), &head),
+                &comparison.comparison,
+            );
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("warning: gate verdict not kept in the history: {e}");
+        }
+    }
 }

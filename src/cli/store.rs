@@ -375,11 +375,13 @@ pub fn comparison_record(
     })
 }
 
-/// Keeps `compare`'s verdict in an existing results directory. A verdict must not fail
-/// because it could not be kept, so a failure here is a warning; and `compare` on bare
-/// Criterion baselines outside a stackbench checkout creates no results directory.
+/// Keeps a `compare` or `gate` verdict (`kind`) in an existing results directory. A verdict
+/// must not fail because it could not be kept, so a failure here is a warning; and
+/// `compare` on bare Criterion baselines outside a stackbench checkout creates no results
+/// directory.
 pub fn keep_comparison_verdict(
     store: &RunStore,
+    kind: &str,
     base: (&str, &RunRecord),
     cand: (&str, &RunRecord),
     comparison: &Comparison,
@@ -387,7 +389,7 @@ pub fn keep_comparison_verdict(
     if !store.dir.is_dir() {
         return;
     }
-    let kept = comparison_record(store, "compare", base, cand, comparison)
+    let kept = comparison_record(store, kind, base, cand, comparison)
         .and_then(|record| Ok(store.record_comparison(&record)?));
     if let Err(e) = kept {
         eprintln!("warning: verdict not kept in the history: {e:#}");
