@@ -109,9 +109,14 @@ fn factor(id: &str, r: usize) -> f64 {
             f *= 1.2;
         }
     }
-    // A deterministic ±1 % wobble, so runs differ as real runs do.
-    let wobble = (id.len() * 7 + r * 3) % 5;
-    f * (1.0 + 0.005 * (wobble as f64 - 2.0))
+    // Run-to-run noise of 0.4 % sd, seeded by the id and the run so the fixture is fixed:
+    // random, as real runs differ, not periodic (a periodic wobble has steps of its own).
+    let seed = id.bytes().fold(r as u64 + 1, |h, b| {
+        h.wrapping_mul(31).wrapping_add(b as u64)
+    });
+    let mut z = [0.0];
+    stackbench::workload::random::SeededRng::new(seed).fill_normal(&mut z);
+    f * (1.0 + 0.004 * z[0])
 }
 
 /// The fixture's real sample sets (per-iteration ns), in a fixed order.
