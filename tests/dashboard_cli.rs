@@ -92,6 +92,19 @@ impl Tmux {
         }
     }
 
+    /// Waits until `text` is gone from the screen (an overlay closed).
+    fn wait_without(&self, text: &str) {
+        let start = Instant::now();
+        while self.screen().contains(text) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "`{text}` never went away:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "dash"];
         args.extend_from_slice(keys);
@@ -156,6 +169,9 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
     tmux.keys(&["?"]);
     tmux.wait_for("switch page");
     tmux.keys(&["Escape"]);
+    // A key sent right after Escape can reach the terminal as one Alt+key sequence: wait
+    // for the help to close first, as a person would.
+    tmux.wait_without("Help (? or Esc closes)");
     tmux.keys(&["5"]);
     tmux.wait_for("before nightly-17 → after nightly-18");
     tmux.keys(&["q"]);

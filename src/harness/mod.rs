@@ -135,10 +135,15 @@ impl Harness {
     /// True when the suite keeps `id` and Criterion will run it (its filter, `--exact`,
     /// `--ignored`).
     pub fn selected(&mut self, id: &BenchId) -> bool {
-        let full = id.full();
-        let selected = self.plan.selects(&full) && self.args.matches(&full);
+        let selected = self.wanted(id);
         self.matched_any |= selected;
         selected
+    }
+
+    /// [`Self::selected`] without counting the id as matched.
+    fn wanted(&self, id: &BenchId) -> bool {
+        let full = id.full();
+        self.plan.selects(&full) && self.args.matches(&full)
     }
 
     /// Opens every backend available here; each one that is not is recorded for this
@@ -152,9 +157,16 @@ impl Harness {
             let id = BenchId::new(family, kind.id(), "all", "all");
             match outcome {
                 Ok(reason) => {
-                    eprintln!("skipped {}: {reason}", id.full());
+                    // Listed (and counted by run_benchmarks.sh, and shown live) only where the
+                    // filter selects it; kept in the record whatever the filter.
+                    let wanted = self.wanted(&id);
+                    if wanted {
+                        eprintln!("skipped {}: {reason}", id.full());
+                    }
                     if !self.args.list {
-                        self.landed(&id, "skipped", Some(reason.clone()), None, None);
+                        if wanted {
+                            self.landed(&id, "skipped", Some(reason.clone()), None, None);
+                        }
                         self.report
                             .record(&id, BenchmarkOutcome::Skipped { reason });
                     }
