@@ -7,6 +7,9 @@
 //! bench targets' `targets/<target>.json` in run_benchmarks_script.rs, where a real bench
 //! run writes one; the gate's comparison.json in gate_cli.rs.)
 
+mod schema_support;
+
+use schema_support::{assert_valid, violations};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,21 +44,12 @@ fn json(bytes: &[u8]) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(bytes)))
 }
 
-/// Every violation of `schemas/<name>` by `doc`.
-fn violations(name: &str, doc: &Value) -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("schemas").join(name)).unwrap();
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
-}
+/// A named way to break a valid document.
+type Breaker<'a> = (&'a str, &'a dyn Fn(&mut Value));
 
 /// `doc` satisfies the schema, and each `break_it` applied to a copy makes it fail.
-fn assert_schema(name: &str, doc: &Value, breakers: &[(&str, &dyn Fn(&mut Value))]) {
-    let errors = violations(name, doc);
-    assert!(errors.is_empty(), "{name}: {errors:#?}\n{doc:#}");
+fn assert_schema(name: &str, doc: &Value, breakers: &[Breaker]) {
+    assert_valid(name, doc);
     for (what, break_it) in breakers {
         let mut broken = doc.clone();
         break_it(&mut broken);
@@ -145,7 +139,7 @@ fn the_system_probe_from_info_and_beside_criterion_output_matches_its_schema() {
         &["info", "--json"],
         dir.path(),
     ));
-    let breakers: [(&str, &dyn Fn(&mut Value)); 4] = [
+    let breakers: [Breaker; 4] = [
         ("no fingerprint", &|d| remove(d, "", "fingerprint")),
         ("a string core count", &|d| {
             set(d, "/cpu/logical_cpus", "many".into())

@@ -1,6 +1,8 @@
 //! `./run_benchmarks.sh` on bad input: each case must exit non-zero with a message that
 //! says what was wrong, before any benchmark runs. Drives the real script.
 
+mod schema_support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -184,9 +186,14 @@ fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
         bandwidth["benchmarks"]["memory_bandwidth/cpu/triad/256KiB"]["outcome"],
         "measured"
     );
-    assert!(
-        criterion.join("stackbench/system.json").exists(),
-        "the probe is written beside the output"
+    // Each bench target's record and the probe it wrote satisfy their published schemas.
+    schema_support::assert_valid("target.schema.json", &gemm);
+    schema_support::assert_valid("target.schema.json", &bandwidth);
+    let probe = std::fs::read(criterion.join("stackbench/system.json"))
+        .expect("the probe is written beside the output");
+    schema_support::assert_valid(
+        "system.schema.json",
+        &serde_json::from_slice(&probe).expect("system.json is JSON"),
     );
     // The live progress file: the plan, every benchmark as it landed (with samples when
     // measured), and the end; then the summary page printed as text.
