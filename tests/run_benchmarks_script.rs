@@ -107,6 +107,39 @@ fn an_unwritable_results_directory_is_an_error() {
 }
 
 #[test]
+fn without_results_the_configs_results_dir_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    // The config names a directory under a regular file: the script must try (and refuse)
+    // exactly that one, which it can only know from the config.
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let wanted = blocker.join("from-config");
+    let config = dir.path().join("stackbench.toml");
+    std::fs::write(
+        &config,
+        format!("results_dir = '{}'\n", wanted.to_str().unwrap()),
+    )
+    .unwrap();
+    let out = run_script(
+        &[
+            "--targets",
+            "gemm",
+            "--filter",
+            "gemm/cpu/f32/512x",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("results directory '{}'", wanted.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn list_prints_ids_in_the_documented_scheme() {
     let out = run_script(
         &[
