@@ -305,6 +305,7 @@ fn a_comment_only_change_passes() {
         .unwrap();
     assert!(listed.status.success(), "{}", stderr(&listed));
     let kept: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    schema_support::assert_valid("comparisons.schema.json", &kept);
     let gate_rows: Vec<&Value> = kept
         .as_array()
         .unwrap()
