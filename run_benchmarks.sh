@@ -23,7 +23,8 @@ Options:
   --label TEXT        a label stored with the run (e.g. a branch or a PR number)
   --baseline NAME     save Criterion's results as baseline NAME (--save-baseline)
   --targets LIST      comma-separated bench targets to run (default: all)
-  --results DIR       where runs and reports are kept (default: benchmark_results)
+  --results DIR       where runs and reports are kept (default: the config's
+                      results_dir, else benchmark_results)
   --list              list the benchmark ids (after --filter) and exit
   --dashboard         show the suite live in the terminal dashboard while it runs
                       (Criterion's output then goes only to the logs); q leaves the
@@ -63,6 +64,7 @@ baseline=""
 list=0
 dashboard=0
 results_dir="benchmark_results"
+results_given=0
 targets_csv=""
 
 while [[ $# -gt 0 ]]; do
@@ -79,8 +81,8 @@ while [[ $# -gt 0 ]]; do
         --baseline=*) baseline="${1#*=}" ;;
         --targets) [[ $# -ge 2 ]] || die "--targets needs a value"; targets_csv="$2"; shift ;;
         --targets=*) targets_csv="${1#*=}" ;;
-        --results) [[ $# -ge 2 ]] || die "--results needs a value"; results_dir="$2"; shift ;;
-        --results=*) results_dir="${1#*=}" ;;
+        --results) [[ $# -ge 2 ]] || die "--results needs a value"; results_dir="$2"; results_given=1; shift ;;
+        --results=*) results_dir="${1#*=}"; results_given=1 ;;
         --config) [[ $# -ge 2 ]] || die "--config needs a value"; STACKBENCH_CONFIG="$2"; shift ;;
         --config=*) STACKBENCH_CONFIG="${1#*=}" ;;
         --list) list=1 ;;
@@ -140,6 +142,13 @@ if ! build_log=$(cargo bench --no-run "${build_args[@]}" 2>&1); then
     die "the build failed (see above)"
 fi
 cargo build --release --quiet --bin analyze-trends --bin stackbench || die "building the binaries failed"
+
+# Without --results, runs go where the config's results_dir says, as analyze-trends and
+# stackbench validate read them (the binary resolves it, so the script parses no TOML).
+if [[ "$results_given" == 0 && -n "$config_file" ]]; then
+    results_dir=$("${CARGO_TARGET_DIR:-target}/release/stackbench" config --get results_dir --config "$config_file") ||
+        die "cannot read results_dir from '$config_file' (see above)"
+fi
 
 # A named suite picks its own targets (unless --targets narrows them) and checks the config.
 if [[ "$suite" != quick && "$suite" != full ]] || [[ -n "$config_file" ]]; then

@@ -8,6 +8,8 @@
 //! first run fills) and take turns through a mutex: the whole file stays within a few
 //! minutes on two cores.
 
+mod schema_support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -210,8 +212,17 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The gate's comparison.json, which must satisfy the published comparison schema with
+/// its gate extension (`gate` and per-round figures).
 fn comparison(out: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(out.join("out/comparison.json")).unwrap()).unwrap()
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out.join("out/comparison.json")).unwrap()).unwrap();
+    schema_support::assert_valid("comparison.schema.json", &doc);
+    assert!(
+        doc["gate"].is_object() && doc["rounds"].is_array(),
+        "{doc:#}"
+    );
+    doc
 }
 
 fn ids_with_status(c: &Value, status: &str) -> Vec<String> {
@@ -294,6 +305,7 @@ fn a_comment_only_change_passes() {
         .unwrap();
     assert!(listed.status.success(), "{}", stderr(&listed));
     let kept: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    schema_support::assert_valid("comparisons.schema.json", &kept);
     let gate_rows: Vec<&Value> = kept
         .as_array()
         .unwrap()

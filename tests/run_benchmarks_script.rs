@@ -1,6 +1,8 @@
 //! `./run_benchmarks.sh` on bad input: each case must exit non-zero with a message that
 //! says what was wrong, before any benchmark runs. Drives the real script.
 
+mod schema_support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -105,6 +107,39 @@ fn an_unwritable_results_directory_is_an_error() {
 }
 
 #[test]
+fn without_results_the_configs_results_dir_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    // The config names a directory under a regular file: the script must try (and refuse)
+    // exactly that one, which it can only know from the config.
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let wanted = blocker.join("from-config");
+    let config = dir.path().join("stackbench.toml");
+    std::fs::write(
+        &config,
+        format!("results_dir = '{}'\n", wanted.to_str().unwrap()),
+    )
+    .unwrap();
+    let out = run_script(
+        &[
+            "--targets",
+            "gemm",
+            "--filter",
+            "gemm/cpu/f32/512x",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("results directory '{}'", wanted.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn list_prints_ids_in_the_documented_scheme() {
     let out = run_script(
         &[
@@ -184,9 +219,14 @@ fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
         bandwidth["benchmarks"]["memory_bandwidth/cpu/triad/256KiB"]["outcome"],
         "measured"
     );
-    assert!(
-        criterion.join("stackbench/system.json").exists(),
-        "the probe is written beside the output"
+    // Each bench target's record and the probe it wrote satisfy their published schemas.
+    schema_support::assert_valid("target.schema.json", &gemm);
+    schema_support::assert_valid("target.schema.json", &bandwidth);
+    let probe = std::fs::read(criterion.join("stackbench/system.json"))
+        .expect("the probe is written beside the output");
+    schema_support::assert_valid(
+        "system.schema.json",
+        &serde_json::from_slice(&probe).expect("system.json is JSON"),
     );
     // The live progress file: the plan, every benchmark as it landed (with samples when
     // measured), and the end; then the summary page printed as text.

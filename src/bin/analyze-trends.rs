@@ -1,16 +1,22 @@
 //! `analyze-trends`: records Criterion runs, compares them and reports trends.
 //! Exit codes: 0 clean, 1 regression found, 2 bad input or usage.
 
-use clap::Parser;
-use stackbench::cli::analyze_trends::{Cli, Outcome, run};
+use stackbench::cli::analyze_trends::{Outcome, run};
+use stackbench::cli::results_default::{ParseError, parse_from};
+use stackbench::config::Config;
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    // `--results` left out means the config's results_dir (stackbench.toml), as `validate`.
+    let cli = match parse_from(std::env::args_os(), || Config::discover(None)) {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(ParseError::Usage(e)) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             std::process::exit(code);
+        }
+        Err(error @ ParseError::Config(_)) => {
+            eprintln!("analyze-trends: error: {error}");
+            std::process::exit(2);
         }
     };
     let code = match run(cli) {

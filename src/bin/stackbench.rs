@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Show(args) => exit_for(dashboard::show(&args)),
         Command::Validate(args) => stackbench::cli::validate::main(args),
         Command::Suite(args) => stackbench::cli::validate::suite_main(args),
+        Command::Config(args) => stackbench::cli::config_get::config_main(args),
     }
 }
 

@@ -34,6 +34,8 @@ pub enum Command {
     Validate(super::validate::ValidateArgs),
     /// Show what a suite (built-in or from stackbench.toml) runs.
     Suite(super::validate::SuiteArgs),
+    /// Print one setting of stackbench.toml as the tools resolve it (for scripts).
+    Config(super::config_get::ConfigArgs),
 }
 
 #[cfg(test)]
