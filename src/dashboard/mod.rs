@@ -15,7 +15,7 @@ pub mod theme;
 pub mod widgets;
 
 use crate::analysis::trends::{TrendOptions, TrendReport, analyze_history};
-use crate::results::{RunRecord, RunStore};
+use crate::results::{Acknowledgement, RunRecord, RunStore};
 use model::Measured;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -76,7 +76,20 @@ impl Dashboard {
         };
         let run = index_of(run.unwrap_or("latest"))?;
         let compare = compare.map(&mut index_of).transpose()?;
-        Ok(Dashboard::from_runs(runs, problems, run, compare))
+        let acknowledgements = store.acknowledgements()?;
+        Ok(Dashboard::from_runs(runs, problems, run, compare)
+            .with_acknowledgements(acknowledgements))
+    }
+
+    /// Judges the history again with the acknowledged steps (`analyze-trends ack`), so the
+    /// trends page marks them and judges from them as `analyze-trends` does.
+    pub fn with_acknowledgements(mut self, acknowledgements: Vec<Acknowledgement>) -> Dashboard {
+        let options = TrendOptions {
+            acknowledgements,
+            ..TrendOptions::default()
+        };
+        self.trends = analyze_history(&self.runs, &options, self.problems.clone());
+        self
     }
 
     pub fn from_runs(
