@@ -111,11 +111,18 @@ impl Drop for Tmux {
 
 /// Starts the dashboard with `extra` arguments in its own tmux server (one per test).
 fn start_dashboard(results: &Path, extra: &str) -> Tmux {
+    start_dashboard_with_env(results, "", extra)
+}
+
+/// As [`start_dashboard`], with `env` (`NAME=value ...`) set for the dashboard.
+fn start_dashboard_with_env(results: &Path, env: &str, extra: &str) -> Tmux {
+    static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let tmux = Tmux {
-        socket: format!("stackbench-test-{}-{}", std::process::id(), extra.len()),
+        socket: format!("stackbench-test-{}-{n}", std::process::id()),
     };
     let command = format!(
-        "NO_COLOR=1 '{BIN}' dashboard --results '{}' {extra}; echo \"EXITED $?\"; sleep 60",
+        "NO_COLOR=1 {env} '{BIN}' dashboard --results '{}' {extra}; echo \"EXITED $?\"; sleep 60",
         results.display()
     );
     tmux.cmd(&[
@@ -223,4 +230,34 @@ fn follow_mode_shows_benchmarks_as_they_land() {
     tmux.wait_for("no f16 here");
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
+}
+
+/// A panic while the dashboard runs (forced by the test-only panic key) still leaves the
+/// alternate screen, shows the cursor and prints the panic message.
+#[test]
+fn a_panic_restores_the_terminal_and_prints_its_message() {
+    if !dashboard_support::tool_present("tmux", "-V") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let tmux = start_dashboard_with_env(dir.path(), "STACKBENCH_DASHBOARD_PANIC_KEY=x", "");
+    tmux.wait_for("Memory bandwidth");
+    let display = |format: &str| tmux.cmd(&["display", "-p", "-t", "dash", format]);
+    assert_eq!(display("#{alternate_on}").trim(), "1");
+    // Another page first, so the panic happens in a dashboard that has been used.
+    tmux.keys(&["2"]);
+    tmux.wait_for("GEMM throughput vs size");
+    tmux.keys(&["x"]);
+    let after = tmux.wait_for("EXITED 101");
+    assert!(
+        after.contains("panicking on purpose at key Char('x')"),
+        "the panic message is missing:\n{after}"
+    );
+    assert!(
+        !after.contains("GEMM throughput vs size"),
+        "the dashboard is still on screen:\n{after}"
+    );
+    assert_eq!(display("#{alternate_on}").trim(), "0");
+    assert_eq!(display("#{cursor_flag}").trim(), "1");
 }
