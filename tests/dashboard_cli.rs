@@ -34,6 +34,7 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
         "5 Before/after",
         "7 Skips/failures",
         "8 Summary",
+        "9 Hardware",
     ] {
         assert!(
             text.contains(&format!("── {title} ──")),
@@ -56,6 +57,41 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no runs in"));
+}
+
+/// `show --page hardware` prints the cross-hardware page from runs of three machines, priced
+/// from `--prices`; a bad prices file is bad input (exit 2) naming the file.
+#[test]
+fn show_prints_the_hardware_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dashboard_support::copy_hardware_runs(dir.path());
+    let show = |prices: &Path| {
+        Command::new(BIN)
+            .args(["show", "--page", "hardware", "--width", "120", "--results"])
+            .arg(dir.path())
+            .arg("--prices")
+            .arg(prices)
+            .output()
+            .unwrap()
+    };
+    let out = show(&prices);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("── 9 Hardware ──"), "{text}");
+    assert!(text.contains("3 devices"), "{text}");
+    assert!(text.contains("perf/$: USD per device-hour"), "{text}");
+    assert!(text.contains("NVIDIA Grace [cpu] not measured"), "{text}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[prices]\nbasis = \"hour\"\n[prices.devices]\n\"AMD EPYC\" = -1\n",
+    )
+    .unwrap();
+    let out = show(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml"), "{stderr}");
 }
 
 struct Tmux {
