@@ -34,6 +34,7 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
         "5 Before/after",
         "7 Skips/failures",
         "8 Summary",
+        "9 Hardware",
     ] {
         assert!(
             text.contains(&format!("── {title} ──")),
@@ -56,6 +57,41 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no runs in"));
+}
+
+/// `show --page hardware` prints the cross-hardware page from runs of three machines, priced
+/// from `--prices`; a bad prices file is bad input (exit 2) naming the file.
+#[test]
+fn show_prints_the_hardware_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dashboard_support::copy_hardware_runs(dir.path());
+    let show = |prices: &Path| {
+        Command::new(BIN)
+            .args(["show", "--page", "hardware", "--width", "120", "--results"])
+            .arg(dir.path())
+            .arg("--prices")
+            .arg(prices)
+            .output()
+            .unwrap()
+    };
+    let out = show(&prices);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("── 9 Hardware ──"), "{text}");
+    assert!(text.contains("3 devices"), "{text}");
+    assert!(text.contains("perf/$: USD per device-hour"), "{text}");
+    assert!(text.contains("NVIDIA Grace [cpu] not measured"), "{text}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[prices]\nbasis = \"hour\"\n[prices.devices]\n\"AMD EPYC\" = -1\n",
+    )
+    .unwrap();
+    let out = show(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml"), "{stderr}");
 }
 
 struct Tmux {
@@ -124,11 +160,18 @@ impl Drop for Tmux {
 
 /// Starts the dashboard with `extra` arguments in its own tmux server (one per test).
 fn start_dashboard(results: &Path, extra: &str) -> Tmux {
+    start_dashboard_with_env(results, "", extra)
+}
+
+/// As [`start_dashboard`], with `env` (`NAME=value ...`) set for the dashboard.
+fn start_dashboard_with_env(results: &Path, env: &str, extra: &str) -> Tmux {
+    static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let tmux = Tmux {
-        socket: format!("stackbench-test-{}-{}", std::process::id(), extra.len()),
+        socket: format!("stackbench-test-{}-{n}", std::process::id()),
     };
     let command = format!(
-        "NO_COLOR=1 '{BIN}' dashboard --results '{}' {extra}; echo \"EXITED $?\"; sleep 60",
+        "NO_COLOR=1 {env} '{BIN}' dashboard --results '{}' {extra}; echo \"EXITED $?\"; sleep 60",
         results.display()
     );
     tmux.cmd(&[
@@ -239,4 +282,34 @@ fn follow_mode_shows_benchmarks_as_they_land() {
     tmux.wait_for("no f16 here");
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
+}
+
+/// A panic while the dashboard runs (forced by the test-only panic key) still leaves the
+/// alternate screen, shows the cursor and prints the panic message.
+#[test]
+fn a_panic_restores_the_terminal_and_prints_its_message() {
+    if !dashboard_support::tool_present("tmux", "-V") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let tmux = start_dashboard_with_env(dir.path(), "STACKBENCH_DASHBOARD_PANIC_KEY=x", "");
+    tmux.wait_for("Memory bandwidth");
+    let display = |format: &str| tmux.cmd(&["display", "-p", "-t", "dash", format]);
+    assert_eq!(display("#{alternate_on}").trim(), "1");
+    // Another page first, so the panic happens in a dashboard that has been used.
+    tmux.keys(&["2"]);
+    tmux.wait_for("GEMM throughput vs size");
+    tmux.keys(&["x"]);
+    let after = tmux.wait_for("EXITED 101");
+    assert!(
+        after.contains("panicking on purpose at key Char('x')"),
+        "the panic message is missing:\n{after}"
+    );
+    assert!(
+        !after.contains("GEMM throughput vs size"),
+        "the dashboard is still on screen:\n{after}"
+    );
+    assert_eq!(display("#{alternate_on}").trim(), "0");
+    assert_eq!(display("#{cursor_flag}").trim(), "1");
 }

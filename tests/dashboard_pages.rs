@@ -62,10 +62,12 @@ fn pages_show_the_fixture_numbers_with_units() {
     assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
     key(&mut app, KeyCode::Char('6'));
     let trends = screen(&app);
+    // The fixture's one 25 % step, found as the one step among 0.4 % run-to-run noise.
     assert!(
         trends.contains("gemm/cpu/f32/1024x1024x1024 (regressed, 1 steps)"),
         "{trends}"
     );
+    assert!(trends.contains("step +24.99 %"), "{trends}");
 }
 
 #[test]
@@ -132,4 +134,137 @@ fn precisions_have_their_colours_and_no_color_turns_them_off() {
         buf.content.iter().any(|c| c.fg == Color::White),
         "colour screen lacks f32 white"
     );
+}
+
+/// The trends page of a recorded store whose step was acknowledged with
+/// `analyze-trends ack`: the dashboard loads the acknowledgement through the store, judges
+/// from it, marks the run on the chart and says who and why.
+#[test]
+fn trends_mark_an_acknowledged_step_from_the_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dashboard_support::write_fixture_store(dir.path());
+    let stepped = "gemm/cpu/f32/1024x1024x1024";
+    store
+        .acknowledge(&stackbench::results::Acknowledgement {
+            bench_id: stepped.into(),
+            run_id: "20261101T000000000Z-fixture-9".into(),
+            reason: "BLAS upgrade trades speed for accuracy".into(),
+            who: "alice".into(),
+            created_unix_ms: 1_795_000_000_000,
+        })
+        .expect("recording the acknowledgement");
+    let data = Dashboard::load(&store, None, None).expect("the store loads");
+    let mut app = App::new(data, Theme::plain());
+    key(&mut app, KeyCode::Char('6'));
+    // No longer a regression, the acknowledged benchmark is not listed first: select it.
+    let group = stackbench::dashboard::pages::trends::group(&app.data).unwrap();
+    let at = group
+        .benchmarks
+        .iter()
+        .position(|b| b.id == stepped)
+        .unwrap();
+    assert!(
+        at > 0,
+        "judged from the acknowledged level, it is not first"
+    );
+    for _ in 0..at {
+        key(&mut app, KeyCode::Down);
+    }
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let screen = render_screen(&app, w, h);
+        insta::assert_snapshot!(format!("page6_trends_acknowledged_{w}x{h}"), screen);
+    }
+    let screen = render_screen(&app, 120, 40);
+    assert!(
+        screen.contains("Acknowledged at run 10 (nightly-10) by alice: BLAS upgrade"),
+        "{screen}"
+    );
+    assert!(screen.contains("ack by alice"), "chart legend:\n{screen}");
+    // Judged from the acknowledged level, the step is no longer a regression.
+    assert!(
+        !screen.contains(&format!("{stepped} (regressed")),
+        "{screen}"
+    );
+    // Without the acknowledgement the same history regresses (the check can fail).
+    let plain = fixture_app();
+    let t = stackbench::dashboard::pages::trends::group(&plain.data).unwrap();
+    let b = t.benchmarks.iter().find(|b| b.id == stepped).unwrap();
+    assert!(b.acknowledged.is_none(), "{b:?}");
+    assert_eq!(b.status.as_str(), "regressed");
+}
+
+/// Page 9 from the cross-hardware fixture (tests/fixtures/hardware: three machines, Grace
+/// without a price and without bf16 GEMM), read through the store and priced from the
+/// fixture's stackbench.toml.
+fn hardware_app() -> (tempfile::TempDir, App) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prices = dashboard_support::copy_hardware_runs(dir.path());
+    let store = stackbench::results::RunStore::new(dir.path());
+    let prices = stackbench::analysis::prices::Prices::load(&prices)
+        .expect("the fixture prices parse")
+        .expect("the fixture has a [prices] table");
+    let data = Dashboard::load(&store, None, None)
+        .expect("the hardware fixture loads")
+        .with_prices(&prices);
+    let mut app = App::new(data, Theme::plain());
+    key(&mut app, KeyCode::Char('9'));
+    (dir, app)
+}
+
+#[test]
+fn hardware_page_at_80x24_and_120x40() {
+    let (_dir, app) = hardware_app();
+    assert_eq!(PAGES[app.page].name, "hardware");
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let screen = render_screen(&app, w, h);
+        assert_eq!(screen.lines().count(), h as usize);
+        insta::assert_snapshot!(format!("page9_hardware_three_machines_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn hardware_page_ranks_devices_and_writes_not_measured_and_na() {
+    let (_dir, mut app) = hardware_app();
+    let report = &app.data.hardware;
+    assert_eq!(report.devices.len(), 3, "three fingerprints");
+    let screen = render_screen(&app, 120, 40);
+    // The matrix names the report's winners, shortened to kind and backend.
+    let bf16 = report
+        .recommendations
+        .iter()
+        .find(|r| r.family == "GEMM bf16")
+        .expect("a GEMM bf16 family");
+    let stackbench::analysis::hardware::Pick::Best { device, score } = &bf16.fastest else {
+        panic!("bf16 has a fastest device: {bf16:?}");
+    };
+    assert!(device.contains("Intel Xeon"), "{bf16:?}");
+    let row = screen
+        .lines()
+        .find(|l| l.contains("GEMM bf16 (2)"))
+        .unwrap_or_else(|| panic!("no bf16 row:\n{screen}"));
+    assert!(row.contains(&format!(" ({score:.1})")), "{row}");
+    assert!(row.contains("│GEMM bf16 (2)  Intel Xeon Platinum"), "{row}");
+    assert!(
+        screen.contains("NVIDIA Grace [cpu]"),
+        "Grace is listed as not measured on bf16:\n{screen}"
+    );
+    // The first workload is bf16 GEMM: Grace has no figure and says so.
+    assert!(report.rows[0].workload.starts_with("gemm/bf16"));
+    assert!(screen.contains("not measured"), "{screen}");
+    // Move to an f32 GEMM workload Grace measured: its perf/$ is n/a (no price), never 0.
+    let f32_row = report
+        .rows
+        .iter()
+        .position(|r| r.workload.starts_with("gemm/f32") && r.cells.len() == 3)
+        .expect("an f32 workload every device measured");
+    for _ in 0..f32_row {
+        key(&mut app, KeyCode::Down);
+    }
+    let screen = render_screen(&app, 120, 40);
+    let grace = screen
+        .lines()
+        .find(|l| l.contains("NVIDIA Grace [cpu]") && l.contains("GFLOP/s"))
+        .unwrap_or_else(|| panic!("Grace's bar:\n{screen}"));
+    assert!(grace.contains("perf/$ n/a"), "{grace}");
+    assert!(!grace.contains("not measured"), "{grace}");
 }

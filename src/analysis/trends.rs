@@ -308,14 +308,17 @@ fn steps(
 /// The status rule of the module documentation.
 fn status_of(
     points: usize,
-    last_step: Option<&StepChange>,
+    steps: &[StepChange],
     latest_change_percent: Option<f64>,
     noise_floor_percent: Option<f64>,
     last_run_index: usize,
     options: &TrendOptions,
 ) -> TrendStatus {
     let t = options.threshold_percent;
-    let recent_step = last_step.filter(|cp| {
+    // The latest recent step above the threshold: a later step below it (the
+    // median-step test can confirm one of well under 1 % on a quiet series) must not hide
+    // a 25 % regression a few runs before it.
+    let recent_step = steps.iter().rev().find(|cp| {
         last_run_index - cp.run_index < options.recent_runs && cp.change_percent.abs() > t
     });
     match (recent_step, latest_change_percent) {
@@ -386,7 +389,7 @@ pub fn trend_of(
     let latest_change_percent = reference_ns.map(|r| percent_between(r, latest_ns));
     let status = status_of(
         points.len(),
-        change_points.last(),
+        &change_points,
         latest_change_percent,
         noise_floor_percent,
         run_ids.len() - 1,
@@ -506,6 +509,20 @@ mod tests {
         let t = judge(&series(false), vec![other, elsewhere]);
         assert_eq!(t.status, TrendStatus::Regressed);
         assert!(t.acknowledged.is_none());
+    }
+
+    /// A sub-threshold step confirmed after a real regression does not hide it.
+    #[test]
+    fn a_small_later_step_does_not_hide_a_recent_regression() {
+        let points: Vec<(usize, f64)> = series(false)
+            .into_iter()
+            .map(|(i, v)| (i, if i >= 30 { v * 1.03 } else { v }))
+            .collect();
+        let t = judge(&points, Vec::new());
+        let last = t.change_points.last().expect("steps found");
+        assert!(last.change_percent.abs() < 5.0, "{t:?}");
+        assert!(t.change_points.iter().any(|cp| cp.run_index == 15), "{t:?}");
+        assert_eq!(t.status, TrendStatus::Regressed, "{t:?}");
     }
 
     use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};

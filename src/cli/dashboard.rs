@@ -1,16 +1,18 @@
 //! `stackbench dashboard` and `stackbench show`: argument structs and what they run.
 
+use crate::analysis::prices::Prices;
 use crate::dashboard::app::App;
 use crate::dashboard::terminal::Follow;
 use crate::dashboard::theme::Theme;
 use crate::dashboard::{Dashboard, DashboardError, PAGES, page_by_name, text};
 use crate::results::RunStore;
 use clap::Args;
+use std::path::Path;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–8 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
+    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
 )]
 pub struct DashboardArgs {
     /// The results directory (runs are read through its store).
@@ -31,11 +33,14 @@ pub struct DashboardArgs {
     /// Where Criterion writes (for the live run's system probe).
     #[arg(long, default_value = "target/criterion")]
     pub criterion_dir: PathBuf,
+    /// TOML file with a [prices] table for the hardware page's perf/$ (missing: n/a)
+    #[arg(long, default_value = "stackbench.toml")]
+    pub prices: PathBuf,
 }
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous"
+    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous\n  stackbench show --page hardware --results fleet --prices stackbench.toml"
 )]
 pub struct ShowArgs {
     /// A page name, or `all`.
@@ -50,12 +55,34 @@ pub struct ShowArgs {
     pub compare: Option<String>,
     #[arg(long, default_value = "benchmark_results")]
     pub results: PathBuf,
+    /// TOML file with a [prices] table for the hardware page's perf/$ (missing: n/a)
+    #[arg(long, default_value = "stackbench.toml")]
+    pub prices: PathBuf,
+}
+
+/// The runs through the store, and the device prices when `prices` has a [prices] table.
+fn load(
+    store: &RunStore,
+    run: Option<&str>,
+    compare: Option<&str>,
+    prices: &Path,
+) -> Result<Dashboard, DashboardError> {
+    let data = Dashboard::load(store, run, compare)?;
+    Ok(match Prices::load(prices)? {
+        Some(p) => data.with_prices(&p),
+        None => data,
+    })
 }
 
 /// Runs the dashboard until the user quits.
 pub fn run_dashboard(args: &DashboardArgs) -> Result<(), DashboardError> {
     let store = RunStore::new(&args.results);
-    let data = match Dashboard::load(&store, args.run.as_deref(), args.compare.as_deref()) {
+    let data = match load(
+        &store,
+        args.run.as_deref(),
+        args.compare.as_deref(),
+        &args.prices,
+    ) {
         Ok(data) => data,
         // Following a first run: nothing is recorded yet, and that is fine.
         Err(DashboardError::NoRuns { .. }) if args.follow => {
@@ -78,7 +105,12 @@ pub fn run_dashboard(args: &DashboardArgs) -> Result<(), DashboardError> {
 /// The text of `show`: one page or all of them.
 pub fn show(args: &ShowArgs) -> Result<String, DashboardError> {
     let store = RunStore::new(&args.results);
-    let data = Dashboard::load(&store, args.run.as_deref(), args.compare.as_deref())?;
+    let data = load(
+        &store,
+        args.run.as_deref(),
+        args.compare.as_deref(),
+        &args.prices,
+    )?;
     let pages: Vec<usize> = if args.page == "all" {
         (0..PAGES.len()).collect()
     } else {

@@ -35,17 +35,17 @@ pub struct App {
     pub quit: bool,
 }
 
-const KEYS: &str = "←/→ 1-8 page · ↑/↓ select · r run · c compare · ? help · q quit";
+const KEYS: &str = "←/→ 1-9 page · ↑/↓ select · r run · c compare · ? help · q quit";
 
 const HELP: [&str; 8] = [
-    "←/→ or 1–8   switch page",
+    "←/→ or 1–9   switch page",
     "↑/↓          select a benchmark or series",
     "r            pick the run to show",
     "c            pick the run to compare with",
     "?            this help",
     "q / Esc      quit (Esc closes a picker or help first)",
     "",
-    "Pages: 1 baseline 2 GEMM 3 tensor ops 4 components 5 before/after 6 trends 7 skips 8 summary",
+    "Pages: 1 baseline 2 GEMM 3 tensor ops 4 components 5 before/after 6 trends 7 skips 8 summary 9 hardware",
 ];
 
 impl App {

@@ -14,8 +14,10 @@ pub mod text;
 pub mod theme;
 pub mod widgets;
 
+use crate::analysis::hardware::{HardwareReport, analyze_hardware};
+use crate::analysis::prices::{NoPrices, PriceList};
 use crate::analysis::trends::{TrendOptions, TrendReport, analyze_history};
-use crate::results::{RunRecord, RunStore};
+use crate::results::{Acknowledgement, RunRecord, RunStore};
 use model::Measured;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -30,6 +32,8 @@ pub enum DashboardError {
     NoRuns { path: PathBuf },
     #[error("unknown page `{name}`; pages: {known}")]
     UnknownPage { name: String, known: String },
+    #[error(transparent)]
+    Prices(#[from] crate::analysis::prices::PricesError),
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
 }
@@ -45,6 +49,9 @@ pub struct Dashboard {
     pub compare: Option<usize>,
     pub measured: Vec<Measured>,
     pub trends: TrendReport,
+    /// The cross-hardware report over every run (page 9); without prices until
+    /// [`Dashboard::with_prices`] gives some, so perf/$ reads "n/a".
+    pub hardware: HardwareReport,
     /// Set while following a suite as it runs.
     pub live: Option<live::Progress>,
 }
@@ -76,7 +83,20 @@ impl Dashboard {
         };
         let run = index_of(run.unwrap_or("latest"))?;
         let compare = compare.map(&mut index_of).transpose()?;
-        Ok(Dashboard::from_runs(runs, problems, run, compare))
+        let acknowledgements = store.acknowledgements()?;
+        Ok(Dashboard::from_runs(runs, problems, run, compare)
+            .with_acknowledgements(acknowledgements))
+    }
+
+    /// Judges the history again with the acknowledged steps (`analyze-trends ack`), so the
+    /// trends page marks them and judges from them as `analyze-trends` does.
+    pub fn with_acknowledgements(mut self, acknowledgements: Vec<Acknowledgement>) -> Dashboard {
+        let options = TrendOptions {
+            acknowledgements,
+            ..TrendOptions::default()
+        };
+        self.trends = analyze_history(&self.runs, &options, self.problems.clone());
+        self
     }
 
     pub fn from_runs(
@@ -86,6 +106,7 @@ impl Dashboard {
         compare: Option<usize>,
     ) -> Dashboard {
         let trends = analyze_history(&runs, &TrendOptions::default(), problems.clone());
+        let hardware = analyze_hardware(&runs, &NoPrices);
         let mut dashboard = Dashboard {
             runs,
             problems,
@@ -93,10 +114,18 @@ impl Dashboard {
             compare,
             measured: Vec::new(),
             trends,
+            hardware,
             live: None,
         };
         dashboard.select_run(run);
         dashboard
+    }
+
+    /// Builds the hardware page's report again with device prices (the `[prices]` table of
+    /// `stackbench.toml`), so its perf/$ has figures.
+    pub fn with_prices(mut self, prices: &dyn PriceList) -> Dashboard {
+        self.hardware = analyze_hardware(&self.runs, prices);
+        self
     }
 
     /// Shows run `index` (clamped), recomputing what the pages draw from it.
@@ -140,8 +169,9 @@ pub struct Page {
     pub items: fn(&Dashboard) -> usize,
 }
 
-/// Pages 1–7 in key order, then the summary `run_benchmarks.sh` prints. Add new pages here.
-pub const PAGES: [Page; 8] = [
+/// Pages 1–7 in key order, then the summary `run_benchmarks.sh` prints, then the
+/// cross-hardware page. Add new pages here.
+pub const PAGES: [Page; 9] = [
     pages::baseline::PAGE,
     pages::gemm::PAGE,
     pages::tensor_ops::PAGE,
@@ -150,6 +180,7 @@ pub const PAGES: [Page; 8] = [
     pages::trends::PAGE,
     pages::outcomes::PAGE,
     pages::summary::PAGE,
+    pages::hardware::PAGE,
 ];
 
 /// A page by its `show --page` name.

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 /// How often the screen is redrawn and the progress file re-read.
 const TICK: Duration = Duration::from_millis(250);
 
+/// Test-only: the key (one character) that makes the running dashboard panic, so a test
+/// can prove the terminal is restored and the panic message still reaches the user.
+pub const PANIC_KEY_ENV: &str = "STACKBENCH_DASHBOARD_PANIC_KEY";
+
 /// What live mode follows: the progress file and the Criterion directory's system probe.
 pub struct Follow {
     pub progress: PathBuf,
@@ -32,6 +36,9 @@ fn event_loop(
     follow: Option<&Follow>,
 ) -> std::io::Result<()> {
     let mut last_read = None::<Instant>;
+    let panic_key = std::env::var(PANIC_KEY_ENV)
+        .ok()
+        .and_then(|k| k.chars().next());
     while !app.quit {
         if let Some(f) = follow
             && last_read.is_none_or(|t| t.elapsed() >= TICK)
@@ -44,6 +51,12 @@ fn event_loop(
             && let Event::Key(key) = event::read()?
             && key.kind == KeyEventKind::Press
         {
+            if panic_key.is_some_and(|k| key.code == event::KeyCode::Char(k)) {
+                panic!(
+                    "{PANIC_KEY_ENV}: panicking on purpose at key {:?}",
+                    key.code
+                );
+            }
             app.on_key(key);
         }
     }

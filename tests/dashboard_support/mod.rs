@@ -265,6 +265,21 @@ pub fn write_fixture_store(dir: &Path) -> RunStore {
     store
 }
 
+/// Copies the cross-hardware fixture's run files (tests/fixtures/hardware/runs: three
+/// machines) into `dir`/runs, so the store builds its own database there and the
+/// checked-in fixture is never written to. Returns the fixture's prices file.
+pub fn copy_hardware_runs(dir: &Path) -> std::path::PathBuf {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hardware");
+    let runs = dir.join("runs");
+    std::fs::create_dir_all(&runs).expect("creating runs/");
+    for entry in std::fs::read_dir(fixture.join("runs")).expect("the hardware fixture") {
+        let path = entry.expect("a fixture entry").path();
+        std::fs::copy(&path, runs.join(path.file_name().expect("a file name")))
+            .expect("copying a fixture run");
+    }
+    fixture.join("stackbench.toml")
+}
+
 /// Whether `tool` runs (`tool <version_flag>`); a missing tool skips the calling test with a
 /// message, or fails it when `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it).
 pub fn tool_present(tool: &str, version_flag: &str) -> bool {

@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod compare;
 pub mod components;
 pub mod gemm;
+pub mod hardware;
 pub mod outcomes;
 pub mod summary;
 pub mod tensor_ops;

@@ -1,6 +1,8 @@
 //! Page 6, trends: the selected benchmark's median per run with its change points marked
 //! (the steps `src/analysis/trends.rs` found), and every benchmark × run as a heatmap of
 //! run-to-run change, regressions first. The history is the shown run's hardware group.
+//! An acknowledged step (`analyze-trends ack`) is marked at its run, with who and why
+//! beneath the chart, because the verdict is judged from there on.
 
 use crate::analysis::trends::{BenchmarkTrend, HardwareGroup};
 use crate::dashboard::widgets::heatmap::Heatmap;
@@ -8,6 +10,7 @@ use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::format_percent;
+use crate::results::Acknowledgement;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -54,15 +57,15 @@ fn history_chart(view: &View, g: &HardwareGroup, b: &BenchmarkTrend) -> LineChar
         style: view.theme.series(0),
         line: true,
     }];
+    let top = max / div;
     for cp in &b.change_points {
+        let name = format!("step {}", format_percent(Some(cp.change_percent)));
         let x = cp.run_index as f64 - 0.5;
-        let top = max / div;
-        series.push(Series {
-            name: format!("step {}", format_percent(Some(cp.change_percent))),
-            points: (0..=8).map(|k| (x, top * k as f64 / 8.0)).collect(),
-            style: view.theme.failure(),
-            line: true,
-        });
+        series.push(vertical(name, x, top, view.theme.failure()));
+    }
+    if let Some((index, a)) = acknowledged_run(g, b) {
+        let name = format!("ack by {}", a.who);
+        series.push(vertical(name, index as f64, top, view.theme.warning()));
     }
     LineChart {
         title: format!(
@@ -78,6 +81,49 @@ fn history_chart(view: &View, g: &HardwareGroup, b: &BenchmarkTrend) -> LineChar
         y_title: format!("time/iter ({unit})"),
         series,
         legend: LegendPosition::TopLeft,
+    }
+}
+
+/// A vertical marker at run position `x`, from 0 to `top`.
+fn vertical(name: String, x: f64, top: f64, style: ratatui::style::Style) -> Series {
+    Series {
+        name,
+        points: (0..=8).map(|k| (x, top * k as f64 / 8.0)).collect(),
+        style,
+        line: true,
+    }
+}
+
+/// The benchmark's acknowledged step and its run's index in the group, when it has one.
+pub fn acknowledged_run<'a>(
+    g: &HardwareGroup,
+    b: &'a BenchmarkTrend,
+) -> Option<(usize, &'a Acknowledgement)> {
+    let a = b.acknowledged.as_ref()?;
+    let index = g.runs.iter().position(|r| r.run_id == a.run_id)?;
+    Some((index, a))
+}
+
+/// The line under the chart: who acknowledged the selected benchmark's step and why, else
+/// which other benchmarks of this history carry an acknowledgement.
+fn acknowledgement_line(g: &HardwareGroup, b: &BenchmarkTrend) -> String {
+    if let Some((index, a)) = acknowledged_run(g, b) {
+        let run = &g.runs[index];
+        let name = run.label.as_deref().unwrap_or(&run.run_id);
+        return format!(
+            "Acknowledged at run {} ({name}) by {}: {}",
+            index + 1,
+            a.who,
+            a.reason
+        );
+    }
+    let others: Vec<&str> = g.acknowledged().map(|(t, _)| t.id.as_str()).collect();
+    match others.len() {
+        0 => "No acknowledged steps in this history".into(),
+        n => format!(
+            "{n} acknowledged (↑/↓ to see who and why): {}",
+            others.join(", ")
+        ),
     }
 }
 
@@ -99,9 +145,15 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         return;
     };
     let selected = view.selected.min(g.benchmarks.len() - 1);
-    let [chart, map] =
-        Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(area);
-    history_chart(view, g, &g.benchmarks[selected]).render(chart, buf);
+    let [chart, ack, map] = Layout::vertical([
+        Constraint::Percentage(55),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
+    let b = &g.benchmarks[selected];
+    history_chart(view, g, b).render(chart, buf);
+    Line::from(acknowledgement_line(g, b)).render(ack, buf);
     // The selected benchmark first, then the rest in report order (regressions first).
     let mut rows: Vec<(String, Vec<Option<f64>>)> = Vec::new();
     for (i, b) in g.benchmarks.iter().enumerate() {
