@@ -192,11 +192,7 @@ impl Progress {
         }
         benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
         let started = self.started_unix_ms.unwrap_or(0);
-        let fingerprint = system
-            .as_ref()
-            .and_then(|s| s.get("fingerprint"))
-            .and_then(|f| f.as_str())
-            .map(String::from);
+        let fingerprint = crate::results::probe_fingerprint(system.as_ref());
         RunRecord {
             schema: RUN_SCHEMA.into(),
             run_id: "live".into(),

@@ -124,13 +124,7 @@ pub fn judge(
         .collect();
     sort_rows(&mut rows);
     let unmeasured = unmeasured(collected);
-    let fingerprint = |i: usize| {
-        collected.system[i]
-            .as_ref()
-            .and_then(|s| s.get("fingerprint"))
-            .and_then(|f| f.as_str())
-            .map(String::from)
-    };
+    let fingerprint = |i: usize| crate::results::probe_fingerprint(collected.system[i].as_ref());
     let hardware = HardwareCheck {
         baseline_fingerprint: fingerprint(0),
         candidate_fingerprint: fingerprint(1),
@@ -394,11 +388,7 @@ fn side_run(side: &SideRun, index: usize, collected: &Collected) -> RunRecord {
             baseline: "gate rounds".into(),
             analyzer_version: env!("CARGO_PKG_VERSION").into(),
         },
-        fingerprint: system
-            .as_ref()
-            .and_then(|s| s.get("fingerprint"))
-            .and_then(|f| f.as_str())
-            .map(String::from),
+        fingerprint: crate::results::probe_fingerprint(system.as_ref()),
         system,
         targets: Vec::new(),
         notes: vec![format!(

@@ -25,7 +25,7 @@ pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tr
 pub use record::sidecar_files;
 pub use run::{
     BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
-    Samples, SourceInfo,
+    Samples, SourceInfo, probe_fingerprint,
 };
 pub use store::{ImportProblem, ImportReport, LoadedRuns, ResultsError, RunStore, load_run};
 pub use time::{format_rfc3339_ms, now_unix_ms};

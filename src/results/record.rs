@@ -75,11 +75,7 @@ fn build_run(
             Err(e) => notes.push(format!("target report not kept: {e}")),
         }
     }
-    let fingerprint = system
-        .as_ref()
-        .and_then(|s| s.get("fingerprint"))
-        .and_then(|f| f.as_str())
-        .map(String::from);
+    let fingerprint = super::run::probe_fingerprint(system.as_ref());
     let (git_revision, git_dirty) = if full {
         crate::system::software::git_state(Path::new("."))
     } else {

@@ -103,6 +103,14 @@ pub struct FailedBenchmark {
     pub error: String,
 }
 
+/// The hardware fingerprint a system probe carries, the key runs are grouped and compared by.
+pub fn probe_fingerprint(system: Option<&serde_json::Value>) -> Option<String> {
+    system
+        .and_then(|s| s.get("fingerprint"))
+        .and_then(|f| f.as_str())
+        .map(String::from)
+}
+
 impl RunRecord {
     /// The error of `id` when it failed in this run.
     pub fn failure(&self, id: &str) -> Option<&str> {

@@ -121,11 +121,7 @@ fn unmeasured_run(criterion_dir: &Path, label: Option<String>) -> RunRecord {
             baseline: "new".into(),
             analyzer_version: env!("CARGO_PKG_VERSION").into(),
         },
-        fingerprint: system
-            .as_ref()
-            .and_then(|s| s.get("fingerprint"))
-            .and_then(|f| f.as_str())
-            .map(String::from),
+        fingerprint: crate::results::probe_fingerprint(system.as_ref()),
         system,
         targets,
         notes,
