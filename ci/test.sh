@@ -41,7 +41,7 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 
 step "unit and integration tests (the component tests drive the real Python stack)"
-STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet
+STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet --no-fail-fast
 
 step "every benchmark once (cargo bench -- --test), quick suite"
 for target in gemm memory_bandwidth tensor_ops attention components; do

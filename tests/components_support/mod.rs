@@ -183,7 +183,6 @@ pub fn python_wrapper(
     flags: &str,
     path_first: Option<&Path>,
 ) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let wrapper = dir.join("python-wrapper");
     let export = path_first
         .map(|p| {
@@ -193,16 +192,38 @@ pub fn python_wrapper(
             )
         })
         .unwrap_or_default();
-    std::fs::write(
+    write_script(
         &wrapper,
-        format!(
+        &format!(
             "#!/bin/sh\n{export}exec '{}' {flags} \"$@\"\n",
             python.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     wrapper
+}
+
+/// Writes an executable script without this process ever holding it open for writing.
+/// Tests run on many threads: one that forks while the script is open here carries the
+/// write handle into its child until that child execs, and executing the script in that
+/// window fails with ETXTBSY ("Text file busy"). A `sh` child writes it instead, so no
+/// handle of this process can leak.
+pub fn write_script(path: &Path, content: &str) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh starts");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(content.as_bytes())
+        .expect("script written to sh");
+    let status = child.wait().expect("sh finishes");
+    assert!(status.success(), "writing {} failed: {status}", path.display());
 }
 
 /// A folder of fake packages under `tests/fixtures/components/fake_packages`.
