@@ -223,7 +223,11 @@ pub fn write_script(path: &Path, content: &str) {
         .write_all(content.as_bytes())
         .expect("script written to sh");
     let status = child.wait().expect("sh finishes");
-    assert!(status.success(), "writing {} failed: {status}", path.display());
+    assert!(
+        status.success(),
+        "writing {} failed: {status}",
+        path.display()
+    );
 }
 
 /// A folder of fake packages under `tests/fixtures/components/fake_packages`.
