@@ -512,3 +512,82 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
         stderr(&out)
     );
 }
+
+/// The report the binary writes from the store's medians is the report computed from the
+/// whole runs: the same steps, statuses, groups, skips and failures, and acknowledgements.
+#[test]
+fn the_report_from_stored_medians_equals_the_report_from_whole_runs() {
+    use stackbench::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
+    use stackbench::analysis::trends::{TrendOptions, analyze_history};
+    use stackbench::harness::sidecar::{BenchmarkOutcome, TargetReport};
+    use stackbench::results::RunStore;
+    use stackbench::workload::{BenchId, Suite};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let mut runs = simulate_history(&HistoryScenario {
+        runs: 24,
+        benchmarks: 8,
+        stepped: 3,
+        step_at: 16,
+        step_percent: 25.0,
+        run: Scenario::clean(11),
+    });
+    // Two machines, interleaved in time; the other one lacks a benchmark and measured
+    // another's samples as broken (no finite median: no point on either path).
+    for (i, run) in runs.iter_mut().enumerate() {
+        if i % 3 == 1 {
+            run.fingerprint = Some("cpu=other x8;gpu=none".into());
+            run.benchmarks.retain(|b| b.id != "hist/b0005");
+            run.benchmarks[0].samples.times[0] = f64::NAN;
+        }
+    }
+    let mut target = TargetReport::new("gemm", Suite::Quick);
+    target.record(
+        &BenchId::new("gemm", "cuda", "all", "all"),
+        BenchmarkOutcome::Skipped {
+            reason: "no driver".into(),
+        },
+    );
+    let last = runs.len() - 1;
+    runs[last]
+        .targets
+        .push(serde_json::to_value(&target).unwrap());
+    let store = RunStore::new(&results);
+    for run in &runs {
+        store.save(run).unwrap();
+    }
+    let r = results.to_str().unwrap();
+    let out = run(&["ack", "hist/b0001", "--reason", "intended", "--results", r]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let out = run(&[r]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join("reports/report.json")).unwrap(),
+    )
+    .unwrap();
+    let options = TrendOptions {
+        acknowledgements: store.acknowledgements().unwrap(),
+        ..TrendOptions::default()
+    };
+    let whole = store.load_all().unwrap();
+    assert!(whole.problems.is_empty(), "{:?}", whole.problems);
+    let expected =
+        serde_json::to_value(analyze_history(&whole.runs, &options, Vec::new())).unwrap();
+    let without_time = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("generated");
+        v
+    };
+    let (written, expected) = (without_time(written), without_time(expected));
+    // What makes the comparison worth having: both machines, steps, a skip, an ack.
+    let groups = expected["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    let text = expected.to_string();
+    assert!(
+        text.contains("\"regressed\"") && text.contains("no driver"),
+        "{text}"
+    );
+    assert!(text.contains("\"reason\":\"intended\""), "{text}");
+    assert_eq!(written, expected);
+}

@@ -180,27 +180,145 @@ impl TrendReport {
     }
 }
 
+/// What the trends need of one run, without its samples.
+#[derive(Clone, Debug)]
+pub struct RunHeader {
+    pub summary: RunSummary,
+    pub created_unix_ms: u64,
+    pub fingerprint: Option<String>,
+}
+
+impl RunHeader {
+    pub fn of(run: &RunRecord) -> RunHeader {
+        RunHeader {
+            summary: RunSummary {
+                run_id: run.run_id.clone(),
+                timestamp: run.timestamp.clone(),
+                label: run.label.clone(),
+                git_revision: run.git_revision.clone(),
+                benchmarks: run.benchmarks.len(),
+            },
+            created_unix_ms: run.created_unix_ms,
+            fingerprint: run.fingerprint.clone(),
+        }
+    }
+
+    pub fn stored(run: &crate::results::StoredRun) -> RunHeader {
+        RunHeader {
+            summary: RunSummary {
+                run_id: run.run_id.clone(),
+                timestamp: run.timestamp.clone(),
+                label: run.label.clone(),
+                git_revision: run.git_revision.clone(),
+                benchmarks: run.benchmarks as usize,
+            },
+            created_unix_ms: run.created_unix_ms,
+            fingerprint: run.fingerprint.clone(),
+        }
+    }
+}
+
+/// The history the trends are computed from: the runs, oldest first, and each
+/// benchmark's medians as (index into `runs`, median ns), in run order. The store answers
+/// this from its indexed median column, so a report over a thousand runs of a thousand
+/// benchmarks never decodes a sample.
+#[derive(Clone, Debug, Default)]
+pub struct MedianHistory {
+    pub runs: Vec<RunHeader>,
+    pub series: Vec<(String, Vec<(usize, f64)>)>,
+}
+
+impl MedianHistory {
+    /// From whole runs (any order). A benchmark without a finite median has no point.
+    pub fn of_runs(runs: &[RunRecord]) -> MedianHistory {
+        let mut ordered: Vec<&RunRecord> = runs.iter().collect();
+        ordered.sort_by(|a, b| (a.created_unix_ms, &a.run_id).cmp(&(b.created_unix_ms, &b.run_id)));
+        let mut series: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
+        for (index, run) in ordered.iter().enumerate() {
+            for b in &run.benchmarks {
+                if let Some(m) = b.samples.median_ns() {
+                    series.entry(b.id.as_str()).or_default().push((index, m));
+                }
+            }
+        }
+        MedianHistory {
+            runs: ordered.iter().map(|r| RunHeader::of(r)).collect(),
+            series: series
+                .into_iter()
+                .map(|(id, points)| (id.to_string(), points))
+                .collect(),
+        }
+    }
+}
+
 /// Builds the trend report over `runs` (any order).
 pub fn analyze_history(
     runs: &[RunRecord],
     options: &TrendOptions,
     problems: Vec<String>,
 ) -> TrendReport {
-    let mut by_hardware: BTreeMap<String, Vec<&RunRecord>> = BTreeMap::new();
-    for run in runs {
-        let key = run
-            .fingerprint
-            .clone()
-            .unwrap_or_else(|| "unknown hardware".into());
-        by_hardware.entry(key).or_default().push(run);
+    let by_id: std::collections::HashMap<&str, &RunRecord> =
+        runs.iter().map(|r| (r.run_id.as_str(), r)).collect();
+    analyze_medians(
+        &MedianHistory::of_runs(runs),
+        &|run_id| {
+            by_id
+                .get(run_id)
+                .map(|r| not_measured(r))
+                .unwrap_or_default()
+        },
+        options,
+        problems,
+    )
+}
+
+/// One benchmark's medians in a hardware group: (run index in the group, median ns).
+type Series<'a> = (&'a str, Vec<(usize, f64)>);
+
+/// Builds the trend report over a median history. `not_measured_of` gives the skips and
+/// failures of a run by id; it is asked only for the latest run of each hardware group.
+pub fn analyze_medians(
+    history: &MedianHistory,
+    not_measured_of: &dyn Fn(&str) -> Vec<NotMeasured>,
+    options: &TrendOptions,
+    problems: Vec<String>,
+) -> TrendReport {
+    // Runs are already in time order, so each group's runs are too.
+    let mut by_hardware: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, run) in history.runs.iter().enumerate() {
+        let key = run.fingerprint.as_deref().unwrap_or("unknown hardware");
+        by_hardware.entry(key).or_default().push(index);
+    }
+    // Where each run sits: (its group, its index within the group).
+    let mut place = vec![(0, 0); history.runs.len()];
+    for (group, members) in by_hardware.values().enumerate() {
+        for (within, &run) in members.iter().enumerate() {
+            place[run] = (group, within);
+        }
+    }
+    let mut group_series: Vec<Vec<Series>> = vec![Vec::new(); by_hardware.len()];
+    for (id, points) in &history.series {
+        for &(run, median_ns) in points {
+            let (group, within) = place[run];
+            let series = &mut group_series[group];
+            match series.last_mut() {
+                Some((last, points)) if *last == id.as_str() => points.push((within, median_ns)),
+                _ => series.push((id.as_str(), vec![(within, median_ns)])),
+            }
+        }
     }
     let groups: Vec<HardwareGroup> = by_hardware
         .into_iter()
-        .map(|(fingerprint, mut group)| {
-            group.sort_by(|a, b| {
-                (a.created_unix_ms, &a.run_id).cmp(&(b.created_unix_ms, &b.run_id))
-            });
-            analyze_group(fingerprint, &group, options)
+        .zip(group_series)
+        .map(|((fingerprint, members), series)| {
+            let runs: Vec<&RunHeader> = members.iter().map(|&i| &history.runs[i]).collect();
+            analyze_group(
+                fingerprint.to_string(),
+                &runs,
+                &series,
+                not_measured_of,
+                options,
+            )
         })
         .collect();
     let overall_status = groups
@@ -220,22 +338,13 @@ pub fn analyze_history(
 
 fn analyze_group(
     fingerprint: String,
-    runs: &[&RunRecord],
+    runs: &[&RunHeader],
+    series: &[Series],
+    not_measured_of: &dyn Fn(&str) -> Vec<NotMeasured>,
     options: &TrendOptions,
 ) -> HardwareGroup {
-    // Series of run medians per benchmark id.
-    let mut series: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
-    for (index, run) in runs.iter().enumerate() {
-        for b in &run.benchmarks {
-            series
-                .entry(b.id.as_str())
-                .or_default()
-                .push((index, median(&b.samples.per_iteration_ns())));
-        }
-    }
-    let entries: Vec<(&str, Vec<(usize, f64)>)> = series.into_iter().collect();
-    let run_ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
-    let mut benchmarks = parallel_map(&entries, |(id, points)| {
+    let run_ids: Vec<&str> = runs.iter().map(|r| r.summary.run_id.as_str()).collect();
+    let mut benchmarks = parallel_map(series, |(id, points)| {
         trend_of(id, points, &run_ids, options)
     });
     benchmarks.sort_by(|a, b| {
@@ -258,20 +367,14 @@ fn analyze_group(
     } else {
         OverallStatus::Healthy
     };
-    let not_measured = runs.last().map(|r| not_measured(r)).unwrap_or_default();
+    let not_measured = run_ids
+        .last()
+        .map(|id| not_measured_of(id))
+        .unwrap_or_default();
     HardwareGroup {
         fingerprint,
         not_measured,
-        runs: runs
-            .iter()
-            .map(|r| RunSummary {
-                run_id: r.run_id.clone(),
-                timestamp: r.timestamp.clone(),
-                label: r.label.clone(),
-                git_revision: r.git_revision.clone(),
-                benchmarks: r.benchmarks.len(),
-            })
-            .collect(),
+        runs: runs.iter().map(|r| r.summary.clone()).collect(),
         benchmarks,
         overall_status,
     }

@@ -4,7 +4,9 @@
 use crate::analysis::simulate::{
     HistoryScenario, Scenario, measure_quality, simulate_history, write_pair_tree,
 };
-use crate::analysis::trends::{TrendOptions, analyze_history};
+use crate::analysis::trends::{
+    MedianHistory, RunHeader, TrendOptions, analyze_medians, not_measured,
+};
 use crate::analysis::{CompareOptions, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
 use crate::harness::sidecar::criterion_home;
@@ -414,14 +416,16 @@ fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
         );
     }
     let store = RunStore::new(&args.dir);
-    let loaded = store.load_all()?;
-    if loaded.runs.is_empty() && loaded.problems.is_empty() {
+    // Medians for the history, whole runs only where the report shows them: a store of a
+    // thousand runs is never decoded sample by sample.
+    let stored = store.report_history()?;
+    if stored.runs.is_empty() && stored.problems.is_empty() {
         bail!(
             "no runs in {} (record one with `analyze-trends record`)",
             store.runs_dir().display()
         );
     }
-    let problems: Vec<String> = loaded.problems.iter().map(|e| e.to_string()).collect();
+    let problems: Vec<String> = stored.problems.iter().map(|e| e.to_string()).collect();
     for p in &problems {
         eprintln!("warning: {p}");
     }
@@ -430,8 +434,23 @@ fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
         acknowledgements: store.acknowledgements()?,
         ..TrendOptions::default()
     };
-    let report = analyze_history(&loaded.runs, &options, problems);
-    let written = write_reports_with_runs(&report, &loaded.runs, &store.reports_dir())?;
+    let history = MedianHistory {
+        runs: stored.runs.iter().map(RunHeader::stored).collect(),
+        series: stored.series,
+    };
+    let whole: std::collections::HashMap<&str, &RunRecord> = stored
+        .whole_runs
+        .iter()
+        .map(|r| (r.run_id.as_str(), r))
+        .collect();
+    let not_measured_of = |run_id: &str| {
+        whole
+            .get(run_id)
+            .map(|r| not_measured(r))
+            .unwrap_or_default()
+    };
+    let report = analyze_medians(&history, &not_measured_of, &options, problems);
+    let written = write_reports_with_runs(&report, &stored.whole_runs, &store.reports_dir())?;
     print!("{}", render_terminal(&report));
     for path in written {
         println!("wrote {}", path.display());

@@ -156,6 +156,15 @@ impl SampleFile {
             .map(|(t, n)| t / n)
             .collect()
     }
+
+    /// The median per-iteration time: what the history store keeps in its indexed
+    /// column and the trends are drawn from. `None` without samples or when one is not
+    /// finite (a broken measurement has no median to trend).
+    pub fn median_ns(&self) -> Option<f64> {
+        let per_iter = self.per_iteration_ns();
+        let finite = !per_iter.is_empty() && per_iter.iter().all(|v| v.is_finite());
+        finite.then(|| crate::stats::median(&per_iter))
+    }
 }
 
 #[cfg(test)]

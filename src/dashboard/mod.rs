@@ -106,6 +106,18 @@ impl Dashboard {
         compare: Option<usize>,
     ) -> Dashboard {
         let trends = analyze_history(&runs, &TrendOptions::default(), problems.clone());
+        Dashboard::with_trends(runs, trends, problems, run, compare)
+    }
+
+    /// A dashboard over `runs` whose trends were judged already, over a longer history
+    /// than `runs` (the history report draws the newest run's pages this way).
+    pub fn with_trends(
+        runs: Vec<RunRecord>,
+        trends: TrendReport,
+        problems: Vec<String>,
+        run: usize,
+        compare: Option<usize>,
+    ) -> Dashboard {
         let hardware = analyze_hardware(&runs, &NoPrices);
         let mut dashboard = Dashboard {
             runs,

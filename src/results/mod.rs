@@ -14,7 +14,8 @@ mod store;
 mod time;
 
 pub use db::{
-    Acknowledgement, ComparisonRecord, DbError, HistoryPoint, PruneOutcome, RunOrder, StoredRun,
+    Acknowledgement, ComparisonRecord, DbError, HistoryPoint, MedianSeries, PruneOutcome, RunOrder,
+    StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
 pub use measured::{MeasuredOnly, measured_only};
@@ -27,5 +28,7 @@ pub use run::{
     BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
     Samples, SourceInfo, probe_fingerprint,
 };
-pub use store::{ImportProblem, ImportReport, LoadedRuns, ResultsError, RunStore, load_run};
+pub use store::{
+    ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
+};
 pub use time::{format_rfc3339_ms, now_unix_ms};

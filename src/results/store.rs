@@ -7,8 +7,8 @@
 
 use super::atomic::{AtomicWriteError, write_atomic};
 use super::db::{
-    Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, PruneOutcome,
-    RunOrder, StoredRun,
+    Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, MedianSeries,
+    PruneOutcome, RunOrder, StoredRun,
 };
 use super::run::{RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
 use std::path::{Path, PathBuf};
@@ -54,6 +54,18 @@ fn describe_available(available: &[String]) -> String {
 #[derive(Debug, Default)]
 pub struct LoadedRuns {
     pub runs: Vec<RunRecord>,
+    pub problems: Vec<ResultsError>,
+}
+
+/// The history report's input (see [`RunStore::report_history`]).
+#[derive(Debug, Default)]
+pub struct ReportHistory {
+    /// Every run, oldest first.
+    pub runs: Vec<StoredRun>,
+    /// Per benchmark id, (index into `runs`, median ns) in run order.
+    pub series: MedianSeries,
+    /// The runs the report shows whole, oldest first.
+    pub whole_runs: Vec<RunRecord>,
     pub problems: Vec<ResultsError>,
 }
 
@@ -212,6 +224,44 @@ impl RunStore {
             }
         }
         Ok(report)
+    }
+
+    /// What the history report reads: every run's medians (no samples), and whole runs
+    /// only where the report shows more than medians. Those are the newest run, the run
+    /// before it and the one before it on the same hardware (the run pages), and the
+    /// latest run of each hardware group (its skips and failures).
+    pub fn report_history(&self) -> Result<ReportHistory, ResultsError> {
+        let mut out = ReportHistory::default();
+        if !self.dir.is_dir() {
+            return Ok(out);
+        }
+        let (db, problems) = self.synced()?;
+        out.problems = problems;
+        let (runs, series) = db.medians()?;
+        let mut wanted = std::collections::BTreeSet::new();
+        if let Some(newest) = runs.len().checked_sub(1) {
+            wanted.extend(newest.checked_sub(1));
+            wanted.extend(
+                runs[..newest]
+                    .iter()
+                    .rposition(|r| r.fingerprint == runs[newest].fingerprint),
+            );
+        }
+        let mut latest_of_group = std::collections::HashMap::new();
+        for (index, run) in runs.iter().enumerate() {
+            latest_of_group.insert(run.fingerprint.as_deref(), index);
+        }
+        wanted.extend(latest_of_group.into_values());
+        for index in wanted {
+            match db.load_run(&runs[index].run_id) {
+                Ok(Some(run)) => out.whole_runs.push(run),
+                Ok(None) => {}
+                Err(e) => out.problems.push(e.into()),
+            }
+        }
+        out.runs = runs;
+        out.series = series;
+        Ok(out)
     }
 
     /// Every run, newest first, from the database alone (no benchmarks loaded).

@@ -18,7 +18,7 @@ pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
     for p in &report.problems {
         let _ = writeln!(out, "> ⚠️ run not read: {p}\n");
     }
-    text_charts(&mut out, runs);
+    text_charts(&mut out, report, runs);
     for g in &report.groups {
         group_section(&mut out, g);
     }
@@ -26,14 +26,14 @@ pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
 }
 
 /// The dashboard's summary and before/after pages as text, in code blocks: the same
-/// widgets the terminal draws.
-fn text_charts(out: &mut String, runs: &[RunRecord]) {
+/// widgets the terminal draws, over the newest of `runs` and the run before it.
+fn text_charts(out: &mut String, report: &TrendReport, runs: &[RunRecord]) {
     use crate::dashboard::{Dashboard, page_by_name, text::render_page, theme::Theme};
     if runs.is_empty() {
         return;
     }
     let latest = runs.len() - 1;
-    let data = Dashboard::from_runs(runs.to_vec(), Vec::new(), latest, None);
+    let data = Dashboard::with_trends(runs.to_vec(), report.clone(), Vec::new(), latest, None);
     out.push_str("## The latest run at a glance\n\n");
     for name in ["summary", "compare"] {
         if let Ok(index) = page_by_name(name) {

@@ -5,7 +5,6 @@
 //! `RunRecord` or `BenchmarkRecord` later survive a round trip through the database.
 
 use crate::results::run::{BenchmarkRecord, RunRecord};
-use crate::stats::median;
 
 /// The columns of one `benchmarks` row and its `samples` row.
 pub(super) struct BenchmarkRow {
@@ -67,7 +66,7 @@ pub(super) fn benchmark_row(b: &BenchmarkRecord) -> Result<BenchmarkRow, serde_j
     let per_iter = b.samples.per_iteration_ns();
     let finite = !per_iter.is_empty() && per_iter.iter().all(|v| v.is_finite());
     Ok(BenchmarkRow {
-        median_ns: finite.then(|| median(&per_iter)),
+        median_ns: b.samples.median_ns(),
         min_ns: finite.then(|| per_iter.iter().copied().fold(f64::INFINITY, f64::min)),
         sample_count: per_iter.len(),
         throughput_kind: b.throughput.as_ref().map(|t| t.kind()),

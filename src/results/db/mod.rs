@@ -14,7 +14,9 @@ mod queries;
 mod runs;
 mod schema;
 
-pub use queries::{Acknowledgement, ComparisonRecord, HistoryPoint, PruneOutcome, StoredRun};
+pub use queries::{
+    Acknowledgement, ComparisonRecord, HistoryPoint, MedianSeries, PruneOutcome, StoredRun,
+};
 pub use runs::Inserted;
 pub use schema::SCHEMA_VERSION;
 

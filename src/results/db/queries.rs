@@ -24,6 +24,9 @@ pub struct StoredRun {
     pub unreadable: u64,
 }
 
+/// Per benchmark id, its medians as (index into a list of runs, median ns).
+pub type MedianSeries = Vec<(String, Vec<(usize, f64)>)>;
+
 /// One run's value of one benchmark.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryPoint {
@@ -149,6 +152,53 @@ impl HistoryDb {
             [],
             stored_run,
         )
+    }
+
+    /// Every run, oldest first, and per benchmark id its medians as (index into those
+    /// runs, median ns) in run order: what the history report is computed from. It reads
+    /// the runs table and the covering `benchmarks_by_id` index only, never a sample, so
+    /// 1,000 runs of 1,000 benchmarks come back in about a second.
+    pub fn medians(&self) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
+        let context = "reading the benchmark medians";
+        let runs: Vec<(i64, StoredRun)> = self.collect(
+            context,
+            "SELECT run_id, timestamp, created_unix_ms, label, git_revision, git_dirty,
+                    fingerprint, benchmark_count, failed_count, skipped_count, unreadable_count, pk
+             FROM runs ORDER BY created_unix_ms, run_id",
+            [],
+            |row| Ok((row.get(11)?, stored_run(row)?)),
+        )?;
+        let index_of: std::collections::HashMap<i64, usize> = runs
+            .iter()
+            .enumerate()
+            .map(|(index, (pk, _))| (*pk, index))
+            .collect();
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT bench_id, run_pk, median_ns FROM benchmarks INDEXED BY benchmarks_by_id
+                 WHERE median_ns IS NOT NULL ORDER BY bench_id",
+            )
+            .map_err(|e| self.sql(context, e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.sql(context, e))?;
+        let mut series: MedianSeries = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.sql(context, e))? {
+            let read = |e| self.sql(context, e);
+            let id = row.get_ref(0).and_then(|v| Ok(v.as_str()?)).map_err(read)?;
+            let run_pk: i64 = row.get(1).map_err(read)?;
+            let median_ns: f64 = row.get(2).map_err(read)?;
+            let Some(&index) = index_of.get(&run_pk) else {
+                continue;
+            };
+            match series.last_mut() {
+                Some((last, points)) if last == id => points.push((index, median_ns)),
+                _ => series.push((id.to_string(), vec![(index, median_ns)])),
+            }
+        }
+        for (_, points) in &mut series {
+            points.sort_by_key(|&(index, _)| index);
+        }
+        Ok((runs.into_iter().map(|(_, run)| run).collect(), series))
     }
 
     /// Every measured value of `bench_id`, oldest first (the `benchmarks_by_id` index
