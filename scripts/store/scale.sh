@@ -32,6 +32,7 @@ for i in $(seq "$repeats"); do
   { /usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KB max RSS" "$bin" "$work" > "$work/terminal.txt"; } 2>&1
 done
 head -n 3 "$work/terminal.txt"
+echo "report files: $(cd "$work/reports" && du -h report.html report.json report.md summary.csv | tr '\t\n' '  ')"
 for i in $(seq "$repeats"); do
   rm -rf "$work/fresh"
   echo -n "import one run of $benchmarks benchmarks into an empty store: "

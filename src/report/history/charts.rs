@@ -10,6 +10,8 @@ use std::fmt::Write;
 
 pub const WIDTH: u32 = 640;
 pub const HEIGHT: u32 = 340;
+/// The most points of a line that get a visible marker.
+const MAX_MARKED: usize = 100;
 
 /// Series colours, then the colours for before (red) and after (green).
 const PALETTE: [RGBColor; 8] = [
@@ -103,6 +105,30 @@ fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     lo.is_finite().then_some((lo, hi))
 }
 
+/// At most `2 * buckets` of `points` (x ascending): the lowest and the highest point of
+/// each of `buckets` equal slices, in x order. A chart a few hundred pixels wide cannot
+/// show more than that, and unlike a plain stride it keeps every step and outlier; with a
+/// hover target per point, 1,000 charts of 1,000 runs would otherwise weigh 200 MB.
+pub fn min_max_decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
+    if buckets == 0 || points.len() <= 2 * buckets {
+        return points.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * buckets);
+    for b in 0..buckets {
+        let slice = &points[b * points.len() / buckets..(b + 1) * points.len() / buckets];
+        let by_y = |a: &&(f64, f64), c: &&(f64, f64)| a.1.total_cmp(&c.1);
+        let (Some(lo), Some(hi)) = (slice.iter().min_by(by_y), slice.iter().max_by(by_y)) else {
+            continue;
+        };
+        let (first, second) = if lo.0 <= hi.0 { (lo, hi) } else { (hi, lo) };
+        out.push(*first);
+        if second != first {
+            out.push(*second);
+        }
+    }
+    out
+}
+
 /// A line chart as an SVG string (or the reason it could not be drawn).
 pub fn line_chart(spec: &LineSpec) -> Result<String, String> {
     let all = || spec.series.iter().flat_map(|s| s.points.iter().copied());
@@ -181,9 +207,13 @@ where
         if s.reference {
             continue;
         }
-        chart
-            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-            .map_err(err)?;
+        // Past MAX_MARKED points the markers only overlap into a thick line; the hover
+        // targets below still name every point.
+        if s.points.len() <= MAX_MARKED {
+            chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+                .map_err(err)?;
+        }
         for &(x, y) in &s.points {
             let (px, py) = chart.backend_coord(&(x, y));
             let hover = format!(
@@ -283,4 +313,32 @@ pub fn bar_chart(spec: &BarsSpec) -> Result<String, String> {
         root.present().map_err(err)?;
     }
     Ok(with_titles(svg, &targets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::min_max_decimate;
+
+    #[test]
+    fn decimation_keeps_steps_and_outliers_in_order() {
+        let mut points: Vec<(f64, f64)> = (0..1000)
+            .map(|i| (i as f64, if i < 600 { 10.0 } else { 12.0 }))
+            .collect();
+        points[333].1 = 50.0;
+        points[777].1 = 1.0;
+        let kept = min_max_decimate(&points, 100);
+        assert!(kept.len() <= 200, "{}", kept.len());
+        assert!(kept.windows(2).all(|w| w[0].0 < w[1].0), "x order");
+        for must in [(333.0, 50.0), (777.0, 1.0), (0.0, 10.0)] {
+            assert!(kept.contains(&must), "{must:?} dropped");
+        }
+        // The step survives: points either side of it, at both levels.
+        assert!(kept.iter().any(|p| p.0 < 600.0 && p.1 == 10.0));
+        assert!(kept.iter().any(|p| p.0 >= 600.0 && p.1 == 12.0));
+        // Short series are drawn whole.
+        assert_eq!(
+            min_max_decimate(&points[..150], 100),
+            points[..150].to_vec()
+        );
+    }
 }

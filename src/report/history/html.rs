@@ -3,7 +3,7 @@
 //! history charts with change points marked, collapsed by family so 1,000 benchmarks stay
 //! readable. Charts are drawn by plotters as inline SVG (`charts`).
 
-use super::charts::{LineSeriesSpec, LineSpec, RED, XScale, line_chart, palette};
+use super::charts::{LineSeriesSpec, LineSpec, RED, XScale, line_chart, min_max_decimate, palette};
 use super::run_name;
 use crate::analysis::trends::{BenchmarkTrend, HardwareGroup, TrendReport, TrendStatus};
 use crate::report::format::{format_ns, format_percent};
@@ -22,17 +22,30 @@ figcaption{font-size:12px;color:#555}.charts .nochart{flex-basis:100%;margin:2px
 
 pub(super) use crate::report::format::escape_html as escape;
 
+/// Slices a history chart's runs are drawn in once there are more than twice as many
+/// runs: two points per slice is still more than one per pixel of the plot.
+const HISTORY_BUCKETS: usize = 120;
+
 /// The time series of one benchmark: medians per run, change points as red lines.
 fn chart(g: &HardwareGroup, b: &BenchmarkTrend) -> String {
     let max = b.points.iter().map(|p| p.1).fold(0.0, f64::max);
     let (div, unit) = crate::dashboard::pages::trends::time_unit(max);
+    let points: Vec<(f64, f64)> = b
+        .points
+        .iter()
+        .map(|&(i, v)| ((i + 1) as f64, v / div))
+        .collect();
+    let drawn = if points.len() > 2 * HISTORY_BUCKETS {
+        format!(
+            " (the lowest and highest of each of {HISTORY_BUCKETS} slices of its {} runs)",
+            points.len()
+        )
+    } else {
+        String::new()
+    };
     let mut series = vec![LineSeriesSpec {
         name: "median time per iteration".into(),
-        points: b
-            .points
-            .iter()
-            .map(|&(i, v)| ((i + 1) as f64, v / div))
-            .collect(),
+        points: min_max_decimate(&points, HISTORY_BUCKETS),
         colour: palette(0),
         reference: false,
     }];
@@ -59,7 +72,7 @@ fn chart(g: &HardwareGroup, b: &BenchmarkTrend) -> String {
     };
     match line_chart(&spec) {
         Ok(svg) => format!(
-            "<figure class=\"chart\">{svg}<figcaption>{} history</figcaption></figure>",
+            "<figure class=\"chart\">{svg}<figcaption>{} history{drawn}</figcaption></figure>",
             escape(&b.id)
         ),
         Err(e) => format!("<p class=\"nochart\">no chart: {}</p>", escape(&e)),
