@@ -11,6 +11,7 @@ pub mod defaults;
 pub mod installation;
 pub mod render;
 pub mod runner;
+pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
 use crate::config::{Config, ResolvedSuite};
@@ -43,6 +44,8 @@ pub enum ThresholdKind {
     PeakFraction,
     /// A fraction of the CPU's FMA peak (measured or theoretical, the larger).
     CpuPeak,
+    /// A fraction of the DIMMs' theoretical bandwidth that STREAM reaches on all cores.
+    StreamExpectation,
     /// This machine's own history: median − k·noise over its stored runs.
     Learned,
     /// Something installed works or does not (a backend loads, a kernel runs).
@@ -249,8 +252,10 @@ pub fn validate(inputs: &Inputs) -> ValidationResult {
         };
         let thresholds = defaults::thresholds_for(inputs, benchmark, &figure);
         if thresholds.is_empty() {
+            let why =
+                defaults::why_no_default(run, id).unwrap_or_else(|| "no threshold applies".into());
             notes.push(format!(
-                "{id}: no threshold applies (add a [[thresholds]] rule to stackbench.toml)"
+                "{id}: {why} (add a [[thresholds]] rule to stackbench.toml)"
             ));
         }
         let before = inputs
