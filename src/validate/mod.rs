@@ -251,9 +251,14 @@ pub fn validate(inputs: &Inputs) -> ValidationResult {
             continue;
         };
         let thresholds = defaults::thresholds_for(inputs, benchmark, &figure);
-        if thresholds.is_empty() {
-            let why =
-                defaults::why_no_default(run, id).unwrap_or_else(|| "no threshold applies".into());
+        // A default that could not be made is said even when a learned threshold judged
+        // the benchmark: "as usual" is not "as the hardware allows".
+        let no_default = thresholds.iter().all(|t| t.kind == ThresholdKind::Learned);
+        let why = no_default
+            .then(|| defaults::why_no_default(run, id))
+            .flatten()
+            .or_else(|| thresholds.is_empty().then(|| "no threshold applies".into()));
+        if let Some(why) = why {
             notes.push(format!(
                 "{id}: {why} (add a [[thresholds]] rule to stackbench.toml)"
             ));
