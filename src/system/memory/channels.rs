@@ -45,12 +45,14 @@ fn letter_then_slot() -> &'static Regex {
 
 /// The channel a slot sits on, by its locator strings.
 fn channel_of(device: &MemoryDevice) -> Option<String> {
+    // The bank locator first: where both name a channel, it is the one that means it.
     let strings = [device.bank_locator.as_deref(), device.locator.as_deref()];
-    let texts = strings.iter().flatten();
-    for text in texts.clone() {
-        if let Some(m) = channel_word().find(text) {
-            return Some(with_socket(m.as_str(), &strings));
-        }
+    if let Some(m) = strings
+        .iter()
+        .flatten()
+        .find_map(|t| channel_word().find(t))
+    {
+        return Some(with_socket(m.as_str(), &strings));
     }
     let locator = device.locator.as_deref()?;
     let caps = letter_then_slot().captures(locator)?;

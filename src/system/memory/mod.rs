@@ -158,23 +158,8 @@ impl MemoryReading {
             .collect::<Option<Vec<_>>>()
             .and_then(|w| w.into_iter().min());
         let (channels, channels_from) = channels::infer(slots);
-        let (theoretical_bytes_per_s, peak_formula) = match (transfer_rate_mts, data_width_bits) {
-            (Some(mts), Some(bits)) => {
-                let peak = f64::from(channels) * f64::from(mts) * 1e6 * f64::from(bits) / 8.0;
-                (
-                    Some(peak),
-                    format!(
-                        "{channels} channel(s) x {mts} MT/s x {} bytes = {:.1} GB/s",
-                        bits / 8,
-                        peak / 1e9
-                    ),
-                )
-            }
-            _ => (
-                None,
-                "no peak: the transfer rate or data width is unknown".into(),
-            ),
-        };
+        let (theoretical_bytes_per_s, peak_formula) =
+            theoretical_peak(channels, transfer_rate_mts, data_width_bits);
         MemoryReading::Read(MemoryConfig {
             source: source.into(),
             slots: slots.len() as u32,
@@ -239,6 +224,27 @@ impl MemoryReading {
             },
             MemoryReading::Unavailable { reason } => Err(reason.clone()),
         }
+    }
+}
+
+/// channels × MT/s × bus bytes, written out; `None` with the reason when a factor is unknown.
+fn theoretical_peak(channels: u32, mts: Option<u32>, bits: Option<u16>) -> (Option<f64>, String) {
+    match (mts, bits) {
+        (Some(mts), Some(bits)) => {
+            let peak = f64::from(channels) * f64::from(mts) * 1e6 * f64::from(bits) / 8.0;
+            (
+                Some(peak),
+                format!(
+                    "{channels} channel(s) x {mts} MT/s x {} bytes = {:.1} GB/s",
+                    bits / 8,
+                    peak / 1e9
+                ),
+            )
+        }
+        _ => (
+            None,
+            "no peak: the transfer rate or data width is unknown".into(),
+        ),
     }
 }
 
