@@ -292,7 +292,7 @@ fn run_dmidecode() -> Result<Vec<MemoryDevice>, String> {
         return Err("dmidecode is not installed".into());
     }
     let text = super::gpu::run_with_timeout("dmidecode", &["-t", "17"], Duration::from_secs(10))
-        .ok_or("dmidecode -t 17 failed (it needs root) or timed out")?;
+        .ok_or("dmidecode -t 17 failed or timed out (it needs root and an SMBIOS table to read)")?;
     dmidecode::parse(&text).map_err(|e| e.to_string())
 }
 
