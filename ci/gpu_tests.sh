@@ -84,6 +84,18 @@ loads = [c for c in checks if c["name"] in ("installation/cuda loads", "installa
 assert loads and all(c["passed"] for c in loads), f"no GPU backend loaded: {loads}"
 gpu = [c for c in checks if c.get("benchmark", "").split("/")[1:2] in (["cuda"], ["rocm"])]
 assert any(c["threshold_kind"] in ("vendor", "peak_fraction") for c in gpu), "no GPU figure was judged"
+# Unconfirmed without a GPU: torch's CUDA build judged against the driver's CUDA version
+# (src/validate/torch_cuda.rs) once a torch component measured something on the GPU, and
+# the CPU triad either judged against its DIMMs' STREAM expectation or noted with the reason.
+notes = " ".join(verdict["notes"])
+torch_ran = any(r["id"].startswith("components/") and r["outcome"] == "measured" for r in verdict["results"])
+torch_checks = [c for c in checks if c["name"].startswith("installation/torch ")]
+if torch_ran and "installation/cuda loads" in [c["name"] for c in loads]:
+    assert torch_checks or "built for ROCm" in notes or "CPU-only build" in notes, "torch's CUDA build was not judged"
+for r in verdict["results"]:
+    if r["id"].startswith("memory_bandwidth/cpu/triad/") and r["outcome"] == "measured":
+        judged = any(c.get("benchmark") == r["id"] and c["threshold_kind"] in ("stream_expectation", "config") for c in checks)
+        assert judged or f'{r["id"]}: no STREAM expectation' in notes, f'{r["id"]}: neither judged nor explained'
 for c in checks:
     print(f'{c["status"]:8} {c["threshold_kind"]:13} {c["name"]}: expected {c["expected"]}, actual {c["actual"]}')
 PY

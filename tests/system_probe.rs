@@ -172,3 +172,51 @@ fn the_live_probe_measures_a_cpu_peak() {
         "the CPU backend is always there"
     );
 }
+
+/// The DIMMs from raw SMBIOS type-17 records (written by
+/// tests/fixtures/system/make_dmi_entries.py): 16 of 32 slots, eight DDR5 channels per socket
+/// named by the slots, and the bandwidth they allow becomes the CPU's memory peak.
+#[test]
+fn dimms_from_raw_smbios_records_give_the_memory_peak() {
+    use stackbench::system::memory::{MemoryReading, channels::ChannelBasis};
+    use stackbench::system::peak::PeakMetric;
+    let p = probe("x86_64-xeon-spr-2s");
+    let MemoryReading::Read(m) = &p.memory_config else {
+        panic!("{:?}", p.memory_config);
+    };
+    assert_eq!((m.slots, m.dimms.len()), (32, 16));
+    assert_eq!((m.channels, m.channels_from), (16, ChannelBasis::Locators));
+    assert_eq!(
+        (m.transfer_rate_mts, m.data_width_bits),
+        (Some(4400), Some(64))
+    );
+    assert_eq!(m.rate_basis, "configured speed");
+    assert_eq!(m.dimms[0].locator.as_deref(), Some("CPU0_DIMM_A1"));
+    assert_eq!(m.dimms[0].size_bytes, Some(64 << 30));
+    assert_eq!(m.dimms[0].memory_type.as_deref(), Some("DDR5"));
+    let peak = 16.0 * 4400e6 * 8.0;
+    assert_eq!(m.theoretical_bytes_per_s, Some(peak));
+    let memory = p
+        .peaks
+        .iter()
+        .find(|k| k.metric == PeakMetric::BytesPerSecond)
+        .expect("a CPU memory peak");
+    assert_eq!(memory.theoretical, Some(peak));
+    assert!(memory.source.contains("563.2 GB/s"), "{}", memory.source);
+    assert!(
+        p.to_text()
+            .contains("16 of 32 slots populated (DDR5), 16 channel(s)")
+    );
+
+    // The VM exposes no DMI: the reading says so instead of guessing.
+    let vm = probe("x86_64-epyc-zen4-vm");
+    match &vm.memory_config {
+        MemoryReading::Unavailable { reason } => assert!(reason.contains("is absent"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        !vm.peaks
+            .iter()
+            .any(|k| k.metric == PeakMetric::BytesPerSecond)
+    );
+}

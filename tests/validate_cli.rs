@@ -348,3 +348,261 @@ fn a_real_cpu_suite_runs_and_an_unmeetable_threshold_fails_it() {
     let iters = run["benchmarks"][0]["samples"]["iters"].as_array().unwrap();
     assert_eq!(iters.len(), 12);
 }
+
+const TRIAD_ID: &str = "memory_bandwidth/cpu/triad/256MiB";
+/// Bytes STREAM counts for one triad pass over 256 MiB arrays (3 arrays).
+const TRIAD_BYTES: u64 = 3 * (256 << 20);
+/// Each recorded pass takes 20 ms: 40.27 GB/s.
+const TRIAD_NS: f64 = 20e6;
+const TORCH_ID: &str = "components/tiny_gpt/prefill/b1_s128";
+
+/// The probe's memory configuration for `channels` DDR5 channels at `mts`, one DIMM each,
+/// built by the probe's own code from type-17 records.
+fn dimms(channels: u8, mts: u32) -> Value {
+    use stackbench::system::memory::{MemoryDevice, MemoryReading};
+    let slots: Vec<MemoryDevice> = (0..channels)
+        .map(|c| MemoryDevice {
+            locator: Some(format!("DIMM_{}1", (b'A' + c) as char)),
+            bank_locator: Some("P0".into()),
+            size_bytes: Some(32 << 30),
+            memory_type: Some("DDR5".into()),
+            speed_mts: Some(mts),
+            configured_mts: Some(mts),
+            data_width_bits: Some(64),
+            total_width_bits: Some(80),
+        })
+        .collect();
+    serde_json::to_value(MemoryReading::from_slots(
+        &slots,
+        "/sys/firmware/dmi/entries/17-*/raw",
+    ))
+    .unwrap()
+}
+
+/// A recorded run of one CPU triad at 40.27 GB/s, on the recorded Zen 4 probe with
+/// `memory_config` and `backends` patched in, and one component benchmark whose worker
+/// reported `torch_facts`.
+fn stream_run(
+    dir: &Path,
+    memory_config: Value,
+    cuda: Option<Value>,
+    torch_facts: Value,
+) -> PathBuf {
+    let criterion = dir.join("criterion");
+    let bench = criterion.join("memory_bandwidth_cpu/triad/256MiB/new");
+    std::fs::create_dir_all(&bench).unwrap();
+    let template = root().join("tests/fixtures/criterion-0.8/gemm_cpu/triad/1MiB/new");
+    for file in ["estimates.json", "tukey.json"] {
+        std::fs::copy(template.join(file), bench.join(file)).unwrap();
+    }
+    let write = |path: PathBuf, doc: Value| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    };
+    write(
+        bench.join("benchmark.json"),
+        serde_json::json!({"group_id": "memory_bandwidth/cpu", "function_id": "triad",
+            "value_str": "256MiB", "throughput": {"Bytes": TRIAD_BYTES}, "full_id": TRIAD_ID,
+            "directory_name": "memory_bandwidth_cpu/triad/256MiB", "title": TRIAD_ID}),
+    );
+    let iters: Vec<f64> = (1..=10).map(f64::from).collect();
+    let times: Vec<f64> = iters.iter().map(|i| i * TRIAD_NS).collect();
+    write(
+        bench.join("sample.json"),
+        serde_json::json!({"sampling_mode": "Linear", "iters": iters, "times": times}),
+    );
+    let recorded = root().join("tests/fixtures/criterion-0.8/stackbench/system.json");
+    let mut probe: Value = serde_json::from_slice(&std::fs::read(recorded).unwrap()).unwrap();
+    probe["memory_config"] = memory_config;
+    if let Some(cuda) = cuda {
+        probe["backends"]["cuda"] = cuda;
+    }
+    assert_schema("system.schema.json", &probe);
+    write(criterion.join("stackbench/system.json"), probe);
+    write(
+        criterion.join("stackbench/targets/components.json"),
+        serde_json::json!({"schema": "stackbench.target.v1", "target": "components",
+            "suite": "quick", "started_unix_s": 0, "benchmarks": {TORCH_ID: {
+                "group": "components/tiny_gpt", "function": "prefill", "value": "b1_s128",
+                "outcome": "measured", "notes": torch_facts}}}),
+    );
+    // The target reports say what the run measured (the recorder drops anything else).
+    write(
+        criterion.join("stackbench/targets/memory_bandwidth.json"),
+        serde_json::json!({"schema": "stackbench.target.v1", "target": "memory_bandwidth",
+            "suite": "quick", "started_unix_s": 0, "benchmarks": {TRIAD_ID: {
+                "group": "memory_bandwidth/cpu", "function": "triad", "value": "256MiB",
+                "outcome": "measured"}}}),
+    );
+    let results = dir.join("results");
+    record_tree(dir, &criterion, &results);
+    results
+}
+
+fn record_tree(dir: &Path, criterion: &Path, results: &Path) {
+    let out = analyzer(
+        &[
+            "record",
+            "--criterion-dir",
+            criterion.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn cpu_torch() -> Value {
+    serde_json::json!({"torch_version": "2.9.0+cpu", "cuda_version": null, "hip_version": null})
+}
+
+/// The STREAM expectation is 70 % x 3/4 of the DIMMs' bandwidth, failing below half of it.
+#[test]
+fn cpu_triad_is_judged_against_the_stream_expectation_for_its_dimms() {
+    let verdict_for = |memory_config: Value, extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let results = stream_run(dir.path(), memory_config, None, cpu_torch());
+        validate_run(dir.path(), &results, "", extra)
+    };
+    // 2 x 3200 x 8 = 51.2 GB/s: expected 26.88, met.
+    let (code, verdict) = verdict_for(dimms(2, 3200), &[]);
+    assert_eq!(code, 0, "{verdict:#}");
+    let met = check(&verdict, TRIAD_ID, "stream_expectation");
+    assert_eq!(met["status"], "passed");
+    assert!((met["actual"].as_f64().unwrap() - TRIAD_BYTES as f64 / TRIAD_NS).abs() < 1e-6);
+    assert!(
+        (met["expected"].as_f64().unwrap() - 51.2 * 0.7 * 0.75).abs() < 1e-6,
+        "{met}"
+    );
+    let source = met["source"].as_str().unwrap();
+    assert!(
+        source.contains("2 channel(s) x 3200 MT/s x 8 bytes = 51.2 GB/s"),
+        "{source}"
+    );
+    assert!(source.contains("channels from slot names"), "{source}");
+    // 4 x 3200 x 8 = 102.4 GB/s: expected 53.76, failing below 26.88: a warning, exit 0.
+    let (code, verdict) = verdict_for(dimms(4, 3200), &[]);
+    assert_eq!(
+        (code, verdict["status"].as_str()),
+        (0, Some("warning")),
+        "{verdict:#}"
+    );
+    let warned = check(&verdict, TRIAD_ID, "stream_expectation");
+    assert_eq!(
+        (warned["status"].as_str(), warned["passed"].as_bool()),
+        (Some("warning"), Some(true))
+    );
+    // 12 x 6400 x 8 = 614.4 GB/s: expected 322.6, failing below 161.3: failed, exit 1.
+    let (code, verdict) = verdict_for(dimms(12, 6400), &[]);
+    assert_eq!(
+        (code, verdict["status"].as_str()),
+        (1, Some("failed")),
+        "{verdict:#}"
+    );
+    assert_eq!(
+        check(&verdict, TRIAD_ID, "stream_expectation")["passed"],
+        false
+    );
+    // CPU-only torch: noted, not judged.
+    let notes = verdict["notes"].to_string();
+    assert!(
+        notes.contains("torch 2.9.0+cpu is a CPU-only build"),
+        "{notes}"
+    );
+}
+
+/// Without DMI (this VM, most containers) the check is not silently dropped: the output
+/// says which benchmark has no STREAM expectation and why.
+#[test]
+fn an_unreadable_memory_configuration_is_said_beside_the_benchmark() {
+    let dir = tempfile::tempdir().unwrap();
+    let reason = "/sys/firmware/dmi/entries is absent (no SMBIOS tables exposed), and dmidecode is not installed";
+    let unavailable = serde_json::json!({"status": "unavailable", "reason": reason});
+    let results = stream_run(dir.path(), unavailable, None, cpu_torch());
+    let (code, verdict) = validate_run(dir.path(), &results, "", &[]);
+    assert_eq!(code, 0, "{verdict:#}");
+    assert!(
+        !verdict["threshold_checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == TRIAD_ID),
+        "{verdict:#}"
+    );
+    let note = verdict["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with(TRIAD_ID))
+        .unwrap_or_else(|| panic!("no note for {TRIAD_ID}: {verdict:#}"));
+    assert!(
+        note.contains("no STREAM expectation") && note.contains(reason),
+        "{note}"
+    );
+    // The terminal table says the same.
+    let out = stackbench(
+        &[
+            "validate",
+            "--suite",
+            "quick",
+            "--run",
+            "latest",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains(&format!("note: {TRIAD_ID}: no STREAM expectation")),
+        "{table}"
+    );
+    // Five more recordings: the machine's own history (five earlier runs) now judges the
+    // triad, and the missing hardware expectation is still said.
+    for _ in 0..5 {
+        record_tree(dir.path(), &dir.path().join("criterion"), &results);
+    }
+    let (_, verdict) = validate_run(dir.path(), &results, "", &[]);
+    assert_eq!(check(&verdict, TRIAD_ID, "learned")["status"], "passed");
+    let notes = verdict["notes"].to_string();
+    assert!(
+        notes.contains(&format!("{TRIAD_ID}: no STREAM expectation")),
+        "{notes}"
+    );
+}
+
+/// torch's CUDA build against the driver's CUDA version, from the worker's facts and the
+/// probe's `driver_cuda_version` (GPU behaviour unconfirmed: recorded values, no GPU here).
+#[test]
+fn torch_built_for_a_newer_cuda_than_the_driver_warns_or_fails() {
+    let cuda = serde_json::json!({"status": "available", "devices": [
+        {"name": "NVIDIA H100 80GB HBM3", "properties": {"driver_cuda_version": "12.4"}}]});
+    let verdict_for = |torch_cuda: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let facts = serde_json::json!({"torch_version": "2.9.0", "cuda_version": torch_cuda, "hip_version": null});
+        let results = stream_run(dir.path(), dimms(2, 3200), Some(cuda.clone()), facts);
+        validate_run(dir.path(), &results, "", &[])
+    };
+    let name = "installation/torch 2.9.0 cuda runtime vs driver";
+    let (code, verdict) = verdict_for("12.1");
+    assert_eq!(code, 0, "{verdict:#}");
+    assert_eq!(check(&verdict, name, "installation")["status"], "passed");
+    let (code, verdict) = verdict_for("12.8");
+    assert_eq!(
+        (code, verdict["status"].as_str()),
+        (0, Some("warning")),
+        "{verdict:#}"
+    );
+    let warned = check(&verdict, name, "installation");
+    assert!(
+        warned["actual"]
+            .as_str()
+            .unwrap()
+            .contains("minor-version compatibility")
+    );
+    let (code, verdict) = verdict_for("13.0");
+    assert_eq!(code, 1, "{verdict:#}");
+    assert_eq!(check(&verdict, name, "installation")["status"], "failed");
+}

@@ -8,6 +8,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod gpu_peaks;
+pub mod memory;
 pub mod pcie;
 pub mod peak;
 pub mod software;
@@ -31,6 +32,9 @@ pub struct SystemProbe {
     pub host: software::HostInfo,
     pub cpu: cpu::CpuInfo,
     pub memory_total_bytes: Option<u64>,
+    /// The DIMMs from SMBIOS and the bandwidth they allow, or why they could not be read.
+    #[serde(default)]
+    pub memory_config: memory::MemoryReading,
     pub gpus: Vec<gpu::PciGpu>,
     /// Raw output of `nvidia-smi` / `rocm-smi` queries when those tools are on PATH.
     pub gpu_tools: BTreeMap<String, String>,
@@ -52,6 +56,7 @@ impl SystemProbe {
         let mut notes = Vec::new();
         let cpu = cpu::CpuInfo::read(root, &mut notes);
         let memory_total_bytes = cpu::read_mem_total(root, &mut notes);
+        let memory_config = memory::MemoryReading::read(root);
         let gpus = gpu::scan_pci(root, &mut notes);
         let gpu_tools = if root == Path::new("/") {
             gpu::query_tools()
@@ -64,6 +69,7 @@ impl SystemProbe {
             .collect();
         let mut peaks = vec![];
         peaks.extend(peak::cpu_peaks(&cpu, measure));
+        peaks.extend(memory_config.peak(cpu.model.as_deref().unwrap_or("CPU")));
         for availability in backends.values() {
             if let Availability::Available { devices } = availability {
                 peaks.extend(peak::from_gpu_devices(devices));
@@ -80,6 +86,7 @@ impl SystemProbe {
             host: software::HostInfo::read(root, &mut notes),
             cpu,
             memory_total_bytes,
+            memory_config,
             gpus,
             gpu_tools,
             software: software::SoftwareInfo::collect(),
@@ -181,6 +188,7 @@ impl SystemProbe {
                     .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
             ),
         );
+        row("dimms", self.memory_config.describe());
         for gpu in &self.gpus {
             row(
                 "gpu (pci)",

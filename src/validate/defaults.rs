@@ -10,6 +10,9 @@
 //!   anything below the trig-init figure fails; between the two is a warning. They apply
 //!   only to shapes at least as large as RVS's: a smaller GEMM cannot reach them.
 //!   RVS publishes no bandwidth thresholds.
+//! - CPU copy and triad: the STREAM expectation for the DIMMs the probe read from SMBIOS
+//!   (see `STREAM_SUSTAINED_FRACTION`); when the probe could not read them, validate says
+//!   so beside the benchmark instead of judging it.
 //! - Elsewhere, fractions of the probe's peak. They are floors that catch a broken
 //!   installation (a fallback kernel, wrong clocks, a throttled device), not tuning
 //!   targets: MI300X's achievable bf16 GEMM (MAMF) is 51 % of its peak, H100's 80 %.
@@ -19,6 +22,10 @@ use crate::analysis::throughput::PeakTable;
 use crate::config::{ThresholdRule, ValidateConfig};
 use crate::results::BenchmarkRecord;
 use crate::results::RunRecord;
+use crate::system::cpu::CpuInfo;
+use crate::system::memory::MemoryReading;
+use crate::system::memory::channels::ChannelBasis;
+use crate::workload::ids::parse_bytes_id;
 use regex::Regex;
 
 /// A vendor's acceptance figure for benchmarks matching `pattern` on devices whose name
@@ -78,6 +85,21 @@ const GEMM_PEAK_PERCENT: (f64, f64) = (50.0, 25.0);
 /// DEPENDENCY-NOTES.md): expect 30 %, fail below 15 %, under half of what a BLAS gets.
 const CPU_GEMM_PEAK_PERCENT: (f64, f64) = (30.0, 15.0);
 const BANDWIDTH_PEAK_PERCENT: (f64, f64) = (70.0, 50.0);
+/// STREAM on all cores sustains about 70-85 % of the DIMMs' theoretical bandwidth on
+/// servers (J. McCalpin's STREAM results and FAQ, cs.virginia.edu/stream; vendors' published
+/// STREAM Triad figures fall in the same band). Those figures use non-temporal stores;
+/// stackbench's kernels store plainly (src/backend/cpu/stream.rs), so each written line is
+/// also read first (write-allocate) and the bytes STREAM counts are only part of the
+/// traffic: 3 of 4 arrays for triad, 2 of 3 for copy. The low end of the band times that
+/// share is the expectation: 52.5 % of theoretical for triad, 46.7 % for copy (copy goes
+/// through memcpy, which may stream large arrays and then beat it: conservative on purpose).
+const STREAM_SUSTAINED_FRACTION: f64 = 0.70;
+/// Failing below half the expectation: what one missing channel pair, memory run at a
+/// fallback speed or every thread on one NUMA node costs. Between is a warning, since
+/// desktop and VM memory controllers reach less than servers' and need not be broken.
+const STREAM_FAILURE_FRACTION: f64 = 0.5;
+/// STREAM's own rule: each array at least 4x the last-level cache, or the caches answer.
+const STREAM_ARRAY_OVER_LLC: u64 = 4;
 /// CPU GEMMs smaller than 1024³ are bound by packing and threading overhead, not FMAs.
 const CPU_PEAK_MIN_MNK: u64 = 1024 * 1024 * 1024;
 /// A learned threshold never assumes less noise than this fraction of the median: a
@@ -102,7 +124,7 @@ pub fn thresholds_for(
         .filter(|r| r.applies_to(backend, &devices))
         .collect();
     let mut out: Vec<Threshold> = if matching.is_empty() {
-        built_in(id, backend, &devices, figure)
+        built_in(inputs.run, id, backend, &devices, figure)
             .into_iter()
             .collect()
     } else {
@@ -167,11 +189,89 @@ fn from_rule(rule: &ThresholdRule, figure: &Figure) -> Option<Threshold> {
     })
 }
 
-fn built_in(id: &str, backend: &str, devices: &[String], figure: &Figure) -> Option<Threshold> {
+fn built_in(
+    run: &RunRecord,
+    id: &str,
+    backend: &str,
+    devices: &[String],
+    figure: &Figure,
+) -> Option<Threshold> {
     if !figure.higher_is_better {
         return None;
     }
-    vendor(id, devices).or_else(|| peak_fraction(id, backend, figure))
+    vendor(id, devices)
+        .or_else(|| peak_fraction(id, backend, figure))
+        .or_else(|| {
+            stream_expectation(run, id)
+                .ok()
+                .flatten()
+                .filter(|_| figure.unit == "GB/s")
+        })
+}
+
+/// Why a benchmark that has a built-in default in general got none in this run, for
+/// validate to print beside it (today: a CPU copy/triad without a readable DIMM setup).
+pub fn why_no_default(run: &RunRecord, id: &str) -> Option<String> {
+    stream_expectation(run, id).err()
+}
+
+/// The STREAM expectation for `memory_bandwidth/cpu/{copy,triad}/<size>` in GB/s;
+/// `Ok(None)` for other benchmarks, `Err` with the reason when this run cannot give one.
+fn stream_expectation(run: &RunRecord, id: &str) -> Result<Option<Threshold>, String> {
+    let parts: Vec<&str> = id.split('/').collect();
+    let ["memory_bandwidth", "cpu", kernel, size] = parts[..] else {
+        return Ok(None);
+    };
+    let (counted, counted_what) = match kernel {
+        "copy" => (2.0 / 3.0, "2 of 3 arrays"),
+        "triad" => (3.0 / 4.0, "3 of 4 arrays"),
+        _ => return Ok(None),
+    };
+    let system = run
+        .system
+        .as_ref()
+        .ok_or("no STREAM expectation: the run has no system probe")?;
+    let reading: MemoryReading = match system.get("memory_config") {
+        None => MemoryReading::default(),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+            format!("no STREAM expectation: the probe's memory_config is unreadable: {e}")
+        })?,
+    };
+    let (peak, config) = reading.theoretical_bytes_per_s().map_err(|why| {
+        format!("no STREAM expectation: the memory configuration is unknown ({why})")
+    })?;
+    let llc = system
+        .get("cpu")
+        .and_then(|c| serde_json::from_value::<CpuInfo>(c.clone()).ok())
+        .and_then(|c| c.llc_bytes());
+    if let (Some(bytes), Some(llc)) = (parse_bytes_id(size), llc)
+        && (bytes as u64) < STREAM_ARRAY_OVER_LLC * llc
+    {
+        return Err(format!(
+            "no STREAM expectation: {size} arrays are under {STREAM_ARRAY_OVER_LLC}x the last-level \
+             cache ({} MiB), so caches answer, not the DIMMs",
+            llc >> 20
+        ));
+    }
+    let expected = peak / 1e9 * STREAM_SUSTAINED_FRACTION * counted;
+    Ok(Some(Threshold {
+        kind: ThresholdKind::StreamExpectation,
+        expected,
+        warning_at: expected,
+        failure_at: expected * STREAM_FAILURE_FRACTION,
+        higher_is_better: true,
+        source: format!(
+            "STREAM expectation: {:.0} % sustained x {counted_what} counted (plain stores) of \
+             the DIMMs' {} ({}, channels from {}), failing below half of it",
+            STREAM_SUSTAINED_FRACTION * 100.0,
+            config.peak_formula,
+            config.source,
+            match config.channels_from {
+                ChannelBasis::Locators => "slot names",
+                ChannelBasis::PopulatedDimms => "populated DIMMs",
+            }
+        ),
+    }))
 }
 
 fn vendor(id: &str, devices: &[String]) -> Option<Threshold> {
@@ -331,6 +431,84 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    fn run_with_memory(memory_config: Option<serde_json::Value>) -> RunRecord {
+        let mut system = serde_json::json!({"cpu": {"architecture": "x86_64", "vendor": null,
+            "model": null, "identification": {}, "sockets": 1, "physical_cores": 2, "logical_cpus": 2, "base_mhz": null,
+            "max_mhz": null, "features": [], "caches": [
+                {"level": 3, "kind": "Unified", "size_bytes": 32 << 20, "shared_by_cpus": 2}]}});
+        if let Some(m) = memory_config {
+            system["memory_config"] = m;
+        }
+        serde_json::from_value(serde_json::json!({
+            "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+            "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+            "system": system, "benchmarks": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn stream_expectations_follow_the_dimms_and_say_why_when_they_cannot() {
+        let slots: Vec<crate::system::memory::MemoryDevice> = ["DIMM_A1", "DIMM_B1"]
+            .iter()
+            .map(|l| crate::system::memory::MemoryDevice {
+                locator: Some((*l).into()),
+                size_bytes: Some(16 << 30),
+                configured_mts: Some(3200),
+                data_width_bits: Some(64),
+                ..Default::default()
+            })
+            .collect();
+        let read = serde_json::to_value(MemoryReading::from_slots(&slots, "fixture")).unwrap();
+        let run = run_with_memory(Some(read));
+        // 2 channels x 3200 MT/s x 8 bytes = 51.2 GB/s.
+        let triad = stream_expectation(&run, "memory_bandwidth/cpu/triad/256MiB")
+            .unwrap()
+            .unwrap();
+        assert_eq!(triad.kind, ThresholdKind::StreamExpectation);
+        assert!(
+            (triad.expected - 51.2 * 0.70 * 0.75).abs() < 1e-9,
+            "{}",
+            triad.expected
+        );
+        assert!((triad.failure_at - triad.expected / 2.0).abs() < 1e-9);
+        assert!(triad.source.contains("51.2 GB/s") && triad.source.contains("slot names"));
+        let copy = stream_expectation(&run, "memory_bandwidth/cpu/copy/1GiB")
+            .unwrap()
+            .unwrap();
+        assert!((copy.expected - 51.2 * 0.70 * 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(
+            stream_expectation(&run, "memory_bandwidth/cpu/read/1GiB"),
+            Ok(None)
+        );
+        assert_eq!(
+            stream_expectation(&run, "memory_bandwidth/cuda/triad/1GiB"),
+            Ok(None)
+        );
+        // 64 MiB arrays against a 32 MiB L3: the caches would answer.
+        let small = stream_expectation(&run, "memory_bandwidth/cpu/triad/64MiB").unwrap_err();
+        assert!(
+            small.contains("4x the last-level cache (32 MiB)"),
+            "{small}"
+        );
+
+        let none = serde_json::json!({"status": "unavailable",
+            "reason": "/sys/firmware/dmi/entries is absent (no SMBIOS tables exposed), and dmidecode is not installed"});
+        let why = why_no_default(
+            &run_with_memory(Some(none)),
+            "memory_bandwidth/cpu/triad/256MiB",
+        )
+        .unwrap();
+        assert!(
+            why.contains("memory configuration is unknown") && why.contains("dmidecode"),
+            "{why}"
+        );
+        let old =
+            why_no_default(&run_with_memory(None), "memory_bandwidth/cpu/triad/256MiB").unwrap();
+        assert!(old.contains("predates"), "{old}");
+        assert_eq!(why_no_default(&run, "gemm/cpu/f32/64x64x64"), None);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Installation checks, the part of validation that is yes or no: the backends load, each
 //! GPU on the PCI bus is bound to its vendor's driver, a backend's devices agree on the
-//! driver version, and the kernels of every backend the suite touched ran (a benchmark
-//! that could run and did not is a failed installation, not a slow one). A GPU backend
-//! with no GPU of its vendor on the bus does not apply and is only noted.
+//! driver version, torch's CUDA runtime suits the driver (`torch_cuda`), and the kernels
+//! of every backend the suite touched ran (a benchmark that could run and did not is a
+//! failed installation, not a slow one). A GPU backend with no GPU of its vendor on the
+//! bus does not apply and is only noted.
 
 use super::{Status, ThresholdCheck, ThresholdKind};
 use crate::harness::sidecar::BenchmarkOutcome;
@@ -36,12 +37,23 @@ pub fn checks(
     let mut out = backend_checks(system, &gpus, &mut notes);
     out.extend(driver_bindings(&gpus));
     out.extend(driver_versions(system));
+    out.extend(super::torch_cuda::checks(system, outcomes, &mut notes));
     out.extend(kernels_ran(outcomes));
     (out, notes)
 }
 
 fn yes_no(name: &str, expected: &str, actual: String, ok: bool) -> ThresholdCheck {
     let status = if ok { Status::Passed } else { Status::Failed };
+    verdict(name, expected, actual, status)
+}
+
+/// An installation check with any status (a yes/no check, or one with a warning band).
+pub(super) fn verdict(
+    name: &str,
+    expected: &str,
+    actual: String,
+    status: Status,
+) -> ThresholdCheck {
     ThresholdCheck {
         name: name.into(),
         benchmark: None,
@@ -52,7 +64,7 @@ fn yes_no(name: &str, expected: &str, actual: String, ok: bool) -> ThresholdChec
         warning_at: None,
         failure_at: None,
         margin_percent: None,
-        passed: ok,
+        passed: status != Status::Failed,
         status,
         source: "installation check".into(),
         before: None,

@@ -11,6 +11,7 @@ pub mod defaults;
 pub mod installation;
 pub mod render;
 pub mod runner;
+pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
 use crate::config::{Config, ResolvedSuite};
@@ -43,6 +44,8 @@ pub enum ThresholdKind {
     PeakFraction,
     /// A fraction of the CPU's FMA peak (measured or theoretical, the larger).
     CpuPeak,
+    /// A fraction of the DIMMs' theoretical bandwidth that STREAM reaches on all cores.
+    StreamExpectation,
     /// This machine's own history: median − k·noise over its stored runs.
     Learned,
     /// Something installed works or does not (a backend loads, a kernel runs).
@@ -248,9 +251,16 @@ pub fn validate(inputs: &Inputs) -> ValidationResult {
             continue;
         };
         let thresholds = defaults::thresholds_for(inputs, benchmark, &figure);
-        if thresholds.is_empty() {
+        // A default that could not be made is said even when a learned threshold judged
+        // the benchmark: "as usual" is not "as the hardware allows".
+        let no_default = thresholds.iter().all(|t| t.kind == ThresholdKind::Learned);
+        let why = no_default
+            .then(|| defaults::why_no_default(run, id))
+            .flatten()
+            .or_else(|| thresholds.is_empty().then(|| "no threshold applies".into()));
+        if let Some(why) = why {
             notes.push(format!(
-                "{id}: no threshold applies (add a [[thresholds]] rule to stackbench.toml)"
+                "{id}: {why} (add a [[thresholds]] rule to stackbench.toml)"
             ));
         }
         let before = inputs

@@ -56,5 +56,16 @@ class DeviceKind(unittest.TestCase):
             self.assertEqual(torch_common.device_kind(fake_torch(False), self.nodes), "cpu")
 
 
+class TorchFacts(unittest.TestCase):
+    def test_the_build_versions_are_recorded_on_the_cpu_too(self):
+        torch = fake_torch(False)
+        torch.get_num_threads = lambda: 2
+        facts = torch_common.torch_facts(torch, "cpu")
+        self.assertEqual((facts["cuda_version"], facts["hip_version"]), ("13.2", None))
+        cpu_only = fake_torch(False, cuda=None)
+        cpu_only.get_num_threads = lambda: 2
+        self.assertIsNone(torch_common.torch_facts(cpu_only, "cpu")["cuda_version"])
+
+
 if __name__ == "__main__":
     unittest.main()

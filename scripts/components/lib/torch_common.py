@@ -50,6 +50,8 @@ def device_kind(torch, driver_nodes=DRIVER_NODES):
     node = driver_nodes.get(build)
     if node and os.path.exists(node) and not hidden:
         why = "; ".join(str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip())
+        # src/validate/torch_cuda.rs reads torch's CUDA build from this message's
+        # "torch X (built for cuda M.m)" when no benchmark could record it: keep the shape.
         raise RuntimeError(
             f"torch {torch.__version__} (built for {build} {hip or torch.version.cuda}) cannot use this "
             f"machine's GPU although {node} exists: {why or 'torch.cuda.is_available() is False'}"
@@ -80,16 +82,19 @@ def cpu_model():
 
 
 def torch_facts(torch, kind):
+    # The build's CUDA and HIP versions (None for a CPU-only build) on every device kind:
+    # `stackbench validate` compares the CUDA one with the driver's (src/validate/torch_cuda.rs),
+    # and on a machine without the driver says why that does not apply.
     facts = {
         "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),
+        "cuda_version": getattr(torch.version, "cuda", None),
+        "hip_version": getattr(torch.version, "hip", None),
     }
     if kind == "cpu":
         facts["device_name"] = cpu_model()
     else:
         facts["device_name"] = torch.cuda.get_device_name(0)
-        facts["cuda_version"] = torch.version.cuda
-        facts["hip_version"] = getattr(torch.version, "hip", None)
         facts["cudnn_version"] = torch.backends.cudnn.version()
     return facts
 
