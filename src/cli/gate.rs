@@ -21,6 +21,7 @@ pub const DEFAULT_CRITERION_ARGS: &[&str] = &["--warm-up-time", "1", "--measurem
 #[command(after_help = "Examples:
   analyze-trends gate --base origin/main --head HEAD
   analyze-trends gate --base main --head HEAD --bench gemm --threshold 3 -- --sample-size 20
+  analyze-trends gate --base origin/main --head HEAD --cpus 3      # measure on a core kept free
   analyze-trends gate --base-env STACKBENCH_PYTHON=/venvs/old/bin/python \\
                       --head-env STACKBENCH_PYTHON=/venvs/new/bin/python --bench components
 
@@ -63,6 +64,10 @@ pub struct GateArgs {
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
     pub head_env: Vec<(String, String)>,
     /// Passed to every bench executable (Criterion's own flags)
+    /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`): give the
+    /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality").
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<CpuList>,
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
 }
@@ -98,6 +103,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         base_env: args.base_env,
         head_env: args.head_env,
         criterion_args,
+        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
@@ -149,4 +155,12 @@ fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateCompar
             eprintln!("warning: gate verdict not kept in the history: {e}");
         }
     }
+}
+
+/// The value of `--cpus` (a newtype, so clap takes it as one value).
+#[derive(Clone, Debug)]
+pub struct CpuList(pub Vec<usize>);
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    crate::gate::cpus::parse_cpu_list(text).map(CpuList)
 }

@@ -7,6 +7,7 @@
 //! A side can also be an environment (`--base-env`/`--head-env`) over the same checkout.
 
 mod build;
+pub mod cpus;
 mod git;
 mod interrupt;
 mod output;
@@ -37,6 +38,8 @@ pub struct GateOptions {
     pub base_env: Vec<(String, String)>,
     pub head_env: Vec<(String, String)>,
     pub criterion_args: Vec<String>,
+    /// CPUs the bench executables are pinned to (`--cpus`); empty: not pinned.
+    pub cpus: Vec<usize>,
 }
 
 /// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a
@@ -198,6 +201,9 @@ fn check_options(options: &GateOptions) -> Result<(), GateError> {
             "--rounds must be at least 2 (the verdict needs round-to-round differences), not {}",
             options.rounds
         )));
+    }
+    if !options.cpus.is_empty() {
+        cpus::check(&options.cpus).map_err(GateError::BadOption)?;
     }
     if options.max_rounds < options.rounds {
         return Err(GateError::BadOption(format!(
@@ -381,6 +387,7 @@ fn run_round(
                 target,
                 filter: filter.as_deref(),
                 criterion_args: &options.criterion_args,
+                cpus: &options.cpus,
             };
             rounds::run_target(sides[index], index, &spec, progress, collected)?;
             progress.step_done();

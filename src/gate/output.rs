@@ -39,6 +39,9 @@ pub struct GateInfo {
     /// Benchmarks measured again after the full rounds because they were inconclusive.
     pub remeasured: Vec<String>,
     pub criterion_args: Vec<String>,
+    /// The CPUs the bench executables were pinned to (`--cpus`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
     /// The run ids both sides were recorded as (base, head).
     pub runs: Vec<String>,
 }
@@ -192,6 +195,7 @@ fn gate_info(sides: &[&SideRun; 2], collected: &Collected, options: &GateOptions
         rounds_run,
         remeasured,
         criterion_args: options.criterion_args.clone(),
+        cpus: options.cpus.clone(),
         runs: Vec::new(),
     }
 }
@@ -467,6 +471,7 @@ mod tests {
             base_env: Vec::new(),
             head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
             criterion_args: Vec::new(),
+            cpus: Vec::new(),
         };
         let base = side("base", "main", &[]);
         let head = side(

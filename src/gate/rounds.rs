@@ -54,6 +54,8 @@ pub struct RoundSpec<'a> {
     /// Criterion's filter (the user's `--filter`, or the anchored ids being re-measured).
     pub filter: Option<&'a str>,
     pub criterion_args: &'a [String],
+    /// `--cpus`: empty when not pinned.
+    pub cpus: &'a [usize],
 }
 
 /// The baseline name round `n` saves.
@@ -87,6 +89,7 @@ pub fn run_target(
         .current_dir(&side.crate_dir)
         .env("CRITERION_HOME", &home)
         .envs(side.env.iter().map(|(k, v)| (k, v)));
+    super::cpus::pin(&mut command, spec.cpus);
     let status = run_logged(command, &log, &mut |line| {
         if let Some(id) = line.strip_prefix("Benchmarking ") {
             progress.benchmark(id.split(':').next().unwrap_or(id));
