@@ -36,6 +36,37 @@ pub struct SdpaChart {
     pub backends: Vec<SdpaBackend>,
 }
 
+impl SdpaChart {
+    /// The fastest measured backend's TFLOP/s (0 when none ran), for choosing the unit.
+    pub fn max_tflops(&self) -> f64 {
+        self.backends
+            .iter()
+            .filter_map(|b| match b.outcome {
+                SdpaOutcome::Measured { tflops, .. } => Some(tflops),
+                _ => None,
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Each refusal or failure (`refused: <reason>`, `FAILED: <error>`) with the backends
+    /// that gave it, in backend order: torch often refuses several with one message.
+    pub fn not_run(&self) -> Vec<(String, Vec<&str>)> {
+        let mut out: Vec<(String, Vec<&str>)> = Vec::new();
+        for b in &self.backends {
+            let text = match &b.outcome {
+                SdpaOutcome::Measured { .. } => continue,
+                SdpaOutcome::Refused { reason } => format!("refused: {reason}"),
+                SdpaOutcome::Failed { error } => format!("FAILED: {error}"),
+            };
+            match out.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, names)) => names.push(&b.name),
+                None => out.push((text, vec![&b.name])),
+            }
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct SdpaBackend {
     /// `math`, `efficient`, `flash`, `cudnn`, `default`.
@@ -402,6 +433,57 @@ mod tests {
         assert!((p.at_p50.unwrap() - 1024.0 / 1.9).abs() < 1e-9);
         assert!((p.at_p99.unwrap() - 1024.0 / 2.5).abs() < 1e-9);
         assert!(parse_serving("b8_in128").is_none());
+    }
+
+    #[test]
+    fn sdpa_refusals_group_by_reason_and_failures_stand_apart() {
+        let backend = |name: &str, outcome| SdpaBackend {
+            name: name.into(),
+            outcome,
+        };
+        let refused = || SdpaOutcome::Refused {
+            reason: "No available kernel.".into(),
+        };
+        let chart = SdpaChart {
+            shape: "b1_h8_s512_d64_f32".into(),
+            backends: vec![
+                backend(
+                    "math",
+                    SdpaOutcome::Measured {
+                        tflops: 0.02,
+                        median_ns: 5e7,
+                    },
+                ),
+                backend("efficient", refused()),
+                backend(
+                    "flash",
+                    SdpaOutcome::Measured {
+                        tflops: 0.06,
+                        median_ns: 2e7,
+                    },
+                ),
+                backend("cudnn", refused()),
+                backend(
+                    "default",
+                    SdpaOutcome::Failed {
+                        error: "CUDA error".into(),
+                    },
+                ),
+            ],
+        };
+        assert_eq!(chart.max_tflops(), 0.06);
+        assert_eq!(
+            chart.not_run(),
+            vec![
+                (
+                    "refused: No available kernel.".to_string(),
+                    vec!["efficient", "cudnn"]
+                ),
+                ("FAILED: CUDA error".to_string(), vec!["default"]),
+            ]
+        );
+        assert_eq!(flop_unit(chart.max_tflops()), (1e3, "GFLOP/s"));
+        assert_eq!(flop_unit(1.5), (1.0, "TFLOP/s"));
     }
 
     #[test]

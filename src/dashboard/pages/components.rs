@@ -106,17 +106,8 @@ fn sdpa_panel(view: &View, sdpa: Option<&SdpaChart>, area: Rect, buf: &mut Buffe
         }
         .render(area, buf);
     };
-    let max = sdpa
-        .backends
-        .iter()
-        .filter_map(|b| match b.outcome {
-            SdpaOutcome::Measured { tflops, .. } => Some(tflops),
-            _ => None,
-        })
-        .fold(0.0, f64::max);
-    let (factor, unit) = flop_unit(max);
-    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
-    let items = sdpa
+    let (factor, unit) = flop_unit(sdpa.max_tflops());
+    let items: Vec<BarItem> = sdpa
         .backends
         .iter()
         .enumerate()
@@ -127,14 +118,8 @@ fn sdpa_panel(view: &View, sdpa: Option<&SdpaChart>, area: Rect, buf: &mut Buffe
                     format!("{} {unit}", format_number(tflops * factor)),
                     view.theme.series(i),
                 ),
-                SdpaOutcome::Refused { reason } => {
-                    note_reason(&mut reasons, format!("refused: {reason}"), &b.name);
-                    (0.0, "refused".into(), view.theme.warning())
-                }
-                SdpaOutcome::Failed { error } => {
-                    note_reason(&mut reasons, format!("FAILED: {error}"), &b.name);
-                    (0.0, "FAILED".into(), view.theme.failure())
-                }
+                SdpaOutcome::Refused { .. } => (0.0, "refused".into(), view.theme.warning()),
+                SdpaOutcome::Failed { .. } => (0.0, "FAILED".into(), view.theme.failure()),
             };
             BarItem {
                 label: b.name.clone(),
@@ -143,7 +128,7 @@ fn sdpa_panel(view: &View, sdpa: Option<&SdpaChart>, area: Rect, buf: &mut Buffe
                 style,
             }
         })
-        .collect::<Vec<_>>();
+        .collect();
     let bars_height = (items.len() as u16 + 2).min(area.height);
     let [bars_area, reasons_area] =
         Layout::vertical([Constraint::Length(bars_height), Constraint::Fill(1)]).areas(area);
@@ -152,7 +137,8 @@ fn sdpa_panel(view: &View, sdpa: Option<&SdpaChart>, area: Rect, buf: &mut Buffe
         items,
     }
     .render(bars_area, buf);
-    let lines: Vec<Line> = reasons
+    let lines: Vec<Line> = sdpa
+        .not_run()
         .into_iter()
         .map(|(reason, names)| {
             Line::styled(
@@ -164,14 +150,6 @@ fn sdpa_panel(view: &View, sdpa: Option<&SdpaChart>, area: Rect, buf: &mut Buffe
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
         .render(reasons_area, buf);
-}
-
-/// Adds `name` to the backends that gave `reason`.
-fn note_reason<'a>(reasons: &mut Vec<(String, Vec<&'a str>)>, reason: String, name: &'a str) {
-    match reasons.iter_mut().find(|(r, _)| *r == reason) {
-        Some((_, names)) => names.push(name),
-        None => reasons.push((reason, vec![name])),
-    }
 }
 
 /// Output tokens/s against batch (log2), one line per prompt shape, each point with a

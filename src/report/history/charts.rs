@@ -78,6 +78,9 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// A hover target: (x px, y px, text).
+type HoverTarget = (i32, i32, String);
+
 /// Hover targets appended inside the SVG: (x px, y px, text).
 fn with_titles(mut svg: String, targets: &[(i32, i32, String)]) -> String {
     let mut extra = String::from("<g class=\"hover\">");
@@ -223,26 +226,7 @@ where
             targets.push((px, py, hover));
         }
     }
-    for (i, b) in bars.iter().enumerate() {
-        let colour = b.colour;
-        let drawn = chart
-            .draw_series(std::iter::once(ErrorBar::new_vertical(
-                b.x,
-                b.lo,
-                b.at,
-                b.hi,
-                colour.stroke_width(1),
-                8,
-            )))
-            .map_err(err)?;
-        if i == 0 && !bars_legend.is_empty() {
-            drawn.label(bars_legend).legend(move |(x, y)| {
-                PathElement::new(vec![(x + 9, y - 5), (x + 9, y + 5)], colour.stroke_width(1))
-            });
-        }
-        let (px, py) = chart.backend_coord(&(b.x, b.hi));
-        targets.push((px, py, b.hover.clone()));
-    }
+    targets.extend(draw_error_bars(&mut chart, bars, bars_legend)?);
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -250,6 +234,40 @@ where
         .border_style(BLACK)
         .draw()
         .map_err(err)?;
+    Ok(targets)
+}
+
+/// The error bars of a line chart, with one legend entry saying what they span; returns
+/// their hover targets (at each bar's top).
+fn draw_error_bars<X>(
+    chart: &mut ChartContext<
+        '_,
+        SVGBackend<'_>,
+        Cartesian2d<X, plotters::coord::types::RangedCoordf64>,
+    >,
+    bars: &[ErrorBarSpec],
+    legend: &str,
+) -> Result<Vec<(i32, i32, String)>, String>
+where
+    X: Ranged<ValueType = f64>,
+{
+    let mut targets = Vec::new();
+    for (i, b) in bars.iter().enumerate() {
+        let colour = b.colour;
+        let style = colour.stroke_width(1);
+        let drawn = chart
+            .draw_series(std::iter::once(ErrorBar::new_vertical(
+                b.x, b.lo, b.at, b.hi, style, 8,
+            )))
+            .map_err(err)?;
+        if i == 0 && !legend.is_empty() {
+            drawn.label(legend).legend(move |(x, y)| {
+                PathElement::new(vec![(x + 9, y - 5), (x + 9, y + 5)], style)
+            });
+        }
+        let (px, py) = chart.backend_coord(&(b.x, b.hi));
+        targets.push((px, py, b.hover.clone()));
+    }
     Ok(targets)
 }
 
@@ -346,7 +364,7 @@ fn hbars(
     let height = (HEIGHT as usize).max(70 + 22 * n) as u32;
     let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4);
     let mut svg = String::new();
-    let mut targets = Vec::new();
+    let targets;
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -370,31 +388,8 @@ fn hbars(
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
-        let mut legends: Vec<String> = Vec::new();
-        for r in &rects {
-            let i = n - 1 - r.row;
-            let colour = r.colour;
-            let mut bar = Rectangle::new(
-                [
-                    (r.from, SegmentValue::Exact(i)),
-                    (r.to, SegmentValue::Exact(i + 1)),
-                ],
-                colour.filled(),
-            );
-            bar.set_margin(2, 2, 0, 0);
-            let series = chart.draw_series(std::iter::once(bar)).map_err(err)?;
-            if let Some(name) = &r.legend
-                && !legends.contains(name)
-            {
-                legends.push(name.clone());
-                series.label(name).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
-                });
-            }
-            let middle = (r.from + r.to) / 2.0;
-            let (px, py) = chart.backend_coord(&(middle, SegmentValue::CenterOf(i)));
-            targets.push((px, py, r.hover.clone()));
-        }
+        let (drawn, legends) = draw_rects(&mut chart, &rects, n)?;
+        targets = drawn;
         if !legends.is_empty() {
             chart
                 .configure_series_labels()
@@ -407,4 +402,49 @@ fn hbars(
         root.present().map_err(err)?;
     }
     Ok(with_titles(svg, &targets))
+}
+
+type BarsChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordusize>,
+    >,
+>;
+
+/// Draws each rectangle in its row (row 0 at the top: plotters counts from the bottom) and
+/// names each legend once; returns the hover targets and the legend names.
+fn draw_rects(
+    chart: &mut BarsChart,
+    rects: &[HRect],
+    n: usize,
+) -> Result<(Vec<HoverTarget>, Vec<String>), String> {
+    let mut targets = Vec::new();
+    let mut legends: Vec<String> = Vec::new();
+    for r in rects {
+        let i = n - 1 - r.row;
+        let colour = r.colour;
+        let mut bar = Rectangle::new(
+            [
+                (r.from, SegmentValue::Exact(i)),
+                (r.to, SegmentValue::Exact(i + 1)),
+            ],
+            colour.filled(),
+        );
+        bar.set_margin(2, 2, 0, 0);
+        let series = chart.draw_series(std::iter::once(bar)).map_err(err)?;
+        if let Some(name) = &r.legend
+            && !legends.contains(name)
+        {
+            legends.push(name.clone());
+            series.label(name).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
+            });
+        }
+        let middle = (r.from + r.to) / 2.0;
+        let (px, py) = chart.backend_coord(&(middle, SegmentValue::CenterOf(i)));
+        targets.push((px, py, r.hover.clone()));
+    }
+    Ok((targets, legends))
 }

@@ -81,16 +81,7 @@ fn sdpa(sdpa: Option<&SdpaChart>) -> (BarsSpec, String) {
         };
         return (empty, "SDPA backends".into());
     };
-    let max = sdpa
-        .backends
-        .iter()
-        .filter_map(|b| match b.outcome {
-            SdpaOutcome::Measured { tflops, .. } => Some(tflops),
-            _ => None,
-        })
-        .fold(0.0, f64::max);
-    let (factor, unit) = flop_unit(max);
-    let mut caption = format!("SDPA backends at {}", sdpa.shape);
+    let (factor, unit) = flop_unit(sdpa.max_tflops());
     let bars = sdpa
         .backends
         .iter()
@@ -108,24 +99,18 @@ fn sdpa(sdpa: Option<&SdpaChart>) -> (BarsSpec, String) {
                     "measured",
                 ),
                 SdpaOutcome::Refused { reason } => {
-                    caption.push_str(&format!("; {} refused ({reason})", b.name));
+                    let hover = format!("refused: {reason}");
                     (
                         format!("{} (refused)", b.name),
                         0.0,
                         REFUSED,
-                        format!("refused: {reason}"),
+                        hover,
                         "refused",
                     )
                 }
                 SdpaOutcome::Failed { error } => {
-                    caption.push_str(&format!("; {} FAILED ({error})", b.name));
-                    (
-                        format!("{} (FAILED)", b.name),
-                        0.0,
-                        FAILED,
-                        format!("failed: {error}"),
-                        "failed",
-                    )
+                    let hover = format!("failed: {error}");
+                    (format!("{} (FAILED)", b.name), 0.0, FAILED, hover, "failed")
                 }
             };
             BarSpec {
@@ -137,6 +122,10 @@ fn sdpa(sdpa: Option<&SdpaChart>) -> (BarsSpec, String) {
             }
         })
         .collect();
+    let mut caption = format!("SDPA backends at {}", sdpa.shape);
+    for (reason, names) in sdpa.not_run() {
+        caption.push_str(&format!("; {}: {reason}", names.join(", ")));
+    }
     let spec = BarsSpec {
         title: format!("SDPA backends, {}", sdpa.shape),
         x_title: unit.into(),
