@@ -111,6 +111,28 @@ fn components_page_draws_refusals_bars_and_old_peaks() {
     assert!(screen.contains("1710 MiB"), "{screen}");
 }
 
+/// A run whose workers left no notes (the fixture's first): matmul and vLLM still draw
+/// from the measured times, without error bars, and the DeepSpeed chart says it has no
+/// data rather than drawing nothing.
+#[test]
+fn components_page_without_notes_says_what_is_missing() {
+    let runs = dashboard_support::fixture_runs();
+    let mut app = App::new(
+        Dashboard::from_runs(runs, Vec::new(), 0, None),
+        Theme::plain(),
+    );
+    app.page = 3;
+    let screen = render_screen(&app, 80, 24);
+    assert!(
+        screen.contains("DeepSpeed memory by ZeRO stage (MiB)"),
+        "{screen}"
+    );
+    assert!(screen.contains("no data in this run"), "{screen}");
+    assert!(screen.contains("in128 out128"), "{screen}");
+    assert!(screen.contains("bf16"), "{screen}");
+    assert!(!screen.contains("refused"), "{screen}");
+}
+
 #[test]
 fn keys_move_between_pages_select_and_pick_runs() {
     let mut app = fixture_app();
