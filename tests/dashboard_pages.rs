@@ -90,6 +90,18 @@ fn components_page_draws_refusals_bars_and_old_peaks() {
         assert!(screen.contains(expected), "`{expected}`:\n{screen}");
     }
     assert!(!screen.contains("peak only"), "{screen}");
+    // ↓ moves the marked line from bf16 to f32, then to the vLLM shape, and stops there.
+    assert!(screen.contains("▸bf16"), "{screen}");
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Down);
+    }
+    let screen = render_screen(&app, 120, 40);
+    assert!(
+        screen.contains("▸in128 out128") && !screen.contains("▸f32"),
+        "{screen}"
+    );
+    key(&mut app, KeyCode::Up);
+    assert!(render_screen(&app, 120, 40).contains("▸f32"));
     // The same run as an older worker wrote it: no phase notes.
     let mut runs = dashboard_support::fixture_runs();
     let last = runs.len() - 1;

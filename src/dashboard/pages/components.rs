@@ -3,25 +3,24 @@
 //! batch with a bar from the p99 to the p50 call latency, and DeepSpeed memory per ZeRO
 //! stage stacked by phase. With room (120×40), the component benchmarks no chart draws
 //! (time per call) and the latency percentiles (ONNX Runtime per optimisation level,
-//! serving) follow below.
+//! serving) follow below. ↑/↓ pick a line (a dtype, a prompt shape) to hold over the others.
 
 use super::family;
 use crate::dashboard::component_model::{
-    ComponentCharts, SdpaChart, SdpaOutcome, ServingPoint, ZERO_SEGMENTS, ZeroMemory, flop_unit,
+    ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, ZeroMemory, flop_unit,
 };
 use crate::dashboard::model::{Measured, target_notes};
-use crate::dashboard::widgets::axis::SizeUnit;
-use crate::dashboard::widgets::axis::format_number;
+use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::dashboard::widgets::line::{LegendPosition, XAxis, error_bar};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart, Segment, Series, StackedBar, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::format_ns;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 
 pub const PAGE: Page = Page {
     name: "components",
@@ -34,11 +33,29 @@ pub const PAGE: Page = Page {
 /// component benchmark and the latency percentiles.
 const ROOM_FOR_TABLES: u16 = 30;
 
+/// ↑/↓ move through the page's lines: the matmul dtypes, then the vLLM prompt shapes.
 fn items(data: &Dashboard) -> usize {
-    data.measured
-        .iter()
-        .filter(|m| m.family == "components")
-        .count()
+    data.current()
+        .map(|run| ComponentCharts::from_run(run, &data.measured))
+        .map_or(0, |c| c.matmul.len() + c.serving.len())
+}
+
+/// The legend name and style of line `index` of `total`: the selected line keeps its
+/// colour and is marked `▸` (so it shows without colour too); the others dim.
+fn highlight(
+    view: &View,
+    (index, total): (usize, usize),
+    name: &str,
+    style: Style,
+) -> (String, Style) {
+    if total < 2 {
+        return (name.to_string(), style);
+    }
+    if view.selected.min(total - 1) == index {
+        (format!("▸{name}"), style)
+    } else {
+        (name.to_string(), view.theme.dimmed())
+    }
 }
 
 fn render(view: &View, area: Rect, buf: &mut Buffer) {
@@ -61,9 +78,9 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)]).split(row)
     };
     let (top, middle) = (halves(rows[0]), halves(rows[1]));
-    matmul_chart(view, &charts.matmul).render(top[0], buf);
+    matmul_chart(view, &charts).render(top[0], buf);
     sdpa_panel(view, charts.sdpa.as_ref(), top[1], buf);
-    serving_chart(view, &charts.serving).render(middle[0], buf);
+    serving_chart(view, &charts).render(middle[0], buf);
     zero_stacked(view, &charts.zero).render(middle[1], buf);
     if let Some(bottom) = rows.get(2) {
         benchmark_tables(view, halves(*bottom).as_ref(), buf);
@@ -71,16 +88,27 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
 }
 
 /// FLOP/s against the matrix side, one line per dtype in its precision colour.
-fn matmul_chart(view: &View, matmul: &BTreeMap<String, Vec<(f64, f64)>>) -> LineChart {
-    let max = matmul.values().flatten().map(|p| p.1).fold(0.0, f64::max);
+fn matmul_chart(view: &View, charts: &ComponentCharts) -> LineChart {
+    let total = charts.matmul.len() + charts.serving.len();
+    let max = charts
+        .matmul
+        .values()
+        .flatten()
+        .map(|p| p.1)
+        .fold(0.0, f64::max);
     let (factor, unit) = flop_unit(max);
-    let series = matmul
+    let series = charts
+        .matmul
         .iter()
-        .map(|(dtype, points)| Series {
-            name: dtype.clone(),
-            points: points.iter().map(|&(x, y)| (x, y * factor)).collect(),
-            style: view.theme.dtype(Some(dtype)),
-            line: true,
+        .enumerate()
+        .map(|(i, (dtype, points))| {
+            let (name, style) = highlight(view, (i, total), dtype, view.theme.dtype(Some(dtype)));
+            Series {
+                name,
+                points: points.iter().map(|&(x, y)| (x, y * factor)).collect(),
+                style,
+                line: true,
+            }
         })
         .collect();
     LineChart {
@@ -154,16 +182,18 @@ fn sdpa_panel(view: &View, sdpa: Option<&SdpaChart>, area: Rect, buf: &mut Buffe
 
 /// Output tokens/s against batch (log2), one line per prompt shape, each point with a
 /// bar from the tokens/s of a p99-latency call up to that of a p50-latency call.
-fn serving_chart(view: &View, serving: &BTreeMap<String, Vec<ServingPoint>>) -> LineChart {
+fn serving_chart(view: &View, charts: &ComponentCharts) -> LineChart {
+    let (serving, first) = (&charts.serving, charts.matmul.len());
+    let total = first + serving.len();
     let xs = serving.values().flatten().map(|p| (p.batch as f64).log2());
     let x_range = xs.fold([f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], x| {
         [lo.min(x), hi.max(x)]
     });
     let mut series = Vec::new();
     for (i, (shape, points)) in serving.iter().enumerate() {
-        let style = view.theme.series(i);
+        let (name, style) = highlight(view, (first + i, total), shape, view.theme.series(i));
         series.push(Series {
-            name: shape.clone(),
+            name,
             points: points
                 .iter()
                 .map(|p| ((p.batch as f64).log2(), p.tokens_per_s))
