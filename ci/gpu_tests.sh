@@ -42,7 +42,8 @@ done
 # ONNX Runtime's GPU provider really started, Triton compiles on a cold cache, vLLM's
 # per-request TTFT/TPOT and engine memory, the chunked float64 attention reference at the
 # full suite's largest shape (b8_h16_s8192: 68.7 GB as one score matrix), pre-created CUDA
-# events (no failure in any timed loop). scripts/components/check_gpu_run.py checks the notes.
+# events (no failure in any timed loop), DeepSpeed's memory phases behind the dashboard's
+# stacked bars. scripts/components/check_gpu_run.py checks the notes.
 if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
     echo "== the Python components on the GPU ($STACKBENCH_PYTHON)"
     STACKBENCH_SUITE=quick cargo bench --bench components -- --test

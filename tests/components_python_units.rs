@@ -1,7 +1,8 @@
 //! Runs the Python unit checks of the component workers' helpers (`tests/python`, stdlib
 //! `unittest`): import classification, pre-created CUDA events, the chunked attention
 //! reference against the whole one, the SDPA and flash-attn probes, Triton's cold-cache
-//! compile, vLLM's per-request times, the engine-memory sampler, torch's GPU detection,
+//! compile, vLLM's per-request times and the notes its chart reads, DeepSpeed's memory
+//! phases on a fake allocator, the engine-memory sampler, torch's GPU detection,
 //! ONNX Runtime's provider labels and the GPU-run checker. They need the CPU stack's torch
 //! (and the triton it brings), so they run with the same interpreter as `components_real`
 //! and are required in CI.

@@ -59,6 +59,50 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no runs in"));
 }
 
+/// `show --page components` prints the four components charts from a recorded store: the
+/// workers' notes go through the store and come back as the charts' numbers.
+#[test]
+fn show_prints_the_components_charts_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let out = Command::new(BIN)
+        .args([
+            "show",
+            "--page",
+            "components",
+            "--width",
+            "120",
+            "--results",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for expected in [
+        "── 4 Components ──",
+        "PyTorch matmul vs size",
+        "side n (log2)",
+        "bf16",
+        "SDPA GFLOP/s b2_h8_s512_d64_f32",
+        "flash 57.7 GFLOP/s",
+        "efficient, cudnn: refused: No available kernel.",
+        "vLLM tokens/s vs batch, bar p99..p50",
+        "in128 out128",
+        "batch (log2)",
+        "DeepSpeed memory by ZeRO stage (MiB)",
+        "ZeRO 3",
+        "1680 MiB",
+        "activations",
+    ] {
+        assert!(text.contains(expected), "`{expected}` missing:\n{text}");
+    }
+}
+
 /// `show --page hardware` prints the cross-hardware page from runs of three machines, priced
 /// from `--prices`; a bad prices file is bad input (exit 2) naming the file.
 #[test]
@@ -206,8 +250,14 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
     tmux.wait_for("GEMM throughput vs size");
     tmux.keys(&["Right"]);
     tmux.wait_for("Tensor ops at their largest size");
+    tmux.keys(&["Right"]);
+    let components = tmux.wait_for("vLLM tokens/s vs batch");
+    assert!(
+        components.contains("DeepSpeed memory by ZeRO stage"),
+        "{components}"
+    );
     tmux.keys(&["7"]);
-    let outcomes = tmux.wait_for("Not measured in this run (4)");
+    let outcomes = tmux.wait_for("Not measured in this run (6)");
     assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
     tmux.keys(&["?"]);
     tmux.wait_for("switch page");

@@ -70,6 +70,81 @@ fn pages_show_the_fixture_numbers_with_units() {
     assert!(trends.contains("step +24.99 %"), "{trends}");
 }
 
+/// The components page reads the workers' notes: refused SDPA backends with torch's
+/// reason, vLLM's p50/p99 bars, DeepSpeed's phases; a run recorded before the phases
+/// draws each stage's single peak instead.
+#[test]
+fn components_page_draws_refusals_bars_and_old_peaks() {
+    let mut app = fixture_app();
+    app.page = 3;
+    let screen = render_screen(&app, 120, 40);
+    for expected in [
+        "cudnn refused",
+        "efficient, cudnn: refused: No available kernel.",
+        "tokens/s",
+        "params+optim  ▓ grads  ▒ activations",
+        "ZeRO 0",
+        "1710 MiB",
+        "…offline/b128_in128_out128 e2e",
+    ] {
+        assert!(screen.contains(expected), "`{expected}`:\n{screen}");
+    }
+    assert!(!screen.contains("peak only"), "{screen}");
+    // ↓ moves the marked line from bf16 to f32, then to the vLLM shape, and stops there.
+    assert!(screen.contains("▸bf16"), "{screen}");
+    for _ in 0..3 {
+        key(&mut app, KeyCode::Down);
+    }
+    let screen = render_screen(&app, 120, 40);
+    assert!(
+        screen.contains("▸in128 out128") && !screen.contains("▸f32"),
+        "{screen}"
+    );
+    key(&mut app, KeyCode::Up);
+    assert!(render_screen(&app, 120, 40).contains("▸f32"));
+    // The same run as an older worker wrote it: no phase notes.
+    let mut runs = dashboard_support::fixture_runs();
+    let last = runs.len() - 1;
+    let target = &mut runs[last].targets[0];
+    for (_, entry) in target["benchmarks"].as_object_mut().unwrap() {
+        if let Some(notes) = entry.get_mut("notes").and_then(|n| n.as_object_mut()) {
+            notes.remove("memory_at_rest_bytes");
+            notes.remove("memory_after_backward_bytes");
+        }
+    }
+    let mut app = App::new(
+        Dashboard::from_runs(runs, Vec::new(), last, None),
+        Theme::plain(),
+    );
+    app.page = 3;
+    let screen = render_screen(&app, 120, 40);
+    assert!(screen.contains("peak only"), "{screen}");
+    assert!(!screen.contains("params+optim"), "{screen}");
+    assert!(screen.contains("1710 MiB"), "{screen}");
+}
+
+/// A run whose workers left no notes (the fixture's first): matmul and vLLM still draw
+/// from the measured times, without error bars, and the DeepSpeed chart says it has no
+/// data rather than drawing nothing.
+#[test]
+fn components_page_without_notes_says_what_is_missing() {
+    let runs = dashboard_support::fixture_runs();
+    let mut app = App::new(
+        Dashboard::from_runs(runs, Vec::new(), 0, None),
+        Theme::plain(),
+    );
+    app.page = 3;
+    let screen = render_screen(&app, 80, 24);
+    assert!(
+        screen.contains("DeepSpeed memory by ZeRO stage (MiB)"),
+        "{screen}"
+    );
+    assert!(screen.contains("no data in this run"), "{screen}");
+    assert!(screen.contains("in128 out128"), "{screen}");
+    assert!(screen.contains("bf16"), "{screen}");
+    assert!(!screen.contains("refused"), "{screen}");
+}
+
 #[test]
 fn keys_move_between_pages_select_and_pick_runs() {
     let mut app = fixture_app();

@@ -111,9 +111,10 @@ fn every_chart_renders_with_axes_and_a_legend_in_chromium() {
         .replace("&lt;", "<")
         .replace("&gt;", ">");
     let charts: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
-    // Seven run charts (bandwidth, precision, GEMM, tensor ops, attention, components,
-    // before/after) and one history chart per benchmark.
-    assert!(charts.len() >= 7 + 30, "{} charts", charts.len());
+    // Eleven run charts (bandwidth, precision, GEMM, tensor ops, attention, components,
+    // PyTorch matmul, SDPA, vLLM, DeepSpeed, before/after) and one history chart per
+    // benchmark.
+    assert!(charts.len() >= 11 + 30, "{} charts", charts.len());
     for c in &charts {
         let caption = c["caption"].as_str().unwrap();
         let text = c["text"].as_str().unwrap();
@@ -130,9 +131,12 @@ fn every_chart_renders_with_axes_and_a_legend_in_chromium() {
             "{caption}: no hover titles"
         );
         assert!(
-            ["GB/s", "GFLOP/s", "(ms)", "(µs)", "(ns)", "(s)", "%"]
-                .iter()
-                .any(|u| text.contains(u)),
+            [
+                "GB/s", "GFLOP/s", "TFLOP/s", "tokens/s", "(MiB)", "(ms)", "(µs)", "(ns)", "(s)",
+                "%"
+            ]
+            .iter()
+            .any(|u| text.contains(u)),
             "{caption}: no unit on an axis: {text}"
         );
     }
@@ -147,6 +151,20 @@ fn every_chart_renders_with_axes_and_a_legend_in_chromium() {
         "peak",
         "median time per iteration",
         "slower (after)",
+        // The components charts: axes in units, legends, refusals and error bars.
+        "PyTorch matmul throughput vs size, per dtype",
+        "matrix side n (n×n×n, log scale)",
+        "throughput (GFLOP/s)",
+        "bf16",
+        "cudnn (refused)",
+        "output tokens/s",
+        "batch (requests, log scale)",
+        "p99..p50 call latency",
+        "in128 out128",
+        "device memory (MiB)",
+        "params+optim",
+        "activations",
+        "ZeRO 3",
     ] {
         assert!(
             all.contains(expected),

@@ -7,7 +7,8 @@ test can confirm must show in the notes, else this exits 1 naming each problem.
 * every Triton kernel measured a cold compile (compile_time_ns > 0, no note saying why not);
 * ONNX Runtime's GPU ids ran on the provider they name;
 * vLLM, where measured: per-request TTFT and TPOT, and the engine's device memory with
-  its method; DeepSpeed, where measured: the one-rank label.
+  its method; DeepSpeed, where measured: the one-rank label, and the memory phases of the
+  stacked bars (at rest, after backward) present, positive and within the peak.
 
 Usage: python check_gpu_run.py <criterion dir>/stackbench/targets/components.json
 """
@@ -80,7 +81,20 @@ def check_deepspeed(report):
     for bench_id, notes in measured(report, "components/deepspeed/").items():
         if notes.get("world_size") == 1 and "one rank" not in str(notes.get("partitioning")):
             problems.append(f"{bench_id}: one-rank row without its label")
+        problems += memory_phase_problems(bench_id, notes)
     return problems
+
+
+def memory_phase_problems(bench_id, notes):
+    """The stacked bars' phases: each present and positive, and none above the peak."""
+    keys = ("memory_at_rest_bytes", "memory_after_backward_bytes", "peak_memory_bytes")
+    values = [notes.get(key) for key in keys]
+    bad = [f"{key} is {value!r}" for key, value in zip(keys, values) if not isinstance(value, (int, float)) or value <= 0]
+    if bad:
+        return [f"{bench_id}: {problem}" for problem in bad]
+    if max(values[:2]) > values[2]:
+        return [f"{bench_id}: a phase ({values[0]}, {values[1]} bytes) exceeds the peak {values[2]}"]
+    return []
 
 
 CHECKS = (check_failures, check_torch_on_gpu, check_triton, check_onnxruntime, check_vllm, check_deepspeed)

@@ -11,9 +11,15 @@ nothing and the stage comparison measures its bookkeeping only (the notes say so
 ``partitioning``); multi-rank rows need several GPUs. Notes: step latency p50/p90/p99,
 ``peak_memory_bytes`` (``torch.cuda.max_memory_allocated`` over the timed steps, reset
 after the reference copy of the model is dropped), ``param_count``, ``zero_stage``,
-``world_size``. Checked before timing: the engine's
-first forward matches the plain model, and the loss falls over a few steps on a fixed
-batch. Timed with CUDA events.
+``world_size``, and the memory by phase of one step taken after verification (see
+``memory_phases``): ``memory_at_rest_bytes`` (``torch.cuda.memory_allocated`` before the
+forward: parameters and optimizer state partitions, with whatever gradient buffers ZeRO
+keeps between steps) and ``memory_after_backward_bytes`` (after ``engine.backward``: the
+gradients added, activations freed); the peak less that is the activations and
+temporaries. Taken after the verification steps, not right after ``deepspeed.initialize``:
+AdamW creates its state at the first step, so an after-init snapshot misses it. Checked
+before timing: the engine's first forward matches the plain model, and the loss falls
+over a few steps on a fixed batch. Timed with CUDA events.
 """
 
 import os
@@ -102,6 +108,29 @@ class DeepSpeed(Component):
         return ZeroStep(self.torch, self.deepspeed, stage, d, t)
 
 
+MEMORY_PHASES = (
+    "torch.cuda.memory_allocated around one training step after verification: at rest before "
+    "the forward, then after engine.backward; the peak is max_memory_allocated over the timed steps"
+)
+
+
+def memory_phases(torch, engine, x):
+    """One training step with the allocator's count read between its phases: at rest (what
+    the engine keeps between steps) and after backward (with the gradients). The caching
+    allocator counts an allocation when it is made on the host, so no synchronize is
+    needed for the count to be current."""
+    at_rest = torch.cuda.memory_allocated()
+    loss = engine(x).float().square().mean()
+    engine.backward(loss)
+    after_backward = torch.cuda.memory_allocated()
+    engine.step()
+    return {
+        "memory_at_rest_bytes": at_rest,
+        "memory_after_backward_bytes": after_backward,
+        "memory_phases": MEMORY_PHASES,
+    }
+
+
 def build_model(torch, d):
     from torch_common import mlp_block
 
@@ -128,6 +157,7 @@ class ZeroStep(Benchmark):
         self.engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
         generator = torch.Generator().manual_seed(1)
         self.x = torch.randn(tokens, d, generator=generator).cuda().to(torch.bfloat16)
+        self.phases = {}
 
     def facts(self):
         return {
@@ -139,6 +169,7 @@ class ZeroStep(Benchmark):
         }
 
     def train_step(self):
+        # The same loss as memory_phases, so the phases are of this step.
         loss = self.engine(self.x).float().square().mean()
         self.engine.backward(loss)
         self.engine.step()
@@ -156,9 +187,11 @@ class ZeroStep(Benchmark):
         if not losses[-1] < losses[0]:
             raise Mismatch(f"ZeRO stage {self.stage}: loss did not fall over 5 steps on a fixed batch: {losses}")
         # The peak must be the training's: the reference copy of the model is gone now, and
-        # its memory is handed back before the high-water mark starts again.
+        # its memory is handed back before the phases are read and the high-water mark
+        # starts again.
         gc.collect()
         self.torch.cuda.empty_cache()
+        self.phases = memory_phases(self.torch, self.engine, self.x)
         self.torch.cuda.reset_peak_memory_stats()
 
     def step(self):
@@ -167,6 +200,7 @@ class ZeroStep(Benchmark):
     def metrics(self, latencies_ns):
         metrics = latency_metrics(latencies_ns)
         metrics["peak_memory_bytes"] = self.torch.cuda.max_memory_allocated()
+        metrics.update(self.phases)
         return metrics
 
     def teardown(self):

@@ -6,6 +6,7 @@
 //! A new page is one file in `pages/` and one line in [`PAGES`].
 
 pub mod app;
+pub mod component_model;
 pub mod live;
 pub mod model;
 pub mod pages;

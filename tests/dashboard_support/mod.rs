@@ -77,11 +77,7 @@ fn suite() -> Vec<(String, Option<Throughput>, f64)> {
             flops as f64 / gflops,
         ));
     }
-    out.push((
-        "components/pytorch/matmul_f32/1024x1024x1024".into(),
-        Some(Throughput::Elements(2 << 30)),
-        2e9 / 80.0,
-    ));
+    out.extend(component_suite());
     out.push((
         "components/onnxruntime/mlp_all/b8_s128".into(),
         Some(Throughput::Elements(1024)),
@@ -92,6 +88,92 @@ fn suite() -> Vec<(String, Option<Throughput>, f64)> {
         Some(Throughput::Elements(1024)),
         3.1e6,
     ));
+    out
+}
+
+/// The component workers' ids as they record them (scripts/components): PyTorch matmul
+/// sizes per dtype, the SDPA backends at one shape (two refused: see `outcomes`), vLLM
+/// batches and DeepSpeed ZeRO stages.
+fn component_suite() -> Vec<(String, Option<Throughput>, f64)> {
+    let mut out = Vec::new();
+    for (dtype, gflops) in [("f32", 95.0), ("bf16", 38.0)] {
+        for n in [256u64, 512, 1024, 2048] {
+            let flops = 2 * n * n * n;
+            let eff = gflops * (0.55 + 0.15 * ((n / 256) as f64).log2() / 3.0);
+            out.push((
+                format!("components/pytorch/matmul/{dtype}_{n}x{n}x{n}"),
+                Some(Throughput::Elements(flops)),
+                flops as f64 / eff,
+            ));
+        }
+    }
+    let attention_flops = 4 * 2 * 512u64 * 512 * 8 * 64;
+    for (backend, gflops) in [("math", 21.0), ("flash", 58.0), ("default", 57.0)] {
+        out.push((
+            format!("components/attention/sdpa_{backend}/{SDPA_SHAPE}"),
+            Some(Throughput::Elements(attention_flops)),
+            attention_flops as f64 / gflops,
+        ));
+    }
+    for (batch, tokens_per_s) in VLLM_BATCHES {
+        let tokens = batch * 128;
+        out.push((
+            format!("components/vllm/offline/b{batch}_in128_out128"),
+            Some(Throughput::Elements(tokens)),
+            tokens as f64 / tokens_per_s * 1e9,
+        ));
+    }
+    for stage in 0..4 {
+        out.push((
+            format!("components/deepspeed/zero_step/stage{stage}_ranks1_d1024_t4096"),
+            Some(Throughput::Elements(4096)),
+            24e6 + 1.5e6 * stage as f64,
+        ));
+    }
+    out
+}
+
+const SDPA_SHAPE: &str = "b2_h8_s512_d64_f32";
+/// (batch, output tokens/s) of the fixture's vLLM runs.
+const VLLM_BATCHES: [(u64, f64); 4] = [(1, 90.0), (8, 650.0), (32, 2200.0), (128, 6000.0)];
+/// (stage, MiB at rest, after backward, at the peak) of the fixture's DeepSpeed runs.
+const ZERO_MEMORY_MIB: [(u64, f64, f64, f64); 4] = [
+    (0, 1030.0, 1290.0, 1710.0),
+    (1, 1030.0, 1290.0, 1702.0),
+    (2, 1030.0, 1160.0, 1600.0),
+    (3, 1100.0, 1230.0, 1680.0),
+];
+
+/// The notes the vLLM and DeepSpeed workers write, for the last run's target report.
+fn component_notes() -> Vec<(String, Vec<(&'static str, f64)>)> {
+    let mut out = Vec::new();
+    for (batch, tokens_per_s) in VLLM_BATCHES {
+        let call_ns = (batch * 128) as f64 / tokens_per_s * 1e9;
+        out.push((
+            format!("components/vllm/offline/b{batch}_in128_out128"),
+            vec![
+                ("tokens_per_s", tokens_per_s),
+                ("requests_per_s", tokens_per_s / 128.0),
+                ("e2e_p50_ns", 0.96 * call_ns),
+                ("e2e_p90_ns", 1.05 * call_ns),
+                ("e2e_p99_ns", 1.3 * call_ns),
+                ("ttft_p50_ns", 2e7 * batch as f64),
+                ("ttft_p99_ns", 3e7 * batch as f64),
+            ],
+        ));
+    }
+    let mib = 1_048_576.0;
+    for (stage, rest, backward, peak) in ZERO_MEMORY_MIB {
+        out.push((
+            format!("components/deepspeed/zero_step/stage{stage}_ranks1_d1024_t4096"),
+            vec![
+                ("zero_stage", stage as f64),
+                ("memory_at_rest_bytes", rest * mib),
+                ("memory_after_backward_bytes", backward * mib),
+                ("peak_memory_bytes", peak * mib),
+            ],
+        ));
+    }
     out
 }
 
@@ -187,11 +269,23 @@ fn outcomes() -> TargetReport {
         },
     );
     add(
-        "components/vllm/all/all",
+        "components/triton/all/all",
         BenchmarkOutcome::Skipped {
-            reason: "vllm is not installed in the interpreter".into(),
+            reason: "triton is not installed in the interpreter".into(),
         },
     );
+    // What torch says when no kernel of a pinned SDPA backend takes the inputs (CPU).
+    for backend in ["efficient", "cudnn"] {
+        add(
+            &format!("components/attention/sdpa_{backend}/{SDPA_SHAPE}"),
+            BenchmarkOutcome::Skipped {
+                reason: "No available kernel. Aborting execution.".into(),
+            },
+        );
+    }
+    for (id, pairs) in component_notes() {
+        add(&id, notes(&pairs));
+    }
     add(
         "tensor_ops/cpu/gelu_f16/256x4096",
         BenchmarkOutcome::Failed {

@@ -1,6 +1,7 @@
 """The GPU-run checker must fail each defect it exists for: a Triton compile read from a
 warm cache (0), an ORT GPU id that ran on the CPU, vLLM without per-request times or
-engine memory, torch on the CPU, a failure; and pass a record with none of them."""
+engine memory, DeepSpeed without its memory phases, torch on the CPU, a failure; and pass
+a record with none of them."""
 
 import copy
 import unittest
@@ -30,7 +31,8 @@ GOOD = {
             peak_memory_bytes=7e10, peak_memory_method="nvml",
         ),
         "components/deepspeed/zero_step/stage3_ranks1_d1024_t4096": entry(
-            "measured", world_size=1, partitioning="none: one rank holds every shard"
+            "measured", world_size=1, partitioning="none: one rank holds every shard",
+            memory_at_rest_bytes=1.1e9, memory_after_backward_bytes=1.3e9, peak_memory_bytes=1.7e9,
         ),
         "components/migraphx/transformer_block/gpu_b1_s128": entry("skipped"),
     }
@@ -62,6 +64,12 @@ class GpuRunChecker(unittest.TestCase):
             "vllm without memory": broken("components/vllm/offline/b8_in128_out128", peak_memory_bytes=0),
             "torch on cpu": broken("components/pytorch/matmul/bf16_4096x4096x4096", device="cpu"),
             "unlabelled one rank": broken("components/deepspeed/zero_step/stage3_ranks1_d1024_t4096", partitioning=None),
+            "deepspeed without phases": broken(
+                "components/deepspeed/zero_step/stage3_ranks1_d1024_t4096", memory_after_backward_bytes=None
+            ),
+            "deepspeed phase above peak": broken(
+                "components/deepspeed/zero_step/stage3_ranks1_d1024_t4096", memory_at_rest_bytes=2e9
+            ),
             "a failure": broken("components/migraphx/transformer_block/gpu_b1_s128", fail=True),
         }
         for name, report in cases.items():

@@ -26,6 +26,9 @@ pub struct Series {
 pub enum XAxis {
     /// x values are log2 of a size.
     Log2(SizeUnit),
+    /// x values are log2 of a count that is not a size (a batch, a matrix side): ticks
+    /// labelled as elements, under this title.
+    Log2Titled { unit: SizeUnit, title: String },
     /// x values are plain numbers, labelled with these titles at even spacing.
     Linear { title: String, labels: Vec<String> },
 }
@@ -81,6 +84,10 @@ impl Widget for &LineChart {
                     unit.axis_title().to_string(),
                 )
             }
+            XAxis::Log2Titled { unit, title } => {
+                let b = log2_bounds(lo, hi, ticks);
+                (b, log2_labels(b, ticks, *unit), title.clone())
+            }
             XAxis::Linear { title, labels } => {
                 let pad = if hi > lo { 0.0 } else { 1.0 };
                 ([lo - pad, hi + pad], labels.clone(), title.clone())
@@ -96,8 +103,14 @@ impl Widget for &LineChart {
                 } else {
                     GraphType::Scatter
                 };
-                Dataset::default()
-                    .name(s.name.clone())
+                let dataset = Dataset::default();
+                // An unnamed series (an error bar, a cap) stays out of the legend.
+                let dataset = if s.name.is_empty() {
+                    dataset
+                } else {
+                    dataset.name(s.name.clone())
+                };
+                dataset
                     .marker(Marker::Braille)
                     .graph_type(kind)
                     .style(s.style)
@@ -122,4 +135,28 @@ impl Widget for &LineChart {
             .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(70)))
             .render(area, buf);
     }
+}
+
+/// A vertical error bar at `x` from `lo` to `hi`, with caps `cap` wide either side, cut
+/// to `within` (the data's x range, so a cap never widens the axis): three unnamed series,
+/// so the legend keeps to the data.
+pub fn error_bar(
+    x: f64,
+    [lo, hi]: [f64; 2],
+    cap: f64,
+    within: [f64; 2],
+    style: Style,
+) -> [Series; 3] {
+    let segment = |points: Vec<(f64, f64)>| Series {
+        name: String::new(),
+        points,
+        style,
+        line: true,
+    };
+    let (left, right) = ((x - cap).max(within[0]), (x + cap).min(within[1]));
+    [
+        segment(vec![(x, lo), (x, hi)]),
+        segment(vec![(left, lo), (right, lo)]),
+        segment(vec![(left, hi), (right, hi)]),
+    ]
 }

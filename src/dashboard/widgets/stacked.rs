@@ -35,6 +35,10 @@ impl Widget for &StackedBar {
         if inner.height == 0 {
             return;
         }
+        if self.rows.is_empty() {
+            Line::from("no data in this run").render(inner, buf);
+            return;
+        }
         let legend: Vec<Span> = self
             .segments
             .iter()

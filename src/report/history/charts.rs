@@ -1,7 +1,8 @@
 //! The charts of `report.html`, drawn by plotters into SVG strings: line charts (linear or
-//! log2 x axis) and horizontal bar charts, each with axis titles in units, ticks and a
-//! legend. plotters' SVG has no hover text, so each point or bar also gets a transparent
-//! target carrying a `<title>` with its value, placed with the chart's own coordinate map.
+//! log2 x axis, optionally with error bars) and horizontal bar charts (plain or stacked),
+//! each with axis titles in units, ticks and a legend. plotters' SVG has no hover text, so
+//! each point or bar also gets a transparent target carrying a `<title>` with its value,
+//! placed with the chart's own coordinate map.
 
 use crate::dashboard::widgets::axis::{SizeUnit, format_size};
 use plotters::coord::Shift;
@@ -79,6 +80,9 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// A hover target: (x px, y px, text).
+type HoverTarget = (i32, i32, String);
+
 /// Hover targets appended inside the SVG: (x px, y px, text).
 fn with_titles(mut svg: String, targets: &[(i32, i32, String)]) -> String {
     let mut extra = String::from("<g class=\"hover\">");
@@ -129,11 +133,33 @@ pub fn min_max_decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)
     out
 }
 
+/// A vertical bar at `x` from `lo` to `hi` (a spread around a point: the p99..p50 range).
+pub struct ErrorBarSpec {
+    pub x: f64,
+    /// The point the bar belongs to (plotters marks it with a dot).
+    pub at: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub colour: RGBColor,
+    /// Hover text of the bar.
+    pub hover: String,
+}
+
 /// A line chart as an SVG string (or the reason it could not be drawn).
 pub fn line_chart(spec: &LineSpec) -> Result<String, String> {
+    line_chart_with_bars(spec, &[], "")
+}
+
+/// A line chart with vertical error bars, whose meaning `bars_legend` gives in the legend.
+pub fn line_chart_with_bars(
+    spec: &LineSpec,
+    bars: &[ErrorBarSpec],
+    bars_legend: &str,
+) -> Result<String, String> {
     let all = || spec.series.iter().flat_map(|s| s.points.iter().copied());
     let (x_lo, x_hi) = bounds(all().map(|p| p.0)).ok_or("no points")?;
-    let (_, y_hi) = bounds(all().map(|p| p.1)).ok_or("no points")?;
+    let (_, y_hi) =
+        bounds(all().map(|p| p.1).chain(bars.iter().map(|b| b.hi))).ok_or("no points")?;
     let y_hi = if y_hi > 0.0 { y_hi * 1.1 } else { 1.0 };
     let mut svg = String::new();
     let targets;
@@ -145,7 +171,7 @@ pub fn line_chart(spec: &LineSpec) -> Result<String, String> {
                 let (lo, hi) = (x_lo / 1.5, x_hi * 1.5);
                 draw_lines(
                     &root,
-                    spec,
+                    (spec, bars, bars_legend),
                     (lo..hi).log_scale().base(2.0),
                     y_hi,
                     move |v| format_size(*v, unit),
@@ -153,9 +179,13 @@ pub fn line_chart(spec: &LineSpec) -> Result<String, String> {
             }
             XScale::Linear => {
                 let pad = ((x_hi - x_lo) * 0.05).max(0.5);
-                draw_lines(&root, spec, (x_lo - pad)..(x_hi + pad), y_hi, |v| {
-                    format!("{v:.0}")
-                })?
+                draw_lines(
+                    &root,
+                    (spec, bars, bars_legend),
+                    (x_lo - pad)..(x_hi + pad),
+                    y_hi,
+                    |v| format!("{v:.0}"),
+                )?
             }
         };
         root.present().map_err(err)?;
@@ -165,7 +195,7 @@ pub fn line_chart(spec: &LineSpec) -> Result<String, String> {
 
 fn draw_lines<X>(
     root: &Draw,
-    spec: &LineSpec,
+    (spec, bars, bars_legend): (&LineSpec, &[ErrorBarSpec], &str),
     x_range: X,
     y_hi: f64,
     x_format: impl Fn(&f64) -> String,
@@ -226,6 +256,7 @@ where
             targets.push((px, py, hover));
         }
     }
+    targets.extend(draw_error_bars(&mut chart, bars, bars_legend)?);
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -236,71 +267,159 @@ where
     Ok(targets)
 }
 
+/// The error bars of a line chart, with one legend entry saying what they span; returns
+/// their hover targets (at each bar's top).
+fn draw_error_bars<X>(
+    chart: &mut ChartContext<
+        '_,
+        SVGBackend<'_>,
+        Cartesian2d<X, plotters::coord::types::RangedCoordf64>,
+    >,
+    bars: &[ErrorBarSpec],
+    legend: &str,
+) -> Result<Vec<(i32, i32, String)>, String>
+where
+    X: Ranged<ValueType = f64>,
+{
+    let mut targets = Vec::new();
+    for (i, b) in bars.iter().enumerate() {
+        let colour = b.colour;
+        let style = colour.stroke_width(1);
+        let drawn = chart
+            .draw_series(std::iter::once(ErrorBar::new_vertical(
+                b.x, b.lo, b.at, b.hi, style, 8,
+            )))
+            .map_err(err)?;
+        if i == 0 && !legend.is_empty() {
+            drawn.label(legend).legend(move |(x, y)| {
+                PathElement::new(vec![(x + 9, y - 5), (x + 9, y + 5)], style)
+            });
+        }
+        let (px, py) = chart.backend_coord(&(b.x, b.hi));
+        targets.push((px, py, b.hover.clone()));
+    }
+    Ok(targets)
+}
+
+/// One drawn rectangle of a horizontal bar chart: row `row` (0 at the top) from `from` to
+/// `to` on the value axis.
+struct HRect {
+    row: usize,
+    from: f64,
+    to: f64,
+    colour: RGBColor,
+    hover: String,
+    legend: Option<String>,
+}
+
 /// A horizontal bar chart as an SVG string.
 pub fn bar_chart(spec: &BarsSpec) -> Result<String, String> {
-    if spec.bars.is_empty() {
-        return Err("no bars".into());
-    }
-    let n = spec.bars.len();
-    let max = bounds(spec.bars.iter().map(|b| b.value)).map_or(1.0, |b| b.1.max(1e-12)) * 1.1;
-    let height = (HEIGHT as usize).max(70 + 22 * n) as u32;
-    let label_width = spec
+    let labels: Vec<String> = spec.bars.iter().map(|b| b.label.clone()).collect();
+    let rects = spec
         .bars
         .iter()
-        .map(|b| b.label.chars().count())
-        .max()
-        .unwrap_or(4);
+        .enumerate()
+        .map(|(row, b)| HRect {
+            row,
+            from: 0.0,
+            to: b.value.max(0.0),
+            colour: b.colour,
+            hover: format!("{}: {}", b.label, b.hover),
+            legend: b.legend.clone(),
+        })
+        .collect();
+    hbars(&spec.title, &spec.x_title, &labels, rects)
+}
+
+/// Stacked horizontal bars: one row per label, one segment per part, in order.
+pub struct StackedBarsSpec {
+    pub title: String,
+    pub x_title: String,
+    /// (name, colour) of each part, for the legend.
+    pub parts: Vec<(String, RGBColor)>,
+    /// (row label, value of each part); zero parts are not drawn.
+    pub rows: Vec<(String, Vec<f64>)>,
+    /// Unit of the values, for the hover text.
+    pub unit: String,
+}
+
+/// Stacked horizontal bars as an SVG string; each segment hovers with its part and value.
+pub fn stacked_bar_chart(spec: &StackedBarsSpec) -> Result<String, String> {
+    let labels: Vec<String> = spec.rows.iter().map(|r| r.0.clone()).collect();
+    let mut rects = Vec::new();
+    for (row, (label, values)) in spec.rows.iter().enumerate() {
+        let mut from = 0.0;
+        for (value, (part, colour)) in values.iter().zip(&spec.parts) {
+            if !(value.is_finite() && *value > 0.0) {
+                continue;
+            }
+            rects.push(HRect {
+                row,
+                from,
+                to: from + value,
+                colour: *colour,
+                hover: format!(
+                    "{label}: {part} {} {} (total {} {})",
+                    crate::dashboard::widgets::axis::format_number(*value),
+                    spec.unit,
+                    crate::dashboard::widgets::axis::format_number(values.iter().sum()),
+                    spec.unit
+                ),
+                legend: Some(part.clone()),
+            });
+            from += value;
+        }
+    }
+    hbars(&spec.title, &spec.x_title, &labels, rects)
+}
+
+/// Draws `rects` over rows labelled `labels`, with a legend of their `legend` names.
+fn hbars(
+    title: &str,
+    x_title: &str,
+    labels: &[String],
+    rects: Vec<HRect>,
+) -> Result<String, String> {
+    if rects.is_empty() {
+        return Err("no bars".into());
+    }
+    let n = labels.len();
+    // Room on the right for the legend box, so it does not cover the longest bar.
+    let headroom = if rects.iter().any(|r| r.legend.is_some()) {
+        1.3
+    } else {
+        1.1
+    };
+    let max = bounds(rects.iter().map(|r| r.to)).map_or(1.0, |b| b.1.max(1e-12)) * headroom;
+    let height = (HEIGHT as usize).max(70 + 22 * n) as u32;
+    let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4);
     let mut svg = String::new();
-    let mut targets = Vec::new();
+    let targets;
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let labels: Vec<String> = spec.bars.iter().rev().map(|b| b.label.clone()).collect();
         let mut chart = ChartBuilder::on(&root)
-            .caption(&spec.title, ("sans-serif", 15))
+            .caption(title, ("sans-serif", 15))
             .margin(8)
             .x_label_area_size(38)
             .y_label_area_size((label_width as u32 * 6 + 12).min(WIDTH / 2))
             .build_cartesian_2d(0f64..max, (0..n).into_segmented())
             .map_err(err)?;
+        // plotters counts segments from the bottom; the first row goes at the top.
         chart
             .configure_mesh()
-            .x_desc(&spec.x_title)
+            .x_desc(x_title)
             .y_labels(n)
             .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                SegmentValue::CenterOf(i) if *i < n => labels[n - 1 - i].clone(),
                 _ => String::new(),
             })
             .x_label_formatter(&|v| crate::dashboard::widgets::axis::format_number(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
-        let mut legends: Vec<(String, RGBColor)> = Vec::new();
-        // The first bar at the top: plotters counts segments from the bottom.
-        for (k, b) in spec.bars.iter().enumerate() {
-            let i = n - 1 - k;
-            let colour = b.colour;
-            let mut bar = Rectangle::new(
-                [
-                    (0.0, SegmentValue::Exact(i)),
-                    (b.value.max(0.0), SegmentValue::Exact(i + 1)),
-                ],
-                colour.filled(),
-            );
-            bar.set_margin(2, 2, 0, 0);
-            let series = chart.draw_series(std::iter::once(bar)).map_err(err)?;
-            if let Some(name) = &b.legend
-                && !legends.iter().any(|(l, _)| l == name)
-            {
-                legends.push((name.clone(), colour));
-                series.label(name).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
-                });
-            }
-            let (px, py) =
-                chart.backend_coord(&(b.value.max(0.0) / 2.0, SegmentValue::CenterOf(i)));
-            targets.push((px, py, format!("{}: {}", b.label, b.hover)));
-        }
+        let (drawn, legends) = draw_rects(&mut chart, &rects, n)?;
+        targets = drawn;
         if !legends.is_empty() {
             chart
                 .configure_series_labels()
@@ -313,6 +432,51 @@ pub fn bar_chart(spec: &BarsSpec) -> Result<String, String> {
         root.present().map_err(err)?;
     }
     Ok(with_titles(svg, &targets))
+}
+
+type BarsChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordusize>,
+    >,
+>;
+
+/// Draws each rectangle in its row (row 0 at the top: plotters counts from the bottom) and
+/// names each legend once; returns the hover targets and the legend names.
+fn draw_rects(
+    chart: &mut BarsChart,
+    rects: &[HRect],
+    n: usize,
+) -> Result<(Vec<HoverTarget>, Vec<String>), String> {
+    let mut targets = Vec::new();
+    let mut legends: Vec<String> = Vec::new();
+    for r in rects {
+        let i = n - 1 - r.row;
+        let colour = r.colour;
+        let mut bar = Rectangle::new(
+            [
+                (r.from, SegmentValue::Exact(i)),
+                (r.to, SegmentValue::Exact(i + 1)),
+            ],
+            colour.filled(),
+        );
+        bar.set_margin(2, 2, 0, 0);
+        let series = chart.draw_series(std::iter::once(bar)).map_err(err)?;
+        if let Some(name) = &r.legend
+            && !legends.contains(name)
+        {
+            legends.push(name.clone());
+            series.label(name).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 12, y + 4)], colour.filled())
+            });
+        }
+        let middle = (r.from + r.to) / 2.0;
+        let (px, py) = chart.backend_coord(&(middle, SegmentValue::CenterOf(i)));
+        targets.push((px, py, r.hover.clone()));
+    }
+    Ok((targets, legends))
 }
 
 #[cfg(test)]

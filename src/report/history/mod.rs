@@ -3,6 +3,7 @@
 //! compact terminal summary.
 
 mod charts;
+mod component_pages;
 mod csv_summary;
 mod html;
 mod json;

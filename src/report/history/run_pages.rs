@@ -1,13 +1,15 @@
 //! The run pages of `report.html`: what the latest run achieved, drawn as the dashboard
 //! draws it (bandwidth against size, GEMM per precision against its peak, GEMM against
-//! size with the roofline, attention, components) and how it moved against the run
-//! before it. Numbers come from the dashboard's model, so the report and the terminal agree.
+//! size with the roofline, attention, components with their four charts in
+//! `component_pages`) and how it moved against the run before it. Numbers come from the
+//! dashboard's model, so the report and the terminal agree.
 
 use super::charts::{
     BarSpec, BarsSpec, GREEN, GREY, LineSeriesSpec, LineSpec, RED, XScale, bar_chart, line_chart,
     palette,
 };
 use super::html::escape;
+use crate::dashboard::component_model::ComponentCharts;
 use crate::dashboard::model::{Measured, changes, log2_size, measured, run_name};
 use crate::dashboard::widgets::axis::SizeUnit;
 use crate::report::format::{format_ns, format_percent};
@@ -16,7 +18,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// A chart in a `<figure>`, or the reason it is missing (never silently absent).
-fn figure(out: &mut String, caption: &str, chart: Result<String, String>) {
+pub(super) fn figure(out: &mut String, caption: &str, chart: Result<String, String>) {
     match chart {
         Ok(svg) => {
             let _ = write!(
@@ -129,7 +131,7 @@ fn rate_bars(measured: &[&Measured], title: &str, x_title: &str) -> BarsSpec {
 }
 
 /// The report's colour per precision (the dashboard's, on white).
-fn dtype_colour(dtype: &str) -> plotters::style::RGBColor {
+pub(super) fn dtype_colour(dtype: &str) -> plotters::style::RGBColor {
     match dtype {
         "f64" => palette(0),
         "f32" => plotters::style::RGBColor(40, 40, 40),
@@ -300,6 +302,7 @@ pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
         "Components",
         bar_chart(&component_bars(&family("components"))),
     );
+    super::component_pages::render(out, &ComponentCharts::from_run(run, &all));
     if let Some(before) = before {
         figure(
             out,
