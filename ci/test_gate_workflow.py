@@ -80,7 +80,7 @@ def step_env(name, inputs, outputs):
                                            "STACKBENCH_HEAD_SHA": base.get("head", "")},
         "Gate": {"SIDES": inputs["sides"], "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
                  "BENCHES": inputs["benches"], "FILTER": inputs["filter"], "THRESHOLD": "5", "ROUNDS": "3",
-                 "MAX_ROUNDS": "6", "CRITERION_ARGS": inputs["criterion-args"], "PYTHON": ""},
+                 "MAX_ROUNDS": "6", "CRITERION_ARGS": inputs["criterion-args"], "CPUS": inputs["cpus"], "PYTHON": ""},
         "Job summary and the runs' JSON": {"RUNNER_JSON": RUNNER_JSON, "COMMENT_MODE": "on-change",
                                            "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
                                            "RESULTS_DIR": inputs["results-dir"]},
@@ -95,7 +95,8 @@ def run_job(tmp, **overrides):
     repo, merge_base, main_tip, pr_tip = make_repo(root)
     runner = Runner(root)
     inputs = {"base-ref": "main", "head-ref": "pr", "base-setup": "", "head-setup": "", "sides": "revisions",
-              "benches": "", "filter": "", "criterion-args": "", "results-dir": "", "temp": str(runner.temp),
+              "benches": "", "filter": "", "criterion-args": "", "cpus": "", "results-dir": "",
+              "temp": str(runner.temp),
               **overrides}
     tool = root / "fake-analyze-trends"
     tool.write_text(FAKE_ANALYZE_TRENDS)
@@ -134,6 +135,7 @@ def check_revisions(job):
     assert pairs(argv, "--filter") == ["^gemm/cpu"], argv
     assert pairs(argv, "--base-env") == ["STACKBENCH_PYTHON=/venvs/base/bin/python", "LD_LIBRARY_PATH=/opt/a b"], argv
     assert argv[argv.index("--"):] == ["--", "--warm-up-time", "1"], argv
+    assert pairs(argv, "--cpus") == ["2-3"], argv
     art = job["artifact"]
     meta = json.loads((art / "meta.json").read_text())
     assert meta["runner"] == ["self-hosted", "gpu-a"] and meta["base"] == merge_base and meta["head"] == pr_tip, meta
@@ -146,6 +148,7 @@ def check_environments(job):
     argv = job["gate"] or []
     assert job["failed"] is None, f"a step failed: {job['failed']}"
     assert "--base" not in argv and "--head" not in argv, argv
+    assert "--cpus" not in argv, argv
     assert pairs(argv, "--head-env") == ["STACKBENCH_PYTHON=/venvs/head/bin/python"], argv
     assert pairs(argv, "--base-env") == [], argv
     imports = [c for c in job["calls"] if c[:1] == ["import"]]
@@ -167,7 +170,7 @@ def refused_at(step, code=2):
 
 CASES = {
     "revision sides: merge base, benches, filter, base env, Criterion args, artifact": (check_revisions, dict(
-        benches="gemm attention", filter="^gemm/cpu", criterion_args="--warm-up-time 1",
+        benches="gemm attention", filter="^gemm/cpu", criterion_args="--warm-up-time 1", cpus="2-3",
         base_setup='echo STACKBENCH_PYTHON=/venvs/base/bin/python >> "$STACKBENCH_SIDE_ENV"; '
                    'echo "LD_LIBRARY_PATH=/opt/a b" >> "$STACKBENCH_SIDE_ENV"')),
     "environment sides: no revisions, head env, import into results-dir": (check_environments, dict(
@@ -179,6 +182,7 @@ CASES = {
                                                    dict(base_setup='echo "oops" >> "$STACKBENCH_SIDE_ENV"')),
     "a bench target name with shell in it": (refused_at("Gate"), dict(benches="gemm;touch${IFS}/tmp/x")),
     "sides that are neither": (refused_at("Gate"), dict(sides="both")),
+    "a cpus list with shell in it": (refused_at("Gate"), dict(cpus="1;touch${IFS}/tmp/x")),
     "a base revision that does not exist": (refused_at("Find the merge base", 2), dict(base_ref="no-such-branch")),
 }
 
