@@ -166,6 +166,17 @@ pub fn flop_unit(max_tflops: f64) -> (f64, &'static str) {
 const SDPA_ORDER: [&str; 5] = ["math", "efficient", "flash", "cudnn", "default"];
 
 impl ComponentCharts {
+    /// The unit the matmul chart reads best in, from its fastest point (see [`flop_unit`]).
+    pub fn matmul_unit(&self) -> (f64, &'static str) {
+        let max = self
+            .matmul
+            .values()
+            .flatten()
+            .map(|p| p.1)
+            .fold(0.0, f64::max);
+        flop_unit(max)
+    }
+
     /// The charts of `run`, whose measured benchmarks are `measured`.
     pub fn from_run(run: &RunRecord, measured: &[Measured]) -> ComponentCharts {
         let notes = target_notes(run);

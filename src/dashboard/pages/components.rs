@@ -90,13 +90,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
 /// FLOP/s against the matrix side, one line per dtype in its precision colour.
 fn matmul_chart(view: &View, charts: &ComponentCharts) -> LineChart {
     let total = charts.matmul.len() + charts.serving.len();
-    let max = charts
-        .matmul
-        .values()
-        .flatten()
-        .map(|p| p.1)
-        .fold(0.0, f64::max);
-    let (factor, unit) = flop_unit(max);
+    let (factor, unit) = charts.matmul_unit();
     let series = charts
         .matmul
         .iter()

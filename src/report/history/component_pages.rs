@@ -41,13 +41,7 @@ pub fn render(out: &mut String, charts: &ComponentCharts) {
 }
 
 fn matmul(charts: &ComponentCharts) -> LineSpec {
-    let max = charts
-        .matmul
-        .values()
-        .flatten()
-        .map(|p| p.1)
-        .fold(0.0, f64::max);
-    let (factor, unit) = flop_unit(max);
+    let (factor, unit) = charts.matmul_unit();
     let series = charts
         .matmul
         .iter()
