@@ -9,7 +9,7 @@ use crate::criterion_output::{SampleFile, Throughput};
 use crate::harness::sidecar::{
     BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport,
 };
-use crate::results::{BenchmarkRecord, RUN_SCHEMA, RunRecord, SourceInfo, format_rfc3339_ms};
+use crate::results::{BenchmarkRecord, RunRecord};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -192,22 +192,10 @@ impl Progress {
         }
         benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
         let started = self.started_unix_ms.unwrap_or(0);
-        let fingerprint = crate::results::probe_fingerprint(system.as_ref());
+        // Failures of the live run are in its target report's outcomes.
         RunRecord {
-            schema: RUN_SCHEMA.into(),
             run_id: "live".into(),
-            created_unix_ms: started,
-            timestamp: format_rfc3339_ms(started),
             label: Some("live".into()),
-            git_revision: None,
-            git_dirty: None,
-            source: SourceInfo {
-                criterion_dir: String::new(),
-                baseline: "live".into(),
-                analyzer_version: env!("CARGO_PKG_VERSION").into(),
-            },
-            fingerprint,
-            system,
             targets: serde_json::to_value(TargetReport {
                 schema: TARGET_REPORT_SCHEMA.into(),
                 target: "live".into(),
@@ -217,12 +205,8 @@ impl Progress {
             })
             .into_iter()
             .collect(),
-            notes: Vec::new(),
             benchmarks,
-            skipped: Vec::new(),
-            // Failures of the live run are in its target report's outcomes above.
-            failed: Vec::new(),
-            environment: Default::default(),
+            ..RunRecord::new(started, std::path::Path::new(""), "live", system)
         }
     }
 }

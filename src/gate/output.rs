@@ -14,7 +14,7 @@ use crate::analysis::{
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::report::format::format_ns;
 use crate::results::atomic::write_atomic;
-use crate::results::{FailedBenchmark, RunRecord, RunStore, SourceInfo};
+use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -380,29 +380,16 @@ fn side_run(side: &SideRun, index: usize, collected: &Collected) -> RunRecord {
             }),
     );
     RunRecord {
-        schema: crate::results::RUN_SCHEMA.into(),
-        run_id: crate::results::new_run_id(now),
-        created_unix_ms: now,
-        timestamp: crate::results::format_rfc3339_ms(now),
         label: Some(format!("gate {} {} ({short})", side.name, side.rev)),
         git_revision: side.commit.clone(),
-        git_dirty: None,
-        source: SourceInfo {
-            criterion_dir: side.criterion_root.display().to_string(),
-            baseline: "gate rounds".into(),
-            analyzer_version: env!("CARGO_PKG_VERSION").into(),
-        },
-        fingerprint: crate::results::probe_fingerprint(system.as_ref()),
-        system,
-        targets: Vec::new(),
         notes: vec![format!(
             "measured by analyze-trends gate as the {} side",
             side.name
         )],
         benchmarks: collected.records[index].values().cloned().collect(),
-        skipped: Vec::new(),
         failed,
         environment: side.env.iter().cloned().collect(),
+        ..RunRecord::new(now, &side.criterion_root, "gate rounds", system)
     }
 }
 

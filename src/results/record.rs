@@ -3,7 +3,7 @@
 //! and a recorded run are judged identically.
 
 use super::measured::measured_only;
-use super::run::{BenchmarkRecord, RUN_SCHEMA, RunRecord, SourceInfo};
+use super::run::{BenchmarkRecord, RunRecord};
 use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
 use crate::harness::sidecar::{TargetReport, read_system_probe, read_target_reports};
@@ -75,7 +75,6 @@ fn build_run(
             Err(e) => notes.push(format!("target report not kept: {e}")),
         }
     }
-    let fingerprint = super::run::probe_fingerprint(system.as_ref());
     let (git_revision, git_dirty) = if full {
         crate::system::software::git_state(Path::new("."))
     } else {
@@ -89,26 +88,15 @@ fn build_run(
         .collect();
     attach_telemetry(&mut benchmarks, &targets);
     Ok(RunRecord {
-        schema: RUN_SCHEMA.into(),
-        run_id: new_run_id(created_unix_ms),
-        created_unix_ms,
-        timestamp: format_rfc3339_ms(created_unix_ms),
         label,
         git_revision,
         git_dirty,
-        source: SourceInfo {
-            criterion_dir: criterion_dir.display().to_string(),
-            baseline: baseline.to_string(),
-            analyzer_version: env!("CARGO_PKG_VERSION").into(),
-        },
-        fingerprint,
-        system,
         targets,
         notes,
         benchmarks,
         skipped: read.skipped,
         failed: measured.failed,
-        environment: Default::default(),
+        ..RunRecord::new(created_unix_ms, criterion_dir, baseline, system)
     })
 }
 

@@ -112,6 +112,40 @@ pub fn probe_fingerprint(system: Option<&serde_json::Value>) -> Option<String> {
 }
 
 impl RunRecord {
+    /// A run created at `created_unix_ms` (its id and timestamp follow from it), read from
+    /// `baseline` of the Criterion output in `criterion_dir`, on the machine `system`
+    /// describes (the fingerprint follows from the probe). Nothing measured, noted or
+    /// labelled yet: callers fill those with struct-update syntax.
+    pub fn new(
+        created_unix_ms: u64,
+        criterion_dir: &std::path::Path,
+        baseline: &str,
+        system: Option<serde_json::Value>,
+    ) -> RunRecord {
+        RunRecord {
+            schema: super::RUN_SCHEMA.into(),
+            run_id: super::new_run_id(created_unix_ms),
+            created_unix_ms,
+            timestamp: super::format_rfc3339_ms(created_unix_ms),
+            label: None,
+            git_revision: None,
+            git_dirty: None,
+            source: SourceInfo {
+                criterion_dir: criterion_dir.display().to_string(),
+                baseline: baseline.to_string(),
+                analyzer_version: env!("CARGO_PKG_VERSION").into(),
+            },
+            fingerprint: probe_fingerprint(system.as_ref()),
+            system,
+            targets: Vec::new(),
+            notes: Vec::new(),
+            benchmarks: Vec::new(),
+            skipped: Vec::new(),
+            failed: Vec::new(),
+            environment: Default::default(),
+        }
+    }
+
     /// The error of `id` when it failed in this run.
     pub fn failure(&self, id: &str) -> Option<&str> {
         self.failed

@@ -109,26 +109,11 @@ fn unmeasured_run(criterion_dir: &Path, label: Option<String>) -> RunRecord {
         .collect();
     let created_unix_ms = crate::results::now_unix_ms();
     RunRecord {
-        schema: crate::results::RUN_SCHEMA.into(),
-        run_id: crate::results::new_run_id(created_unix_ms),
-        created_unix_ms,
-        timestamp: crate::results::format_rfc3339_ms(created_unix_ms),
         label,
-        git_revision: None,
-        git_dirty: None,
-        source: crate::results::SourceInfo {
-            criterion_dir: criterion_dir.display().to_string(),
-            baseline: "new".into(),
-            analyzer_version: env!("CARGO_PKG_VERSION").into(),
-        },
-        fingerprint: crate::results::probe_fingerprint(system.as_ref()),
-        system,
         targets,
         notes,
-        benchmarks: Vec::new(),
-        skipped: Vec::new(),
         failed,
-        environment: Default::default(),
+        ..RunRecord::new(created_unix_ms, criterion_dir, "new", system)
     }
 }
 
