@@ -275,9 +275,17 @@ fn with_revs<'a>(base: &'a str, head: &'a str) -> Vec<&'a str> {
 fn a_comment_only_change_passes() {
     let f = fixture();
     let out = tempfile::tempdir().unwrap();
-    let result = gate(&f.repo, out.path(), &with_revs("base", "comment"));
+    // Pinned to one CPU this process may use: the pinning is recorded with the verdict.
+    let cpu = allowed_cpus().last().copied().unwrap().to_string();
+    let mut args = with_revs("base", "comment");
+    args.extend(["--cpus", cpu.as_str()]);
+    let result = gate(&f.repo, out.path(), &args);
     assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
     let c = comparison(out.path());
+    assert_eq!(
+        c["gate"]["cpus"],
+        serde_json::json!([cpu.parse::<u64>().unwrap()])
+    );
     assert!(ids_with_status(&c, "degraded").is_empty(), "{c:#}");
     assert!(c["unmeasured"].as_array().unwrap().is_empty(), "{c:#}");
     assert_eq!(c["schema"], "stackbench.comparison.v1");
@@ -453,6 +461,34 @@ fn a_bench_target_on_one_side_only_is_bad_input() {
         err.contains("bench target `extra` exists on the head side only"),
         "{err}"
     );
+    assert_clean(&f.repo);
+}
+
+/// The CPUs this test process may run on, as the kernel lists them.
+fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    stackbench::gate::cpus::parse_cpu_list(list.trim()).unwrap()
+}
+
+#[test]
+fn a_cpu_this_process_cannot_use_is_bad_input_before_any_build() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    for (cpus, message) in [
+        ("100000", "--cpus: CPU 100000 not available to this process"),
+        ("2-1", "range `2-1` in CPU list `2-1` runs backwards"),
+    ] {
+        let mut args = with_revs("base", "comment");
+        args.extend(["--cpus", cpus]);
+        let result = gate(&f.repo, out.path(), &args);
+        assert_eq!(result.status.code(), Some(2), "{}", stderr(&result));
+        assert!(stderr(&result).contains(message), "{}", stderr(&result));
+        assert!(!out.path().join("out/comparison.json").exists());
+    }
     assert_clean(&f.repo);
 }
 
