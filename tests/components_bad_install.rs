@@ -13,18 +13,6 @@ use components_support::*;
 use stackbench::components::RunnerConfig;
 use stackbench::components::suite::run_suite_with;
 
-macro_rules! python_or_skip {
-    () => {
-        match bare_python() {
-            Some(python) => python,
-            None => {
-                eprintln!("skipping: no python3 on PATH");
-                return;
-            }
-        }
-    };
-}
-
 /// Runs `components` with `python` and `fake` first on the import path.
 fn run_with_fake(
     python: &std::path::Path,
@@ -47,7 +35,9 @@ fn run_with_fake(
 
 #[test]
 fn torch_whose_import_raises_oserror_fails_the_pytorch_component_with_that_message() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let recorder = run_with_fake(&python.path, "", Some("broken_torch"), &["pytorch"]);
     assert_eq!(recorder.outcomes.len(), 1, "{:#?}", recorder.outcomes);
     let error = recorder.failed("components/pytorch/all/all");
@@ -68,7 +58,9 @@ fn torch_whose_import_raises_oserror_fails_the_pytorch_component_with_that_messa
 
 #[test]
 fn torch_missing_one_of_its_own_dependencies_is_a_failure_not_an_absence() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let recorder = run_with_fake(
         &python.path,
         "",
@@ -87,7 +79,9 @@ fn torch_missing_one_of_its_own_dependencies_is_a_failure_not_an_absence() {
 
 #[test]
 fn torch_absent_skips_the_pytorch_component_as_not_installed() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     // `-S` drops site-packages and the (empty) fake folder holds no torch: it cannot be found.
     let recorder = run_with_fake(&python.path, "-S", None, &["pytorch"]);
     assert!(!recorder.outcomes.is_empty());

@@ -295,7 +295,6 @@ fn nccl_collectives_on_every_gpu() {
 #[test]
 fn nccl_debug_lines_name_the_algorithm_and_protocol() {
     let Some(python) = bare_python() else {
-        eprintln!("skipping: no python3 on PATH");
         return;
     };
     let code = r#"

@@ -22,18 +22,6 @@ fn fixture_config() -> RunnerConfig {
     }
 }
 
-macro_rules! python_or_skip {
-    () => {
-        match bare_python() {
-            Some(python) => python,
-            None => {
-                eprintln!("skipping: no python3 on PATH");
-                return;
-            }
-        }
-    };
-}
-
 #[test]
 fn a_stackbench_python_that_does_not_exist_skips_every_component_naming_the_path() {
     let interpreter = explicit(std::path::Path::new("/no/such/dir/python3"));
@@ -74,7 +62,9 @@ fn no_python_at_all_skips_every_component_with_one_clear_reason() {
 
 #[test]
 fn python_without_any_package_skips_each_component_with_the_missing_import() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     // `-S` hides every site-packages folder: the interpreter has the standard library only.
     let dir = tempfile::tempdir().unwrap();
     let wrapper = python_wrapper(dir.path(), &python.path, "-S", None);
@@ -109,7 +99,9 @@ fn python_without_any_package_skips_each_component_with_the_missing_import() {
 
 #[test]
 fn a_worker_that_crashes_on_import_fails_with_its_stderr_and_the_rest_runs() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let mut recorder = Recorder::new();
     run_suite_with(
         &mut recorder,
@@ -144,7 +136,9 @@ fn a_worker_that_crashes_on_import_fails_with_its_stderr_and_the_rest_runs() {
 
 #[test]
 fn a_worker_that_crashes_in_describe_fails_with_its_stderr() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let mut recorder = Recorder::new();
     run_suite_with(
         &mut recorder,
@@ -177,7 +171,9 @@ fn a_worker_that_crashes_in_describe_fails_with_its_stderr() {
 
 #[test]
 fn a_package_that_fails_inside_its_import_fails_the_component_with_the_traceback() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let mut recorder = Recorder::new();
     run_suite_with(
         &mut recorder,
@@ -202,7 +198,9 @@ fn a_package_that_fails_inside_its_import_fails_the_component_with_the_traceback
 
 #[test]
 fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let config = RunnerConfig {
         setup_timeout: Duration::from_secs(5),
         ..fixture_config()
@@ -231,7 +229,9 @@ fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
 
 #[test]
 fn a_timeout_kills_the_whole_process_group() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let config = RunnerConfig {
         setup_timeout: Duration::from_secs(5),
         ..fixture_config()
@@ -264,7 +264,9 @@ fn a_timeout_kills_the_whole_process_group() {
 
 #[test]
 fn dropping_a_worker_kills_its_group_without_panicking() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let config = fixture_config();
     let mut worker = Worker::spawn_script(
         &python.path,
@@ -286,7 +288,9 @@ fn dropping_a_worker_kills_its_group_without_panicking() {
 
 #[test]
 fn garbage_on_stdout_is_logged_and_skipped_not_fatal() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let config = fixture_config();
     let mut worker = Worker::spawn_script(
         &python.path,
@@ -314,7 +318,9 @@ fn garbage_on_stdout_is_logged_and_skipped_not_fatal() {
 
 #[test]
 fn a_library_printing_to_stdout_cannot_reach_the_protocol_channel() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let config = fixture_config();
     let script = fixtures_dir().join("library_prints.py");
     let mut worker =
@@ -348,7 +354,9 @@ fn a_library_printing_to_stdout_cannot_reach_the_protocol_channel() {
 
 #[test]
 fn a_worker_dying_mid_run_fails_that_benchmark_and_skips_the_rest_of_its_component() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let mut recorder = Recorder::new();
     run_suite_with(
         &mut recorder,
@@ -375,7 +383,9 @@ fn a_worker_dying_mid_run_fails_that_benchmark_and_skips_the_rest_of_its_compone
 
 #[test]
 fn a_wrong_result_fails_verification_and_is_never_timed() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let mut recorder = Recorder::new();
     run_suite_with(&mut recorder, Ok(python), &fixture_config(), &["mismatch"]);
     let error = recorder.failed("components/mismatch/sum/n1000");
@@ -385,7 +395,9 @@ fn a_wrong_result_fails_verification_and_is_never_timed() {
 
 #[test]
 fn a_missing_worker_script_is_named() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let mut recorder = Recorder::new();
     run_suite_with(
         &mut recorder,
@@ -400,7 +412,9 @@ fn a_missing_worker_script_is_named() {
 
 #[test]
 fn a_worker_error_keeps_the_worker_alive() {
-    let python = python_or_skip!();
+    let Some(python) = bare_python() else {
+        return;
+    };
     let config = fixture_config();
     let script = fixtures_dir().join("library_prints.py");
     let mut worker =

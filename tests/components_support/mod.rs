@@ -114,10 +114,23 @@ pub fn env_with_path(path: &str) -> HashMap<String, OsString> {
     HashMap::from([("PATH".to_owned(), OsString::from(path))])
 }
 
-/// The bare `python3` on this machine's PATH, or `None` (the caller then says it skips).
+/// The bare `python3` on this machine's PATH, or `None` after saying the test skips,
+/// unless `STACKBENCH_REQUIRE_COMPONENTS=1` (CI) makes that a failure.
 pub fn bare_python() -> Option<Interpreter> {
     let path = std::env::var("PATH").unwrap_or_default();
-    Interpreter::discover_in(&env_with_path(&path)).ok()
+    match Interpreter::discover_in(&env_with_path(&path)) {
+        Ok(python) => Some(python),
+        Err(e) => skip_unless_required(&format!("no python3 on PATH ({e})")),
+    }
+}
+
+/// `None`, saying why the test skips; a failure instead when CI requires the component
+/// tests to run (`STACKBENCH_REQUIRE_COMPONENTS=1`).
+fn skip_unless_required<T>(why: &str) -> Option<T> {
+    let required = std::env::var("STACKBENCH_REQUIRE_COMPONENTS").is_ok_and(|v| v == "1");
+    assert!(!required, "STACKBENCH_REQUIRE_COMPONENTS=1 but {why}");
+    eprintln!("skipping: {why}");
+    None
 }
 
 /// A `STACKBENCH_PYTHON`-style lookup naming `python`.
@@ -161,17 +174,10 @@ pub fn venv_python() -> Option<std::path::PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    let required = std::env::var("STACKBENCH_REQUIRE_COMPONENTS").is_ok_and(|v| v == "1");
-    assert!(
-        !required,
-        "STACKBENCH_REQUIRE_COMPONENTS=1 but {} does not exist",
+    skip_unless_required(&format!(
+        "{} does not exist (run ci/setup_python_env.sh)",
         path.display()
-    );
-    eprintln!(
-        "skipping the real component tests: {} does not exist (run ci/setup_python_env.sh)",
-        path.display()
-    );
-    None
+    ))
 }
 
 /// Writes an executable interpreter wrapper into `dir`: it runs `python` with `flags`, with
