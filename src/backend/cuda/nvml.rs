@@ -6,10 +6,10 @@
 //! keeps the tree lean; the library is `dlopen`ed like every other GPU library, so a
 //! machine without it simply has no clock readings (recorded as such), never a crash.
 
+use crate::system::telemetry::nvml::{entry, load_initialised};
 use std::ffi::{CString, c_char, c_int, c_uint, c_ulonglong, c_void};
 
 type Device = *mut c_void;
-type InitFn = unsafe extern "C" fn() -> c_int;
 type HandleByPciFn = unsafe extern "C" fn(*const c_char, *mut Device) -> c_int;
 type ClockFn = unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int;
 type ReasonsFn = unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int;
@@ -47,36 +47,16 @@ pub struct ClockReading {
 impl Nvml {
     /// Opens NVML for the device at `pci_bus_id` (`00000000:41:00.0`); the error says why not.
     pub fn open(pci_bus_id: &str) -> Result<Nvml, String> {
-        // SAFETY: loading the driver's management library runs its initialisers only.
-        let lib = unsafe { libloading::Library::new("libnvidia-ml.so.1") }
-            .map_err(|e| format!("NVML not loaded: {e}"))?;
+        let lib = load_initialised()?;
         // SAFETY: the symbol types match NVML's C declarations.
         unsafe {
-            let init: InitFn = *lib
-                .get::<InitFn>(b"nvmlInit_v2\0")
-                .map_err(|e| format!("NVML: {e}"))?;
-            let by_pci: HandleByPciFn = *lib
-                .get::<HandleByPciFn>(b"nvmlDeviceGetHandleByPciBusId_v2\0")
-                .map_err(|e| format!("NVML: {e}"))?;
-            let clock: ClockFn = *lib
-                .get::<ClockFn>(b"nvmlDeviceGetClockInfo\0")
-                .map_err(|e| format!("NVML: {e}"))?;
-            let max_clock: ClockFn = *lib
-                .get::<ClockFn>(b"nvmlDeviceGetMaxClockInfo\0")
-                .map_err(|e| format!("NVML: {e}"))?;
-            let app_clock = lib
-                .get::<ClockFn>(b"nvmlDeviceGetApplicationsClock\0")
-                .ok()
-                .map(|s| *s);
-            let reasons = lib
-                .get::<ReasonsFn>(b"nvmlDeviceGetCurrentClocksEventReasons\0")
-                .or_else(|_| lib.get::<ReasonsFn>(b"nvmlDeviceGetCurrentClocksThrottleReasons\0"))
-                .ok()
-                .map(|s| *s);
-            let status = init();
-            if status != NVML_SUCCESS {
-                return Err(format!("nvmlInit_v2 returned {status}"));
-            }
+            let by_pci: HandleByPciFn = entry(&lib, "nvmlDeviceGetHandleByPciBusId_v2")?;
+            let clock: ClockFn = entry(&lib, "nvmlDeviceGetClockInfo")?;
+            let max_clock: ClockFn = entry(&lib, "nvmlDeviceGetMaxClockInfo")?;
+            let app_clock = entry::<ClockFn>(&lib, "nvmlDeviceGetApplicationsClock").ok();
+            let reasons = entry::<ReasonsFn>(&lib, "nvmlDeviceGetCurrentClocksEventReasons")
+                .or_else(|_| entry(&lib, "nvmlDeviceGetCurrentClocksThrottleReasons"))
+                .ok();
             let id = CString::new(pci_bus_id).map_err(|e| e.to_string())?;
             let mut device: Device = std::ptr::null_mut();
             let status = by_pci(id.as_ptr(), &mut device);

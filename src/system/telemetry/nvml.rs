@@ -2,8 +2,8 @@
 //! like every GPU library (a machine without the driver gets a reason, never a crash).
 //! Device 0 is read: the device every single-GPU benchmark runs on.
 //!
-//! Kept apart from `backend::cuda::nvml` (the clock reader at a benchmark's edges) because
-//! `system` sits below the backends and must not depend on them.
+//! The library is opened here for `backend::cuda::nvml` too (the clock reader at a
+//! benchmark's edges): `system` sits below the backends, so the loader lives here.
 
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -47,37 +47,43 @@ pub struct NvmlTelemetry {
 unsafe impl Send for NvmlTelemetry {}
 unsafe impl Sync for NvmlTelemetry {}
 
+/// Loads the driver's NVML and initialises it: the one place NVML is opened, for this
+/// telemetry and for the backend's clock reader (`backend::cuda::nvml`).
+pub fn load_initialised() -> Result<libloading::Library, String> {
+    // SAFETY: loading the driver's management library runs its initialisers only.
+    let lib = unsafe { libloading::Library::new("libnvidia-ml.so.1") }
+        .map_err(|e| format!("NVML not loaded (no NVIDIA driver): {e}"))?;
+    // SAFETY: nvmlInit_v2 takes no arguments and returns a status.
+    let status = unsafe { entry::<InitFn>(&lib, "nvmlInit_v2")?() };
+    if status != NVML_SUCCESS {
+        return Err(format!("nvmlInit_v2 returned {status}"));
+    }
+    Ok(lib)
+}
+
+/// The entry point `name` of `lib`; the error names it.
+///
+/// # Safety
+/// `T` must be the function-pointer type of NVML's C declaration of `name`.
+pub unsafe fn entry<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
+    let symbol = format!("{name}\0");
+    // SAFETY: the caller vouches for `T`.
+    unsafe { lib.get::<T>(symbol.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("NVML: {name}: {e}"))
+}
+
 impl NvmlTelemetry {
     /// Loads NVML and opens device 0; the error says why not.
     pub fn open() -> Result<NvmlTelemetry, String> {
-        // SAFETY: loading the driver's management library runs its initialisers only.
-        let lib = unsafe { libloading::Library::new("libnvidia-ml.so.1") }
-            .map_err(|e| format!("NVML not loaded (no NVIDIA driver): {e}"))?;
+        let lib = load_initialised()?;
         // SAFETY: the symbol types match NVML's C declarations.
         unsafe {
-            let symbol = |name: &[u8]| format!("NVML: {}", String::from_utf8_lossy(name));
-            let init: InitFn = *lib
-                .get(b"nvmlInit_v2\0")
-                .map_err(|_| symbol(b"nvmlInit_v2"))?;
-            let by_index: HandleByIndexFn = *lib
-                .get(b"nvmlDeviceGetHandleByIndex_v2\0")
-                .map_err(|_| symbol(b"nvmlDeviceGetHandleByIndex_v2"))?;
-            let power: UintFn = *lib
-                .get(b"nvmlDeviceGetPowerUsage\0")
-                .map_err(|_| symbol(b"nvmlDeviceGetPowerUsage"))?;
-            let temperature: SensorFn = *lib
-                .get(b"nvmlDeviceGetTemperature\0")
-                .map_err(|_| symbol(b"nvmlDeviceGetTemperature"))?;
-            let clock: SensorFn = *lib
-                .get(b"nvmlDeviceGetClockInfo\0")
-                .map_err(|_| symbol(b"nvmlDeviceGetClockInfo"))?;
-            let utilization: UtilizationFn = *lib
-                .get(b"nvmlDeviceGetUtilizationRates\0")
-                .map_err(|_| symbol(b"nvmlDeviceGetUtilizationRates"))?;
-            let status = init();
-            if status != NVML_SUCCESS {
-                return Err(format!("nvmlInit_v2 returned {status}"));
-            }
+            let by_index: HandleByIndexFn = entry(&lib, "nvmlDeviceGetHandleByIndex_v2")?;
+            let power: UintFn = entry(&lib, "nvmlDeviceGetPowerUsage")?;
+            let temperature: SensorFn = entry(&lib, "nvmlDeviceGetTemperature")?;
+            let clock: SensorFn = entry(&lib, "nvmlDeviceGetClockInfo")?;
+            let utilization: UtilizationFn = entry(&lib, "nvmlDeviceGetUtilizationRates")?;
             let mut device: Device = std::ptr::null_mut();
             let status = by_index(0, &mut device);
             if status != NVML_SUCCESS {
