@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stackbench");
 
-#[test]
-fn show_prints_every_page_and_rejects_an_unknown_one() {
-    let dir = tempfile::tempdir().unwrap();
-    dashboard_support::write_fixture_store(dir.path());
+/// `stackbench show ARGS --results RESULTS`, which must succeed; its stdout.
+fn show_text(args: &[&str], results: &Path) -> String {
     let out = Command::new(BIN)
-        .args(["show", "--page", "all", "--width", "100", "--results"])
-        .arg(dir.path())
+        .arg("show")
+        .args(args)
+        .arg("--results")
+        .arg(results)
         .output()
         .unwrap();
     assert!(
@@ -27,7 +27,14 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8(out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn show_prints_every_page_and_rejects_an_unknown_one() {
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let text = show_text(&["--page", "all", "--width", "100"], dir.path());
     for title in [
         "1 Baseline",
         "2 GEMM",
@@ -65,24 +72,7 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
 fn show_prints_the_components_charts_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
     dashboard_support::write_fixture_store(dir.path());
-    let out = Command::new(BIN)
-        .args([
-            "show",
-            "--page",
-            "components",
-            "--width",
-            "120",
-            "--results",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = show_text(&["--page", "components", "--width", "120"], dir.path());
     for expected in [
         "── 4 Components ──",
         "PyTorch matmul vs size",
