@@ -63,12 +63,13 @@ pub(super) fn benchmark_row(b: &BenchmarkRecord) -> Result<BenchmarkRow, serde_j
     lite.samples.iters = Vec::new();
     lite.samples.times = Vec::new();
     let value = serde_json::to_value(&lite)?;
-    let per_iter = b.samples.per_iteration_ns();
-    let finite = !per_iter.is_empty() && per_iter.iter().all(|v| v.is_finite());
+    let finite = b.samples.finite_per_iteration_ns();
     Ok(BenchmarkRow {
-        median_ns: b.samples.median_ns(),
-        min_ns: finite.then(|| per_iter.iter().copied().fold(f64::INFINITY, f64::min)),
-        sample_count: per_iter.len(),
+        median_ns: finite.as_deref().map(crate::stats::median),
+        min_ns: finite
+            .as_deref()
+            .map(|v| v.iter().copied().fold(f64::INFINITY, f64::min)),
+        sample_count: b.samples.times.len().min(b.samples.iters.len()),
         throughput_kind: b.throughput.as_ref().map(|t| t.kind()),
         throughput_elements: b.throughput.and_then(|t| t.elements()),
         throughput_bytes: b.throughput.and_then(|t| t.bytes()),
