@@ -1,0 +1,34 @@
+//! Shared by the cases: the real binaries, run to completion, with their exit code and output.
+
+use std::process::Command;
+
+pub const ANALYZE_TRENDS: &str = env!("CARGO_BIN_EXE_analyze-trends");
+pub const STACKBENCH: &str = env!("CARGO_BIN_EXE_stackbench");
+
+/// What one run of a binary left: exit code (None when killed by a signal), stdout, stderr.
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// Both streams, for messages that may go to either.
+    pub fn text(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+#[allow(dead_code)]
+pub fn run(bin: &str, args: &[&str], cwd: &std::path::Path) -> Ran {
+    let output = Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("could not start {bin}: {e}"));
+    Ran {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}

@@ -1,0 +1,6 @@
+//! A verdict on no evidence is never a pass. For each command a user runs, a case where
+//! nothing was measured or the samples are unusable, asserting a non-zero exit and a
+//! message that names what is missing. One file per area under `tests/no_verdict/`.
+
+#[path = "no_verdict/support.rs"]
+mod support;
