@@ -259,7 +259,8 @@ impl CudaBackend {
     fn open_device(ordinal: usize, info: DeviceInfo) -> Result<CudaBackend, String> {
         let ctx = CudaContext::new(ordinal).map_err(|e| format!("creating a context: {e:?}"))?;
         // One stream, so cudarc's per-allocation event tracking only adds overhead to
-        // tight loops (DEPENDENCY-NOTES): turn it off before allocating anything.
+        // tight loops (cudarc 0.19 records a read and a write event on every `CudaSlice`
+        // use): turn it off before allocating anything.
         // SAFETY: nothing was allocated yet and all work goes to one stream.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx
