@@ -6,9 +6,8 @@
 
 use super::charts::{
     BarSpec, BarsSpec, ErrorBarSpec, GREY, LineSeriesSpec, LineSpec, StackedBarsSpec, XScale,
-    bar_chart, line_chart, line_chart_with_bars, palette, stacked_bar_chart,
+    bar_chart, dtype_colour, figure, line_chart, line_chart_with_bars, palette, stacked_bar_chart,
 };
-use super::run_pages::{dtype_colour, figure};
 use crate::dashboard::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
 };
