@@ -19,4 +19,5 @@ pub mod results;
 pub mod stats;
 pub mod system;
 pub mod validate;
+pub mod view;
 pub mod workload;

@@ -3,7 +3,7 @@
 //! precision beside its peak.
 
 use super::{family, rate_series};
-use crate::dashboard::model::dtype_of;
+use crate::view::model::dtype_of;
 use crate::dashboard::widgets::axis::SizeUnit;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart};

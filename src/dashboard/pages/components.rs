@@ -6,10 +6,10 @@
 //! serving) follow below. ↑/↓ pick a line (a dtype, a prompt shape) to hold over the others.
 
 use super::family;
-use crate::dashboard::component_model::{
+use crate::view::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, ZeroMemory, flop_unit,
 };
-use crate::dashboard::model::{Measured, target_notes};
+use crate::view::model::{Measured, target_notes};
 use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::dashboard::widgets::line::{LegendPosition, XAxis, error_bar};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart, Segment, Series, StackedBar, TextTable};

@@ -12,7 +12,7 @@ pub mod tensor_ops;
 pub mod trends;
 
 use super::View;
-use super::model::{Measured, dtype_of, log2_size};
+use crate::view::model::{Measured, dtype_of, log2_size};
 use super::widgets::{BarItem, Series};
 use crate::report::format::format_ns;
 use std::collections::BTreeMap;

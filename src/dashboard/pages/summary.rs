@@ -7,7 +7,7 @@ use super::gemm::best_percent_per_dtype;
 use super::outcomes::{outcome_counts, outcomes_bar};
 use super::trends::group;
 use crate::analysis::trends::not_measured;
-use crate::dashboard::model::{changes, run_name};
+use crate::view::model::{changes, run_name};
 use crate::dashboard::widgets::sparkline::SparkRow;
 use crate::dashboard::widgets::{PeakGauge, SparkRows};
 use crate::dashboard::{Dashboard, Page, View};

@@ -3,7 +3,7 @@
 //! GFLOP/s and the memory each kernel held, from the harness's notes.
 
 use super::{family, largest_per_function, rate_bar};
-use crate::dashboard::model::target_notes;
+use crate::view::model::target_notes;
 use crate::dashboard::widgets::{BarItem, Bars};
 use crate::dashboard::{Dashboard, Page, View};
 use ratatui::buffer::Buffer;
@@ -53,7 +53,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
                 text: format!("{mib:.1} MiB"),
                 style: view
                     .theme
-                    .dtype(crate::dashboard::model::dtype_of(&m.function)),
+                    .dtype(crate::view::model::dtype_of(&m.function)),
             })
         })
         .collect();

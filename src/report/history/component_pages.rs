@@ -8,7 +8,7 @@ use super::charts::{
     BarSpec, BarsSpec, ErrorBarSpec, GREY, LineSeriesSpec, LineSpec, StackedBarsSpec, XScale,
     bar_chart, dtype_colour, figure, line_chart, line_chart_with_bars, palette, stacked_bar_chart,
 };
-use crate::dashboard::component_model::{
+use crate::view::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
 };
 use crate::dashboard::widgets::axis::{SizeUnit, format_number};

@@ -8,8 +8,8 @@ use super::charts::{
     BarSpec, BarsSpec, GREEN, GREY, LineSeriesSpec, LineSpec, RED, XScale, bar_chart, dtype_colour,
     figure, line_chart, palette,
 };
-use crate::dashboard::component_model::ComponentCharts;
-use crate::dashboard::model::{Measured, changes, log2_size, measured, run_name};
+use crate::view::component_model::ComponentCharts;
+use crate::view::model::{Measured, changes, log2_size, measured, run_name};
 use crate::dashboard::widgets::axis::SizeUnit;
 use crate::report::format::{escape_html as escape, format_ns, format_percent};
 use crate::results::RunRecord;
@@ -84,7 +84,7 @@ fn rate_bars(measured: &[&Measured], title: &str, x_title: &str) -> BarsSpec {
     let bars = measured
         .iter()
         .map(|m| {
-            let dtype = crate::dashboard::model::dtype_of(&m.function).unwrap_or("other");
+            let dtype = crate::view::model::dtype_of(&m.function).unwrap_or("other");
             let (value, hover) = match &m.rate {
                 Some(r) => (
                     r.value,
