@@ -12,6 +12,7 @@ pub mod components;
 pub mod config;
 pub mod criterion_output;
 pub mod dashboard;
+pub mod files;
 pub mod gate;
 pub mod harness;
 pub mod report;

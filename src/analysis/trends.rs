@@ -17,7 +17,8 @@
 
 use super::noise::first_difference_sd;
 use super::verdict::OverallStatus;
-use crate::results::{Acknowledgement, RunRecord, parallel_map};
+use crate::files::parallel_map;
+use crate::results::{Acknowledgement, RunRecord};
 use crate::stats::{detect_change_points, median, theil_sen_slope};
 use serde::Serialize;
 use std::collections::BTreeMap;

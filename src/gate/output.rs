@@ -13,7 +13,7 @@ use crate::analysis::{
 };
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::report::format::format_ns;
-use crate::results::atomic::write_atomic;
+use crate::files::atomic::write_atomic;
 use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! The analyzer reads these through [`read_system_probe`] and [`read_target_reports`];
 //! Criterion ignores the folder (it has no `benchmark.json`).
 
-use crate::results::atomic::{AtomicWriteError, write_json_atomic};
+use crate::files::atomic::{AtomicWriteError, write_json_atomic};
 use crate::workload::{BenchId, Suite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

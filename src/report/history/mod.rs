@@ -13,7 +13,7 @@ mod terminal;
 
 use crate::analysis::trends::TrendReport;
 use crate::results::RunRecord;
-use crate::results::atomic::{AtomicWriteError, write_atomic};
+use crate::files::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
 pub use terminal::render as render_terminal;
