@@ -9,7 +9,7 @@ use crate::analysis::trends::{
 };
 use crate::analysis::{CompareOptions, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
-use crate::harness::sidecar::criterion_home;
+use crate::sidecar::criterion_home;
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::report::history::{render_terminal, write_reports_with_runs};
 use crate::results::{

@@ -6,7 +6,7 @@
 
 use super::theme::Theme;
 use crate::criterion_output::{SampleFile, Throughput};
-use crate::harness::sidecar::{
+use crate::sidecar::{
     BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport,
 };
 use crate::results::{BenchmarkRecord, RunRecord};

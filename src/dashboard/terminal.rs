@@ -67,7 +67,7 @@ fn event_loop(
 pub fn refresh_live(app: &mut App, follow: &Follow) -> std::io::Result<()> {
     let progress = Progress::read(&follow.progress)?;
     let system =
-        crate::harness::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
+        crate::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
     let live = progress.to_run(system);
     let data = &mut app.data;
     match data.runs.iter().position(|r| r.run_id == "live") {

@@ -7,7 +7,7 @@ use super::GateError;
 use super::process::{run_logged, tail};
 use super::progress::Progress;
 use crate::criterion_output::{CriterionError, CriterionTree, SampleFile};
-use crate::harness::sidecar::read_target_reports;
+use crate::sidecar::read_target_reports;
 use crate::results::{BenchmarkRecord, measured_only};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -131,7 +131,7 @@ fn collect(
         .collect();
     if collected.system[index].is_none() {
         collected.system[index] =
-            crate::harness::sidecar::read_system_probe(home).and_then(Result::ok);
+            crate::sidecar::read_system_probe(home).and_then(Result::ok);
     }
     let measured = measured_only(read.benchmarks, &reports);
     for failure in measured.failed {

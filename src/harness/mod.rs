@@ -6,7 +6,6 @@
 //! sidecar and turned into a non-zero exit only after every other benchmark has run.
 
 pub mod args;
-pub mod sidecar;
 
 use crate::dashboard::live;
 
@@ -16,7 +15,7 @@ use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use sidecar::{BenchmarkOutcome, TargetReport};
+use crate::sidecar::{self, BenchmarkOutcome, TargetReport};
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;

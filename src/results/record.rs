@@ -6,7 +6,7 @@ use super::measured::measured_only;
 use super::run::{BenchmarkRecord, RunRecord};
 use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
-use crate::harness::sidecar::{TargetReport, read_system_probe, read_target_reports};
+use crate::sidecar::{TargetReport, read_system_probe, read_target_reports};
 use std::path::Path;
 
 /// A run id that sorts by time and cannot collide between concurrent processes:

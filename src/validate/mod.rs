@@ -15,7 +15,7 @@ pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
 use crate::config::{Config, ResolvedSuite};
-use crate::harness::sidecar::BenchmarkOutcome;
+use crate::sidecar::BenchmarkOutcome;
 use crate::results::BenchmarkRecord;
 use crate::results::RunRecord;
 use serde::{Deserialize, Serialize};

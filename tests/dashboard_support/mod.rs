@@ -11,7 +11,7 @@
 #![allow(dead_code)]
 
 use stackbench::criterion_output::Throughput;
-use stackbench::harness::sidecar::{
+use stackbench::sidecar::{
     BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport,
 };
 use stackbench::results::{RunRecord, RunStore, format_rfc3339_ms, run_from_criterion};

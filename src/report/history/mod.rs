@@ -62,7 +62,7 @@ pub(crate) fn run_name(
 mod not_measured_tests {
     use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
     use crate::analysis::trends::{TrendOptions, analyze_history};
-    use crate::harness::sidecar::{BenchmarkOutcome, TargetReport};
+    use crate::sidecar::{BenchmarkOutcome, TargetReport};
     use crate::workload::{BenchId, Suite};
 
     #[test]
