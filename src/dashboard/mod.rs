@@ -52,7 +52,7 @@ pub struct Dashboard {
     /// [`Dashboard::with_prices`] gives some, so perf/$ reads "n/a".
     pub hardware: HardwareReport,
     /// Set while following a suite as it runs.
-    pub live: Option<live::Progress>,
+    pub live: Option<crate::sidecar::progress::Progress>,
 }
 
 impl Dashboard {

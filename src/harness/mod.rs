@@ -7,7 +7,7 @@
 
 pub mod args;
 
-use crate::dashboard::live;
+use crate::sidecar::progress as live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};

@@ -4,8 +4,15 @@
 //!   (measured with notes such as peak memory or extra metrics, skipped with its reason,
 //!   or failed with its error), so the run record can show what did not run and why.
 //!
+//! - the progress file of a live run ([`progress`]), which `run_benchmarks.sh` puts there.
+//!
 //! The analyzer reads these through [`read_system_probe`] and [`read_target_reports`];
-//! Criterion ignores the folder (it has no `benchmark.json`).
+//! Criterion ignores the folder (it has no `benchmark.json`). The formats live here, beside
+//! the Criterion reader and below both the harness that writes them and the results,
+//! analysis, validation and dashboard code that reads them, so no reader depends on the
+//! harness.
+
+pub mod progress;
 
 use crate::files::atomic::{AtomicWriteError, write_json_atomic};
 use crate::workload::{BenchId, Suite};
