@@ -66,8 +66,7 @@ fn event_loop(
 /// Re-reads the progress file and shows what has landed as the live run.
 pub fn refresh_live(app: &mut App, follow: &Follow) -> std::io::Result<()> {
     let progress = Progress::read(&follow.progress)?;
-    let system =
-        crate::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
+    let system = crate::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
     let live = super::live::live_run(&progress, system);
     let data = &mut app.data;
     match data.runs.iter().position(|r| r.run_id == "live") {

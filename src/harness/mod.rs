@@ -11,11 +11,11 @@ use crate::sidecar::progress as live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};
+use crate::sidecar::{self, BenchmarkOutcome, TargetReport};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use crate::sidecar::{self, BenchmarkOutcome, TargetReport};
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;

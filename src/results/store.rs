@@ -5,12 +5,12 @@
 //! database lacks (an existing `runs/` on first use, a recorder killed between the two
 //! writes, a file copied in by hand) is imported the next time the store is read.
 
-use crate::files::atomic::{AtomicWriteError, write_atomic};
 use super::db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, MedianSeries,
     PruneOutcome, RunOrder, StoredRun,
 };
 use super::run::{RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
+use crate::files::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]

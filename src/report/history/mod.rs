@@ -12,8 +12,8 @@ mod run_pages;
 mod terminal;
 
 use crate::analysis::trends::TrendReport;
-use crate::results::RunRecord;
 use crate::files::atomic::{AtomicWriteError, write_atomic};
+use crate::results::RunRecord;
 use std::path::{Path, PathBuf};
 
 pub use terminal::render as render_terminal;

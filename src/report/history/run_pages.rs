@@ -8,11 +8,11 @@ use super::charts::{
     BarSpec, BarsSpec, GREEN, GREY, LineSeriesSpec, LineSpec, RED, XScale, bar_chart, dtype_colour,
     figure, line_chart, palette,
 };
-use crate::view::component_model::ComponentCharts;
-use crate::view::model::{Measured, changes, log2_size, measured, run_name};
 use crate::dashboard::widgets::axis::SizeUnit;
 use crate::report::format::{escape_html as escape, format_ns, format_percent};
 use crate::results::RunRecord;
+use crate::view::component_model::ComponentCharts;
+use crate::view::model::{Measured, changes, log2_size, measured, run_name};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
