@@ -401,19 +401,6 @@ impl GpuBackend for CudaBackend {
     }
 }
 
-impl CudaBackend {
-    /// Libraries that cannot be used, with why: not found (their workloads are skipped)
-    /// or broken (their workloads fail). The kernels count once they were compiled.
-    pub fn library_problems(&self) -> Vec<String> {
-        let kernels = self.kernels.get().and_then(|k| k.problem());
-        [self.blas.problem(), self.lt.problem(), kernels]
-            .into_iter()
-            .flatten()
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
 impl GpuDevice for CudaBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Cuda
