@@ -9,6 +9,7 @@
 
 use super::{BenchmarkEntry, BenchmarkOutcome};
 use crate::criterion_output::{SampleFile, Throughput};
+use crate::workload::family::IdParts;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
@@ -53,8 +54,7 @@ pub struct Landed {
 impl Landed {
     /// The benchmark as a bench target's report records it (id split, outcome, reason).
     pub fn entry(&self) -> BenchmarkEntry {
-        let parts: Vec<&str> = self.id.splitn(4, '/').collect();
-        let part = |i: usize| parts.get(i).copied().unwrap_or_default().to_string();
+        let parts = IdParts::split(&self.id);
         let reason = self.reason.clone().unwrap_or_default();
         let outcome = match self.outcome.as_str() {
             "failed" => BenchmarkOutcome::Failed { error: reason },
@@ -64,9 +64,9 @@ impl Landed {
             },
         };
         BenchmarkEntry {
-            group: format!("{}/{}", part(0), part(1)),
-            function: part(2),
-            value: part(3),
+            group: format!("{}/{}", parts.family, parts.backend),
+            function: parts.function.to_owned(),
+            value: parts.value.to_owned(),
             outcome,
         }
     }
