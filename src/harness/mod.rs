@@ -11,7 +11,7 @@ use crate::sidecar::progress as live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};
-use crate::sidecar::{self, BenchmarkOutcome, TargetReport};
+use crate::sidecar::{self, BenchmarkOutcome, TELEMETRY_NOTE, TargetReport};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
@@ -19,12 +19,6 @@ use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// The note of a measured benchmark that holds its [`TelemetrySummary`], which the run
-/// record lifts into `BenchmarkRecord::telemetry`.
-///
-/// [`TelemetrySummary`]: crate::system::telemetry::TelemetrySummary
-pub const TELEMETRY_NOTE: &str = "telemetry";
 
 /// Which telemetry source a benchmark's device has: the id's backend, or for components
 /// the device their worker reported.

@@ -109,7 +109,7 @@ fn attach_telemetry(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::V
             t.get("benchmarks")?
                 .get(&bench.id)?
                 .get("notes")?
-                .get(crate::harness::TELEMETRY_NOTE)
+                .get(crate::sidecar::TELEMETRY_NOTE)
         });
         let Some(Ok(mut telemetry)) = note.map(|n| {
             serde_json::from_value::<crate::system::telemetry::TelemetrySummary>(n.clone())

@@ -26,6 +26,12 @@ pub const SYSTEM_PROBE_FILE: &str = "system.json";
 pub const TARGETS_DIR: &str = "targets";
 pub const TARGET_REPORT_SCHEMA: &str = "stackbench.target.v1";
 
+/// The note of a measured benchmark that holds its [`TelemetrySummary`], which the run
+/// record lifts into `BenchmarkRecord::telemetry`.
+///
+/// [`TelemetrySummary`]: crate::system::telemetry::TelemetrySummary
+pub const TELEMETRY_NOTE: &str = "telemetry";
+
 /// Where Criterion writes: `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
 /// `target/criterion` (bench targets run from the package root).
 pub fn criterion_home() -> PathBuf {
