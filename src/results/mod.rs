@@ -1,5 +1,5 @@
-//! The run store under `benchmark_results/`: versioned schema, atomic writes, the SQLite
-//! history database, import/export.
+//! The run store under `benchmark_results/`: versioned schema (written atomically through
+//! `crate::files`), the SQLite history database, import/export.
 //! A run is one self-contained JSON file holding the raw samples, so every statistic can be
 //! recomputed later by a newer analyzer.
 
