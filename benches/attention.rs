@@ -8,7 +8,7 @@ use stackbench::harness::Harness;
 use stackbench::workload::attention::{self, AttentionKernel};
 use std::process::ExitCode;
 
-const FAMILY: &str = "attention";
+const FAMILY: &str = stackbench::workload::family::ATTENTION.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

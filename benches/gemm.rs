@@ -7,7 +7,7 @@ use stackbench::workload::Suite;
 use stackbench::workload::gemm::{self, in_quick_suite};
 use std::process::ExitCode;
 
-const FAMILY: &str = "gemm";
+const FAMILY: &str = stackbench::workload::family::GEMM.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

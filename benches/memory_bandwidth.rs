@@ -9,7 +9,7 @@ use stackbench::workload::ids::format_bytes_id;
 use stackbench::workload::{BenchId, StreamKernel, stream};
 use std::process::ExitCode;
 
-const FAMILY: &str = "memory_bandwidth";
+const FAMILY: &str = stackbench::workload::family::MEMORY_BANDWIDTH.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

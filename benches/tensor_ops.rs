@@ -8,7 +8,7 @@ use stackbench::workload::Suite;
 use stackbench::workload::tensor_ops::{self, TensorOp, in_quick_suite};
 use std::process::ExitCode;
 
-const FAMILY: &str = "tensor_ops";
+const FAMILY: &str = stackbench::workload::family::TENSOR_OPS.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

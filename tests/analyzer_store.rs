@@ -519,8 +519,8 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
 fn the_report_from_stored_medians_equals_the_report_from_whole_runs() {
     use stackbench::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
     use stackbench::analysis::trends::{TrendOptions, analyze_history};
-    use stackbench::harness::sidecar::{BenchmarkOutcome, TargetReport};
     use stackbench::results::RunStore;
+    use stackbench::sidecar::{BenchmarkOutcome, TargetReport};
     use stackbench::workload::{BenchId, Suite};
 
     let tmp = tempfile::tempdir().unwrap();

@@ -231,7 +231,7 @@ fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
     // The live progress file: the plan, every benchmark as it landed (with samples when
     // measured), and the end; then the summary page printed as text.
     let progress =
-        stackbench::dashboard::live::Progress::read(&criterion.join("stackbench/progress.jsonl"))
+        stackbench::sidecar::progress::Progress::read(&criterion.join("stackbench/progress.jsonl"))
             .unwrap();
     assert_eq!(progress.total, Some(4), "{progress:?}");
     assert_eq!(progress.bad_lines, 0);
@@ -249,7 +249,7 @@ fn a_failing_benchmark_is_reported_and_the_other_targets_still_run() {
         landed.contains(&("memory_bandwidth/cpu/triad/256KiB", "measured")),
         "{landed:?}"
     );
-    let live = progress.to_run(None);
+    let live = stackbench::dashboard::live::live_run(&progress, None);
     assert_eq!(
         live.benchmarks.len(),
         3,

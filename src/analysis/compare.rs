@@ -5,7 +5,8 @@
 use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};
 use crate::criterion_output::SkippedBenchmark;
-use crate::results::{BenchmarkRecord, RunRecord, parallel_map};
+use crate::files::parallel_map;
+use crate::results::{BenchmarkRecord, RunRecord};
 use crate::stats::{ShiftEstimate, TwoSample, benjamini_hochberg, median};
 use serde::Serialize;
 

@@ -16,6 +16,7 @@ use super::prices::PriceList;
 use super::throughput::PeakTable;
 use crate::results::{BenchmarkRecord, RunRecord};
 use crate::stats::median;
+use crate::workload::family::IdParts;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -186,29 +187,22 @@ fn observe(
 }
 
 /// `(workload, family)`: the id without its device part, and the family it is ranked in.
+/// The family table (`workload::family`) decides both; two kinds of component ids are
+/// ranked by what they measure rather than by component: collectives with a bus
+/// bandwidth (one workload per operation and message size, whatever the ranks), and
+/// inference engines (tokens/s).
 pub fn workload_of(id: &str) -> (String, String) {
-    let parts: Vec<&str> = id.split('/').collect();
-    match parts.as_slice() {
-        ["gemm", _, dtype, shape] => (format!("gemm/{dtype}/{shape}"), format!("GEMM {dtype}")),
-        ["memory_bandwidth", _, kernel, size] => (
-            format!("memory_bandwidth/{kernel}/{size}"),
-            "bandwidth".into(),
-        ),
-        ["attention", _, rest @ ..] => {
-            (format!("attention/{}", rest.join("/")), "attention".into())
-        }
-        ["tensor_ops", _, rest @ ..] => (
-            format!("tensor_ops/{}", rest.join("/")),
-            "tensor ops".into(),
-        ),
-        ["components", "collectives", op, params] if busbw_factor(id).is_some() => {
+    let parts = IdParts::split(id);
+    match (parts.family, parts.backend, parts.function, parts.value) {
+        ("components", "collectives", op, params) if busbw_factor(id).is_some() => {
             let bytes = params.rsplit('_').next().unwrap_or(params);
             (format!("collectives/{op}/{bytes}"), "collectives".into())
         }
-        ["components", "vllm" | "tiny_gpt", ..] => (id.to_owned(), "inference tokens/s".into()),
-        ["components", component, ..] => (id.to_owned(), format!("components/{component}")),
-        [family, ..] => (id.to_owned(), (*family).to_owned()),
-        [] => (id.to_owned(), id.to_owned()),
+        ("components", "vllm" | "tiny_gpt", _, _) => (id.to_owned(), "inference tokens/s".into()),
+        _ => match IdParts::parse(id).and_then(|p| Some((p.family()?, p))) {
+            Some((family, parts)) => family.workload(&parts),
+            None => (id.to_owned(), parts.family.to_owned()),
+        },
     }
 }
 
@@ -454,6 +448,26 @@ mod tests {
         assert_eq!(
             workload_of("components/vllm/offline/b1_in128_out128").1,
             "inference tokens/s"
+        );
+        assert_eq!(
+            workload_of("tensor_ops/cpu/add_f32/256x4096"),
+            ("tensor_ops/add_f32/256x4096".into(), "tensor ops".into())
+        );
+        assert_eq!(
+            workload_of("attention/cuda/flash_causal_f16/b1_h8_s1024_d64"),
+            (
+                "attention/flash_causal_f16/b1_h8_s1024_d64".into(),
+                "attention".into()
+            )
+        );
+        assert_eq!(
+            workload_of("components/torch_matmul/f16/1024").1,
+            "components/torch_matmul"
+        );
+        // A foreign id is its own workload, ranked under its first part.
+        assert_eq!(
+            workload_of("parse/json/small"),
+            ("parse/json/small".into(), "parse".into())
         );
     }
 }

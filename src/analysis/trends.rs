@@ -17,7 +17,8 @@
 
 use super::noise::first_difference_sd;
 use super::verdict::OverallStatus;
-use crate::results::{Acknowledgement, RunRecord, parallel_map};
+use crate::files::parallel_map;
+use crate::results::{Acknowledgement, RunRecord};
 use crate::stats::{detect_change_points, median, theil_sen_slope};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -519,7 +520,7 @@ pub fn trend_of(
 /// records that do not parse (another tool's, or a future version's) are passed over:
 /// they carry no measurement, so nothing judged depends on them.
 pub fn not_measured(run: &RunRecord) -> Vec<NotMeasured> {
-    use crate::harness::sidecar::{BenchmarkOutcome, TargetReport};
+    use crate::sidecar::{BenchmarkOutcome, TargetReport};
     let mut rows: Vec<NotMeasured> = run
         .targets
         .iter()

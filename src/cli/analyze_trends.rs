@@ -9,12 +9,12 @@ use crate::analysis::trends::{
 };
 use crate::analysis::{CompareOptions, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
-use crate::harness::sidecar::criterion_home;
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::report::history::{render_terminal, write_reports_with_runs};
 use crate::results::{
     ExportFormat, RunRecord, RunStore, export_runs, run_for_comparison, run_from_tree,
 };
+use crate::sidecar::criterion_home;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;

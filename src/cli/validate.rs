@@ -86,7 +86,7 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         .dir
         .join("validation")
         .join(format!("{}-{}.json", run.run_id, suite.name));
-    crate::results::atomic::write_json_atomic(&path, &result)
+    crate::files::atomic::write_json_atomic(&path, &result)
         .with_context(|| format!("writing the verdict to {}", path.display()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);

@@ -41,7 +41,7 @@ pub use session::{ComponentSession, OfferedBenchmark, SessionError};
 pub use worker::{Worker, WorkerError};
 
 /// The benchmark family every component id starts with: `components/<component>/...`.
-pub const FAMILY: &str = "components";
+pub const FAMILY: &str = crate::workload::family::COMPONENTS.name;
 
 /// Every component, in the order the suite runs them. Each is a worker script
 /// `scripts/components/<name>.py`.

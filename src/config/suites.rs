@@ -12,14 +12,9 @@ use regex::Regex;
 use serde::Deserialize;
 use std::time::Duration;
 
-/// The bench targets, in the order `run_benchmarks.sh` runs them.
-pub const ALL_TARGETS: &[&str] = &[
-    "gemm",
-    "memory_bandwidth",
-    "tensor_ops",
-    "attention",
-    "components",
-];
+/// The bench targets, in the order `run_benchmarks.sh` runs them: one per family of the
+/// family table.
+pub const ALL_TARGETS: &[&str] = &crate::workload::family::TARGETS;
 
 /// Suites that exist without a config file.
 pub const BUILT_IN: &[&str] = &["quick", "full", "pre-installation", "component"];

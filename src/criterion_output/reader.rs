@@ -74,7 +74,7 @@ fn find_baseline_dirs(root: &Path) -> Result<BTreeMap<String, Vec<PathBuf>>, Cri
         }
         frontier = next;
     }
-    let walked = crate::results::parallel_map(&frontier, |dir| {
+    let walked = crate::files::parallel_map(&frontier, |dir| {
         let mut found = Vec::new();
         let mut stack = vec![dir.clone()];
         while let Some(dir) = stack.pop() {
@@ -200,7 +200,7 @@ impl CriterionTree {
                 available: self.baselines.keys().cloned().collect(),
             });
         };
-        let results = crate::results::parallel_map(dirs, |dir| read_one(dir, with_estimates));
+        let results = crate::files::parallel_map(dirs, |dir| read_one(dir, with_estimates));
         let mut read = BaselineRead::default();
         for result in results {
             match result {

@@ -209,7 +209,7 @@ impl App {
                 ListItem::new(format!(
                     "{}  {}  {} benchmarks",
                     r.timestamp,
-                    super::model::run_name(r),
+                    crate::view::model::run_name(r),
                     r.benchmarks.len()
                 ))
             })

@@ -6,9 +6,7 @@
 //! A new page is one file in `pages/` and one line in [`PAGES`].
 
 pub mod app;
-pub mod component_model;
 pub mod live;
-pub mod model;
 pub mod pages;
 pub mod terminal;
 pub mod text;
@@ -19,7 +17,7 @@ use crate::analysis::hardware::{HardwareReport, analyze_hardware};
 use crate::analysis::prices::{NoPrices, PriceList};
 use crate::analysis::trends::{TrendOptions, TrendReport, analyze_history};
 use crate::results::{Acknowledgement, RunRecord, RunStore};
-use model::Measured;
+use crate::view::model::Measured;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use std::path::PathBuf;
@@ -54,7 +52,7 @@ pub struct Dashboard {
     /// [`Dashboard::with_prices`] gives some, so perf/$ reads "n/a".
     pub hardware: HardwareReport,
     /// Set while following a suite as it runs.
-    pub live: Option<live::Progress>,
+    pub live: Option<crate::sidecar::progress::Progress>,
 }
 
 impl Dashboard {
@@ -147,7 +145,7 @@ impl Dashboard {
         self.measured = self
             .runs
             .get(self.run)
-            .map(model::measured)
+            .map(crate::view::model::measured)
             .unwrap_or_default();
     }
 

@@ -3,7 +3,7 @@
 //! live progress file when following a suite.
 
 use super::app::App;
-use super::live::Progress;
+use crate::sidecar::progress::Progress;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -66,9 +66,8 @@ fn event_loop(
 /// Re-reads the progress file and shows what has landed as the live run.
 pub fn refresh_live(app: &mut App, follow: &Follow) -> std::io::Result<()> {
     let progress = Progress::read(&follow.progress)?;
-    let system =
-        crate::harness::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
-    let live = progress.to_run(system);
+    let system = crate::sidecar::read_system_probe(&follow.criterion_dir).and_then(Result::ok);
+    let live = super::live::live_run(&progress, system);
     let data = &mut app.data;
     match data.runs.iter().position(|r| r.run_id == "live") {
         Some(i) => data.runs[i] = live,

@@ -11,9 +11,9 @@ use crate::analysis::verdict::percent;
 use crate::analysis::{
     BenchComparison, COMPARISON_SCHEMA, Comparison, HardwareCheck, Status, Unmeasured, VerdictRule,
 };
+use crate::files::atomic::write_atomic;
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::report::format::format_ns;
-use crate::results::atomic::write_atomic;
 use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use serde::Serialize;
 use std::collections::BTreeMap;

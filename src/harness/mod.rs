@@ -6,26 +6,19 @@
 //! sidecar and turned into a non-zero exit only after every other benchmark has run.
 
 pub mod args;
-pub mod sidecar;
 
-use crate::dashboard::live;
+use crate::sidecar::progress as live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};
+use crate::sidecar::{self, BenchmarkOutcome, TELEMETRY_NOTE, TargetReport};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use sidecar::{BenchmarkOutcome, TargetReport};
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// The note of a measured benchmark that holds its [`TelemetrySummary`], which the run
-/// record lifts into `BenchmarkRecord::telemetry`.
-///
-/// [`TelemetrySummary`]: crate::system::telemetry::TelemetrySummary
-pub const TELEMETRY_NOTE: &str = "telemetry";
 
 /// Which telemetry source a benchmark's device has: the id's backend, or for components
 /// the device their worker reported.

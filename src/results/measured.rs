@@ -8,7 +8,7 @@
 
 use super::run::FailedBenchmark;
 use crate::criterion_output::CriterionBenchmark;
-use crate::harness::sidecar::{BenchmarkOutcome, TargetReport};
+use crate::sidecar::{BenchmarkOutcome, TargetReport};
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -1,13 +1,11 @@
-//! The run store under `benchmark_results/`: versioned schema, atomic writes, the SQLite
-//! history database, import/export.
+//! The run store under `benchmark_results/`: versioned schema (written atomically through
+//! `crate::files`), the SQLite history database, import/export.
 //! A run is one self-contained JSON file holding the raw samples, so every statistic can be
 //! recomputed later by a newer analyzer.
 
-pub mod atomic;
 pub mod db;
 mod export;
 mod measured;
-mod parallel;
 mod record;
 mod run;
 mod store;
@@ -19,7 +17,6 @@ pub use db::{
 };
 pub use export::{ExportFormat, export_runs};
 pub use measured::{MeasuredOnly, measured_only};
-pub use parallel::parallel_map;
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.

@@ -6,7 +6,7 @@ use super::measured::measured_only;
 use super::run::{BenchmarkRecord, RunRecord};
 use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
-use crate::harness::sidecar::{TargetReport, read_system_probe, read_target_reports};
+use crate::sidecar::{TargetReport, read_system_probe, read_target_reports};
 use std::path::Path;
 
 /// A run id that sorts by time and cannot collide between concurrent processes:
@@ -109,7 +109,7 @@ fn attach_telemetry(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::V
             t.get("benchmarks")?
                 .get(&bench.id)?
                 .get("notes")?
-                .get(crate::harness::TELEMETRY_NOTE)
+                .get(crate::sidecar::TELEMETRY_NOTE)
         });
         let Some(Ok(mut telemetry)) = note.map(|n| {
             serde_json::from_value::<crate::system::telemetry::TelemetrySummary>(n.clone())

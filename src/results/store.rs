@@ -5,12 +5,12 @@
 //! database lacks (an existing `runs/` on first use, a recorder killed between the two
 //! writes, a file copied in by hand) is imported the next time the store is read.
 
-use super::atomic::{AtomicWriteError, write_atomic};
 use super::db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, MedianSeries,
     PruneOutcome, RunOrder, StoredRun,
 };
 use super::run::{RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
+use crate::files::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -455,7 +455,7 @@ mod tests {
         let store = RunStore::new(dir.path());
         let run = fixture_run();
         // A runs/ directory from before the database: imported on first use.
-        super::super::atomic::write_json_atomic(
+        crate::files::atomic::write_json_atomic(
             &store.runs_dir().join(format!("{}.json", run.run_id)),
             &run,
         )
@@ -471,7 +471,7 @@ mod tests {
             ..run.clone()
         };
         let elsewhere = dir.path().join("elsewhere.json");
-        super::super::atomic::write_json_atomic(&elsewhere, &other_machine).unwrap();
+        crate::files::atomic::write_json_atomic(&elsewhere, &other_machine).unwrap();
         let report = store.import(std::slice::from_ref(&elsewhere)).unwrap();
         assert_eq!(report.problems.len(), 1);
         assert_eq!(report.problems[0].file, elsewhere);

@@ -6,8 +6,8 @@
 //! bus does not apply and is only noted.
 
 use super::{Status, ThresholdCheck, ThresholdKind};
-use crate::harness::sidecar::BenchmarkOutcome;
 use crate::results::RunRecord;
+use crate::sidecar::BenchmarkOutcome;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

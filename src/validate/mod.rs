@@ -15,9 +15,9 @@ pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
 use crate::config::{Config, ResolvedSuite};
-use crate::harness::sidecar::BenchmarkOutcome;
 use crate::results::BenchmarkRecord;
 use crate::results::RunRecord;
+use crate::sidecar::BenchmarkOutcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -15,7 +15,7 @@
 
 use super::installation::verdict;
 use super::{Status, ThresholdCheck};
-use crate::harness::sidecar::BenchmarkOutcome;
+use crate::sidecar::BenchmarkOutcome;
 use regex::Regex;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -274,7 +274,7 @@ pub fn bench_id(
     dtype: DType,
 ) -> super::BenchId {
     super::BenchId::new(
-        "attention",
+        super::family::ATTENTION.name,
         backend,
         shape.function_id(kernel, dtype),
         shape.id(),

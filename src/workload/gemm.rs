@@ -195,7 +195,7 @@ pub fn check_product_rounded(
 /// The benchmark id `gemm/<backend>/<dtype>/<M>x<N>x<K>`: built here only, so bench targets
 /// and the backends' error messages cannot disagree.
 pub fn bench_id(backend: &str, dtype: DType, shape: GemmShape) -> super::BenchId {
-    super::BenchId::new("gemm", backend, dtype.id(), shape.id())
+    super::BenchId::new(super::family::GEMM.name, backend, dtype.id(), shape.id())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod attention;
 pub mod dtype;
+pub mod family;
 pub mod fp8;
 pub mod gemm;
 pub mod ids;

@@ -139,7 +139,7 @@ pub fn expected_sum(value: f64, elements: usize) -> f64 {
 /// The benchmark id `memory_bandwidth/<backend>/<kernel>/<bytes per array>`.
 pub fn bench_id(backend: &str, kernel: StreamKernel, bytes_per_array: usize) -> super::BenchId {
     super::BenchId::new(
-        "memory_bandwidth",
+        super::family::MEMORY_BANDWIDTH.name,
         backend,
         kernel.id(),
         super::ids::format_bytes_id(bytes_per_array),

@@ -374,7 +374,12 @@ pub fn check_output<T: HostElement>(
 
 /// The benchmark id `tensor_ops/<backend>/<op>_<dtype>/<rows>x<cols>`.
 pub fn bench_id(backend: &str, op: TensorOp, dtype: DType, shape: TensorShape) -> super::BenchId {
-    super::BenchId::new("tensor_ops", backend, op.function_id(dtype), shape.id())
+    super::BenchId::new(
+        super::family::TENSOR_OPS.name,
+        backend,
+        op.function_id(dtype),
+        shape.id(),
+    )
 }
 
 #[cfg(test)]

@@ -11,10 +11,8 @@
 #![allow(dead_code)]
 
 use stackbench::criterion_output::Throughput;
-use stackbench::harness::sidecar::{
-    BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport,
-};
 use stackbench::results::{RunRecord, RunStore, format_rfc3339_ms, run_from_criterion};
+use stackbench::sidecar::{BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport};
 use std::collections::BTreeMap;
 use std::path::Path;
 

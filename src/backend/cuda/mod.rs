@@ -17,15 +17,11 @@ pub mod ptxas;
 pub mod transfer;
 
 use super::gpu::library::{BuildFailure, Library};
-use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
-use super::{
-    Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
-};
+use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer};
+use super::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
 use crate::system::gpu_peaks;
-use crate::workload::attention::{AttentionKernel, AttentionShape};
-use crate::workload::tensor_ops::{TensorOp, TensorShape};
-use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
-use crate::workload::{DType, GemmShape, StreamKernel, Suite};
+use crate::workload::transfer::TransferKind;
+use crate::workload::{DType, GemmShape};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaStream, result};
 use device::{device_error, text};
@@ -362,20 +358,12 @@ impl CudaBackend {
     }
 }
 
-impl Backend for CudaBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Cuda
-    }
-
-    fn device(&self) -> &DeviceInfo {
+impl GpuBackend for CudaBackend {
+    fn device_info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    fn sampling(&self, suite: Suite) -> SamplingProfile {
-        SamplingProfile::gpu(suite)
-    }
-
-    fn gemm_dtypes(&self) -> Vec<DType> {
+    fn blas_dtypes(&self) -> Vec<DType> {
         let mut dtypes = vec![DType::F64, DType::F32, DType::Tf32, DType::F16, DType::Bf16];
         // FP8 tensor cores: Ada (8.9) and Hopper (9.0) on, through cuBLASLt.
         if self.compute_capability >= (8, 9) {
@@ -384,11 +372,7 @@ impl Backend for CudaBackend {
         dtypes
     }
 
-    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        crate::workload::gemm::gpu_shapes(suite)
-    }
-
-    fn gemm(
+    fn open_gemm(
         &self,
         shape: GemmShape,
         dtype: DType,
@@ -401,30 +385,7 @@ impl Backend for CudaBackend {
         Ok(Box::new(gemm::CublasGemm::new(self, blas, shape, dtype)?))
     }
 
-    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
-        gpu::stream::sizes(suite, self.l2_bytes, self.memory_bytes)
-    }
-
-    fn stream(
-        &self,
-        kernel: StreamKernel,
-        bytes_per_array: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        Ok(Box::new(gpu::stream::GpuStreamKernel::new(
-            self,
-            kernel,
-            bytes_per_array / 8,
-        )?))
-    }
-
-    fn transfers(&self, _suite: Suite) -> Vec<(TransferKind, usize)> {
-        TransferKind::ALL
-            .into_iter()
-            .map(|k| (k, TRANSFER_BYTES))
-            .collect()
-    }
-
-    fn transfer(
+    fn open_transfer(
         &self,
         kind: TransferKind,
         bytes: usize,
@@ -432,51 +393,12 @@ impl Backend for CudaBackend {
         Ok(Box::new(transfer::CudaTransfer::new(self, kind, bytes)?))
     }
 
-    fn tensor_dtypes(&self) -> Vec<DType> {
-        gpu::axes::tensor_dtypes()
+    fn l2_bytes(&self) -> usize {
+        self.l2_bytes
     }
 
-    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        gpu::axes::tensor_shapes(suite)
-    }
-
-    fn tensor_op(
-        &self,
-        op: TensorOp,
-        dtype: DType,
-        shape: TensorShape,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        gpu::tensor_ops::open(self, op, dtype, shape)
-    }
-
-    fn attention_dtypes(&self) -> Vec<DType> {
-        gpu::axes::attention_dtypes()
-    }
-
-    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        gpu::axes::attention_shapes(suite)
-    }
-
-    fn attention(
-        &self,
-        kernel: AttentionKernel,
-        shape: AttentionShape,
-        dtype: DType,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        gpu::attention::open(self, kernel, shape, dtype)
-    }
-}
-
-impl CudaBackend {
-    /// Libraries that cannot be used, with why: not found (their workloads are skipped)
-    /// or broken (their workloads fail). The kernels count once they were compiled.
-    pub fn library_problems(&self) -> Vec<String> {
-        let kernels = self.kernels.get().and_then(|k| k.problem());
-        [self.blas.problem(), self.lt.problem(), kernels]
-            .into_iter()
-            .flatten()
-            .map(str::to_owned)
-            .collect()
+    fn memory_bytes(&self) -> usize {
+        self.memory_bytes
     }
 }
 

@@ -83,14 +83,6 @@ impl<T> Library<T> {
             _ => None,
         }
     }
-
-    /// The reason it cannot be used, if any (for the run record).
-    pub fn problem(&self) -> Option<&str> {
-        match self {
-            Library::Ready(_) => None,
-            Library::Missing(reason) | Library::Broken(reason) => Some(reason),
-        }
-    }
 }
 
 /// Every kernel of `kernel_names()` loaded from a compiled module by `load`; a name the
@@ -176,7 +168,6 @@ mod tests {
     fn a_ready_library_is_returned() {
         let lib = Library::build(Ok(()), Ok(()), || Ok(7));
         assert_eq!(lib.get(BackendKind::Rocm, "x").ok(), Some(&7));
-        assert_eq!(lib.problem(), None);
     }
 
     #[test]

@@ -8,11 +8,14 @@
 //! typed uploads and downloads go through [`Pod`] byte views.
 
 pub mod attention;
+mod backend;
 pub mod emulator;
 pub mod kernels;
 pub mod library;
 pub mod stream;
 pub mod tensor_ops;
+
+pub use backend::GpuBackend;
 
 /// The axes both GPU backends cover: one decision, so NVIDIA and AMD numbers stay comparable.
 pub mod axes {
@@ -197,7 +200,7 @@ pub(crate) mod tests {
     /// A device whose memory is host memory and which has no kernels: exercises the
     /// typed transfers and how the shared workloads report a device that cannot run them.
     pub struct HostDevice {
-        launches: RefCell<Vec<String>>,
+        pub(crate) launches: RefCell<Vec<String>>,
     }
 
     impl HostDevice {

@@ -17,15 +17,10 @@
 //! skipped with that reason. FP8 GEMM (hipBLASLt) is not wired up yet.
 
 use super::gpu::library::{BuildFailure, Library};
-use super::gpu::{self, Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
-use super::{
-    Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
-};
-use crate::workload::StreamKernel;
-use crate::workload::attention::{AttentionKernel, AttentionShape};
-use crate::workload::tensor_ops::{TensorOp, TensorShape};
-use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
-use crate::workload::{DType, GemmShape, Suite};
+use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer};
+use super::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
+use crate::workload::transfer::TransferKind;
+use crate::workload::{DType, GemmShape};
 use rocmrc::hip::result as hip;
 use rocmrc::hip::safe::{DevicePtr, HipContext, HipEvent, HipSlice, HipStream};
 use rocmrc::rocblas::result as rb;
@@ -221,28 +216,16 @@ impl RocmBackend {
     }
 }
 
-impl Backend for RocmBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Rocm
-    }
-
-    fn device(&self) -> &DeviceInfo {
+impl GpuBackend for RocmBackend {
+    fn device_info(&self) -> &DeviceInfo {
         &self.info
     }
 
-    fn sampling(&self, suite: Suite) -> SamplingProfile {
-        SamplingProfile::gpu(suite)
-    }
-
-    fn gemm_dtypes(&self) -> Vec<DType> {
+    fn blas_dtypes(&self) -> Vec<DType> {
         vec![DType::F64, DType::F32, DType::F16, DType::Bf16]
     }
 
-    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        crate::workload::gemm::gpu_shapes(suite)
-    }
-
-    fn gemm(
+    fn open_gemm(
         &self,
         shape: GemmShape,
         dtype: DType,
@@ -258,69 +241,20 @@ impl Backend for RocmBackend {
         Ok(Box::new(RocblasGemm::new(self, shape, dtype)?))
     }
 
-    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
-        gpu::stream::sizes(suite, self.l2_bytes, self.memory_bytes)
-    }
-
-    fn stream(
-        &self,
-        kernel: StreamKernel,
-        bytes_per_array: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        Ok(Box::new(gpu::stream::GpuStreamKernel::new(
-            self,
-            kernel,
-            bytes_per_array / 8,
-        )?))
-    }
-
-    fn tensor_dtypes(&self) -> Vec<DType> {
-        gpu::axes::tensor_dtypes()
-    }
-
-    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        gpu::axes::tensor_shapes(suite)
-    }
-
-    fn tensor_op(
-        &self,
-        op: TensorOp,
-        dtype: DType,
-        shape: TensorShape,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        gpu::tensor_ops::open(self, op, dtype, shape)
-    }
-
-    fn attention_dtypes(&self) -> Vec<DType> {
-        gpu::axes::attention_dtypes()
-    }
-
-    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        gpu::axes::attention_shapes(suite)
-    }
-
-    fn attention(
-        &self,
-        kernel: AttentionKernel,
-        shape: AttentionShape,
-        dtype: DType,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        gpu::attention::open(self, kernel, shape, dtype)
-    }
-
-    fn transfers(&self, _suite: Suite) -> Vec<(TransferKind, usize)> {
-        TransferKind::ALL
-            .into_iter()
-            .map(|k| (k, TRANSFER_BYTES))
-            .collect()
-    }
-
-    fn transfer(
+    fn open_transfer(
         &self,
         kind: TransferKind,
         bytes: usize,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
         Ok(Box::new(RocmTransfer::new(self, kind, bytes)?))
+    }
+
+    fn l2_bytes(&self) -> usize {
+        self.l2_bytes
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.memory_bytes
     }
 }
 

@@ -2,12 +2,12 @@
 //! runs overlaid, before in red and after in green, as time relative to before; each
 //! benchmark marked ▲ improved beyond 5 %, ▼ degraded beyond 5 %, – within; a summary line.
 
-use crate::dashboard::model::{changes, run_name};
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::report::format::{format_ns, format_percent};
 use crate::results::RunRecord;
+use crate::view::model::{changes, run_name};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;

@@ -12,9 +12,9 @@ pub mod tensor_ops;
 pub mod trends;
 
 use super::View;
-use super::model::{Measured, dtype_of, log2_size};
 use super::widgets::{BarItem, Series};
 use crate::report::format::format_ns;
+use crate::view::model::{Measured, dtype_of, log2_size};
 use std::collections::BTreeMap;
 
 /// The measured benchmarks of one family in the shown run.

@@ -3,9 +3,9 @@
 //! GFLOP/s and the memory each kernel held, from the harness's notes.
 
 use super::{family, largest_per_function, rate_bar};
-use crate::dashboard::model::target_notes;
 use crate::dashboard::widgets::{BarItem, Bars};
 use crate::dashboard::{Dashboard, Page, View};
+use crate::view::model::target_notes;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
@@ -51,9 +51,7 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
                 label: m.function.clone(),
                 value: mib,
                 text: format!("{mib:.1} MiB"),
-                style: view
-                    .theme
-                    .dtype(crate::dashboard::model::dtype_of(&m.function)),
+                style: view.theme.dtype(crate::view::model::dtype_of(&m.function)),
             })
         })
         .collect();

@@ -5,6 +5,7 @@
 //! placed with the chart's own coordinate map.
 
 use crate::dashboard::widgets::axis::{SizeUnit, format_size};
+use crate::report::format::escape_html;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write;
@@ -90,7 +91,7 @@ fn with_titles(mut svg: String, targets: &[(i32, i32, String)]) -> String {
         let _ = write!(
             extra,
             "<circle cx=\"{x}\" cy=\"{y}\" r=\"5\" fill=\"transparent\"><title>{}</title></circle>",
-            super::html::escape(text)
+            escape_html(text)
         );
     }
     extra.push_str("</g></svg>");
@@ -477,6 +478,40 @@ fn draw_rects(
         targets.push((px, py, r.hover.clone()));
     }
     Ok((targets, legends))
+}
+
+/// A chart in a `<figure>`, or the reason it is missing (never silently absent).
+pub(super) fn figure(out: &mut String, caption: &str, chart: Result<String, String>) {
+    match chart {
+        Ok(svg) => {
+            let _ = write!(
+                out,
+                "<figure class=\"chart\">{svg}<figcaption>{}</figcaption></figure>",
+                escape_html(caption)
+            );
+        }
+        Err(reason) => {
+            let _ = write!(
+                out,
+                "<p class=\"nochart\">{}: not in this run ({})</p>",
+                escape_html(caption),
+                escape_html(&reason)
+            );
+        }
+    }
+}
+
+/// The report's colour per precision (the dashboard's, on white).
+pub(super) fn dtype_colour(dtype: &str) -> RGBColor {
+    match dtype {
+        "f64" => palette(0),
+        "f32" => RGBColor(40, 40, 40),
+        "tf32" => palette(3),
+        "f16" => palette(4),
+        "bf16" => palette(5),
+        "fp8e4m3" => palette(2),
+        _ => palette(1),
+    }
 }
 
 #[cfg(test)]

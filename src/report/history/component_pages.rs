@@ -6,14 +6,13 @@
 
 use super::charts::{
     BarSpec, BarsSpec, ErrorBarSpec, GREY, LineSeriesSpec, LineSpec, StackedBarsSpec, XScale,
-    bar_chart, line_chart, line_chart_with_bars, palette, stacked_bar_chart,
-};
-use super::run_pages::{dtype_colour, figure};
-use crate::dashboard::component_model::{
-    ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
+    bar_chart, dtype_colour, figure, line_chart, line_chart_with_bars, palette, stacked_bar_chart,
 };
 use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::report::format::format_ns;
+use crate::view::component_model::{
+    ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
+};
 use plotters::style::RGBColor;
 
 /// A refused backend's bar and legend colour (the dashboard's warning, on white).

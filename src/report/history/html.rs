@@ -20,7 +20,7 @@ table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #dd
 .charts{display:flex;flex-wrap:wrap}figure.chart{margin:6px;border:1px solid #ccc;border-radius:4px;padding:4px}\
 figcaption{font-size:12px;color:#555}.charts .nochart{flex-basis:100%;margin:2px 6px}details{margin:4px 0}summary{cursor:pointer;font-weight:bold}.nochart{color:#777}";
 
-pub(super) use crate::report::format::escape_html as escape;
+use crate::report::format::escape_html as escape;
 
 /// Slices a history chart's runs are drawn in once there are more than twice as many
 /// runs: two points per slice is still more than one per pixel of the plot.

@@ -12,8 +12,8 @@ mod run_pages;
 mod terminal;
 
 use crate::analysis::trends::TrendReport;
+use crate::files::atomic::{AtomicWriteError, write_atomic};
 use crate::results::RunRecord;
-use crate::results::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
 pub use terminal::render as render_terminal;
@@ -62,7 +62,7 @@ pub(crate) fn run_name(
 mod not_measured_tests {
     use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
     use crate::analysis::trends::{TrendOptions, analyze_history};
-    use crate::harness::sidecar::{BenchmarkOutcome, TargetReport};
+    use crate::sidecar::{BenchmarkOutcome, TargetReport};
     use crate::workload::{BenchId, Suite};
 
     #[test]

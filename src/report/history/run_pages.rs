@@ -5,38 +5,16 @@
 //! dashboard's model, so the report and the terminal agree.
 
 use super::charts::{
-    BarSpec, BarsSpec, GREEN, GREY, LineSeriesSpec, LineSpec, RED, XScale, bar_chart, line_chart,
-    palette,
+    BarSpec, BarsSpec, GREEN, GREY, LineSeriesSpec, LineSpec, RED, XScale, bar_chart, dtype_colour,
+    figure, line_chart, palette,
 };
-use super::html::escape;
-use crate::dashboard::component_model::ComponentCharts;
-use crate::dashboard::model::{Measured, changes, log2_size, measured, run_name};
 use crate::dashboard::widgets::axis::SizeUnit;
-use crate::report::format::{format_ns, format_percent};
+use crate::report::format::{escape_html as escape, format_ns, format_percent};
 use crate::results::RunRecord;
+use crate::view::component_model::ComponentCharts;
+use crate::view::model::{Measured, changes, log2_size, measured, run_name};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// A chart in a `<figure>`, or the reason it is missing (never silently absent).
-pub(super) fn figure(out: &mut String, caption: &str, chart: Result<String, String>) {
-    match chart {
-        Ok(svg) => {
-            let _ = write!(
-                out,
-                "<figure class=\"chart\">{svg}<figcaption>{}</figcaption></figure>",
-                escape(caption)
-            );
-        }
-        Err(reason) => {
-            let _ = write!(
-                out,
-                "<p class=\"nochart\">{}: not in this run ({})</p>",
-                escape(caption),
-                escape(&reason)
-            );
-        }
-    }
-}
 
 /// Rate against size, one series per backend/function.
 fn rate_lines(measured: &[&Measured], title: &str, unit: SizeUnit, y_title: &str) -> LineSpec {
@@ -106,7 +84,7 @@ fn rate_bars(measured: &[&Measured], title: &str, x_title: &str) -> BarsSpec {
     let bars = measured
         .iter()
         .map(|m| {
-            let dtype = crate::dashboard::model::dtype_of(&m.function).unwrap_or("other");
+            let dtype = crate::view::model::dtype_of(&m.function).unwrap_or("other");
             let (value, hover) = match &m.rate {
                 Some(r) => (
                     r.value,
@@ -127,19 +105,6 @@ fn rate_bars(measured: &[&Measured], title: &str, x_title: &str) -> BarsSpec {
         title: title.into(),
         x_title: x_title.into(),
         bars,
-    }
-}
-
-/// The report's colour per precision (the dashboard's, on white).
-pub(super) fn dtype_colour(dtype: &str) -> plotters::style::RGBColor {
-    match dtype {
-        "f64" => palette(0),
-        "f32" => plotters::style::RGBColor(40, 40, 40),
-        "tf32" => palette(3),
-        "f16" => palette(4),
-        "bf16" => palette(5),
-        "fp8e4m3" => palette(2),
-        _ => palette(1),
     }
 }
 

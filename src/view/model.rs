@@ -5,7 +5,7 @@
 use crate::analysis::throughput::{PeakTable, Rate};
 use crate::results::{BenchmarkRecord, RunRecord};
 use crate::stats::median;
-use crate::workload::ids::parse_bytes_id;
+use crate::workload::family::IdParts;
 use std::collections::BTreeMap;
 
 /// One measured benchmark of a run.
@@ -56,21 +56,17 @@ pub fn measured(run: &RunRecord) -> Vec<Measured> {
         .iter()
         .filter_map(|b| {
             let median_ns = median_ns(b)?;
-            let mut parts = b.id.splitn(4, '/');
-            let family = parts.next().unwrap_or_default().to_string();
-            let backend = parts.next().unwrap_or_default().to_string();
-            let function = parts.next().unwrap_or_default().to_string();
-            let value = parts.next().unwrap_or_default().to_string();
+            let parts = IdParts::split(&b.id);
             let rate = b
                 .throughput
                 .as_ref()
                 .and_then(|t| peaks.rate(&b.id, t, median_ns));
             Some(Measured {
                 id: b.id.clone(),
-                family,
-                backend,
-                function,
-                value,
+                family: parts.family.to_owned(),
+                backend: parts.backend.to_owned(),
+                function: parts.function.to_owned(),
+                value: parts.value.to_owned(),
                 median_ns,
                 rate,
             })
@@ -78,37 +74,9 @@ pub fn measured(run: &RunRecord) -> Vec<Measured> {
         .collect()
 }
 
-/// The x position of a benchmark on a size axis, as log2 of bytes or elements:
-/// `256MiB` → 28, GEMM `MxNxK` → log2 of the cube root of M·N·K (the side of the cube of
-/// equal work), `RxC` → log2(R·C), attention `b_h_s_d` → log2(S).
-pub fn log2_size(family: &str, value: &str) -> Option<f64> {
-    let size = match family {
-        "memory_bandwidth" => parse_bytes_id(value)? as f64,
-        "gemm" => {
-            let dims = parse_dims(value, 'x')?;
-            (dims.iter().product::<f64>()).cbrt()
-        }
-        "tensor_ops" => parse_dims(value, 'x')?.iter().product(),
-        "attention" => attention_seq(value)?,
-        _ => parse_bytes_id(value)
-            .map(|b| b as f64)
-            .or_else(|| value.parse::<f64>().ok())?,
-    };
-    (size > 0.0).then(|| size.log2())
-}
-
-fn parse_dims(value: &str, sep: char) -> Option<Vec<f64>> {
-    let dims: Option<Vec<f64>> = value.split(sep).map(|d| d.parse::<f64>().ok()).collect();
-    dims.filter(|d| !d.is_empty())
-}
-
-/// The sequence length of an attention id value `b1_h8_s1024_d64`.
-pub fn attention_seq(value: &str) -> Option<f64> {
-    value
-        .split('_')
-        .find_map(|p| p.strip_prefix('s'))
-        .and_then(|s| s.parse().ok())
-}
+// The size axis is the family table's (`workload::family`): every chart reads it with
+// the model, so it is re-exported here.
+pub use crate::workload::family::log2_size;
 
 /// The precision a benchmark ran at, from its function part (`f32`, `softmax_bf16`,
 /// `flash_causal_f16`), for colouring.
@@ -158,16 +126,6 @@ pub fn run_name(run: &RunRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_are_log2_of_bytes_or_elements() {
-        assert_eq!(log2_size("memory_bandwidth", "256MiB"), Some(28.0));
-        assert_eq!(log2_size("gemm", "1024x1024x1024"), Some(10.0));
-        assert_eq!(log2_size("tensor_ops", "256x4096"), Some(20.0));
-        assert_eq!(log2_size("attention", "b1_h8_s1024_d64"), Some(10.0));
-        assert_eq!(log2_size("gemm", "odd"), None);
-        assert_eq!(log2_size("memory_bandwidth", "0B"), None);
-    }
 
     #[test]
     fn dtypes_come_from_the_function_part() {

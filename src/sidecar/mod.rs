@@ -4,10 +4,17 @@
 //!   (measured with notes such as peak memory or extra metrics, skipped with its reason,
 //!   or failed with its error), so the run record can show what did not run and why.
 //!
+//! - the progress file of a live run ([`progress`]), which `run_benchmarks.sh` puts there.
+//!
 //! The analyzer reads these through [`read_system_probe`] and [`read_target_reports`];
-//! Criterion ignores the folder (it has no `benchmark.json`).
+//! Criterion ignores the folder (it has no `benchmark.json`). The formats live here, beside
+//! the Criterion reader and below both the harness that writes them and the results,
+//! analysis, validation and dashboard code that reads them, so no reader depends on the
+//! harness.
 
-use crate::results::atomic::{AtomicWriteError, write_json_atomic};
+pub mod progress;
+
+use crate::files::atomic::{AtomicWriteError, write_json_atomic};
 use crate::workload::{BenchId, Suite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -18,6 +25,12 @@ pub const SIDECAR_DIR: &str = "stackbench";
 pub const SYSTEM_PROBE_FILE: &str = "system.json";
 pub const TARGETS_DIR: &str = "targets";
 pub const TARGET_REPORT_SCHEMA: &str = "stackbench.target.v1";
+
+/// The note of a measured benchmark that holds its [`TelemetrySummary`], which the run
+/// record lifts into `BenchmarkRecord::telemetry`.
+///
+/// [`TelemetrySummary`]: crate::system::telemetry::TelemetrySummary
+pub const TELEMETRY_NOTE: &str = "telemetry";
 
 /// Where Criterion writes: `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
 /// `target/criterion` (bench targets run from the package root).

@@ -9,9 +9,10 @@
 //! `peak_memory_bytes`, `memory_at_rest_bytes`, `memory_after_backward_bytes`
 //! (deepspeed.py).
 
-use super::model::{Measured, attention_seq, log2_size, target_notes};
+use super::model::{Measured, log2_size, target_notes};
 use crate::analysis::trends::not_measured;
 use crate::results::RunRecord;
+use crate::workload::family::{COMPONENTS, IdParts, sequence_length};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -182,7 +183,7 @@ impl ComponentCharts {
         let notes = target_notes(run);
         let components: Vec<&Measured> = measured
             .iter()
-            .filter(|m| m.family == "components")
+            .filter(|m| m.family == COMPONENTS.name)
             .collect();
         ComponentCharts {
             matmul: matmul_series(&components),
@@ -243,7 +244,7 @@ fn sdpa_chart(run: &RunRecord, components: &[&Measured]) -> Option<SdpaChart> {
     let shape = shapes
         .iter()
         .max_by(|a, b| {
-            let seq = |s: &str| attention_seq(s).unwrap_or(0.0);
+            let seq = |s: &str| sequence_length(s).unwrap_or(0.0);
             a.1.len()
                 .cmp(&b.1.len())
                 .then(seq(a.0).total_cmp(&seq(b.0)))
@@ -252,13 +253,11 @@ fn sdpa_chart(run: &RunRecord, components: &[&Measured]) -> Option<SdpaChart> {
         .clone();
     let mut backends = shapes.remove(&shape).unwrap_or_default();
     for n in not_measured(run) {
-        let mut parts = n.id.splitn(4, '/');
-        let (family, component, function, value) =
-            (parts.next(), parts.next(), parts.next(), parts.next());
-        if family != Some("components") || component != Some("attention") || value != Some(&shape) {
+        let parts = IdParts::split(&n.id);
+        if parts.family != COMPONENTS.name || parts.backend != "attention" || parts.value != shape {
             continue;
         }
-        let Some(name) = function.and_then(backend_of) else {
+        let Some(name) = backend_of(parts.function) else {
             continue;
         };
         let outcome = if n.outcome == "failed" {
