@@ -18,5 +18,6 @@ pub mod report;
 pub mod results;
 pub mod stats;
 pub mod system;
+pub mod units;
 pub mod validate;
 pub mod workload;

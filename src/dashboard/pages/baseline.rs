@@ -4,10 +4,10 @@
 
 use super::{family, rate_series};
 use crate::dashboard::model::dtype_of;
-use crate::dashboard::widgets::axis::SizeUnit;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart};
 use crate::dashboard::{Dashboard, Page, View};
+use crate::units::SizeUnit;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;

@@ -10,11 +10,11 @@ use crate::dashboard::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, ZeroMemory, flop_unit,
 };
 use crate::dashboard::model::{Measured, target_notes};
-use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::dashboard::widgets::line::{LegendPosition, XAxis, error_bar};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart, Segment, Series, StackedBar, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::format::format_ns;
+use crate::units::format_ns;
+use crate::units::{SizeUnit, format_number};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;

@@ -5,10 +5,10 @@
 
 use super::{family, rate_series};
 use crate::dashboard::model::{Measured, dtype_of, log2_size};
-use crate::dashboard::widgets::axis::SizeUnit;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, PeakGauge, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
+use crate::units::SizeUnit;
 use crate::workload::{DType, GemmShape};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

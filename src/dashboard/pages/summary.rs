@@ -11,7 +11,7 @@ use crate::dashboard::model::{changes, run_name};
 use crate::dashboard::widgets::sparkline::SparkRow;
 use crate::dashboard::widgets::{PeakGauge, SparkRows};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::format::{format_ns, format_percent};
+use crate::units::{format_ns, format_percent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;

@@ -12,8 +12,8 @@ use super::run_pages::{dtype_colour, figure};
 use crate::dashboard::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
 };
-use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::report::format::format_ns;
+use crate::units::{SizeUnit, format_number};
 use plotters::style::RGBColor;
 
 /// A refused backend's bar and legend colour (the dashboard's warning, on white).

@@ -11,9 +11,9 @@ use super::charts::{
 use super::html::escape;
 use crate::dashboard::component_model::ComponentCharts;
 use crate::dashboard::model::{Measured, changes, log2_size, measured, run_name};
-use crate::dashboard::widgets::axis::SizeUnit;
 use crate::report::format::{format_ns, format_percent};
 use crate::results::RunRecord;
+use crate::units::SizeUnit;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
