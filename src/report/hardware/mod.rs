@@ -128,7 +128,7 @@ pub(crate) fn recommendation_rows(report: &HardwareReport) -> Vec<[String; 5]> {
 /// The sentence under each format's title: what perf/$ and perf/W mean here.
 pub(crate) fn legend(report: &HardwareReport) -> String {
     format!(
-        "{} devices. perf/$ = figure per price ({}); perf/W = figure per watt of mean power while the benchmark ran; n/a = no price, power reading or peak for that device. Scores in the recommendation matrix are geometric means over the workloads every ranked device measured.",
+        "{} devices. perf/$ = figure per price ({}); perf/W = figure per watt of mean power while the benchmark ran; n/a = no price, power reading or peak for that device; peak suspect = a figure exceeded the peak the probe recorded, so that peak is wrong and the source it came from is named instead of a percentage. Scores in the recommendation matrix are geometric means over the workloads every ranked device measured.",
         report.devices.len(),
         report.price_basis
     )
