@@ -20,6 +20,7 @@ pub mod results;
 pub mod sidecar;
 pub mod stats;
 pub mod system;
+pub mod units;
 pub mod validate;
 pub mod view;
 pub mod workload;

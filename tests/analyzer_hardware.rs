@@ -187,3 +187,113 @@ fn a_bad_prices_table_is_bad_input_naming_the_file() {
         "{stderr}"
     );
 }
+
+/// A results directory holding one recorded run, edited by `edit` (the runs' own JSON).
+fn results_with(edit: impl FnOnce(&mut Value)) -> tempfile::TempDir {
+    let text =
+        std::fs::read_to_string(fixture("recorded/20261123T141129445Z-p2991-8b9d.json")).unwrap();
+    let mut run: Value = serde_json::from_str(&text).unwrap();
+    edit(&mut run);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("runs")).unwrap();
+    std::fs::write(
+        dir.path().join("runs/20261123T141129445Z-p2991-8b9d.json"),
+        serde_json::to_string(&run).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+fn hardware_in(results: &std::path::Path, format: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .args(["hardware", "--results"])
+        .arg(results)
+        .args(["--prices", "no-such-file.toml", "--format", format])
+        .output()
+        .expect("run analyze-trends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// vLLM declares its work as output tokens: 512 tokens per call at 2 ms a call is 256 000
+/// tokens/s, shown as tokens/s (not as 2.56e-4 "GFLOP/s").
+#[test]
+fn tokens_per_second_are_shown_as_tokens_per_second() {
+    let results = results_with(|run| {
+        let mut bench = run["benchmarks"][0].clone();
+        bench["id"] = "components/vllm/offline/b4_in128_out128".into();
+        bench["group"] = "components/vllm".into();
+        bench["function"] = "offline".into();
+        bench["value"] = "b4_in128_out128".into();
+        bench["throughput"] = serde_json::json!({"Elements": 512});
+        bench["estimates"] = Value::Null;
+        bench["samples"] = serde_json::json!({
+            "sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [2e6, 2e6, 2e6]
+        });
+        run["benchmarks"].as_array_mut().unwrap().push(bench);
+    });
+    let report: Value = serde_json::from_str(&hardware_in(results.path(), "json")).unwrap();
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"] == "components/vllm/offline/b4_in128_out128")
+        .unwrap();
+    assert_eq!(row["unit"], "tokens/s", "{row}");
+    let figure = row["cells"][0]["figure"].as_f64().unwrap();
+    assert!((figure - 256_000.0).abs() < 1e-6, "{row}");
+    let family = recommendation(&report, "inference tokens/s");
+    assert_eq!(family["unit"], "tokens/s");
+    let gemm = recommendation(&report, "GEMM f32");
+    assert_eq!(gemm["unit"], "GFLOP/s");
+    for format in ["table", "markdown", "html"] {
+        let text = hardware_in(results.path(), format);
+        let line = text
+            .lines()
+            .find(|l| l.contains("components/vllm/offline"))
+            .unwrap_or_else(|| panic!("{format}: no vLLM row in\n{text}"));
+        assert!(line.contains("256000 tokens/s"), "{format}: {line}");
+        assert!(!line.contains("GFLOP"), "{format}: {line}");
+    }
+}
+
+/// A probe peak below what the machine measured is a wrong peak: no "1384 % of peak", but
+/// "peak suspect" with the peak's source, in every format.
+#[test]
+fn a_figure_above_its_peak_marks_the_peak_suspect_and_names_its_source() {
+    let results = results_with(|run| {
+        for peak in run["system"]["peaks"].as_array_mut().unwrap() {
+            if peak["dtype"] == "f32" {
+                peak["theoretical"] = 1e9.into();
+                peak["measured"] = Value::Null;
+                peak["source"] = "a deliberately wrong clock".into();
+            }
+        }
+    });
+    let report: Value = serde_json::from_str(&hardware_in(results.path(), "json")).unwrap();
+    let cell = &report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"] == "gemm/f32/512x512x512")
+        .unwrap()["cells"][0];
+    assert!(cell["percent_of_peak"].is_null(), "{cell}");
+    assert_eq!(cell["suspect_peak"]["source"], "a deliberately wrong clock");
+    assert_eq!(cell["suspect_peak"]["unit"], "GFLOP/s");
+    for format in ["table", "markdown", "html"] {
+        let text = hardware_in(results.path(), format);
+        let line = text
+            .lines()
+            .find(|l| l.contains("gemm/f32/512x512x512"))
+            .unwrap_or_else(|| panic!("{format}: no row in\n{text}"));
+        assert!(
+            line.contains("peak suspect") && line.contains("a deliberately wrong clock"),
+            "{format}: {line}"
+        );
+        assert!(
+            !line.contains(" % "),
+            "{format}: a percentage over 100 shown: {line}"
+        );
+    }
+}

@@ -4,16 +4,18 @@
 //! device by raw speed, by perf/$ and by perf/W.
 //!
 //! A device is one machine fingerprint with one backend (`cpu`, `cuda`, `rocm`): the same
-//! box's CPU and GPU are different devices. Figures are rates (higher is better): GFLOP/s,
-//! GB/s, busbw for collectives, calls or tokens per second for components.
+//! box's CPU and GPU are different devices. Figures are rates (higher is better), each in
+//! its benchmark's own unit ([`RateUnit`]): GFLOP/s, GB/s, busbw for collectives, tokens/s
+//! for model components, calls/s where no work was declared. Units never convert.
 //!
 //! Honesty rules: a device not measured on a family is listed as such and never ranked; a
 //! missing price or power is `None` ("n/a"), never 0; a family's ranking uses only the
 //! workloads every ranked device measured (the geometric mean of their figures), so a
-//! device is never ahead because it ran only the easy shapes.
+//! device is never ahead because it ran only the easy shapes. A figure above its peak
+//! shows no percentage: the cell carries the suspect peak and its source instead.
 
 use super::prices::PriceList;
-use super::throughput::PeakTable;
+use super::throughput::{PeakTable, RateUnit, SuspectPeak};
 use crate::results::{BenchmarkRecord, RunRecord};
 use crate::stats::median;
 use crate::workload::family::IdParts;
@@ -39,6 +41,9 @@ pub struct Cell {
     /// Median over the machine's runs of each run's median rate.
     pub figure: f64,
     pub percent_of_peak: Option<f64>,
+    /// Set when a figure of this cell exceeded its peak: the peak is wrong, and no
+    /// percentage is given.
+    pub suspect_peak: Option<SuspectPeak>,
     pub perf_per_dollar: Option<f64>,
     /// Figure per watt of mean power during the benchmark (from the telemetry).
     pub perf_per_watt: Option<f64>,
@@ -53,7 +58,7 @@ pub struct WorkloadRow {
     pub family: String,
     /// The id without its device part, e.g. `gemm/f32/512x512x512`.
     pub workload: String,
-    pub unit: String,
+    pub unit: RateUnit,
     pub cells: Vec<Cell>,
 }
 
@@ -68,6 +73,9 @@ pub enum Pick {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recommendation {
     pub family: String,
+    /// The unit of the family's figures and scores: a family whose workloads are measured
+    /// in several units (a component's FLOP and byte benchmarks) is ranked once per unit.
+    pub unit: RateUnit,
     /// The workloads every ranked device measured (what the scores are over).
     pub compared_on: usize,
     pub fastest: Pick,
@@ -90,9 +98,10 @@ struct Observation {
     device: String,
     workload: String,
     family: String,
-    unit: String,
+    unit: RateUnit,
     figure: f64,
     percent_of_peak: Option<f64>,
+    suspect_peak: Option<SuspectPeak>,
     watts: Option<f64>,
 }
 
@@ -153,18 +162,22 @@ fn observe(
     }
     let ns = median(&per_iter);
     let (workload, family) = workload_of(&bench.id);
-    let (unit, mut figure, percent_of_peak) = match &bench.throughput {
+    let (mut unit, mut figure, percent_of_peak, suspect_peak) = match &bench.throughput {
         Some(throughput) => {
             let rate = peaks.rate(&bench.id, throughput, ns)?;
-            (rate.unit.to_owned(), rate.value, rate.percent_of_peak)
+            (
+                rate.unit,
+                rate.value,
+                rate.percent_of_peak,
+                rate.suspect_peak,
+            )
         }
-        None => ("calls/s".to_owned(), 1e9 / ns, None),
+        None => (RateUnit::CallsPerSecond, 1e9 / ns, None, None),
     };
-    let mut unit = unit;
-    if let Some(factor) = busbw_factor(&bench.id) {
+    if let Some(factor) = busbw_factor(&bench.id).filter(|_| unit == RateUnit::GbPerSecond) {
         // nccl-tests' bus bandwidth: comparable across rank counts, unlike algbw.
         figure *= factor;
-        unit = "GB/s busbw".into();
+        unit = RateUnit::BusGbPerSecond;
     }
     if !(figure.is_finite() && figure > 0.0) {
         return None;
@@ -182,6 +195,7 @@ fn observe(
         unit,
         figure,
         percent_of_peak,
+        suspect_peak,
         watts,
     })
 }
@@ -269,11 +283,13 @@ fn build_rows(
     devices: &[Device],
     prices: &dyn PriceList,
 ) -> Vec<WorkloadRow> {
-    let mut grouped: BTreeMap<(String, String), BTreeMap<String, Vec<&Observation>>> =
-        BTreeMap::new();
+    // The unit is part of the key: figures in different units are different rows, never
+    // one median.
+    type Key = (String, String, RateUnit);
+    let mut grouped: BTreeMap<Key, BTreeMap<String, Vec<&Observation>>> = BTreeMap::new();
     for o in observations {
         grouped
-            .entry((o.family.clone(), o.workload.clone()))
+            .entry((o.family.clone(), o.workload.clone(), o.unit))
             .or_default()
             .entry(o.device.clone())
             .or_default()
@@ -281,13 +297,7 @@ fn build_rows(
     }
     grouped
         .into_iter()
-        .map(|((family, workload), by_device)| {
-            let unit = by_device
-                .values()
-                .flat_map(|v| v.first())
-                .map(|o| o.unit.clone())
-                .next()
-                .unwrap_or_default();
+        .map(|((family, workload, unit), by_device)| {
             let cells = by_device
                 .iter()
                 .map(|(device, obs)| cell(device, obs, devices, prices))
@@ -308,6 +318,10 @@ fn cell(device: &str, obs: &[&Observation], devices: &[Device], prices: &dyn Pri
     let optional_median = |values: Vec<f64>| (!values.is_empty()).then(|| median(&values));
     let percent_of_peak = optional_median(obs.iter().filter_map(|o| o.percent_of_peak).collect());
     let watts = optional_median(obs.iter().filter_map(|o| o.watts).collect());
+    // One run over its peak makes the peak suspect for the whole cell: the percentages of
+    // the other runs divide by the same wrong figure.
+    let suspect_peak = obs.iter().find_map(|o| o.suspect_peak.clone());
+    let percent_of_peak = percent_of_peak.filter(|_| suspect_peak.is_none());
     let kind = devices
         .iter()
         .find(|d| d.key == device)
@@ -321,6 +335,7 @@ fn cell(device: &str, obs: &[&Observation], devices: &[Device], prices: &dyn Pri
         device: device.to_owned(),
         figure,
         percent_of_peak,
+        suspect_peak,
         perf_per_dollar: kind.and_then(|k| prices.price(k)).map(|p| figure / p),
         perf_per_watt: watts.map(|w| figure / w),
         spread_percent,
@@ -329,18 +344,25 @@ fn cell(device: &str, obs: &[&Observation], devices: &[Device], prices: &dyn Pri
 }
 
 fn recommend(rows: &[WorkloadRow], devices: &[Device]) -> Vec<Recommendation> {
-    let families: BTreeSet<&str> = rows.iter().map(|r| r.family.as_str()).collect();
+    let families: BTreeSet<(&str, RateUnit)> =
+        rows.iter().map(|r| (r.family.as_str(), r.unit)).collect();
     families
         .into_iter()
-        .map(|family| {
-            let family_rows: Vec<&WorkloadRow> =
-                rows.iter().filter(|r| r.family == family).collect();
-            recommend_family(family, &family_rows, devices)
+        .map(|(family, unit)| {
+            let family_rows: Vec<&WorkloadRow> = rows
+                .iter()
+                .filter(|r| r.family == family && r.unit == unit)
+                .collect();
+            recommend_family((family, unit), &family_rows, devices)
         })
         .collect()
 }
 
-fn recommend_family(family: &str, rows: &[&WorkloadRow], devices: &[Device]) -> Recommendation {
+fn recommend_family(
+    (family, unit): (&str, RateUnit),
+    rows: &[&WorkloadRow],
+    devices: &[Device],
+) -> Recommendation {
     let measured: BTreeSet<&str> = rows
         .iter()
         .flat_map(|r| r.cells.iter().map(|c| c.device.as_str()))
@@ -363,6 +385,7 @@ fn recommend_family(family: &str, rows: &[&WorkloadRow], devices: &[Device]) -> 
         |value: &dyn Fn(&Cell) -> Option<f64>, what: &str| best(&common, &measured, value, what);
     Recommendation {
         family: family.to_owned(),
+        unit,
         compared_on: common.len(),
         fastest: pick(&|c| Some(c.figure), "figure"),
         best_per_dollar: pick(&|c| c.perf_per_dollar, "price"),

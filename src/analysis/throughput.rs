@@ -1,23 +1,114 @@
-//! Rates beside times: GB/s for byte throughput, GFLOP/s (or Gelem/s) for elements, and
-//! percent of the probe's peak where the probe has one for that backend and precision.
+//! Rates beside times, each in the unit its benchmark's throughput kind gives it
+//! ([`RateUnit`]): GFLOP/s for FLOP counts, GB/s for bytes, tokens/s for model tokens,
+//! calls/s for work without a declared unit, Gelem/s for elements of no known kind. A unit
+//! is decided here, once, and travels with the number; views only print it.
+//!
+//! Percent of the probe's peak is given where the probe has one for that backend and
+//! precision. A figure above its peak is not "1384 % of peak": the peak is wrong, so the
+//! rate carries a [`SuspectPeak`] naming the peak's source instead of a percentage.
 
 use crate::criterion_output::Throughput;
+pub use crate::units::{RateUnit, SuspectPeak};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Rate {
-    /// `GB/s`, `Gbit/s`, `GFLOP/s` or `Gelem/s` (decimal giga, as peak tables are).
-    pub unit: &'static str,
+    pub unit: RateUnit,
+    /// The figure in `unit` (GB/s, GFLOP/s and Gelem/s in decimal giga, as peak tables are).
     pub value: f64,
+    /// Percent of a peak the figure did not exceed; `None` without a peak or when the
+    /// figure exceeded it (then `suspect_peak` is set).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percent_of_peak: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspect_peak: Option<SuspectPeak>,
+}
+
+impl Rate {
+    /// ` (55 % of peak)`, ` (peak suspect: ... (source))`, or nothing without a peak.
+    pub fn peak_note(&self) -> String {
+        match (&self.suspect_peak, self.percent_of_peak) {
+            (Some(s), _) => format!(" ({})", s.describe()),
+            (None, Some(p)) => format!(" ({p:.0} % of peak)"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// What counts elements mean for a component benchmark (`components/<component>/...`),
+/// from what each worker declares in `scripts/components/`: FLOP for the PyTorch and
+/// attention kernels, tokens for model inference and training steps. A component not
+/// listed counts elements of no known kind, never FLOP.
+const COMPONENT_ELEMENTS: &[(&str, RateUnit)] = &[
+    ("pytorch", RateUnit::GflopPerSecond),
+    ("attention", RateUnit::GflopPerSecond),
+    ("vllm", RateUnit::TokensPerSecond),
+    ("tiny_gpt", RateUnit::TokensPerSecond),
+    ("deepspeed", RateUnit::TokensPerSecond),
+    ("onnxruntime", RateUnit::TokensPerSecond),
+    ("openvino", RateUnit::TokensPerSecond),
+    ("migraphx", RateUnit::TokensPerSecond),
+];
+
+/// The collectives component's scaling rows count tokens (batch × sequence); its
+/// collective operations count bytes.
+const COLLECTIVE_TOKEN_ROWS: &[&str] = &["dp_strong", "dp_weak", "tp_mlp", "zero_step"];
+
+/// The unit of a benchmark's rate, from its throughput kind and, for `Elements`, what its
+/// family counts. `from_stackbench`: the run was recorded by stackbench, whose native
+/// families count FLOP as elements (a plain Criterion run's elements have no known kind).
+pub fn rate_unit(id: &str, throughput: &Throughput, from_stackbench: bool) -> RateUnit {
+    match *throughput {
+        Throughput::Bytes(_) | Throughput::BytesDecimal(_) => RateUnit::GbPerSecond,
+        Throughput::ElementsAndBytes { .. } => RateUnit::GbPerSecond,
+        Throughput::Bits(_) => RateUnit::GbitPerSecond,
+        Throughput::Elements(_) if !from_stackbench => RateUnit::GelemPerSecond,
+        Throughput::Elements(n) => {
+            let parts: Vec<&str> = id.split('/').collect();
+            match parts.as_slice() {
+                ["components", "collectives", row, ..] if COLLECTIVE_TOKEN_ROWS.contains(row) => {
+                    RateUnit::TokensPerSecond
+                }
+                ["components", component, ..] => COMPONENT_ELEMENTS
+                    .iter()
+                    .find(|(c, _)| c == component)
+                    .map(|(_, unit)| *unit)
+                    // The component runner records a benchmark with no declared work as
+                    // one element per call.
+                    .unwrap_or(if n == 1 {
+                        RateUnit::CallsPerSecond
+                    } else {
+                        RateUnit::GelemPerSecond
+                    }),
+                _ => RateUnit::GflopPerSecond,
+            }
+        }
+    }
+}
+
+/// The count per iteration a throughput declares, in the unit [`rate_unit`] gives it.
+fn amount(throughput: &Throughput) -> u64 {
+    match *throughput {
+        Throughput::Elements(n) | Throughput::Bits(n) => n,
+        Throughput::Bytes(b) | Throughput::BytesDecimal(b) => b,
+        Throughput::ElementsAndBytes { bytes, .. } => bytes,
+    }
+}
+
+/// One peak of a probe: (backend, metric, dtype, reference per second, source).
+#[derive(Clone, Debug)]
+struct PeakEntry {
+    backend: String,
+    metric: String,
+    dtype: Option<String>,
+    per_second: f64,
+    source: String,
 }
 
 /// What the rate of one benchmark is measured against.
 #[derive(Clone, Debug, Default)]
 pub struct PeakTable {
-    /// (backend, metric, dtype, reference per second)
-    entries: Vec<(String, String, Option<String>, f64)>,
+    entries: Vec<PeakEntry>,
     /// In stackbench runs `Elements` counts floating-point operations (ARCHITECTURE rule).
     pub elements_are_flops: bool,
 }
@@ -32,17 +123,16 @@ impl PeakTable {
             .filter_map(|p| {
                 // The probe's own rule (the larger of theoretical and measured: a peak
                 // the machine exceeded is not a peak), so reports and `stackbench info` agree.
-                let reference = serde_json::from_value::<crate::system::peak::Peak>(p.clone())
-                    .ok()?
-                    .reference()?;
-                Some((
-                    text(p, "backend")?,
-                    text(p, "metric")?,
-                    text(p, "dtype"),
-                    reference,
-                ))
+                let peak = serde_json::from_value::<crate::system::peak::Peak>(p.clone()).ok()?;
+                Some(PeakEntry {
+                    backend: text(p, "backend")?,
+                    metric: text(p, "metric")?,
+                    dtype: text(p, "dtype"),
+                    per_second: peak.reference()?,
+                    source: peak.source,
+                })
             })
-            .filter(|e| e.3 > 0.0)
+            .filter(|e| e.per_second > 0.0)
             .collect();
         PeakTable {
             entries,
@@ -51,7 +141,7 @@ impl PeakTable {
     }
 
     /// The peak for a stackbench id `<family>/<backend>/<function>/<value>`.
-    fn lookup(&self, id: &str, metric: &str) -> Option<f64> {
+    fn lookup(&self, id: &str, metric: &str) -> Option<&PeakEntry> {
         let parts: Vec<&str> = id.split('/').collect();
         let backend = parts.get(1)?;
         let function = parts.get(2).copied();
@@ -66,12 +156,11 @@ impl PeakTable {
             }
             _ => metric,
         };
-        self.entries
-            .iter()
-            .find(|(b, m, dtype, _)| {
-                b == backend && m == metric && (dtype.is_none() || dtype.as_deref() == function)
-            })
-            .map(|e| e.3)
+        self.entries.iter().find(|e| {
+            e.backend == *backend
+                && e.metric == metric
+                && (e.dtype.is_none() || e.dtype.as_deref() == function)
+        })
     }
 
     /// The rate of a benchmark that takes `ns` per iteration.
@@ -79,27 +168,30 @@ impl PeakTable {
         if !(ns.is_finite() && ns > 0.0) {
             return None;
         }
-        let per_second = |amount: u64| amount as f64 / (ns * 1e-9);
-        let (unit, value, metric) = match *throughput {
-            Throughput::Elements(e) if self.elements_are_flops => {
-                ("GFLOP/s", per_second(e), Some("flops_per_second"))
-            }
-            Throughput::Elements(e) => ("Gelem/s", per_second(e), None),
-            Throughput::Bits(b) => ("Gbit/s", per_second(b), None),
-            Throughput::Bytes(b) | Throughput::BytesDecimal(b) => {
-                ("GB/s", per_second(b), Some("bytes_per_second"))
-            }
-            Throughput::ElementsAndBytes { bytes, .. } => {
-                ("GB/s", per_second(bytes), Some("bytes_per_second"))
-            }
+        let unit = rate_unit(id, throughput, self.elements_are_flops);
+        let per_second = amount(throughput) as f64 / (ns * 1e-9);
+        let metric = match unit {
+            RateUnit::GflopPerSecond => Some("flops_per_second"),
+            RateUnit::GbPerSecond => Some("bytes_per_second"),
+            _ => None,
         };
-        let percent_of_peak = metric
-            .and_then(|m| self.lookup(id, m))
-            .map(|peak| 100.0 * value / peak);
+        let peak = metric.and_then(|m| self.lookup(id, m));
+        let percent = peak.map(|p| 100.0 * per_second / p.per_second);
+        // Over 100 % the peak is wrong, not the measurement: say so instead of printing it
+        // (beyond rounding: a figure exactly at its peak is at 100 %).
+        let suspect_peak = peak
+            .zip(percent)
+            .filter(|(_, percent)| *percent > 100.0 + 1e-9)
+            .map(|(p, _)| SuspectPeak {
+                peak: unit.from_per_second(p.per_second),
+                unit,
+                source: p.source.clone(),
+            });
         Some(Rate {
             unit,
-            value: value / 1e9,
-            percent_of_peak,
+            value: unit.from_per_second(per_second),
+            percent_of_peak: percent.filter(|_| suspect_peak.is_none()),
+            suspect_peak,
         })
     }
 }
@@ -123,7 +215,7 @@ mod tests {
                 10_000.0,
             )
             .unwrap();
-        assert_eq!(r.unit, "GFLOP/s");
+        assert_eq!(r.unit, RateUnit::GflopPerSecond);
         // Measured above theoretical (a boost clock the probe could not read): the
         // larger figure is the peak, so no benchmark shows more than 100 % of it.
         let f64_rate = table
@@ -154,7 +246,7 @@ mod tests {
         let plain = PeakTable::default();
         assert_eq!(
             plain.rate("a", &Throughput::Elements(1), 1.0).unwrap().unit,
-            "Gelem/s"
+            RateUnit::GelemPerSecond
         );
         assert!(plain.rate("a", &Throughput::Bits(8), 0.0).is_none());
     }
@@ -182,5 +274,86 @@ mod tests {
         // No link figure for ROCm here: no percentage rather than a wrong one.
         let rocm = table.rate("memory_bandwidth/rocm/h2d_pinned/512MiB", &bytes, 1000.0);
         assert!(rocm.unwrap().percent_of_peak.is_none());
+    }
+
+    #[test]
+    fn each_throughput_kind_keeps_its_own_unit() {
+        let table = PeakTable::from_probe_peaks(&[], true);
+        let tokens = Throughput::Elements(512);
+        // 512 tokens in 2 ms: 256 000 tokens/s, printed as tokens, never as 2.56e-4 GFLOP/s.
+        let vllm = table
+            .rate("components/vllm/offline/b4_in128_out128", &tokens, 2e6)
+            .unwrap();
+        assert_eq!(vllm.unit, RateUnit::TokensPerSecond);
+        assert!((vllm.value - 256_000.0).abs() < 1e-6, "{vllm:?}");
+        for id in [
+            "components/tiny_gpt/decode/b1_s64",
+            "components/deepspeed/zero_step/stage1_ranks1_d256_t512",
+            "components/onnxruntime/transformer_block/cpu_all_b1_s128",
+            "components/collectives/dp_strong/gloo_2r_b8_s64",
+        ] {
+            assert_eq!(
+                rate_unit(id, &tokens, true),
+                RateUnit::TokensPerSecond,
+                "{id}"
+            );
+        }
+        let flops = Throughput::Elements(2 * 512 * 512 * 512);
+        assert_eq!(
+            rate_unit("components/pytorch/matmul/f32_512", &flops, true),
+            RateUnit::GflopPerSecond
+        );
+        assert_eq!(
+            rate_unit("gemm/cuda/bf16/4096x4096x4096", &flops, true),
+            RateUnit::GflopPerSecond
+        );
+        // No declared work: one element per call.
+        assert_eq!(
+            rate_unit("components/newthing/run/x", &Throughput::Elements(1), true),
+            RateUnit::CallsPerSecond
+        );
+        assert_eq!(
+            rate_unit("components/newthing/run/x", &tokens, true),
+            RateUnit::GelemPerSecond
+        );
+        assert_eq!(
+            rate_unit(
+                "components/collectives/all_reduce/nccl_8r_1048576",
+                &Throughput::Bytes(1),
+                true
+            ),
+            RateUnit::GbPerSecond
+        );
+    }
+
+    #[test]
+    fn a_figure_above_its_peak_flags_the_peak_and_names_its_source() {
+        let peaks = serde_json::json!([
+            {"backend": "cpu", "metric": "flops_per_second", "dtype": "f32", "theoretical": 1.67e11, "measured": null, "source": "AVX2: 16 FLOP/cycle x 2 cores x 2600 MHz"}
+        ]);
+        let table = PeakTable::from_probe_peaks(peaks.as_array().unwrap(), true);
+        // 2 · 64³ FLOP in 226 ns: about 2320 GFLOP/s against a 167 GFLOP/s peak.
+        let r = table
+            .rate(
+                "gemm/cpu/f32/64x64x64",
+                &Throughput::Elements(2 * 64 * 64 * 64),
+                226.0,
+            )
+            .unwrap();
+        assert!(r.percent_of_peak.is_none(), "{r:?}");
+        let suspect = r.suspect_peak.as_ref().unwrap();
+        assert!((suspect.peak - 167.0).abs() < 1e-9);
+        let note = r.peak_note();
+        assert!(!note.contains('%'), "{note}");
+        assert!(
+            note.contains("peak suspect") && note.contains("AVX2"),
+            "{note}"
+        );
+        // At the peak exactly, the percentage stands.
+        let at = table
+            .rate("gemm/cpu/f32/1", &Throughput::Elements(167), 1.0)
+            .unwrap();
+        assert!(at.suspect_peak.is_none());
+        assert_eq!(at.peak_note(), " (100 % of peak)");
     }
 }

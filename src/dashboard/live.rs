@@ -98,11 +98,7 @@ impl Widget for LiveHeader<'_> {
                         .samples
                         .as_ref()
                         .map(|s| crate::stats::median(&s.per_iteration_ns()));
-                    format!(
-                        "{} {}",
-                        l.id,
-                        ns.map_or("".into(), crate::report::format::format_ns)
-                    )
+                    format!("{} {}", l.id, ns.map_or("".into(), crate::units::format_ns))
                 }
                 other => format!("{} {other}", l.id),
             })

@@ -1,12 +1,13 @@
-//! Peak figures for GPUs, so reports can print "% of peak". Known data-center devices use
-//! the vendor's dense figures (METHODOLOGY.md's table); any other device gets an FP32
+//! Peak figures for GPUs, so reports can print "% of peak". Known devices use the vendor's
+//! dense (no sparsity) figures, each row citing the public datasheet it comes from, and
+//! one device as the runtime sees it (one MI250X GCD, not the two-die package); any other
+//! device gets an FP32
 //! estimate from its clocks and units, and no tensor-core figure (guessing one would be
 //! worse than none). Peak memory bandwidth comes from the device's own memory clock and bus
 //! width where the backend reads them, checked against the table for known devices: the
 //! driver's memory clock is not always the effective data rate (MI300X reports a clock that
 //! gives 2.66 TB/s for a 5.3 TB/s part), so a disagreement over
 //! [`BANDWIDTH_DISAGREEMENT`] uses the table, and both figures are recorded.
-
 //!
 //! This module depends on nothing above `workload`: backends call it to describe their
 //! devices, and `system::peak` reads what they wrote.
@@ -42,6 +43,8 @@ pub struct GpuSpec {
 #[derive(Clone, Copy, Debug)]
 pub struct KnownGpu {
     pub label: &'static str,
+    /// The public document the figures are from: the vendor's datasheet, by name and URL.
+    pub source: &'static str,
     /// Lower-case substrings that must all be in the device name, and ones that must not.
     pub all_of: &'static [&'static str],
     pub none_of: &'static [&'static str],
@@ -55,6 +58,7 @@ pub struct KnownGpu {
 pub const KNOWN_GPUS: &[KnownGpu] = &[
     KnownGpu {
         label: "H100 SXM",
+        source: "NVIDIA H100 Tensor Core GPU datasheet (SXM column; sparsity figures halved), https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
         all_of: &["h100"],
         none_of: &["pcie", "nvl"],
         fp32: 67.0,
@@ -65,6 +69,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
     },
     KnownGpu {
         label: "H100 PCIe",
+        source: "NVIDIA H100 Tensor Core GPU datasheet (PCIe column; sparsity figures halved), https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
         all_of: &["h100", "pcie"],
         none_of: &[],
         fp32: 51.0,
@@ -75,8 +80,9 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
     },
     KnownGpu {
         label: "H200 SXM",
+        source: "NVIDIA H200 Tensor Core GPU datasheet (SXM column; sparsity figures halved), https://www.nvidia.com/en-us/data-center/h200/",
         all_of: &["h200"],
-        none_of: &["nvl"],
+        none_of: &["nvl", "gh200"],
         fp32: 67.0,
         tf32: Some(494.5),
         fp16: 989.0,
@@ -84,17 +90,42 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tb_per_s: 4.8,
     },
     KnownGpu {
+        label: "GH200 144GB HBM3e",
+        source: "NVIDIA GH200 Grace Hopper Superchip datasheet (HBM3e; sparsity figures halved), https://resources.nvidia.com/en-us-grace-cpu/grace-hopper-superchip",
+        all_of: &["gh200", "144g"],
+        none_of: &[],
+        fp32: 67.0,
+        tf32: Some(494.5),
+        fp16: 989.0,
+        fp8: Some(1979.0),
+        tb_per_s: 4.9,
+    },
+    KnownGpu {
+        // `NVIDIA GH200 480GB`: 96 GB of HBM3 (the 480 GB is the Grace CPU's LPDDR5X).
+        label: "GH200 96GB HBM3",
+        source: "NVIDIA GH200 Grace Hopper Superchip datasheet (HBM3; sparsity figures halved), https://resources.nvidia.com/en-us-grace-cpu/grace-hopper-superchip",
+        all_of: &["gh200"],
+        none_of: &["144g"],
+        fp32: 67.0,
+        tf32: Some(494.5),
+        fp16: 989.0,
+        fp8: Some(1979.0),
+        tb_per_s: 4.0,
+    },
+    KnownGpu {
         label: "A100 SXM 80GB",
+        source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column), https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
         all_of: &["a100", "sxm", "80gb"],
         none_of: &[],
         fp32: 19.5,
         tf32: Some(156.0),
         fp16: 312.0,
         fp8: None,
-        tb_per_s: 2.0,
+        tb_per_s: 2.039,
     },
     KnownGpu {
         label: "L40S",
+        source: "NVIDIA L40S datasheet (sparsity figures halved), https://resources.nvidia.com/en-us-l40s/l40s-datasheet-28413",
         all_of: &["l40s"],
         none_of: &[],
         fp32: 91.6,
@@ -105,8 +136,10 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
     },
     KnownGpu {
         label: "RTX 4090",
+        source: "NVIDIA Ada GPU Architecture whitepaper, appendix A (GeForce RTX 4090; FP16 with FP32 accumulate), https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
         all_of: &["4090"],
-        none_of: &[],
+        // The 4090 D (fewer SMs) and the laptop part (another chip) are other devices.
+        none_of: &["4090 d", "laptop"],
         fp32: 82.6,
         tf32: Some(82.6),
         fp16: 165.2,
@@ -114,17 +147,22 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tb_per_s: 1.008,
     },
     KnownGpu {
-        label: "MI250X (2 GCDs)",
+        // The runtime sees each of the package's two GCDs as one device, with half the
+        // package's units and memory: the datasheet's package figures halved. FP32 is the
+        // matrix-core figure (95.7 per package), which rocBLAS's FP32 GEMM can use.
+        label: "MI250X (one GCD)",
+        source: "AMD Instinct MI250X data sheet (package figures, halved per GCD), https://www.amd.com/content/dam/amd/en/documents/instinct-business-docs/product-briefs/instinct-mi250x-data-sheet.pdf",
         all_of: &["mi250x"],
         none_of: &[],
-        fp32: 47.9,
+        fp32: 47.85,
         tf32: None,
-        fp16: 383.0,
+        fp16: 191.5,
         fp8: None,
-        tb_per_s: 3.2,
+        tb_per_s: 1.6384,
     },
     KnownGpu {
         label: "MI300X",
+        source: "AMD Instinct MI300X data sheet, https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf",
         all_of: &["mi300x"],
         none_of: &[],
         fp32: 163.4,
@@ -135,6 +173,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
     },
     KnownGpu {
         label: "MI325X",
+        source: "AMD Instinct MI325X data sheet, https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/product-briefs/instinct-mi325x-datasheet.pdf",
         all_of: &["mi325x"],
         none_of: &[],
         fp32: 163.4,
@@ -145,12 +184,30 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
     },
 ];
 
-/// The table row for a device name, if it is a known device.
-pub fn lookup(name: &str) -> Option<&'static KnownGpu> {
+/// Every table row whose patterns match a device name.
+pub fn matching_rows(name: &str) -> Vec<&'static KnownGpu> {
     let lower = name.to_lowercase();
-    KNOWN_GPUS.iter().find(|g| {
-        g.all_of.iter().all(|s| lower.contains(s)) && !g.none_of.iter().any(|s| lower.contains(s))
-    })
+    KNOWN_GPUS
+        .iter()
+        .filter(|g| {
+            g.all_of.iter().all(|s| lower.contains(s))
+                && !g.none_of.iter().any(|s| lower.contains(s))
+        })
+        .collect()
+}
+
+/// The table row for a device name, if it is a known device. A name two rows match is
+/// treated as unknown: the clocks-and-units estimate is better than the wrong row's figure.
+pub fn lookup(name: &str) -> Option<&'static KnownGpu> {
+    match matching_rows(name).as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// How a peak from the table names where it came from.
+fn table_source(k: &KnownGpu) -> String {
+    format!("vendor dense figure for {} ({})", k.label, k.source)
 }
 
 /// FP32 lanes per SM or CU, by architecture, for the clocks × units estimate.
@@ -178,10 +235,7 @@ pub fn choose_bandwidth(clocks: Option<f64>, known: Option<&KnownGpu>) -> Option
     match (clocks, known) {
         (None, None) => None,
         (Some(c), None) => Some((c, CLOCKS.to_owned())),
-        (None, Some(k)) => Some((
-            k.tb_per_s * 1e12,
-            format!("vendor figure for {} (METHODOLOGY.md)", k.label),
-        )),
+        (None, Some(k)) => Some((k.tb_per_s * 1e12, table_source(k))),
         (Some(c), Some(k)) => {
             let table = k.tb_per_s * 1e12;
             let off = (c - table).abs() / table;
@@ -189,8 +243,9 @@ pub fn choose_bandwidth(clocks: Option<f64>, known: Option<&KnownGpu>) -> Option
                 Some((
                     table,
                     format!(
-                        "vendor figure for {} (METHODOLOGY.md), {:.2} TB/s; {CLOCKS} gives                          {:.2} TB/s, {:.0} % off, so the table is used",
-                        k.label,
+                        "{}, {:.2} TB/s; {CLOCKS} gives {:.2} TB/s, {:.0} % off, so the table \
+                         is used",
+                        table_source(k),
                         tb(table),
                         tb(c),
                         off * 100.0
@@ -200,10 +255,10 @@ pub fn choose_bandwidth(clocks: Option<f64>, known: Option<&KnownGpu>) -> Option
                 Some((
                     c,
                     format!(
-                        "{CLOCKS}, {:.2} TB/s; within {:.0} % of the vendor figure for {}                          ({:.2} TB/s)",
+                        "{CLOCKS}, {:.2} TB/s; within {:.0} % of the {} ({:.2} TB/s)",
                         tb(c),
                         off * 100.0,
-                        k.label,
+                        table_source(k),
                         tb(table)
                     ),
                 ))
@@ -223,7 +278,7 @@ pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
     let clocks = spec.measured_bandwidth_bytes_per_s.filter(|b| *b > 0.0);
     let bandwidth = choose_bandwidth(clocks, lookup(&spec.name));
     if let Some(known) = lookup(&spec.name) {
-        let source = format!("vendor dense figure for {} (METHODOLOGY.md)", known.label);
+        let source = table_source(known);
         let tera = 1e12;
         flops.push((DType::F32, known.fp32 * tera, source.clone()));
         if let Some(tf32) = known.tf32 {
@@ -289,6 +344,70 @@ mod tests {
             measured_bandwidth_bytes_per_s: None,
             host_link: None,
         }
+    }
+
+    /// Device names as the drivers report them (`nvidia-smi`, `rocm-smi`, CUDA and HIP),
+    /// with the row each must map to.
+    const DRIVER_NAMES: &[(&str, &str)] = &[
+        ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+        ("NVIDIA H100 PCIe", "H100 PCIe"),
+        ("NVIDIA H200", "H200 SXM"),
+        ("NVIDIA GH200 480GB", "GH200 96GB HBM3"),
+        ("NVIDIA GH200 144G HBM3e", "GH200 144GB HBM3e"),
+        ("NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"),
+        ("NVIDIA L40S", "L40S"),
+        ("NVIDIA GeForce RTX 4090", "RTX 4090"),
+        ("AMD Instinct MI250X", "MI250X (one GCD)"),
+        ("AMD Instinct MI250X/MI250", "MI250X (one GCD)"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("AMD Instinct MI325X", "MI325X"),
+    ];
+
+    #[test]
+    fn each_known_device_name_maps_to_exactly_one_row() {
+        for (name, label) in DRIVER_NAMES {
+            let rows: Vec<&str> = matching_rows(name).iter().map(|g| g.label).collect();
+            assert_eq!(rows, [*label], "{name}");
+        }
+        // Every row is reached by some name, and every row cites a public document.
+        for row in KNOWN_GPUS {
+            assert!(
+                DRIVER_NAMES.iter().any(|(_, label)| *label == row.label),
+                "{} has no driver name in this test",
+                row.label
+            );
+            assert!(row.source.contains("https://"), "{}", row.label);
+        }
+        for name in [
+            "NVIDIA H100 NVL",
+            "NVIDIA H200 NVL",
+            "NVIDIA GeForce RTX 4090 D",
+            "AMD Instinct MI300A",
+        ] {
+            assert!(lookup(name).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn one_mi250x_device_is_one_gcd() {
+        let gcd = lookup("AMD Instinct MI250X").unwrap();
+        // Half the package's 383 TFLOP/s FP16 and 3.2768 TB/s.
+        assert_eq!(gcd.fp16, 383.0 / 2.0);
+        assert_eq!(gcd.tb_per_s, 3.2768 / 2.0);
+    }
+
+    #[test]
+    fn peak_sources_cite_the_datasheet_not_a_missing_file() {
+        let h200 = peaks(&spec("NVIDIA H200", "sm_90"));
+        for (_, _, source) in &h200.flops {
+            assert!(
+                source.contains("H200 Tensor Core GPU datasheet"),
+                "{source}"
+            );
+            assert!(!source.contains("METHODOLOGY"), "{source}");
+        }
+        let (_, source) = h200.bandwidth.unwrap();
+        assert!(source.contains("https://"), "{source}");
     }
 
     #[test]

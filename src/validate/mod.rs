@@ -223,7 +223,7 @@ pub fn figure(peaks: &PeakTable, benchmark: &BenchmarkRecord) -> Option<Figure> 
     {
         Some(rate) => Some(Figure {
             value: rate.value,
-            unit: rate.unit.to_owned(),
+            unit: rate.unit.to_string(),
             higher_is_better: true,
             percent_of_peak: rate.percent_of_peak,
         }),

@@ -386,9 +386,10 @@ mod tests {
             value: parts[3].into(),
             median_ns,
             rate: rate.map(|value| crate::analysis::throughput::Rate {
-                unit: "GFLOP/s",
+                unit: crate::units::RateUnit::GflopPerSecond,
                 value,
                 percent_of_peak: None,
+                suspect_peak: None,
             }),
         }
     }

@@ -3,10 +3,10 @@
 //! precision beside its peak.
 
 use super::{family, rate_series};
-use crate::dashboard::widgets::axis::SizeUnit;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart};
 use crate::dashboard::{Dashboard, Page, View};
+use crate::units::SizeUnit;
 use crate::view::model::dtype_of;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -5,8 +5,8 @@
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::format::{format_ns, format_percent};
 use crate::results::RunRecord;
+use crate::units::{format_ns, format_percent};
 use crate::view::model::{changes, run_name};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

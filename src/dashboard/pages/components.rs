@@ -6,11 +6,10 @@
 //! serving) follow below. ↑/↓ pick a line (a dtype, a prompt shape) to hold over the others.
 
 use super::family;
-use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::dashboard::widgets::line::{LegendPosition, XAxis, error_bar};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart, Segment, Series, StackedBar, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::format::format_ns;
+use crate::units::{SizeUnit, format_number, format_ns};
 use crate::view::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, ZeroMemory, flop_unit,
 };

@@ -4,10 +4,10 @@
 //! (transformer) shapes listed beside.
 
 use super::{family, rate_series};
-use crate::dashboard::widgets::axis::SizeUnit;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, PeakGauge, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
+use crate::units::SizeUnit;
 use crate::view::model::{Measured, dtype_of, log2_size};
 use crate::workload::{DType, GemmShape};
 use ratatui::buffer::Buffer;

@@ -8,7 +8,7 @@
 use crate::analysis::hardware::{Device, HardwareReport, Pick, WorkloadRow};
 use crate::dashboard::widgets::{BarItem, Bars, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::hardware::number;
+use crate::units::{format_figure as number, peak_text};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -62,8 +62,9 @@ fn pick(report: &HardwareReport, p: &Pick, width: usize) -> String {
 
 /// The recommendation matrix: one row per workload family.
 fn matrix(view: &View, report: &HardwareReport, width: u16) -> TextTable {
-    // Family 14 columns, "not measured" at least 16, the three rankings share the rest.
-    let column = (width.saturating_sub(2 + 14 + 16) / 3).max(12);
+    // Borders 2, family 14 columns, its unit 10 (the fastest score is in it), "not
+    // measured" at least 16, a space between columns; the three rankings share the rest.
+    let column = (width.saturating_sub(2 + 14 + 10 + 16 + 5) / 3).max(12);
     let pick = |p: &Pick| pick(report, p, column as usize);
     let rows = report
         .recommendations
@@ -76,6 +77,7 @@ fn matrix(view: &View, report: &HardwareReport, width: u16) -> TextTable {
                 .collect();
             let cells = vec![
                 format!("{} ({})", r.family, r.compared_on),
+                r.unit.to_string(),
                 pick(&r.fastest),
                 pick(&r.best_per_dollar),
                 pick(&r.best_per_watt),
@@ -96,6 +98,7 @@ fn matrix(view: &View, report: &HardwareReport, width: u16) -> TextTable {
         ),
         header: [
             "family (n)",
+            "unit",
             "fastest",
             "best perf/$",
             "best perf/W",
@@ -103,7 +106,7 @@ fn matrix(view: &View, report: &HardwareReport, width: u16) -> TextTable {
         ]
         .map(String::from)
         .to_vec(),
-        widths: vec![14, column, column, column],
+        widths: vec![14, 10, column, column, column],
         rows,
         selected: None,
         selected_style: view.theme.selected(),
@@ -131,11 +134,10 @@ fn workload_bars(
                     value: c.figure,
                     text: fit(
                         &format!(
-                            "{} {} · {} of peak · perf/$ {} · perf/W {}",
+                            "{} {} · {} · perf/$ {} · perf/W {}",
                             number(Some(c.figure)),
                             row.unit,
-                            c.percent_of_peak
-                                .map_or_else(|| "n/a".into(), |p| format!("{p:.1} %")),
+                            peak_text(c.percent_of_peak, c.suspect_peak.as_ref()),
                             number(c.perf_per_dollar),
                             number(c.perf_per_watt)
                         ),

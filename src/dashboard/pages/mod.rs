@@ -13,7 +13,7 @@ pub mod trends;
 
 use super::View;
 use super::widgets::{BarItem, Series};
-use crate::report::format::format_ns;
+use crate::units::format_ns;
 use crate::view::model::{Measured, dtype_of, log2_size};
 use std::collections::BTreeMap;
 
@@ -59,14 +59,6 @@ pub fn rate_series(view: &View, measured: &[&Measured]) -> Vec<Series> {
         .collect()
 }
 
-/// The rate unit a set of benchmarks was measured in (`GB/s`, `GFLOP/s`), for axis titles.
-pub fn rate_unit(measured: &[&Measured]) -> &'static str {
-    measured
-        .iter()
-        .find_map(|m| m.rate.as_ref().map(|r| r.unit))
-        .unwrap_or("rate")
-}
-
 /// A bar of a benchmark's rate, or its time when it declared no throughput.
 pub fn rate_bar(view: &View, label: String, m: &Measured) -> BarItem {
     let style = view.theme.dtype(dtype_of(&m.function));
@@ -74,10 +66,7 @@ pub fn rate_bar(view: &View, label: String, m: &Measured) -> BarItem {
         Some(rate) => BarItem {
             label,
             value: rate.value,
-            text: match rate.percent_of_peak {
-                Some(p) => format!("{:.1} {} ({p:.0} % of peak)", rate.value, rate.unit),
-                None => format!("{:.1} {}", rate.value, rate.unit),
-            },
+            text: format!("{:.1} {}{}", rate.value, rate.unit, rate.peak_note()),
             style,
         },
         None => BarItem {

@@ -10,7 +10,7 @@ use crate::analysis::trends::not_measured;
 use crate::dashboard::widgets::sparkline::SparkRow;
 use crate::dashboard::widgets::{PeakGauge, SparkRows};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::format::{format_ns, format_percent};
+use crate::units::{format_ns, format_percent};
 use crate::view::model::{changes, run_name};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};

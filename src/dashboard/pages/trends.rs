@@ -9,8 +9,8 @@ use crate::dashboard::widgets::heatmap::Heatmap;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis};
 use crate::dashboard::widgets::{LineChart, Series};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::report::format::format_percent;
 use crate::results::Acknowledgement;
+use crate::units::{format_percent, time_unit};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -35,16 +35,6 @@ pub fn group(data: &Dashboard) -> Option<&HardwareGroup> {
         .iter()
         .find(|g| g.runs.iter().any(|r| Some(r.run_id.as_str()) == id))
         .or(data.trends.groups.first())
-}
-
-/// A time unit that keeps the axis numbers short: (divisor, name).
-pub fn time_unit(max_ns: f64) -> (f64, &'static str) {
-    match max_ns {
-        v if v >= 1e9 => (1e9, "s"),
-        v if v >= 1e6 => (1e6, "ms"),
-        v if v >= 1e3 => (1e3, "µs"),
-        _ => (1.0, "ns"),
-    }
 }
 
 fn history_chart(view: &View, g: &HardwareGroup, b: &BenchmarkTrend) -> LineChart {

@@ -1,44 +1,8 @@
 //! Axes in units. Ratatui has no log axis (ratatui issue 1052), so sizes are plotted as
-//! log2 and each tick is labelled with the size it stands for, in bytes or elements.
+//! log2 and each tick is labelled with the size it stands for, in bytes or elements. The
+//! labels' formatting lives in [`crate::units`], shared with the HTML report's charts.
 
-/// What a log2 size axis counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SizeUnit {
-    Bytes,
-    Elements,
-}
-
-impl SizeUnit {
-    pub fn axis_title(self) -> &'static str {
-        match self {
-            SizeUnit::Bytes => "size (bytes, log2)",
-            SizeUnit::Elements => "size (elements, log2)",
-        }
-    }
-}
-
-/// `1KiB`, `256MiB`, `3GiB` for bytes; `512`, `4Ki`, `16Mi` for elements; powers of two
-/// exactly, other values rounded to one decimal.
-pub fn format_size(value: f64, unit: SizeUnit) -> String {
-    const STEPS: [(&str, f64); 4] = [
-        ("Ti", 1_099_511_627_776.0),
-        ("Gi", 1_073_741_824.0),
-        ("Mi", 1_048_576.0),
-        ("Ki", 1024.0),
-    ];
-    let suffix = if unit == SizeUnit::Bytes { "B" } else { "" };
-    for (prefix, step) in STEPS {
-        if value >= step {
-            let scaled = value / step;
-            return if (scaled - scaled.round()).abs() < 1e-9 {
-                format!("{}{prefix}{suffix}", scaled.round())
-            } else {
-                format!("{scaled:.1}{prefix}{suffix}")
-            };
-        }
-    }
-    format!("{}{suffix}", value.round())
-}
+use crate::units::{SizeUnit, format_number, format_size};
 
 /// Bounds on whole powers of two that hold `[lo, hi]` (log2 values), widened so that
 /// `ticks` evenly spaced labels each fall on a whole power.
@@ -88,32 +52,9 @@ pub fn linear_labels(bounds: [f64; 2], ticks: usize) -> Vec<String> {
         .collect()
 }
 
-/// `0`, `2.5`, `120`, `1.2k`: short enough for an axis.
-pub fn format_number(v: f64) -> String {
-    let a = v.abs();
-    if a >= 10_000.0 {
-        format!("{:.0}k", v / 1000.0)
-    } else if a >= 100.0 || v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_read_in_binary_units() {
-        assert_eq!(format_size(1024.0, SizeUnit::Bytes), "1KiB");
-        assert_eq!(format_size(256.0 * 1048576.0, SizeUnit::Bytes), "256MiB");
-        assert_eq!(format_size(4096.0, SizeUnit::Elements), "4Ki");
-        assert_eq!(format_size(512.0, SizeUnit::Elements), "512");
-        assert_eq!(format_size(1536.0, SizeUnit::Bytes), "1.5KiB");
-    }
 
     #[test]
     fn log2_ticks_fall_on_whole_powers() {

@@ -2,7 +2,8 @@
 //! (log2 x axis), a benchmark's history against run number. Horizontal reference lines
 //! (a peak, a roofline) are series too, drawn dimmed.
 
-use super::axis::{SizeUnit, linear_bounds, linear_labels, log2_bounds, log2_labels};
+use super::axis::{linear_bounds, linear_labels, log2_bounds, log2_labels};
+use crate::units::SizeUnit;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;

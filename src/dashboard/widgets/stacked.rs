@@ -84,7 +84,7 @@ impl Widget for &StackedBar {
             spans.push(Span::raw(" ".repeat(bar_width - used + 1)));
             spans.push(Span::raw(format!(
                 "{} {}",
-                super::axis::format_number(total),
+                crate::units::format_number(total),
                 self.unit
             )));
             Line::from(spans).render(Rect::new(inner.x, y, inner.width, 1), buf);

@@ -38,13 +38,12 @@ pub(crate) struct Cells {
 
 pub(crate) fn cells(row: &BenchComparison) -> Cells {
     let rate = row.throughput.as_ref().map_or(String::new(), |t| {
-        let peak = t
-            .candidate
-            .percent_of_peak
-            .map_or(String::new(), |p| format!(" ({p:.0} % of peak)"));
         format!(
-            "{:.2} → {:.2} {}{peak}",
-            t.baseline.value, t.candidate.value, t.candidate.unit
+            "{:.2} → {:.2} {}{}",
+            t.baseline.value,
+            t.candidate.value,
+            t.candidate.unit,
+            t.candidate.peak_note()
         )
     });
     let mut change = format_percent(row.change_percent);

@@ -1,13 +1,16 @@
 //! Writers of the cross-hardware report ([`HardwareReport`]): a terminal table, Markdown,
 //! one self-contained HTML file, and JSON. The three text formats share one set of rows
 //! ([`figure_rows`], [`recommendation_rows`]), so a figure reads the same in each, and
-//! "n/a" (never 0) stands wherever a price, a power reading or a peak is missing.
+//! "n/a" (never 0) stands wherever a price, a power reading or a peak is missing. Each
+//! figure is printed in its own unit; a figure above its peak shows "peak suspect" with the
+//! peak's source, never a percentage over 100.
 
 mod html;
 mod markdown;
 mod table;
 
-use crate::analysis::hardware::{HardwareReport, Pick};
+use crate::analysis::hardware::{Cell, HardwareReport, Pick};
+use crate::units::{RateUnit, format_figure as number};
 
 /// The formats `analyze-trends hardware --format` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -52,25 +55,6 @@ pub(crate) const RECOMMENDATION_HEADERS: [&str; 5] = [
     "not measured",
 ];
 
-/// A number with three significant figures, or "n/a".
-pub(crate) fn number(value: Option<f64>) -> String {
-    match value {
-        Some(v) if v.is_finite() => {
-            let magnitude = v.abs();
-            if magnitude >= 100.0 {
-                format!("{v:.0}")
-            } else if magnitude >= 10.0 {
-                format!("{v:.1}")
-            } else if magnitude >= 0.01 || magnitude == 0.0 {
-                format!("{v:.2}")
-            } else {
-                format!("{v:.3e}")
-            }
-        }
-        _ => "n/a".into(),
-    }
-}
-
 /// One row per (workload, device).
 pub(crate) fn figure_rows(report: &HardwareReport) -> Vec<[String; 8]> {
     report
@@ -83,9 +67,7 @@ pub(crate) fn figure_rows(report: &HardwareReport) -> Vec<[String; 8]> {
                     row.workload.clone(),
                     c.device.clone(),
                     format!("{} {}", number(Some(c.figure)), row.unit),
-                    c.percent_of_peak
-                        .map(|p| format!("{p:.1} %"))
-                        .unwrap_or_else(|| "n/a".into()),
+                    percent_of_peak(c),
                     number(c.perf_per_dollar),
                     number(c.perf_per_watt),
                     match c.spread_percent {
@@ -98,9 +80,23 @@ pub(crate) fn figure_rows(report: &HardwareReport) -> Vec<[String; 8]> {
         .collect()
 }
 
-fn pick(p: &Pick) -> String {
+/// The "% of peak" cell: `55.1 %`, `n/a`, or the suspect peak and where it came from.
+fn percent_of_peak(c: &Cell) -> String {
+    match (&c.suspect_peak, c.percent_of_peak) {
+        (Some(suspect), _) => suspect.describe(),
+        (None, Some(p)) => format!("{p:.1} %"),
+        (None, None) => "n/a".into(),
+    }
+}
+
+/// A ranking's winner and score; `unit` for the figure's own ranking, none for the
+/// per-dollar and per-watt ones.
+fn pick(p: &Pick, unit: Option<RateUnit>) -> String {
     match p {
-        Pick::Best { device, score } => format!("{device} ({})", number(Some(*score))),
+        Pick::Best { device, score } => match unit {
+            Some(unit) => format!("{device} ({} {unit})", number(Some(*score))),
+            None => format!("{device} ({})", number(Some(*score))),
+        },
         Pick::NotAvailable { reason } => reason.clone(),
     }
 }
@@ -112,10 +108,13 @@ pub(crate) fn recommendation_rows(report: &HardwareReport) -> Vec<[String; 5]> {
         .iter()
         .map(|r| {
             [
-                format!("{} (over {} workloads)", r.family, r.compared_on),
-                pick(&r.fastest),
-                pick(&r.best_per_dollar),
-                pick(&r.best_per_watt),
+                format!(
+                    "{} ({}, over {} workloads)",
+                    r.family, r.unit, r.compared_on
+                ),
+                pick(&r.fastest, Some(r.unit)),
+                pick(&r.best_per_dollar, None),
+                pick(&r.best_per_watt, None),
                 if r.not_measured.is_empty() {
                     "-".into()
                 } else {
@@ -129,7 +128,7 @@ pub(crate) fn recommendation_rows(report: &HardwareReport) -> Vec<[String; 5]> {
 /// The sentence under each format's title: what perf/$ and perf/W mean here.
 pub(crate) fn legend(report: &HardwareReport) -> String {
     format!(
-        "{} devices. perf/$ = figure per price ({}); perf/W = figure per watt of mean power while the benchmark ran; n/a = no price, power reading or peak for that device. Scores in the recommendation matrix are geometric means over the workloads every ranked device measured.",
+        "{} devices. perf/$ = figure per price ({}); perf/W = figure per watt of mean power while the benchmark ran; n/a = no price, power reading or peak for that device; peak suspect = a figure exceeded the peak the probe recorded, so that peak is wrong and the source it came from is named instead of a percentage. Scores in the recommendation matrix are geometric means over the workloads every ranked device measured.",
         report.devices.len(),
         report.price_basis
     )

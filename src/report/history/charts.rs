@@ -4,8 +4,8 @@
 //! each point or bar also gets a transparent target carrying a `<title>` with its value,
 //! placed with the chart's own coordinate map.
 
-use crate::dashboard::widgets::axis::{SizeUnit, format_size};
 use crate::report::format::escape_html;
+use crate::units::{SizeUnit, format_number, format_size};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write;
@@ -217,7 +217,7 @@ where
         .x_desc(&spec.x_title)
         .y_desc(&spec.y_title)
         .x_label_formatter(&x_format)
-        .y_label_formatter(&|v| crate::dashboard::widgets::axis::format_number(*v))
+        .y_label_formatter(&|v| format_number(*v))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
@@ -251,7 +251,7 @@ where
                 "{}: {} → {} {}",
                 s.name,
                 x_format(&x),
-                crate::dashboard::widgets::axis::format_number(y),
+                format_number(y),
                 spec.y_unit
             );
             targets.push((px, py, hover));
@@ -361,9 +361,9 @@ pub fn stacked_bar_chart(spec: &StackedBarsSpec) -> Result<String, String> {
                 colour: *colour,
                 hover: format!(
                     "{label}: {part} {} {} (total {} {})",
-                    crate::dashboard::widgets::axis::format_number(*value),
+                    format_number(*value),
                     spec.unit,
-                    crate::dashboard::widgets::axis::format_number(values.iter().sum()),
+                    format_number(values.iter().sum()),
                     spec.unit
                 ),
                 legend: Some(part.clone()),
@@ -415,7 +415,7 @@ fn hbars(
                 SegmentValue::CenterOf(i) if *i < n => labels[n - 1 - i].clone(),
                 _ => String::new(),
             })
-            .x_label_formatter(&|v| crate::dashboard::widgets::axis::format_number(*v))
+            .x_label_formatter(&|v| format_number(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;

@@ -8,8 +8,8 @@ use super::charts::{
     BarSpec, BarsSpec, ErrorBarSpec, GREY, LineSeriesSpec, LineSpec, StackedBarsSpec, XScale,
     bar_chart, dtype_colour, figure, line_chart, line_chart_with_bars, palette, stacked_bar_chart,
 };
-use crate::dashboard::widgets::axis::{SizeUnit, format_number};
 use crate::report::format::format_ns;
+use crate::units::{SizeUnit, format_number};
 use crate::view::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
 };

@@ -29,7 +29,7 @@ const HISTORY_BUCKETS: usize = 120;
 /// The time series of one benchmark: medians per run, change points as red lines.
 fn chart(g: &HardwareGroup, b: &BenchmarkTrend) -> String {
     let max = b.points.iter().map(|p| p.1).fold(0.0, f64::max);
-    let (div, unit) = crate::dashboard::pages::trends::time_unit(max);
+    let (div, unit) = crate::units::time_unit(max);
     let points: Vec<(f64, f64)> = b
         .points
         .iter()

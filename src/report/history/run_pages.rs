@@ -8,9 +8,9 @@ use super::charts::{
     BarSpec, BarsSpec, GREEN, GREY, LineSeriesSpec, LineSpec, RED, XScale, bar_chart, dtype_colour,
     figure, line_chart, palette,
 };
-use crate::dashboard::widgets::axis::SizeUnit;
 use crate::report::format::{escape_html as escape, format_ns, format_percent};
 use crate::results::RunRecord;
+use crate::units::SizeUnit;
 use crate::view::component_model::ComponentCharts;
 use crate::view::model::{Measured, changes, log2_size, measured, run_name};
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! Power from RAPL is energy over time between readings, and the whole window's average
 //! when the benchmark was shorter than one interval, so a short benchmark still has one.
 
-use super::amdgpu::{AmdGpu, DRM_ROOT};
+use super::amdgpu::{AmdGpu, AmdSelector, DRM_ROOT};
 use super::nvml::{GpuReading, NvmlTelemetry};
 use super::rapl::{POWERCAP_ROOT, Rapl, Reading};
 use super::{Range, TelemetrySummary};
@@ -49,7 +49,7 @@ fn nvml() -> &'static Result<NvmlTelemetry, String> {
 
 fn amdgpu() -> &'static Result<AmdGpu, String> {
     static AMDGPU: OnceLock<Result<AmdGpu, String>> = OnceLock::new();
-    AMDGPU.get_or_init(|| AmdGpu::discover(Path::new(DRM_ROOT)))
+    AMDGPU.get_or_init(|| AmdGpu::discover(Path::new(DRM_ROOT), &AmdSelector::from_env()?))
 }
 
 fn source_for(target: Target) -> Source {
