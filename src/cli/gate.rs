@@ -4,7 +4,7 @@
 //! [--filter REGEX] [--threshold PCT] [--format table|json|markdown] [--out DIR]
 //! [--results DIR] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]... [-- CRITERION_ARGS...]`
 
-use super::analyze_trends::Outcome;
+use crate::analysis::Outcome;
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::report::comparison::{ComparisonFormat, render};
 use anyhow::Context;
@@ -143,13 +143,15 @@ fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateCompar
         (Ok(base), Ok(head)) => {
             let name =
                 |rev: &Option<String>, side: &str| rev.clone().unwrap_or_else(|| side.into());
-            super::store::keep_comparison_verdict(
+            if let Err(e) = crate::results::keep_comparison_verdict(
                 &store,
                 "gate",
                 (&name(&options.base, "base"), &base),
                 (&name(&options.head, "head"), &head),
-                &comparison.comparison,
-            );
+                &comparison.comparison.stored_verdict(),
+            ) {
+                eprintln!("warning: verdict not kept in the history: {e}");
+            }
         }
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("warning: gate verdict not kept in the history: {e}");

@@ -4,6 +4,7 @@
 //! recomputed later by a newer analyzer.
 
 pub mod atomic;
+mod comparison;
 pub mod db;
 mod export;
 mod measured;
@@ -13,6 +14,7 @@ mod run;
 mod store;
 mod time;
 
+pub use comparison::{StoredVerdict, comparison_record, keep_comparison_verdict};
 pub use db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryPoint, MedianSeries, PruneOutcome, RunOrder,
     StoredRun,
