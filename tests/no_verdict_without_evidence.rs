@@ -4,5 +4,7 @@
 
 #[path = "no_verdict/compare.rs"]
 mod compare;
+#[path = "no_verdict/history.rs"]
+mod history;
 #[path = "no_verdict/support.rs"]
 mod support;

@@ -62,6 +62,9 @@ pub enum SampleDefect {
     Zero { index: usize },
     /// NaN or infinite.
     NonFinite { index: usize },
+    /// Only a summary was kept (the history store's median) and it is not a positive,
+    /// finite time: the samples behind it were unusable.
+    BadMedian { median_ns: f64 },
     /// The file holding the samples could not be read, or its reader refused the samples
     /// (`reason` says which, in the reader's words).
     Unreadable { path: String, reason: String },
@@ -80,6 +83,9 @@ impl fmt::Display for SampleDefect {
             SampleDefect::Zero { index } => write!(f, "sample {index} is 0 ns"),
             SampleDefect::NonFinite { index } => {
                 write!(f, "sample {index} is not a finite number (NaN or infinite)")
+            }
+            SampleDefect::BadMedian { median_ns } => {
+                write!(f, "its median ({median_ns} ns) is not a positive time")
             }
             SampleDefect::Unreadable { path, reason } => write!(f, "{reason} ({path})"),
         }
@@ -110,6 +116,18 @@ pub fn usable_samples(per_iteration_ns: &[f64]) -> Result<usize, SampleDefect> {
         }
     }
     Ok(per_iteration_ns.len())
+}
+
+/// The rule where only a median of `samples` samples was kept (the history store): usable
+/// when there were samples and the median is a positive, finite time.
+pub fn usable_median(median_ns: f64, samples: usize) -> Result<usize, SampleDefect> {
+    if samples == 0 {
+        return Err(SampleDefect::Empty);
+    }
+    if !(median_ns.is_finite() && median_ns > 0.0) {
+        return Err(SampleDefect::BadMedian { median_ns });
+    }
+    Ok(samples)
 }
 
 /// One benchmark or check a verdict stood on, with its usable samples per source (one

@@ -49,7 +49,7 @@ pub fn ack(args: AckArgs) -> anyhow::Result<Outcome> {
         bail!("--reason must say why the step is intentional");
     }
     let store = existing_store(&args.results)?;
-    let (points, all_runs) = history_points(&store, &args.id)?;
+    let (points, all_runs, _) = history_points(&store, &args.id)?;
     let run_id = match &args.run {
         Some(name) => {
             let run = store.resolve(name)?;

@@ -2,8 +2,8 @@
 //! and verdict.
 
 use super::store::{ListArgs, emit, existing_store};
-use crate::analysis::Outcome;
 use crate::analysis::trends::{BenchmarkTrend, TrendOptions, trend_of};
+use crate::analysis::{Evidence, Outcome, usable_median};
 use crate::report::rows::RowFormat;
 use crate::results::{HistoryPoint, RunOrder, RunStore, format_rfc3339_ms};
 use anyhow::bail;
@@ -118,15 +118,45 @@ fn history_rows<'a>(group: &'a HistoryGroup<'a>) -> Vec<HistoryRow<'a>> {
         .collect()
 }
 
-/// The points of `id`, or an error naming similar ids when the store has none.
+/// The usable points of `id` with the evidence they make up, or an error naming the id:
+/// when the store has none (with similar ids), or none with usable samples. A point whose
+/// samples were unusable is counted `failed` in the evidence, never drawn.
 pub(super) fn history_points(
     store: &RunStore,
     id: &str,
-) -> anyhow::Result<(Vec<HistoryPoint>, RunOrder)> {
+) -> anyhow::Result<(Vec<HistoryPoint>, RunOrder, Evidence)> {
     let (points, all_runs) = store.history(id)?;
-    if points.is_empty() {
+    let mut evidence = Evidence::new();
+    let mut usable = Vec::new();
+    for p in points {
+        match usable_median(p.median_ns, p.samples as usize) {
+            Ok(n) => {
+                evidence.judged(&p.run_id, &[n]);
+                usable.push(p);
+            }
+            Err(defect) => evidence.unusable(id, Some(&format!("run {}", p.run_id)), defect),
+        }
+    }
+    if usable.is_empty() {
         let fragment = id.rsplit('/').next().unwrap_or(id);
         let similar = store.database()?.similar_benchmark_ids(fragment)?;
+        if evidence.failed_count() > 0 || similar.iter().any(|s| s == id) {
+            let reasons: Vec<String> = evidence
+                .unusable_list()
+                .iter()
+                .map(|u| u.to_string())
+                .collect();
+            bail!(
+                "no usable samples of `{id}` in {}: {} run(s) measured it and none can be judged{}",
+                store.db_path().display(),
+                evidence.failed_count(),
+                if reasons.is_empty() {
+                    " (no run kept a median)".to_string()
+                } else {
+                    format!(" ({})", reasons.join("; "))
+                }
+            );
+        }
         bail!(
             "no benchmark `{id}` in {} ({} runs){}",
             store.db_path().display(),
@@ -138,12 +168,14 @@ pub(super) fn history_points(
             }
         );
     }
-    Ok((points, all_runs))
+    Ok((usable, all_runs, evidence))
 }
 
+/// The usable points, then what the verdict stood on. Unusable points are failures: they
+/// are named here and make the exit code 1.
 pub fn history(args: HistoryArgs) -> anyhow::Result<Outcome> {
     let store = existing_store(&args.list.results)?;
-    let (points, all_runs) = history_points(&store, &args.id)?;
+    let (points, all_runs, evidence) = history_points(&store, &args.id)?;
     let options = TrendOptions {
         threshold_percent: args.threshold,
         acknowledgements: store.acknowledgements()?,
@@ -169,7 +201,18 @@ pub fn history(args: HistoryArgs) -> anyhow::Result<Outcome> {
             println!("{}: {}", g.fingerprint, verdict_line(&g.trend));
         }
     }
-    Ok(Outcome::Clean)
+    for u in evidence.unusable_list() {
+        eprintln!("FAILED {u}");
+    }
+    // On stderr, so the CSV and JSON on stdout stay machine-readable.
+    eprintln!(
+        "history: `{}`: {} on {} hardware, {} failed",
+        args.id,
+        evidence.describe("run"),
+        groups.len(),
+        evidence.failed_count()
+    );
+    Ok(evidence.outcome(false))
 }
 
 fn verdict_line(trend: &BenchmarkTrend) -> String {

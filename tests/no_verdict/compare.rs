@@ -5,7 +5,7 @@ use super::support::{ANALYZE_TRENDS, run};
 use std::path::Path;
 
 /// Writes benchmark `id` (one path component per `/`) with `times` under baseline `name`.
-fn write_baseline(root: &Path, id: &str, name: &str, times: &[f64]) {
+pub(super) fn write_baseline(root: &Path, id: &str, name: &str, times: &[f64]) {
     let dir = root.join(id).join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let (group, function) = id.split_once('/').unwrap_or((id, ""));
