@@ -341,12 +341,31 @@ fn three_times_the_work_fails_naming_only_that_benchmark() {
     assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
     let c = comparison(out.path());
     assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
+    assert_eq!(c["evidence"]["judged"], 2, "{:#}", c["evidence"]);
     let sum = &c["comparisons"][0];
     let change = sum["change_percent"].as_f64().unwrap();
     assert!((120.0..320.0).contains(&change), "3x the work: {change}");
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
     assert!(md.contains("🔴 degraded | `sum`"), "{md}");
     assert!(!md.contains("🔴 degraded | `xor`"), "{md}");
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_filter_that_matches_nothing_is_bad_input_naming_it() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = with_revs("base", "comment");
+    args.extend_from_slice(&["--filter", "^no/such/benchmark$"]);
+    let result = gate(&f.repo, out.path(), &args);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(2), "{err}");
+    assert!(err.contains("^no/such/benchmark$"), "{err}");
+    assert!(err.contains("nothing to judge"), "{err}");
+    assert!(
+        !out.path().join("out/comparison.json").exists(),
+        "no verdict is written"
+    );
     assert_clean(&f.repo);
 }
 

@@ -832,3 +832,108 @@ fn summarise(
         notes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::criterion_output::SampleFile;
+
+    fn bench(id: &str, times: Vec<f64>) -> BenchmarkRecord {
+        BenchmarkRecord {
+            id: id.into(),
+            group: id.into(),
+            function: None,
+            value: None,
+            throughput: None,
+            estimates: None,
+            samples: SampleFile {
+                sampling_mode: None,
+                iters: vec![1.0; times.len()],
+                times,
+            },
+            notes: Vec::new(),
+            telemetry: None,
+        }
+    }
+
+    fn run(benchmarks: Vec<BenchmarkRecord>) -> RunRecord {
+        RunRecord {
+            benchmarks,
+            ..RunRecord::new(0, std::path::Path::new("c"), "new", None)
+        }
+    }
+
+    fn side<'a>(name: &str, run: &'a RunRecord) -> Side<'a> {
+        Side {
+            name: name.into(),
+            run,
+        }
+    }
+
+    /// A run file (imported, not read from Criterion) may hold any numbers: each kind of
+    /// unusable sample set is a named failure, never a panic and never a pass.
+    #[test]
+    fn unusable_samples_in_a_run_are_failed_by_name() {
+        let steady: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        // Runs hold their benchmarks sorted by id.
+        let base = run(["empty", "nan", "neg", "ok"]
+            .iter()
+            .map(|id| bench(id, steady.clone()))
+            .collect());
+        let mut bad_negative = steady.clone();
+        bad_negative[3] = -5.0;
+        let mut bad_nan = steady.clone();
+        bad_nan[0] = f64::NAN;
+        let cand = run(vec![
+            bench("empty", Vec::new()),
+            bench("nan", bad_nan),
+            bench("neg", bad_negative),
+            bench("ok", steady.clone()),
+        ]);
+        let c = compare(
+            &side("base", &base),
+            &side("cand", &cand),
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        let failed: Vec<(&str, &str)> = c
+            .unmeasured
+            .iter()
+            .map(|u| (u.id.as_str(), u.error.as_deref().unwrap_or_default()))
+            .collect();
+        assert_eq!(failed.len(), 3, "{failed:?}");
+        assert!(
+            failed
+                .iter()
+                .any(|(id, e)| *id == "neg" && e.contains("negative"))
+        );
+        assert!(
+            failed
+                .iter()
+                .any(|(id, e)| *id == "nan" && e.contains("not a finite"))
+        );
+        assert!(
+            failed
+                .iter()
+                .any(|(id, e)| *id == "empty" && e.contains("no samples"))
+        );
+        assert!(c.regression_found());
+        assert_eq!(c.evidence.judged_count(), 1);
+        assert_eq!(c.evidence.failed_count(), 3);
+    }
+
+    #[test]
+    fn nothing_in_the_filter_is_no_evidence_naming_it() {
+        let steady: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        let base = run(vec![bench("a", steady.clone())]);
+        let options = CompareOptions {
+            filter: Some(regex::Regex::new("^zzz$").unwrap()),
+            ..CompareOptions::default()
+        };
+        let err = compare(&side("base", &base), &side("cand", &base), &options)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("^zzz$") && err.contains("`base`"), "{err}");
+    }
+}

@@ -457,15 +457,14 @@ mod tests {
         c
     }
 
-    #[test]
-    fn comparison_md_matches_its_snapshot() {
-        let options = GateOptions {
+    fn options(filter: Option<&str>) -> GateOptions {
+        GateOptions {
             base: Some("main".into()),
             head: Some("pr".into()),
             rounds: 4,
             max_rounds: 10,
             benches: Vec::new(),
-            filter: None,
+            filter: filter.map(String::from),
             threshold_percent: 5.0,
             out: PathBuf::from("out"),
             results: PathBuf::from("results"),
@@ -473,7 +472,47 @@ mod tests {
             head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
             criterion_args: Vec::new(),
             cpus: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_gate_that_measured_nothing_names_the_filter_and_gives_no_verdict() {
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let options = options(Some("^no/such$"));
+        let targets = ["work".to_string()];
+        let rule = VerdictRule::default();
+        let err = judge(
+            &[&base, &head],
+            &Collected::default(),
+            &options,
+            &rule,
+            &targets,
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("^no/such$") && err.contains("work"), "{err}");
+    }
+
+    #[test]
+    fn unusable_samples_in_a_round_fail_the_gate_by_name() {
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let mut c = collected();
+        c.unusable[1].insert("xor".into(), "round 2: all 10 sample times are 0".into());
+        let rule = VerdictRule::default();
+        let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
+        let xor = gate.comparison.unmeasured.iter().find(|u| u.id == "xor");
+        assert_eq!(xor.map(|u| u.status), Some(UnmeasuredStatus::Failed));
+        let error = xor.and_then(|u| u.error.as_deref()).unwrap_or_default();
+        assert!(error.contains("sample times are 0"), "{error}");
+        assert!(gate.comparison.comparisons.iter().all(|r| r.id != "xor"));
+        assert_eq!(gate.comparison.evidence.unusable_list()[0].id, "xor");
+        assert!(gate.comparison.regression_found());
+    }
+
+    #[test]
+    fn comparison_md_matches_its_snapshot() {
+        let options = options(None);
         let base = side("base", "main", &[]);
         let head = side(
             "head",
