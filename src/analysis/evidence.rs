@@ -36,15 +36,6 @@ impl Outcome {
             Outcome::BadInput => 2,
         }
     }
-
-    /// `RegressionFound` when `failed`, else `Clean`.
-    pub fn from_failed(failed: bool) -> Outcome {
-        if failed {
-            Outcome::RegressionFound
-        } else {
-            Outcome::Clean
-        }
-    }
 }
 
 /// Why a benchmark's samples cannot carry a verdict. Every statistic downstream takes logs

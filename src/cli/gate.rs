@@ -206,11 +206,8 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     for path in outcome.written.files.iter().chain(&outcome.written.runs) {
         eprintln!("wrote {}", path.display());
     }
-    Ok(if outcome.failed() {
-        Outcome::RegressionFound
-    } else {
-        Outcome::Clean
-    })
+    let verdict = &outcome.comparison.comparison;
+    Ok(verdict.evidence.outcome(outcome.failed()))
 }
 
 /// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just
