@@ -388,7 +388,7 @@ fn a_benchmark_failing_in_the_head_fails_the_gate_as_failed() {
     assert_eq!(c["summary"]["total_failed"], 1);
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
     let failed_at = md
-        .find("**Failed in the candidate**")
+        .find("**Failed** (failed in the candidate")
         .expect("failed section");
     let table_at = md.find("| Status |").unwrap_or(md.len());
     assert!(
