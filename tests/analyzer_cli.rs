@@ -383,7 +383,7 @@ fn unknown_baseline_missing_and_empty_directories_exit_2() {
 }
 
 #[test]
-fn a_damaged_benchmark_is_named_skipped_and_counted() {
+fn a_damaged_benchmark_is_named_failed_and_counted() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     copy_tree(&fixture("0.8"), &tree);
@@ -436,36 +436,34 @@ fn a_damaged_benchmark_is_named_skipped_and_counted() {
         &["base", "new", "--criterion-dir", tree.to_str().unwrap()],
         tmp.path(),
     );
-    assert!(code == Some(0) || code == Some(1), "{stderr}");
-    assert_eq!(json["summary"]["total_skipped"], 6, "{}", json["summary"]);
-    assert!(
-        json["summary"]["notes"]
-            .to_string()
-            .contains("6 benchmark(s) skipped")
-    );
+    // No usable samples is a failure of that benchmark, never a silent skip: exit 1.
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(json["summary"]["total_failed"], 6, "{}", json["summary"]);
+    assert_eq!(json["summary"]["total_skipped"], 0, "{}", json["summary"]);
+    assert_eq!(json["evidence"]["failed"], 6, "{}", json["evidence"]);
     assert_eq!(
         json["comparisons"].as_array().unwrap().len(),
         6,
         "the rest are compared"
     );
-    let skipped = json["skipped"].as_array().unwrap();
-    for ((_, _, _, reason), path) in damaged.iter().zip(&paths) {
-        let hit = skipped
+    assert_eq!(json["evidence"]["judged"], 6, "{}", json["evidence"]);
+    let unmeasured = json["unmeasured"].as_array().unwrap();
+    for ((id, _, _, reason), path) in damaged.iter().zip(&paths) {
+        // The id when benchmark.json could be read; the file otherwise.
+        let hit = unmeasured
             .iter()
-            .find(|s| s["path"] == path.to_str().unwrap())
-            .unwrap_or_else(|| panic!("{} not listed: {skipped:?}", path.display()));
-        assert!(hit["reason"].as_str().unwrap().contains(reason), "{hit}");
+            .filter(|u| u["status"] == "failed")
+            .find(|u| u["id"] == *id || u["id"] == path.to_str().unwrap())
+            .unwrap_or_else(|| panic!("{id} not listed as failed: {unmeasured:?}"));
+        let error = hit["error"].as_str().unwrap();
+        assert!(error.contains(reason), "{hit}");
+        assert!(error.contains(path.to_str().unwrap()), "{hit}");
         assert!(
             stderr.contains(path.to_str().unwrap()),
             "stderr names {}",
             path.display()
         );
     }
-    assert_eq!(
-        json["removed"].as_array().unwrap().len(),
-        6,
-        "skipped candidates are missing from it"
-    );
 }
 
 #[test]

@@ -341,12 +341,31 @@ fn three_times_the_work_fails_naming_only_that_benchmark() {
     assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
     let c = comparison(out.path());
     assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
+    assert_eq!(c["evidence"]["judged"], 2, "{:#}", c["evidence"]);
     let sum = &c["comparisons"][0];
     let change = sum["change_percent"].as_f64().unwrap();
     assert!((120.0..320.0).contains(&change), "3x the work: {change}");
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
     assert!(md.contains("🔴 degraded | `sum`"), "{md}");
     assert!(!md.contains("🔴 degraded | `xor`"), "{md}");
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_filter_that_matches_nothing_is_bad_input_naming_it() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = with_revs("base", "comment");
+    args.extend_from_slice(&["--filter", "^no/such/benchmark$"]);
+    let result = gate(&f.repo, out.path(), &args);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(2), "{err}");
+    assert!(err.contains("^no/such/benchmark$"), "{err}");
+    assert!(err.contains("nothing to judge"), "{err}");
+    assert!(
+        !out.path().join("out/comparison.json").exists(),
+        "no verdict is written"
+    );
     assert_clean(&f.repo);
 }
 
@@ -369,7 +388,7 @@ fn a_benchmark_failing_in_the_head_fails_the_gate_as_failed() {
     assert_eq!(c["summary"]["total_failed"], 1);
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
     let failed_at = md
-        .find("**Failed in the candidate**")
+        .find("**Failed** (failed in the candidate")
         .expect("failed section");
     let table_at = md.find("| Status |").unwrap_or(md.len());
     assert!(
@@ -640,4 +659,85 @@ fn record_keeps_only_what_the_run_measured() {
             .to_string()
             .contains("no target report says this run measured them")
     );
+}
+
+/// `analyze-trends gate` in `dir` (not a git repository) with `env` set: it resolves its
+/// settings and checks them before it looks for a repository.
+fn gate_outside_a_repository(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .arg("gate")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("STACKBENCH_GATE_ROUNDS")
+        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .env_remove("STACKBENCH_CONFIG");
+    command.envs(env.iter().copied());
+    command.output().unwrap()
+}
+
+#[test]
+fn gate_settings_follow_flag_then_environment_then_file_then_default() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("stackbench.toml"),
+        "[gate]\nrounds = 20\nthreshold_percent = 7.5\n",
+    );
+    let rounds_env = [("STACKBENCH_GATE_ROUNDS", "30")];
+    // The file's rounds are read (20 > --max-rounds' default of 10 names them)...
+    let file = gate_outside_a_repository(dir.path(), &[], &[]);
+    assert_eq!(file.status.code(), Some(2));
+    assert!(
+        stderr(&file).contains("20 (from [gate] rounds in stackbench.toml)"),
+        "{}",
+        stderr(&file)
+    );
+    // ...the environment beats the file...
+    let env = gate_outside_a_repository(dir.path(), &[], &rounds_env);
+    assert!(
+        stderr(&env).contains("30 (from $STACKBENCH_GATE_ROUNDS)"),
+        "{}",
+        stderr(&env)
+    );
+    // ...and the flag beats both: 3 rounds pass the check, so the gate goes on to look
+    // for a repository.
+    let flag = gate_outside_a_repository(dir.path(), &["--rounds", "3"], &rounds_env);
+    assert_eq!(flag.status.code(), Some(2));
+    assert!(
+        stderr(&flag).contains("is not inside a git repository"),
+        "{}",
+        stderr(&flag)
+    );
+    let bad = gate_outside_a_repository(
+        dir.path(),
+        &["--rounds", "3"],
+        &[("STACKBENCH_GATE_THRESHOLD_PERCENT", "-1")],
+    );
+    assert!(
+        stderr(&bad).contains("-1 (from $STACKBENCH_GATE_THRESHOLD_PERCENT)"),
+        "{}",
+        stderr(&bad)
+    );
+    // Without a file, the default (4 rounds) passes and the flag-less gate goes on.
+    let bare = tempfile::tempdir().unwrap();
+    let default = gate_outside_a_repository(bare.path(), &[], &[]);
+    assert!(
+        stderr(&default).contains("is not inside a git repository"),
+        "{}",
+        stderr(&default)
+    );
+}
+
+#[test]
+fn the_cpus_help_is_about_cpus_and_the_criterion_arguments_keep_theirs() {
+    let help = Command::new(BIN).args(["gate", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    let cpus = text
+        .split("--cpus")
+        .nth(1)
+        .and_then(|rest| rest.split("\n  -").next())
+        .unwrap_or_default();
+    assert!(cpus.contains("pinned to these CPUs"), "{text}");
+    assert!(!cpus.contains("Criterion's own flags"), "{text}");
+    assert!(text.contains("Criterion's own flags"), "{text}");
 }

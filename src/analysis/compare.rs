@@ -2,9 +2,9 @@
 //! first), the core of the PR gate. The verdict comes from the raw samples; see
 //! [`super::verdict`] for the rule and BENCHMARKS.md ("The regression gate") for its tuning.
 
+use super::evidence::{Evidence, NoEvidence, SampleDefect, usable_samples};
 use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};
-use crate::criterion_output::SkippedBenchmark;
 use crate::files::parallel_map;
 use crate::results::{BenchmarkRecord, RunRecord};
 use crate::stats::{ShiftEstimate, TwoSample, benjamini_hochberg, median};
@@ -23,6 +23,9 @@ pub enum CompareError {
         baseline_fingerprint: String,
         candidate_fingerprint: String,
     },
+    /// The filter or the inputs left nothing to compare (bad input, exit 2).
+    #[error(transparent)]
+    NoEvidence(#[from] NoEvidence),
 }
 
 /// One side of a comparison: a run (recorded, or a Criterion baseline read just now).
@@ -93,14 +96,33 @@ pub struct HardwareCheck {
     pub warning: Option<String>,
 }
 
+/// Why a benchmark has no row. The order is the order every writer lists them in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnmeasuredStatus {
+    /// Failed in the candidate, or without usable samples on either side: fails the gate.
+    Failed,
+    /// In the baseline, absent from the candidate without a failure: a warning.
+    Missing,
+    /// Only in the candidate.
+    New,
+}
+
+impl UnmeasuredStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnmeasuredStatus::Failed => "failed",
+            UnmeasuredStatus::Missing => "missing",
+            UnmeasuredStatus::New => "new",
+        }
+    }
+}
+
 /// A benchmark that did not produce a number on one side, with the reason where known.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Unmeasured {
     pub id: String,
-    /// `failed` (measured in the baseline, failed in the candidate: fails the gate),
-    /// `missing` (in the baseline, absent from the candidate without a failure: a warning)
-    /// or `new` (only in the candidate).
-    pub status: &'static str,
+    pub status: UnmeasuredStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -144,19 +166,105 @@ pub struct Comparison {
     pub removed: Vec<String>,
     pub skipped: Vec<SkippedInComparison>,
     pub summary: Summary,
+    /// What the verdict stands on: the benchmarks judged with their usable samples
+    /// (baseline, candidate), and the ones that failed for want of any.
+    pub evidence: Evidence,
     pub rule: VerdictRule,
 }
 
 impl Comparison {
-    /// True when the gate must fail (exit code 1).
+    /// True when the gate must fail (exit code 1): the summary's `critical`, decided once
+    /// in [`summarise`].
     pub fn regression_found(&self) -> bool {
-        self.summary.total_degraded > 0
-            || self.summary.total_failed > 0
-            || self
-                .summary
-                .systemic_shift
-                .as_ref()
-                .is_some_and(|s| s.median_change_percent > 0.0)
+        self.summary.overall_status == OverallStatus::Critical
+    }
+
+    /// What the history database keeps of this verdict.
+    pub fn stored_verdict(&self) -> crate::results::StoredVerdict {
+        let s = &self.summary;
+        crate::results::StoredVerdict {
+            threshold_percent: self.threshold_percent,
+            regression: self.regression_found(),
+            degraded: s.total_degraded as u64,
+            improved: s.total_improved as u64,
+            unchanged: s.total_unchanged as u64,
+            inconclusive: s.total_inconclusive as u64,
+            // The model holds only strings, finite numbers and enums: it always serialises.
+            detail_json: serde_json::to_string(self).unwrap_or_default(),
+        }
+    }
+}
+
+/// The parts of a verdict both `compare` and the gate produce, each in its own way; the
+/// rest ([`Summary`], `added`/`removed`, the evidence, the order of rows) is derived here
+/// once, so the two verdicts cannot drift apart.
+pub struct Judgement {
+    pub baseline: String,
+    pub candidate: String,
+    pub rule: VerdictRule,
+    pub hardware: HardwareCheck,
+    pub rows: Vec<BenchComparison>,
+    pub unmeasured: Vec<Unmeasured>,
+    pub skipped: Vec<SkippedInComparison>,
+    pub systemic: Option<SystemicShift>,
+    /// Benchmarks with no usable samples (already listed in `unmeasured` as failed).
+    pub unusable: Vec<(String, &'static str, SampleDefect)>,
+}
+
+impl Judgement {
+    /// The comparison, or [`NoEvidence`] naming `scope` when nothing was judged and nothing
+    /// failed: a verdict on no evidence is never a pass.
+    pub fn into_comparison(self, scope: impl FnOnce() -> String) -> Result<Comparison, NoEvidence> {
+        let Judgement {
+            baseline,
+            candidate,
+            rule,
+            hardware,
+            mut rows,
+            mut unmeasured,
+            skipped,
+            systemic,
+            unusable,
+        } = self;
+        sort_rows(&mut rows);
+        sort_unmeasured(&mut unmeasured);
+        let mut evidence = Evidence::new();
+        for row in &rows {
+            evidence.judged(&row.id, &row.samples);
+        }
+        for (id, side, defect) in unusable {
+            evidence.unusable(&id, Some(side), defect);
+        }
+        let count = |s: UnmeasuredStatus| unmeasured.iter().filter(|u| u.status == s).count();
+        // Failures the harness reported (not sample defects, counted above).
+        evidence.failed(count(UnmeasuredStatus::Failed).saturating_sub(evidence.failed_count()));
+        evidence.skipped(
+            count(UnmeasuredStatus::Missing) + count(UnmeasuredStatus::New) + skipped.len(),
+        );
+        evidence.require_some(scope)?;
+        let ids = |wanted: &[UnmeasuredStatus]| {
+            unmeasured
+                .iter()
+                .filter(|u| wanted.contains(&u.status))
+                .map(|u| u.id.clone())
+                .collect::<Vec<_>>()
+        };
+        let summary = summarise(&rows, skipped.len(), systemic, &hardware, &unmeasured);
+        Ok(Comparison {
+            schema: COMPARISON_SCHEMA,
+            baseline,
+            candidate,
+            threshold_percent: rule.threshold_percent,
+            hardware,
+            added: ids(&[UnmeasuredStatus::New]),
+            removed: ids(&[UnmeasuredStatus::Failed, UnmeasuredStatus::Missing]),
+            comparisons: rows,
+            unmeasured,
+            skipped,
+            summary,
+            evidence,
+            rule,
+        })
     }
 }
 
@@ -245,7 +353,9 @@ fn check_hardware(
     Ok(check)
 }
 
-/// Compares `candidate` against `baseline`.
+/// Compares `candidate` against `baseline`. A benchmark without usable samples on either
+/// side is `failed`, named with the reason; a filter or inputs that leave nothing to
+/// compare is [`CompareError::NoEvidence`].
 pub fn compare(
     baseline: &Side<'_>,
     candidate: &Side<'_>,
@@ -254,42 +364,90 @@ pub fn compare(
     let hardware = check_hardware(baseline, candidate, options.allow_different_hardware)?;
     let keep = |id: &str| options.filter.as_ref().is_none_or(|f| f.is_match(id));
     let (pairs, added, removed) = match_benchmarks(baseline.run, candidate.run, &keep);
+    let (pairs, mut unusable) = split_unusable(&pairs);
     let prepared: Vec<Prepared<'_>> = parallel_map(&pairs, |&(base, cand)| prepare(base, cand));
     let peaks = (peak_table(baseline.run), peak_table(candidate.run));
     let (comparisons, systemic) = judge_all(&prepared, options, &peaks);
-    let skipped = collect_skipped(baseline.run, candidate.run);
-    let unmeasured = unmeasured(candidate.run, &added, &removed, &keep);
-    let mut summary = summarise(
-        &comparisons,
-        skipped.len(),
+    let (skipped, rejected) = collect_skipped(baseline.run, candidate.run, &keep, options);
+    unusable.extend(rejected);
+    let mut unmeasured = unmeasured(candidate.run, &added, &removed, &keep);
+    // A benchmark the reader rejected has no record, so it also looks missing or new: it
+    // is listed once, as failed.
+    unmeasured.retain(|u| {
+        u.status == UnmeasuredStatus::Failed || !unusable.iter().any(|(id, ..)| *id == u.id)
+    });
+    unmeasured.extend(unusable.iter().map(|(id, side, defect)| Unmeasured {
+        id: id.clone(),
+        status: UnmeasuredStatus::Failed,
+        error: Some(format!("no usable samples in the {side}: {defect}")),
+    }));
+    let floors_used = comparisons
+        .iter()
+        .filter(|c| c.noise_floor_percent.is_some())
+        .count();
+    let judgement = Judgement {
+        baseline: baseline.name.clone(),
+        candidate: candidate.name.clone(),
+        rule: options.rule,
+        hardware,
+        rows: comparisons,
+        unmeasured,
+        skipped,
         systemic,
-        &hardware,
-        &unmeasured,
-    );
+        unusable,
+    };
+    let mut comparison = judgement.into_comparison(|| scope(baseline, candidate, options))?;
     if !options.noise_floors.is_empty() {
-        let used = comparisons
-            .iter()
-            .filter(|c| c.noise_floor_percent.is_some())
-            .count();
-        summary.notes.push(format!(
-            "run-to-run noise floors from {} earlier run(s) on this hardware were applied to {used} benchmark(s)",
+        comparison.summary.notes.push(format!(
+            "run-to-run noise floors from {} earlier run(s) on this hardware were applied to {floors_used} benchmark(s)",
             options.history_runs
         ));
     }
-    Ok(Comparison {
-        schema: COMPARISON_SCHEMA,
-        baseline: baseline.name.clone(),
-        candidate: candidate.name.clone(),
-        threshold_percent: options.rule.threshold_percent,
-        hardware,
-        comparisons,
-        unmeasured,
-        added,
-        removed,
-        skipped,
-        summary,
-        rule: options.rule,
-    })
+    Ok(comparison)
+}
+
+/// What was asked for, for the error when it left nothing to compare.
+fn scope(baseline: &Side<'_>, candidate: &Side<'_>, options: &CompareOptions) -> String {
+    let counts = format!(
+        "`{}` ({} benchmarks) and `{}` ({} benchmarks)",
+        baseline.name,
+        baseline.run.benchmarks.len(),
+        candidate.name,
+        candidate.run.benchmarks.len()
+    );
+    match &options.filter {
+        Some(f) => format!("--filter `{}` over {counts}", f.as_str()),
+        None => counts,
+    }
+}
+
+/// A benchmark id, which side, and why its samples are unusable.
+type UnusableSamples = (String, &'static str, SampleDefect);
+
+/// Splits the pairs whose samples both sides can be judged on from those where one side
+/// has no usable samples (the rule in [`super::evidence::usable_samples`]).
+fn split_unusable<'a>(
+    pairs: &[(&'a BenchmarkRecord, &'a BenchmarkRecord)],
+) -> (
+    Vec<(&'a BenchmarkRecord, &'a BenchmarkRecord)>,
+    Vec<UnusableSamples>,
+) {
+    let mut usable = Vec::new();
+    let mut unusable = Vec::new();
+    for &(base, cand) in pairs {
+        let defect = [("baseline", base), ("candidate", cand)]
+            .into_iter()
+            .find_map(|(side, b)| {
+                usable_samples(&b.samples.per_iteration_ns())
+                    .err()
+                    .map(|d| (side, d))
+            });
+        match defect {
+            Some((side, d)) => unusable.push((base.id.clone(), side, d)),
+            None => usable.push((base, cand)),
+        }
+    }
+    (usable, unusable)
 }
 
 fn prepare<'a>(base: &'a BenchmarkRecord, cand: &'a BenchmarkRecord) -> Prepared<'a> {
@@ -342,7 +500,7 @@ fn judge_all(
 
 /// The order every writer shows: degraded first, then inconclusive, improved, unchanged;
 /// the largest slowdown first within a status.
-pub(crate) fn sort_rows(rows: &mut [BenchComparison]) {
+fn sort_rows(rows: &mut [BenchComparison]) {
     rows.sort_by(|a, b| {
         a.status
             .cmp(&b.status)
@@ -356,9 +514,8 @@ pub(crate) fn sort_rows(rows: &mut [BenchComparison]) {
 }
 
 /// Failed first, then missing, then new; by id within each.
-pub(crate) fn sort_unmeasured(rows: &mut [Unmeasured]) {
-    let rank = |s: &str| ["failed", "missing", "new"].iter().position(|x| *x == s);
-    rows.sort_by(|a, b| rank(a.status).cmp(&rank(b.status)).then(a.id.cmp(&b.id)));
+fn sort_unmeasured(rows: &mut [Unmeasured]) {
+    rows.sort_by(|a, b| a.status.cmp(&b.status).then(a.id.cmp(&b.id)));
 }
 
 type Matched<'a> = (
@@ -540,18 +697,43 @@ fn within_run_to_run_noise(
     )
 }
 
-fn collect_skipped(baseline: &RunRecord, candidate: &RunRecord) -> Vec<SkippedInComparison> {
-    let one = |side: &'static str, s: &SkippedBenchmark| SkippedInComparison {
-        side,
-        path: s.path.display().to_string(),
-        reason: s.reason.clone(),
-    };
-    baseline
-        .skipped
-        .iter()
-        .map(|s| one("baseline", s))
-        .chain(candidate.skipped.iter().map(|s| one("candidate", s)))
-        .collect()
+/// What the Criterion reader could not use, on both sides. Entries whose benchmark id is
+/// known and in the filter are a benchmark without usable samples: `failed` (second list).
+/// The others (no id, so the filter cannot place them) stay `skipped`, listed.
+fn collect_skipped(
+    baseline: &RunRecord,
+    candidate: &RunRecord,
+    keep: &dyn Fn(&str) -> bool,
+    options: &CompareOptions,
+) -> (Vec<SkippedInComparison>, Vec<UnusableSamples>) {
+    let mut skipped = Vec::new();
+    let mut rejected = Vec::new();
+    let sides = [("baseline", baseline), ("candidate", candidate)];
+    for (side, run) in sides {
+        for s in &run.skipped {
+            let path = s.path.display().to_string();
+            let id =
+                s.id.clone()
+                    .or_else(|| options.filter.is_none().then(|| path.clone()));
+            match id {
+                Some(id) if keep(&id) => rejected.push((
+                    id,
+                    side,
+                    SampleDefect::Unreadable {
+                        path,
+                        reason: s.reason.clone(),
+                    },
+                )),
+                Some(_) => {}
+                None => skipped.push(SkippedInComparison {
+                    side,
+                    path,
+                    reason: s.reason.clone(),
+                }),
+            }
+        }
+    }
+    (skipped, rejected)
 }
 
 /// The benchmarks without a pair: `removed` ones the candidate's harness reported failing
@@ -563,7 +745,7 @@ fn unmeasured(
     removed: &[String],
     keep: &dyn Fn(&str) -> bool,
 ) -> Vec<Unmeasured> {
-    let row = |id: &str, status, error: Option<&str>| Unmeasured {
+    let row = |id: &str, status: UnmeasuredStatus, error: Option<&str>| Unmeasured {
         id: id.to_string(),
         status,
         error: error.map(String::from),
@@ -572,36 +754,35 @@ fn unmeasured(
         .failed
         .iter()
         .filter(|f| keep(&f.id))
-        .map(|f| row(&f.id, "failed", Some(&f.error)))
+        .map(|f| row(&f.id, UnmeasuredStatus::Failed, Some(&f.error)))
         .collect();
     out.extend(
         removed
             .iter()
             .filter(|id| candidate.failure(id).is_none())
-            .map(|id| row(id, "missing", None)),
+            .map(|id| row(id, UnmeasuredStatus::Missing, None)),
     );
     out.extend(
         added
             .iter()
             .filter(|id| candidate.failure(id).is_none())
-            .map(|id| row(id, "new", None)),
+            .map(|id| row(id, UnmeasuredStatus::New, None)),
     );
-    sort_unmeasured(&mut out);
     out
 }
 
-pub(crate) fn summarise(
+fn summarise(
     rows: &[BenchComparison],
     skipped: usize,
     systemic: Option<SystemicShift>,
     hardware: &HardwareCheck,
     unmeasured: &[Unmeasured],
 ) -> Summary {
-    let count_status = |s: &str| unmeasured.iter().filter(|u| u.status == s).count();
+    let count_status = |s| unmeasured.iter().filter(|u| u.status == s).count();
     let (failed, missing, new) = (
-        count_status("failed"),
-        count_status("missing"),
-        count_status("new"),
+        count_status(UnmeasuredStatus::Failed),
+        count_status(UnmeasuredStatus::Missing),
+        count_status(UnmeasuredStatus::New),
     );
     let count = |s: Status| rows.iter().filter(|r| r.status == s).count();
     let (degraded, inconclusive) = (count(Status::Degraded), count(Status::Inconclusive));
@@ -616,7 +797,7 @@ pub(crate) fn summarise(
     }
     if failed > 0 {
         notes.push(format!(
-            "{failed} benchmark(s) FAILED in the candidate (listed first)"
+            "{failed} benchmark(s) FAILED: failed in the candidate or without usable samples (listed first)"
         ));
     }
     if missing + new > 0 {
@@ -650,5 +831,110 @@ pub(crate) fn summarise(
         overall_status,
         systemic_shift: systemic,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::criterion_output::SampleFile;
+
+    fn bench(id: &str, times: Vec<f64>) -> BenchmarkRecord {
+        BenchmarkRecord {
+            id: id.into(),
+            group: id.into(),
+            function: None,
+            value: None,
+            throughput: None,
+            estimates: None,
+            samples: SampleFile {
+                sampling_mode: None,
+                iters: vec![1.0; times.len()],
+                times,
+            },
+            notes: Vec::new(),
+            telemetry: None,
+        }
+    }
+
+    fn run(benchmarks: Vec<BenchmarkRecord>) -> RunRecord {
+        RunRecord {
+            benchmarks,
+            ..RunRecord::new(0, std::path::Path::new("c"), "new", None)
+        }
+    }
+
+    fn side<'a>(name: &str, run: &'a RunRecord) -> Side<'a> {
+        Side {
+            name: name.into(),
+            run,
+        }
+    }
+
+    /// A run file (imported, not read from Criterion) may hold any numbers: each kind of
+    /// unusable sample set is a named failure, never a panic and never a pass.
+    #[test]
+    fn unusable_samples_in_a_run_are_failed_by_name() {
+        let steady: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        // Runs hold their benchmarks sorted by id.
+        let base = run(["empty", "nan", "neg", "ok"]
+            .iter()
+            .map(|id| bench(id, steady.clone()))
+            .collect());
+        let mut bad_negative = steady.clone();
+        bad_negative[3] = -5.0;
+        let mut bad_nan = steady.clone();
+        bad_nan[0] = f64::NAN;
+        let cand = run(vec![
+            bench("empty", Vec::new()),
+            bench("nan", bad_nan),
+            bench("neg", bad_negative),
+            bench("ok", steady.clone()),
+        ]);
+        let c = compare(
+            &side("base", &base),
+            &side("cand", &cand),
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        let failed: Vec<(&str, &str)> = c
+            .unmeasured
+            .iter()
+            .map(|u| (u.id.as_str(), u.error.as_deref().unwrap_or_default()))
+            .collect();
+        assert_eq!(failed.len(), 3, "{failed:?}");
+        assert!(
+            failed
+                .iter()
+                .any(|(id, e)| *id == "neg" && e.contains("negative"))
+        );
+        assert!(
+            failed
+                .iter()
+                .any(|(id, e)| *id == "nan" && e.contains("not a finite"))
+        );
+        assert!(
+            failed
+                .iter()
+                .any(|(id, e)| *id == "empty" && e.contains("no samples"))
+        );
+        assert!(c.regression_found());
+        assert_eq!(c.evidence.judged_count(), 1);
+        assert_eq!(c.evidence.failed_count(), 3);
+    }
+
+    #[test]
+    fn nothing_in_the_filter_is_no_evidence_naming_it() {
+        let steady: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        let base = run(vec![bench("a", steady.clone())]);
+        let options = CompareOptions {
+            filter: Some(regex::Regex::new("^zzz$").unwrap()),
+            ..CompareOptions::default()
+        };
+        let err = compare(&side("base", &base), &side("cand", &base), &options)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("^zzz$") && err.contains("`base`"), "{err}");
     }
 }

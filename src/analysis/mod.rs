@@ -2,6 +2,7 @@
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
 pub mod compare;
+pub mod evidence;
 pub mod hardware;
 pub mod noise;
 pub mod prices;
@@ -12,6 +13,8 @@ pub mod verdict;
 
 pub use compare::{
     BenchComparison, COMPARISON_SCHEMA, CompareError, CompareOptions, Comparison, HardwareCheck,
-    Side, Summary, SystemicShift, Unmeasured, compare,
+    Judgement, Side, SkippedInComparison, Summary, SystemicShift, Unmeasured, UnmeasuredStatus,
+    compare,
 };
+pub use evidence::{Evidence, NoEvidence, Outcome, SampleDefect, usable_median, usable_samples};
 pub use verdict::{OverallStatus, Status, VerdictRule};

@@ -1,7 +1,7 @@
 //! `analyze-trends`: records Criterion runs, compares them and reports trends.
 //! Exit codes: 0 clean, 1 regression found, 2 bad input or usage.
 
-use stackbench::cli::analyze_trends::{Outcome, run};
+use stackbench::cli::analyze_trends::run;
 use stackbench::cli::results_default::{ParseError, parse_from};
 use stackbench::config::Config;
 
@@ -20,8 +20,7 @@ fn main() {
         }
     };
     let code = match run(cli) {
-        Ok(Outcome::Clean) => 0,
-        Ok(Outcome::RegressionFound) => 1,
+        Ok(outcome) => outcome.exit_code(),
         Err(error) => {
             eprintln!("analyze-trends: error: {error:#}");
             2

@@ -4,10 +4,11 @@
 //! [--filter REGEX] [--threshold PCT] [--format table|json|markdown] [--out DIR]
 //! [--results DIR] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]... [-- CRITERION_ARGS...]`
 
-use super::analyze_trends::Outcome;
+use crate::analysis::Outcome;
+use crate::config::precedence::{Resolved, Setting, resolve};
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::report::comparison::{ComparisonFormat, render};
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,6 +17,22 @@ use std::path::PathBuf;
 /// measurement, so four rounds of both sides cost about what one default Criterion run
 /// (3 s + 5 s) of both sides costs.
 pub const DEFAULT_CRITERION_ARGS: &[&str] = &["--warm-up-time", "1", "--measurement-time", "1"];
+
+/// Full rounds when no flag, variable or file sets them.
+pub const DEFAULT_ROUNDS: usize = 4;
+/// The threshold, in percent, when no flag, variable or file sets it (`compare`'s default).
+pub const DEFAULT_THRESHOLD_PERCENT: f64 = 5.0;
+
+const ROUNDS: Setting = Setting {
+    flag: "--rounds",
+    env: "STACKBENCH_GATE_ROUNDS",
+    file_key: "[gate] rounds",
+};
+const THRESHOLD: Setting = Setting {
+    flag: "--threshold",
+    env: "STACKBENCH_GATE_THRESHOLD_PERCENT",
+    file_key: "[gate] threshold_percent",
+};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -33,9 +50,10 @@ pub struct GateArgs {
     /// The head revision [default: the current checkout]
     #[arg(long)]
     pub head: Option<String>,
-    /// Full rounds (each runs both sides, in ABBA order)
-    #[arg(long, default_value_t = 4)]
-    pub rounds: usize,
+    /// Full rounds (each runs both sides, in ABBA order) [default: $STACKBENCH_GATE_ROUNDS,
+    /// else `[gate] rounds` in stackbench.toml, else 4]
+    #[arg(long)]
+    pub rounds: Option<usize>,
     /// Rounds in all, counting the extra ones that re-measure inconclusive benchmarks
     #[arg(long, default_value_t = 10)]
     pub max_rounds: usize,
@@ -45,9 +63,11 @@ pub struct GateArgs {
     /// Only benchmarks whose full id matches this regular expression (Criterion's filter)
     #[arg(long)]
     pub filter: Option<String>,
-    /// Smallest slowdown, in percent, that fails the gate
-    #[arg(long, default_value_t = 5.0)]
-    pub threshold: f64,
+    /// Smallest slowdown, in percent, that fails the gate [default:
+    /// $STACKBENCH_GATE_THRESHOLD_PERCENT, else `[gate] threshold_percent` in
+    /// stackbench.toml, else 5]
+    #[arg(long)]
+    pub threshold: Option<f64>,
     /// What to print on stdout (the files in --out are always written)
     #[arg(long, value_enum, default_value_t = ComparisonFormat::Table)]
     pub format: ComparisonFormat,
@@ -63,11 +83,11 @@ pub struct GateArgs {
     /// An environment variable for the head side only (repeatable)
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
     pub head_env: Vec<(String, String)>,
-    /// Passed to every bench executable (Criterion's own flags)
     /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`): give the
     /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality").
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
+    /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
 }
@@ -81,7 +101,68 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// The gate's rounds and threshold, each by one precedence: flag > environment > file >
+/// default ([`crate::config::precedence`]). The config file is read only when a flag and
+/// the environment leave a setting open.
+fn gate_settings(args: &GateArgs) -> anyhow::Result<(Resolved<usize>, Resolved<f64>)> {
+    let config = std::cell::OnceCell::new();
+    let file = || -> anyhow::Result<&crate::config::Config> {
+        if config.get().is_none() {
+            let loaded = crate::config::Config::discover(None)
+                .context("cannot take the gate's settings from the config")?;
+            let _ = config.set(loaded);
+        }
+        Ok(config.get().expect("set just above"))
+    };
+    let path = |c: &crate::config::Config| {
+        c.source
+            .clone()
+            .unwrap_or_else(|| crate::config::CONFIG_FILE.into())
+    };
+    let rounds = resolve(
+        ROUNDS,
+        args.rounds,
+        || {
+            let c = file()?;
+            Ok::<_, anyhow::Error>(c.gate().rounds.map(|r| (r as usize, path(c))))
+        },
+        DEFAULT_ROUNDS,
+    )?;
+    let threshold = resolve(
+        THRESHOLD,
+        args.threshold,
+        || {
+            let c = file()?;
+            Ok::<_, anyhow::Error>(c.gate().threshold_percent.map(|t| (t, path(c))))
+        },
+        DEFAULT_THRESHOLD_PERCENT,
+    )?;
+    Ok((rounds, threshold))
+}
+
+/// Checks the resolved settings, naming where a wrong one came from (a flag, a variable or
+/// the file's key), before anything is built.
+fn check_settings(rounds: &Resolved<usize>, threshold: &Resolved<f64>) -> anyhow::Result<()> {
+    if rounds.value < 2 {
+        bail!(
+            "rounds must be at least 2 (the verdict needs round-to-round differences), not {rounds}"
+        );
+    }
+    if !(threshold.value.is_finite() && threshold.value >= 0.0) {
+        bail!("the threshold must be a non-negative number of percent, not {threshold}");
+    }
+    Ok(())
+}
+
 pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
+    let (rounds, threshold) = gate_settings(&args)?;
+    check_settings(&rounds, &threshold)?;
+    if args.max_rounds < rounds.value {
+        bail!(
+            "--max-rounds ({}) must be at least the rounds, {rounds}",
+            args.max_rounds
+        );
+    }
     let criterion_args = if args.criterion_args.is_empty() {
         DEFAULT_CRITERION_ARGS
             .iter()
@@ -93,11 +174,11 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     let options = GateOptions {
         base: args.base,
         head: args.head,
-        rounds: args.rounds,
+        rounds: rounds.value,
         max_rounds: args.max_rounds,
         benches: args.benches,
         filter: args.filter,
-        threshold_percent: args.threshold,
+        threshold_percent: threshold.value,
         out: args.out,
         results: args.results,
         base_env: args.base_env,
@@ -125,11 +206,8 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     for path in outcome.written.files.iter().chain(&outcome.written.runs) {
         eprintln!("wrote {}", path.display());
     }
-    Ok(if outcome.failed() {
-        Outcome::RegressionFound
-    } else {
-        Outcome::Clean
-    })
+    let verdict = &outcome.comparison.comparison;
+    Ok(verdict.evidence.outcome(outcome.failed()))
 }
 
 /// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just
@@ -143,13 +221,15 @@ fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateCompar
         (Ok(base), Ok(head)) => {
             let name =
                 |rev: &Option<String>, side: &str| rev.clone().unwrap_or_else(|| side.into());
-            super::store::keep_comparison_verdict(
+            if let Err(e) = crate::results::keep_comparison_verdict(
                 &store,
                 "gate",
                 (&name(&options.base, "base"), &base),
                 (&name(&options.head, "head"), &head),
-                &comparison.comparison,
-            );
+                &comparison.comparison.stored_verdict(),
+            ) {
+                eprintln!("warning: verdict not kept in the history: {e}");
+            }
         }
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("warning: gate verdict not kept in the history: {e}");

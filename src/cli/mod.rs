@@ -1,11 +1,23 @@
-//! Argument structs for the binaries: the binaries stay thin, the parsing is testable here.
+//! Argument structs for the binaries, one file per subcommand: the binaries stay thin, the
+//! parsing is testable here.
 
+pub mod ack;
 pub mod analyze_trends;
+pub mod compare;
+pub mod comparisons;
 pub mod config_get;
 pub mod dashboard;
+pub mod export;
 pub mod gate;
 pub mod hardware;
+pub mod history;
+pub mod import;
+pub mod prune;
+pub mod record;
+pub mod report;
 pub mod results_default;
+pub mod runs;
+pub mod simulate;
 pub mod stackbench;
 pub mod store;
 pub mod validate;

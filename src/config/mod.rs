@@ -6,6 +6,7 @@
 //! Precedence everywhere: an environment variable set for one run beats the file, and the
 //! file beats the built-in default.
 
+pub mod precedence;
 pub mod suites;
 pub mod thresholds;
 
@@ -89,23 +90,17 @@ pub struct ComponentSettings {
     pub python: Option<PathBuf>,
 }
 
-/// The pull-request gate's knobs (`analyze-trends gate` reads them through [`Config::gate`]).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// The pull-request gate's knobs (`analyze-trends gate` reads them through [`Config::gate`],
+/// below its flags and environment variables: [`precedence`]). `None` when the file says
+/// nothing, so the gate's own default applies.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct GateSettings {
-    /// Smallest slowdown, in percent, that fails the gate (the `compare` default).
-    pub threshold_percent: f64,
-    /// Interleaved base/head rounds.
-    pub rounds: u32,
-}
-
-impl Default for GateSettings {
-    fn default() -> Self {
-        GateSettings {
-            threshold_percent: 5.0,
-            rounds: 3,
-        }
-    }
+    /// Smallest slowdown, in percent, that fails the gate.
+    pub threshold_percent: Option<f64>,
+    /// Full interleaved base/head rounds (at least 2: the verdict needs round-to-round
+    /// differences).
+    pub rounds: Option<u32>,
 }
 
 /// The price of one device: per hour of use, or per unit bought (for amortised costs).
@@ -186,14 +181,21 @@ impl Config {
                 .map_err(|(k, m)| (format!("thresholds[{i}].{k}"), m))?;
         }
         self.validate.check()?;
-        if !(self.gate.threshold_percent.is_finite() && self.gate.threshold_percent >= 0.0) {
+        if self
+            .gate
+            .threshold_percent
+            .is_some_and(|t| !(t.is_finite() && t >= 0.0))
+        {
             return Err((
                 "gate.threshold_percent".into(),
                 "must be a non-negative percentage".into(),
             ));
         }
-        if self.gate.rounds == 0 {
-            return Err(("gate.rounds".into(), "must be at least 1".into()));
+        if self.gate.rounds.is_some_and(|r| r < 2) {
+            return Err((
+                "gate.rounds".into(),
+                "must be at least 2 (the verdict needs round-to-round differences)".into(),
+            ));
         }
         for (kind, price) in &self.prices {
             let valid = |v: Option<f64>| v.is_none_or(|v| v.is_finite() && v >= 0.0);
@@ -220,7 +222,7 @@ impl Config {
             .unwrap_or_else(|| PathBuf::from("benchmark_results"))
     }
 
-    /// The gate's threshold and rounds (defaults when the file says nothing).
+    /// The gate's threshold and rounds as the file sets them.
     pub fn gate(&self) -> &GateSettings {
         &self.gate
     }
@@ -343,7 +345,7 @@ mod tests {
         assert_eq!(config.suite("smoke").unwrap().targets.len(), 2);
         assert_eq!(config.component("vllm").enabled, Some(false));
         assert_eq!(config.thresholds.len(), 2);
-        assert_eq!(config.gate().rounds, 3);
+        assert_eq!(config.gate().rounds, Some(3));
         assert_eq!(
             config.price_for("NVIDIA H100 80GB HBM3").unwrap().per_hour,
             Some(2.5)

@@ -137,6 +137,12 @@ impl SampleFile {
         if self.times.is_empty() {
             return Some("sample.json has no samples".into());
         }
+        if self.times.iter().all(|t| *t == 0.0) {
+            return Some(format!(
+                "all {} sample times are 0 (nothing was timed)",
+                self.times.len()
+            ));
+        }
         for (i, (&n, &t)) in self.iters.iter().zip(&self.times).enumerate() {
             if !n.is_finite() || n <= 0.0 {
                 return Some(format!("sample {i}: iteration count {n} is not positive"));

@@ -47,6 +47,10 @@ pub struct CriterionBenchmark {
 pub struct SkippedBenchmark {
     pub path: PathBuf,
     pub reason: String,
+    /// The benchmark's full id when `benchmark.json` could be read: a verdict names the
+    /// benchmark whose samples were unusable, not only the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -253,6 +257,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SkippedBe
     let skip = |reason: String| SkippedBenchmark {
         path: path.to_path_buf(),
         reason,
+        id: None,
     };
     READ_BUFFER.with_borrow_mut(|bytes| {
         let len = read_small_file(path, bytes).map_err(|e| skip(format!("cannot read: {e}")))?;
@@ -263,12 +268,17 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SkippedBe
 fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, SkippedBenchmark> {
     let raw: RawBenchmarkJson = read_json(&dir.join("benchmark.json"))?;
     let sample_path = dir.join("sample.json");
-    let samples: SampleFile = read_json(&sample_path)?;
+    let named = |skip: SkippedBenchmark| SkippedBenchmark {
+        id: raw.full_id.clone().or_else(|| raw.title.clone()),
+        ..skip
+    };
+    let samples: SampleFile = read_json(&sample_path).map_err(named)?;
     if let Some(reason) = samples.defect() {
-        return Err(SkippedBenchmark {
+        return Err(named(SkippedBenchmark {
             path: sample_path,
             reason,
-        });
+            id: None,
+        }));
     }
     let mut notes = Vec::new();
     let id = raw
@@ -276,6 +286,7 @@ fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, Skip
         .clone()
         .or_else(|| raw.title.clone())
         .ok_or_else(|| SkippedBenchmark {
+            id: None,
             path: dir.join("benchmark.json"),
             reason: "benchmark.json has neither full_id nor title".into(),
         })?;

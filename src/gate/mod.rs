@@ -95,6 +95,9 @@ pub enum GateError {
     Read { path: PathBuf, detail: String },
     #[error("cannot record a side's run: {0}")]
     Results(#[from] crate::results::ResultsError),
+    /// The filter or the bench targets measured nothing: no verdict (bad input, exit 2).
+    #[error(transparent)]
+    NoEvidence(#[from] crate::analysis::NoEvidence),
     #[error("interrupted: worktrees removed; nothing was written to --out or --results")]
     Interrupted,
 }
@@ -186,7 +189,7 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         ..VerdictRule::default()
     };
     let collected = measure(&[&base, &head], &targets, options, &rule)?;
-    let mut comparison = output::judge(&[&base, &head], &collected, options, &rule);
+    let mut comparison = output::judge(&[&base, &head], &collected, options, &rule, &targets)?;
     let written = output::write_all(&mut comparison, &collected, &[&base, &head], options)?;
     drop(worktrees);
     Ok(GateOutcome {

@@ -6,18 +6,17 @@
 use super::rounds::{Collected, SideRun};
 use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statuses};
 use super::{GateError, GateOptions};
-use crate::analysis::compare::{sort_rows, sort_unmeasured, summarise};
+use crate::analysis::evidence::{NoEvidence, SampleDefect};
 use crate::analysis::verdict::percent;
 use crate::analysis::{
-    BenchComparison, COMPARISON_SCHEMA, Comparison, HardwareCheck, Status, Unmeasured, VerdictRule,
+    BenchComparison, Comparison, HardwareCheck, Judgement, Status, Unmeasured, UnmeasuredStatus,
+    VerdictRule,
 };
 use crate::files::atomic::write_atomic;
-use crate::report::comparison::{ComparisonFormat, render};
-use crate::report::format::format_ns;
+use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
 use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// The first line of `comparison.md`: a bot finds its own comment by it and edits it.
@@ -89,7 +88,10 @@ fn estimates(
     collected
         .per_round
         .iter()
-        .filter(|(id, _)| !collected.failures[1].contains_key(*id))
+        .filter(|(id, _)| {
+            !collected.failures[1].contains_key(*id)
+                && !collected.unusable.iter().any(|u| u.contains_key(*id))
+        })
         .filter_map(|(id, sides)| {
             let rounds = round_figures(sides, rule.confidence);
             let pairs: Vec<(f64, f64)> = rounds.iter().map(|(_, d, h)| (*d, *h)).collect();
@@ -111,61 +113,76 @@ pub fn inconclusive_ids(collected: &Collected, rule: &VerdictRule) -> Vec<String
         .collect()
 }
 
-/// The verdict over everything collected.
+/// The verdict over everything collected: the rows come from the gate's round rule, and
+/// the rest of the verdict (summary, failures, evidence) from [`Judgement`], as `compare`'s
+/// does. Nothing measured at all is [`NoEvidence`], naming the filter and the targets.
 pub fn judge(
     sides: &[&SideRun; 2],
     collected: &Collected,
     options: &GateOptions,
     rule: &VerdictRule,
-) -> GateComparison {
+    targets: &[String],
+) -> Result<GateComparison, NoEvidence> {
     let judged = estimates(collected, rule);
     let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
-    let mut rows: Vec<BenchComparison> = judged
+    let rows: Vec<BenchComparison> = judged
         .iter()
         .zip(statuses(&est, rule))
         .map(|((id, figures, e), (status, q))| row(id, figures, e, status, q, collected))
         .collect();
-    sort_rows(&mut rows);
-    let unmeasured = unmeasured(collected);
     let fingerprint = |i: usize| crate::results::probe_fingerprint(collected.system[i].as_ref());
-    let hardware = HardwareCheck {
-        baseline_fingerprint: fingerprint(0),
-        candidate_fingerprint: fingerprint(1),
-        different: false,
-        warning: None,
-    };
-    let summary = summarise(&rows, 0, None, &hardware, &unmeasured);
-    let by_status = |s: &str| {
-        unmeasured
-            .iter()
-            .filter(|u| u.status == s)
-            .map(|u| u.id.clone())
-            .collect::<Vec<_>>()
-    };
-    let mut removed = by_status("failed");
-    removed.extend(by_status("missing"));
-    let comparison = Comparison {
-        schema: COMPARISON_SCHEMA,
+    let judgement = Judgement {
         baseline: format!("base {}", sides[0].rev),
         candidate: format!("head {}", sides[1].rev),
-        threshold_percent: rule.threshold_percent,
-        hardware,
-        comparisons: rows,
-        added: by_status("new"),
-        removed,
-        unmeasured,
-        skipped: Vec::new(),
-        summary,
         rule: *rule,
+        hardware: HardwareCheck {
+            baseline_fingerprint: fingerprint(0),
+            candidate_fingerprint: fingerprint(1),
+            different: false,
+            warning: None,
+        },
+        rows,
+        unmeasured: unmeasured(collected),
+        skipped: Vec::new(),
+        systemic: None,
+        unusable: unusable(collected),
     };
-    GateComparison {
+    let comparison = judgement.into_comparison(|| {
+        let filter = options
+            .filter
+            .as_deref()
+            .map_or(String::new(), |f| format!("--filter `{f}` over "));
+        format!("{filter}bench targets {}", targets.join(", "))
+    })?;
+    Ok(GateComparison {
         comparison,
         gate: gate_info(sides, collected, options),
         rounds: judged
             .into_iter()
             .map(|(id, rounds, _)| GateRounds { id, rounds })
             .collect(),
+    })
+}
+
+/// Benchmarks whose samples the reader refused in some round, on either side.
+fn unusable(collected: &Collected) -> Vec<(String, &'static str, SampleDefect)> {
+    let mut out = Vec::new();
+    for (side, map) in ["baseline", "candidate"]
+        .into_iter()
+        .zip(&collected.unusable)
+    {
+        for (id, reason) in map {
+            if out.iter().any(|(seen, ..): &(String, _, _)| seen == id) {
+                continue;
+            }
+            let defect = SampleDefect::Unreadable {
+                path: format!("{side} side"),
+                reason: reason.clone(),
+            };
+            out.push((id.clone(), side, defect));
+        }
     }
+    out
 }
 
 /// How the gate ran: sides, rounds, what was measured again.
@@ -211,10 +228,12 @@ fn row(
     let medians = |f: fn(&RoundFigure) -> f64| {
         crate::stats::median(&figures.iter().map(f).collect::<Vec<_>>())
     };
+    // The samples the rounds judged (every round of each side), the verdict's evidence.
     let count = |i: usize| {
-        collected.records[i]
+        collected
+            .per_round
             .get(id)
-            .map_or(0, |r| r.samples.times.len())
+            .map_or(0, |s| s[i].values().map(Vec::len).sum())
     };
     BenchComparison {
         id: id.to_string(),
@@ -233,7 +252,8 @@ fn row(
     }
 }
 
-/// Failed (measured in the base, failed in the head), missing and new benchmarks.
+/// Failed (measured in the base, failed in the head, or no usable samples), missing and
+/// new benchmarks.
 fn unmeasured(collected: &Collected) -> Vec<Unmeasured> {
     let measured = |i: usize, id: &str| {
         collected
@@ -243,29 +263,38 @@ fn unmeasured(collected: &Collected) -> Vec<Unmeasured> {
     };
     let mut out = Vec::new();
     for (id, error) in &collected.failures[1] {
-        out.push(entry(id, "failed", Some(error.clone())));
+        out.push(entry(id, UnmeasuredStatus::Failed, Some(error.clone())));
+    }
+    for (side, map) in ["base", "head"].into_iter().zip(&collected.unusable) {
+        for (id, reason) in map {
+            if !out.iter().any(|u| u.id == *id) {
+                let error = format!("no usable samples on the {side} side: {reason}");
+                out.push(entry(id, UnmeasuredStatus::Failed, Some(error)));
+            }
+        }
     }
     for id in collected.per_round.keys() {
-        if collected.failures[1].contains_key(id) {
+        if out.iter().any(|u| u.id == *id) {
             continue;
         }
         match (measured(0, id), measured(1, id)) {
             (true, false) => {
                 let target = collected.target_of.get(id);
                 match target.and_then(|t| collected.target_errors[1].get(t)) {
-                    Some(error) => out.push(entry(id, "failed", Some(error.clone()))),
-                    None => out.push(entry(id, "missing", None)),
+                    Some(error) => {
+                        out.push(entry(id, UnmeasuredStatus::Failed, Some(error.clone())))
+                    }
+                    None => out.push(entry(id, UnmeasuredStatus::Missing, None)),
                 }
             }
-            (false, true) => out.push(entry(id, "new", None)),
+            (false, true) => out.push(entry(id, UnmeasuredStatus::New, None)),
             _ => {}
         }
     }
-    sort_unmeasured(&mut out);
     out
 }
 
-fn entry(id: &str, status: &'static str, error: Option<String>) -> Unmeasured {
+fn entry(id: &str, status: UnmeasuredStatus, error: Option<String>) -> Unmeasured {
     Unmeasured {
         id: id.to_string(),
         status,
@@ -308,51 +337,36 @@ pub fn write_all(
     Ok(written)
 }
 
-/// The comparison as Markdown, with the gate's rounds below it.
+/// The comparison as Markdown, with the gate's rounds below it; the writing is
+/// `report::comparison`'s.
 fn markdown(c: &GateComparison) -> String {
-    let mut out = render(&c.comparison, ComparisonFormat::Markdown);
     let g = &c.gate;
-    let _ = writeln!(
-        out,
-        "\n<sub>Gate: {} full round(s) in ABBA order on one machine, {} round(s) in all; each benchmark judged on its round-to-round differences.</sub>",
-        g.full_rounds, g.rounds_run
-    );
-    if !g.remeasured.is_empty() {
-        let ids: Vec<String> = g.remeasured.iter().map(|id| format!("`{id}`")).collect();
-        let _ = writeln!(
-            out,
-            "\n**Measured again (inconclusive after the full rounds):** {}",
-            ids.join(", ")
-        );
-    }
-    for (side, env) in [("base", &g.base_env), ("head", &g.head_env)] {
-        if !env.is_empty() {
-            let pairs: Vec<String> = env.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
-            let _ = writeln!(out, "\n**{side} environment:** {}", pairs.join(" "));
-        }
-    }
-    if !c.rounds.is_empty() {
-        out.push_str("\n<details><summary>Per-round figures</summary>\n\n");
-        out.push_str("| Benchmark | Round | Order | Base | Head | Change | 95 % CI |\n|---|---:|---|---:|---:|---:|---|\n");
-        for b in &c.rounds {
-            for r in &b.rounds {
-                let _ = writeln!(
-                    out,
-                    "| `{}` | {} | {} | {} | {} | {:+.2} % | [{:+.1}, {:+.1}] |",
-                    b.id.replace('|', "\\|"),
-                    r.round,
-                    r.order,
-                    format_ns(r.base_ns),
-                    format_ns(r.head_ns),
-                    r.change_percent,
-                    r.ci95_percent[0],
-                    r.ci95_percent[1]
-                );
-            }
-        }
-        out.push_str("\n</details>\n");
-    }
-    out
+    let view = RoundsView {
+        full_rounds: g.full_rounds,
+        rounds_run: g.rounds_run,
+        remeasured: &g.remeasured,
+        env: [("base", &g.base_env), ("head", &g.head_env)],
+        benchmarks: c
+            .rounds
+            .iter()
+            .map(|b| {
+                let rows = b
+                    .rounds
+                    .iter()
+                    .map(|r| RoundRow {
+                        round: r.round,
+                        order: r.order,
+                        base_ns: r.base_ns,
+                        head_ns: r.head_ns,
+                        change_percent: r.change_percent,
+                        ci95_percent: r.ci95_percent,
+                    })
+                    .collect();
+                (b.id.as_str(), rows)
+            })
+            .collect(),
+    };
+    render_gate_markdown(&c.comparison, &view)
 }
 
 /// One side as a run record: its samples pooled over every round it measured.
@@ -443,15 +457,14 @@ mod tests {
         c
     }
 
-    #[test]
-    fn comparison_md_matches_its_snapshot() {
-        let options = GateOptions {
+    fn options(filter: Option<&str>) -> GateOptions {
+        GateOptions {
             base: Some("main".into()),
             head: Some("pr".into()),
             rounds: 4,
             max_rounds: 10,
             benches: Vec::new(),
-            filter: None,
+            filter: filter.map(String::from),
             threshold_percent: 5.0,
             out: PathBuf::from("out"),
             results: PathBuf::from("results"),
@@ -459,7 +472,47 @@ mod tests {
             head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
             criterion_args: Vec::new(),
             cpus: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_gate_that_measured_nothing_names_the_filter_and_gives_no_verdict() {
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let options = options(Some("^no/such$"));
+        let targets = ["work".to_string()];
+        let rule = VerdictRule::default();
+        let err = judge(
+            &[&base, &head],
+            &Collected::default(),
+            &options,
+            &rule,
+            &targets,
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("^no/such$") && err.contains("work"), "{err}");
+    }
+
+    #[test]
+    fn unusable_samples_in_a_round_fail_the_gate_by_name() {
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let mut c = collected();
+        c.unusable[1].insert("xor".into(), "round 2: all 10 sample times are 0".into());
+        let rule = VerdictRule::default();
+        let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
+        let xor = gate.comparison.unmeasured.iter().find(|u| u.id == "xor");
+        assert_eq!(xor.map(|u| u.status), Some(UnmeasuredStatus::Failed));
+        let error = xor.and_then(|u| u.error.as_deref()).unwrap_or_default();
+        assert!(error.contains("sample times are 0"), "{error}");
+        assert!(gate.comparison.comparisons.iter().all(|r| r.id != "xor"));
+        assert_eq!(gate.comparison.evidence.unusable_list()[0].id, "xor");
+        assert!(gate.comparison.regression_found());
+    }
+
+    #[test]
+    fn comparison_md_matches_its_snapshot() {
+        let options = options(None);
         let base = side("base", "main", &[]);
         let head = side(
             "head",
@@ -467,7 +520,14 @@ mod tests {
             &[("STACKBENCH_PYTHON", "/venvs/new/bin/python")],
         );
         let c = collected();
-        let gate = judge(&[&base, &head], &c, &options, &VerdictRule::default());
+        let gate = judge(
+            &[&base, &head],
+            &c,
+            &options,
+            &VerdictRule::default(),
+            &["work".to_string()],
+        )
+        .unwrap();
         let statuses: Vec<(&str, Status)> = gate
             .comparison
             .comparisons
@@ -482,7 +542,7 @@ mod tests {
             .comparison
             .unmeasured
             .iter()
-            .map(|u| (u.id.as_str(), u.status))
+            .map(|u| (u.id.as_str(), u.status.as_str()))
             .collect();
         assert_eq!(
             unmeasured,

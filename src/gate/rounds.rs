@@ -41,6 +41,10 @@ pub struct Collected {
     pub records: [BTreeMap<String, BenchmarkRecord>; 2],
     /// Per side: benchmark id → the error the harness recorded.
     pub failures: [BTreeMap<String, String>; 2],
+    /// Per side: benchmark id (or file, when the id is unknown) → why the reader refused
+    /// its samples in some round (empty, all zero, negative, not finite, unreadable). Such
+    /// a benchmark fails the gate; it is never dropped silently.
+    pub unusable: [BTreeMap<String, String>; 2],
     /// Per side: bench target → why its executable exited non-zero.
     pub target_errors: [BTreeMap<String, String>; 2],
     /// Per side: the system probe a stackbench crate writes, when present.
@@ -131,6 +135,19 @@ fn collect(
         .collect();
     if collected.system[index].is_none() {
         collected.system[index] = crate::sidecar::read_system_probe(home).and_then(Result::ok);
+    }
+    for skip in &read.skipped {
+        let id = skip
+            .id
+            .clone()
+            .unwrap_or_else(|| skip.path.display().to_string());
+        let reason = format!(
+            "round {}: {} ({})",
+            spec.round,
+            skip.reason,
+            skip.path.display()
+        );
+        collected.unusable[index].entry(id).or_insert(reason);
     }
     let measured = measured_only(read.benchmarks, &reports);
     for failure in measured.failed {

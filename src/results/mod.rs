@@ -3,6 +3,7 @@
 //! A run is one self-contained JSON file holding the raw samples, so every statistic can be
 //! recomputed later by a newer analyzer.
 
+mod comparison;
 pub mod db;
 mod export;
 mod measured;
@@ -11,6 +12,7 @@ mod run;
 mod store;
 mod time;
 
+pub use comparison::{StoredVerdict, comparison_record, keep_comparison_verdict};
 pub use db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryPoint, MedianSeries, PruneOutcome, RunOrder,
     StoredRun,

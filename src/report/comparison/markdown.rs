@@ -2,7 +2,7 @@
 //! every non-unchanged benchmark in a table, unchanged ones folded away.
 
 use super::{cells, headline, unmeasured, warnings};
-use crate::analysis::{Comparison, Status};
+use crate::analysis::{Comparison, Status, UnmeasuredStatus};
 use std::fmt::Write;
 
 /// GitHub comments are limited to 65,536 characters: fold at most this many unchanged rows.
@@ -61,10 +61,10 @@ pub fn render(c: &Comparison) -> String {
     for w in warnings(c) {
         let _ = writeln!(out, "> ⚠️ {}\n", escape(&w));
     }
-    let failed: Vec<_> = unmeasured(c, "failed").collect();
+    let failed: Vec<_> = unmeasured(c, UnmeasuredStatus::Failed).collect();
     if !failed.is_empty() {
         out.push_str(
-            "**Failed in the candidate** (measured in the baseline; this fails the gate):\n\n",
+            "**Failed** (failed in the candidate, or no usable samples; this fails the gate):\n\n",
         );
         for f in failed {
             let error = f.error.as_deref().unwrap_or("no error recorded");
@@ -104,7 +104,10 @@ pub fn render(c: &Comparison) -> String {
         }
         out.push_str("\n</details>\n");
     }
-    for (title, status) in [("Missing from the candidate", "missing"), ("New", "new")] {
+    for (title, status) in [
+        ("Missing from the candidate", UnmeasuredStatus::Missing),
+        ("New", UnmeasuredStatus::New),
+    ] {
         let ids: Vec<String> = unmeasured(c, status).map(|u| code(&u.id)).collect();
         if !ids.is_empty() {
             let _ = writeln!(out, "\n**{title}:** {}", ids.join(", "));

@@ -1,11 +1,15 @@
-//! Writers of a [`Comparison`]: `table` for terminals, `markdown` for a PR comment, `json`
-//! for scripts (schema `stackbench.comparison.v1`).
+//! Writers of a [`Comparison`]: `table` for terminals, `markdown` for a PR comment (and
+//! `rounds` for the gate's comment, with its per-round figures), `json` for scripts
+//! (schema `stackbench.comparison.v1`).
 
 mod json;
 mod markdown;
+mod rounds;
 mod table;
 
-use crate::analysis::{BenchComparison, Comparison};
+pub use rounds::{RoundRow, RoundsView, render_gate_markdown};
+
+use crate::analysis::{BenchComparison, Comparison, UnmeasuredStatus};
 use crate::report::format::{format_ns, format_percent};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -64,31 +68,31 @@ pub(crate) fn cells(row: &BenchComparison) -> Cells {
     }
 }
 
-/// One line saying what the gate decided, shared by the writers.
+/// One line saying what the verdict decided and what it stands on, shared by the writers:
+/// `CRITICAL: 12 benchmarks judged on 10+10 samples each (min), 1 degraded, 0 failed, ...`.
 pub(crate) fn headline(c: &Comparison) -> String {
     let s = &c.summary;
-    let failed = if s.total_failed > 0 {
-        format!("{} failed, ", s.total_failed)
-    } else {
-        String::new()
-    };
     format!(
-        "{}: {failed}{} degraded, {} improved, {} unchanged, {} inconclusive, {} skipped (threshold {} %)",
+        "{}: {}, {} degraded, {} failed, {} improved, {} unchanged, {} inconclusive, {} missing, {} new, {} skipped (threshold {} %)",
         s.overall_status.as_str().to_uppercase(),
+        c.evidence.describe("benchmark"),
         s.total_degraded,
+        s.total_failed,
         s.total_improved,
         s.total_unchanged,
         s.total_inconclusive,
+        s.total_missing,
+        unmeasured(c, UnmeasuredStatus::New).count(),
         s.total_skipped,
         c.threshold_percent
     )
 }
 
-/// The unmeasured benchmarks of one status (`failed`, `missing`, `new`), in order.
-pub(crate) fn unmeasured<'a>(
-    c: &'a Comparison,
-    status: &'a str,
-) -> impl Iterator<Item = &'a crate::analysis::Unmeasured> {
+/// The unmeasured benchmarks of one status, in order.
+pub(crate) fn unmeasured(
+    c: &Comparison,
+    status: UnmeasuredStatus,
+) -> impl Iterator<Item = &crate::analysis::Unmeasured> {
     c.unmeasured.iter().filter(move |u| u.status == status)
 }
 

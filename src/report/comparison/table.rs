@@ -1,7 +1,7 @@
 //! The comparison as an aligned terminal table.
 
 use super::{cells, headline, unmeasured, warnings};
-use crate::analysis::Comparison;
+use crate::analysis::{Comparison, UnmeasuredStatus};
 use std::fmt::Write;
 
 pub fn render(c: &Comparison) -> String {
@@ -46,7 +46,7 @@ pub fn render(c: &Comparison) -> String {
             .collect();
         let _ = writeln!(out, "{}", padded.join("  ").trim_end());
     };
-    for f in unmeasured(c, "failed") {
+    for f in unmeasured(c, UnmeasuredStatus::Failed) {
         let error = f.error.as_deref().unwrap_or("no error recorded");
         let _ = writeln!(out, "FAILED {}: {error}", f.id);
     }
@@ -54,10 +54,10 @@ pub fn render(c: &Comparison) -> String {
     for row in &rows {
         line(&mut out, row);
     }
-    for status in ["missing", "new"] {
+    for status in [UnmeasuredStatus::Missing, UnmeasuredStatus::New] {
         let ids: Vec<&str> = unmeasured(c, status).map(|u| u.id.as_str()).collect();
         if !ids.is_empty() {
-            let _ = writeln!(out, "{status}: {}", ids.join(", "));
+            let _ = writeln!(out, "{}: {}", status.as_str(), ids.join(", "));
         }
     }
     for s in &c.skipped {

@@ -1,0 +1,350 @@
+//! What a verdict stands on, and the one rule that keeps a verdict honest: a verdict on no
+//! evidence is never a pass. Every command that judges samples (`compare`, `gate`,
+//! `validate`, `history`, `record`, `import`, `show`) builds an [`Evidence`] as it reads,
+//! asks [`usable_samples`] about each benchmark's samples, and ends with
+//! [`Evidence::require_some`] and [`Evidence::outcome`]:
+//!
+//! - a filter or suite that matches nothing is bad input ([`NoEvidence`], exit 2), naming
+//!   the filter or the inputs;
+//! - a benchmark with no usable samples (empty, all zero, negative, NaN or non-finite, an
+//!   unreadable file) is `failed`, with its id and the [`SampleDefect`]; it is never
+//!   skipped silently, and it makes the outcome [`Outcome::RegressionFound`] (exit 1).
+//!
+//! The binaries map [`Outcome`] to their exit code with [`Outcome::exit_code`]; this module
+//! sits below the CLI so every surface can share it.
+
+use serde::Serialize;
+use std::fmt;
+
+/// What a command found, as the binaries' exit codes: 0 clean, 1 a regression or a failed
+/// benchmark, 2 bad input. Errors (`Err`) are bad input too; `BadInput` is for a command
+/// that finished and printed its findings but had nothing valid to judge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Clean,
+    /// A regression, or a benchmark that failed or had no usable samples.
+    RegressionFound,
+    BadInput,
+}
+
+impl Outcome {
+    /// 0 clean, 1 regression or failure, 2 bad input.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Clean => 0,
+            Outcome::RegressionFound => 1,
+            Outcome::BadInput => 2,
+        }
+    }
+}
+
+/// Why a benchmark's samples cannot carry a verdict. Every statistic downstream takes logs
+/// of per-iteration times, so each must be finite and positive.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SampleDefect {
+    /// No samples at all.
+    Empty,
+    /// Every sample time is 0: the timer never advanced (a no-op, or a broken measurement).
+    AllZero { samples: usize },
+    /// A sample time below zero.
+    Negative { index: usize, value_ns: f64 },
+    /// One sample time of 0 among others.
+    Zero { index: usize },
+    /// NaN or infinite.
+    NonFinite { index: usize },
+    /// Only a summary was kept (the history store's median) and it is not a positive,
+    /// finite time: the samples behind it were unusable.
+    BadMedian { median_ns: f64 },
+    /// The file holding the samples could not be read, or its reader refused the samples
+    /// (`reason` says which, in the reader's words).
+    Unreadable { path: String, reason: String },
+}
+
+impl fmt::Display for SampleDefect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SampleDefect::Empty => write!(f, "no samples"),
+            SampleDefect::AllZero { samples } => {
+                write!(f, "all {samples} sample times are 0 (nothing was timed)")
+            }
+            SampleDefect::Negative { index, value_ns } => {
+                write!(f, "sample {index} is negative ({value_ns} ns)")
+            }
+            SampleDefect::Zero { index } => write!(f, "sample {index} is 0 ns"),
+            SampleDefect::NonFinite { index } => {
+                write!(f, "sample {index} is not a finite number (NaN or infinite)")
+            }
+            SampleDefect::BadMedian { median_ns } => {
+                write!(f, "its median ({median_ns} ns) is not a positive time")
+            }
+            SampleDefect::Unreadable { path, reason } => write!(f, "{reason} ({path})"),
+        }
+    }
+}
+
+/// The rule for one benchmark's per-iteration times in ns: the number of usable samples,
+/// or why there are none. One bad sample spoils the set: a statistic over the rest would
+/// judge a different measurement than the one that was taken.
+pub fn usable_samples(per_iteration_ns: &[f64]) -> Result<usize, SampleDefect> {
+    if per_iteration_ns.is_empty() {
+        return Err(SampleDefect::Empty);
+    }
+    if per_iteration_ns.iter().all(|t| *t == 0.0) {
+        return Err(SampleDefect::AllZero {
+            samples: per_iteration_ns.len(),
+        });
+    }
+    for (index, &t) in per_iteration_ns.iter().enumerate() {
+        if !t.is_finite() {
+            return Err(SampleDefect::NonFinite { index });
+        }
+        if t < 0.0 {
+            return Err(SampleDefect::Negative { index, value_ns: t });
+        }
+        if t == 0.0 {
+            return Err(SampleDefect::Zero { index });
+        }
+    }
+    Ok(per_iteration_ns.len())
+}
+
+/// The rule where only a median of `samples` samples was kept (the history store): usable
+/// when there were samples and the median is a positive, finite time.
+pub fn usable_median(median_ns: f64, samples: usize) -> Result<usize, SampleDefect> {
+    if samples == 0 {
+        return Err(SampleDefect::Empty);
+    }
+    if !(median_ns.is_finite() && median_ns > 0.0) {
+        return Err(SampleDefect::BadMedian { median_ns });
+    }
+    Ok(samples)
+}
+
+/// One benchmark or check a verdict stood on, with its usable samples per source (one
+/// count for a run, two for baseline and candidate).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Judged {
+    pub id: String,
+    pub samples: Vec<usize>,
+}
+
+/// One benchmark that could not be judged, with why; it counts as `failed`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unusable {
+    pub id: String,
+    /// Which side or source it came from (`baseline`, `candidate`, a run id), when more
+    /// than one was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub defect: SampleDefect,
+    /// The defect in words, for readers that do not know the kinds.
+    pub reason: String,
+}
+
+impl fmt::Display for Unusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Some(source) => write!(f, "{} ({source}): {}", self.id, self.defect),
+            None => write!(f, "{}: {}", self.id, self.defect),
+        }
+    }
+}
+
+/// What a verdict stands on: the benchmarks judged with their usable samples, the ones
+/// that failed (no usable samples, or a failure the harness reported), and how many were
+/// left out on purpose. Serialised as the `evidence` field of the JSON the binaries write.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// Benchmarks or checks judged.
+    judged: usize,
+    /// Benchmarks or checks counted as failed.
+    failed: usize,
+    /// Left out with a stated reason that is not a failure (`new`, `missing`, a filter).
+    skipped: usize,
+    /// Per source, the fewest usable samples any judged benchmark had.
+    min_samples: Vec<usize>,
+    benchmarks: Vec<Judged>,
+    unusable: Vec<Unusable>,
+}
+
+/// A verdict was asked of nothing: an empty filter, suite or input. Bad input (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("nothing to judge: {scope} left no benchmark with samples, so there is no verdict")]
+pub struct NoEvidence {
+    /// The filter, suite or inputs, in words.
+    pub scope: String,
+}
+
+impl Evidence {
+    pub fn new() -> Evidence {
+        Evidence::default()
+    }
+
+    /// `id` was judged on `samples` usable samples per source.
+    pub fn judged(&mut self, id: &str, samples: &[usize]) {
+        if self.min_samples.len() < samples.len() {
+            self.min_samples.resize(samples.len(), usize::MAX);
+        }
+        for (min, n) in self.min_samples.iter_mut().zip(samples) {
+            *min = (*min).min(*n);
+        }
+        self.judged += 1;
+        self.benchmarks.push(Judged {
+            id: id.to_string(),
+            samples: samples.to_vec(),
+        });
+    }
+
+    /// `id` had no usable samples in `source`: a failure, never a silent skip.
+    pub fn unusable(&mut self, id: &str, source: Option<&str>, defect: SampleDefect) {
+        self.failed += 1;
+        self.unusable.push(Unusable {
+            id: id.to_string(),
+            source: source.map(String::from),
+            reason: defect.to_string(),
+            defect,
+        });
+    }
+
+    /// A failure reported by something else (the harness, a check), counted here so the
+    /// summary's counts stay complete.
+    pub fn failed(&mut self, count: usize) {
+        self.failed += count;
+    }
+
+    /// Left out with a reason that is not a failure.
+    pub fn skipped(&mut self, count: usize) {
+        self.skipped += count;
+    }
+
+    pub fn judged_count(&self) -> usize {
+        self.judged
+    }
+
+    pub fn failed_count(&self) -> usize {
+        self.failed
+    }
+
+    pub fn skipped_count(&self) -> usize {
+        self.skipped
+    }
+
+    /// The fewest usable samples per source over the judged benchmarks.
+    pub fn min_samples(&self) -> &[usize] {
+        &self.min_samples
+    }
+
+    pub fn benchmarks(&self) -> &[Judged] {
+        &self.benchmarks
+    }
+
+    pub fn unusable_list(&self) -> &[Unusable] {
+        &self.unusable
+    }
+
+    /// The rule's first half: nothing judged and nothing failed is no verdict at all.
+    /// `scope` names what was asked for (the filter, the suite, the inputs).
+    pub fn require_some(&self, scope: impl FnOnce() -> String) -> Result<(), NoEvidence> {
+        if self.judged == 0 && self.failed == 0 {
+            return Err(NoEvidence { scope: scope() });
+        }
+        Ok(())
+    }
+
+    /// The rule's second half: a failure, or a regression found by the caller's own
+    /// verdict, is exit 1; nothing judged is bad input; else clean.
+    pub fn outcome(&self, regression: bool) -> Outcome {
+        if regression || self.failed > 0 {
+            Outcome::RegressionFound
+        } else if self.judged == 0 {
+            Outcome::BadInput
+        } else {
+            Outcome::Clean
+        }
+    }
+
+    /// What was judged, in words, for a command's summary line, e.g.
+    /// `12 benchmarks judged on 10+10 samples each (min)`; the caller adds its own counts.
+    pub fn describe(&self, noun: &str) -> String {
+        let plural = if self.judged == 1 { "" } else { "s" };
+        if self.judged == 0 {
+            return format!("0 {noun}s judged");
+        }
+        let per_source: Vec<String> = self.min_samples.iter().map(|n| n.to_string()).collect();
+        format!(
+            "{} {noun}{plural} judged on {} samples each (min)",
+            self.judged,
+            per_source.join("+")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_defect_is_named() {
+        assert_eq!(usable_samples(&[]), Err(SampleDefect::Empty));
+        assert_eq!(
+            usable_samples(&[0.0, 0.0]),
+            Err(SampleDefect::AllZero { samples: 2 })
+        );
+        assert_eq!(
+            usable_samples(&[1.0, -2.0]),
+            Err(SampleDefect::Negative {
+                index: 1,
+                value_ns: -2.0
+            })
+        );
+        assert_eq!(
+            usable_samples(&[1.0, 0.0]),
+            Err(SampleDefect::Zero { index: 1 })
+        );
+        assert_eq!(
+            usable_samples(&[f64::NAN]),
+            Err(SampleDefect::NonFinite { index: 0 })
+        );
+        assert_eq!(
+            usable_samples(&[1.0, f64::INFINITY]),
+            Err(SampleDefect::NonFinite { index: 1 })
+        );
+        assert_eq!(usable_samples(&[1.0, 2.0, 3.0]), Ok(3));
+    }
+
+    #[test]
+    fn no_evidence_is_never_a_pass() {
+        let empty = Evidence::new();
+        let err = empty.require_some(|| "--filter `^x$`".into()).unwrap_err();
+        assert!(err.to_string().contains("--filter `^x$`"), "{err}");
+        assert_eq!(empty.outcome(false), Outcome::BadInput);
+
+        let mut broken = Evidence::new();
+        broken.unusable(
+            "a/b",
+            Some("candidate"),
+            SampleDefect::AllZero { samples: 3 },
+        );
+        assert!(broken.require_some(String::new).is_ok());
+        assert_eq!(broken.outcome(false), Outcome::RegressionFound);
+        assert!(broken.unusable_list()[0].to_string().contains("a/b"));
+
+        let mut fine = Evidence::new();
+        fine.judged("a", &[10, 12]);
+        fine.judged("b", &[11, 9]);
+        assert_eq!(fine.outcome(false), Outcome::Clean);
+        assert_eq!(fine.outcome(true), Outcome::RegressionFound);
+        assert_eq!(
+            fine.describe("benchmark"),
+            "2 benchmarks judged on 10+9 samples each (min)"
+        );
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Outcome::Clean.exit_code(), 0);
+        assert_eq!(Outcome::RegressionFound.exit_code(), 1);
+        assert_eq!(Outcome::BadInput.exit_code(), 2);
+    }
+}

@@ -1,0 +1,166 @@
+//! `analyze-trends compare`: two Criterion baselines or recorded runs judged against each
+//! other, the verdict kept in the history and printed as a table, Markdown or JSON.
+
+use crate::analysis::{CompareOptions, Outcome, Side, VerdictRule, compare};
+use crate::criterion_output::CriterionTree;
+use crate::sidecar::criterion_home;
+use crate::report::comparison::{ComparisonFormat, render};
+use crate::results::{RunRecord, RunStore, keep_comparison_verdict, run_for_comparison};
+use anyhow::{Context, bail};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// A Criterion baseline (`base`, `new`, a --save-baseline name) or a run (id, `latest`, `previous`)
+    pub base: String,
+    /// As BASE
+    pub candidate: String,
+    #[arg(long)]
+    pub criterion_dir: Option<PathBuf>,
+    #[arg(long, default_value = "benchmark_results")]
+    pub results: PathBuf,
+    /// Smallest slowdown, in percent, that fails the gate
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+    /// Only benchmarks whose full id matches this regular expression
+    #[arg(long)]
+    pub filter: Option<String>,
+    #[arg(long, value_enum, default_value_t = ComparisonFormat::Table)]
+    pub format: ComparisonFormat,
+    /// Compare runs whose hardware fingerprints differ (every output then says so)
+    #[arg(long)]
+    pub allow_different_hardware: bool,
+}
+
+/// Loads BASE or CANDIDATE: a Criterion baseline when the tree has one by that name,
+/// else a recorded run.
+fn load_side(
+    name: &str,
+    tree: Option<&CriterionTree>,
+    store: &RunStore,
+) -> anyhow::Result<RunRecord> {
+    if let Some(tree) = tree.filter(|t| t.has(name)) {
+        return Ok(run_for_comparison(tree, name)?);
+    }
+    match store.resolve(name) {
+        Ok(run) => Ok(run),
+        Err(crate::results::ResultsError::UnknownRun { available, .. }) => {
+            let baselines = tree.map_or_else(
+                || "none (no Criterion directory)".to_string(),
+                |t| t.baselines().keys().cloned().collect::<Vec<_>>().join(", "),
+            );
+            bail!(
+                "`{name}` is neither a Criterion baseline nor a recorded run; Criterion baselines: {baselines}; runs in {}: {}",
+                store.runs_dir().display(),
+                if available.is_empty() {
+                    "none".to_string()
+                } else {
+                    available.join(", ") + ", latest, previous"
+                }
+            )
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// BASE and CANDIDATE as runs, naming every benchmark file that could not be used.
+fn load_sides(args: &CompareArgs, store: &RunStore) -> anyhow::Result<(RunRecord, RunRecord)> {
+    let dir = args.criterion_dir.clone().unwrap_or_else(criterion_home);
+    // A missing default Criterion directory is fine when both names are runs; an explicit
+    // one must exist.
+    let tree = match CriterionTree::scan(&dir) {
+        Ok(t) => Some(t),
+        Err(e) if args.criterion_dir.is_some() => return Err(e.into()),
+        Err(_) => None,
+    };
+    let base = load_side(&args.base, tree.as_ref(), store)?;
+    let cand = load_side(&args.candidate, tree.as_ref(), store)?;
+    for (side, run) in [("baseline", &base), ("candidate", &cand)] {
+        for skip in &run.skipped {
+            // The verdict lists it as failed; this names the file as soon as it is read.
+            eprintln!(
+                "warning: {side}: unusable {}: {}",
+                skip.path.display(),
+                skip.reason
+            );
+        }
+    }
+    Ok((base, cand))
+}
+
+pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
+    if !(args.threshold.is_finite() && args.threshold >= 0.0) {
+        bail!(
+            "--threshold must be a non-negative number of percent, not {}",
+            args.threshold
+        );
+    }
+    let filter = args
+        .filter
+        .as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .context("--filter is not a valid regular expression")?;
+    let store = RunStore::new(&args.results);
+    let (base, cand) = load_sides(&args, &store)?;
+    let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
+    let options = CompareOptions {
+        rule: VerdictRule {
+            threshold_percent: args.threshold,
+            ..VerdictRule::default()
+        },
+        filter,
+        allow_different_hardware: args.allow_different_hardware,
+        noise_floors,
+        history_runs,
+    };
+    let side = |name: &str, run| Side {
+        name: name.to_string(),
+        run,
+    };
+    let comparison = compare(
+        &side(&args.base, &base),
+        &side(&args.candidate, &cand),
+        &options,
+    )?;
+    if let Err(e) = keep_comparison_verdict(
+        &store,
+        "compare",
+        (&args.base, &base),
+        (&args.candidate, &cand),
+        &comparison.stored_verdict(),
+    ) {
+        eprintln!("warning: verdict not kept in the history: {e}");
+    }
+    let text = render(&comparison, args.format);
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")?;
+    Ok(comparison.evidence.outcome(comparison.regression_found()))
+}
+
+/// Noise floors from earlier recorded runs on the candidate's hardware; none when the
+/// results directory is absent or unreadable (the comparison then uses within-run
+/// statistics only, and says nothing it cannot know).
+fn history_noise(
+    store: &RunStore,
+    base: &RunRecord,
+    cand: &RunRecord,
+) -> (std::collections::HashMap<String, f64>, usize) {
+    if !store.dir.is_dir() {
+        return (Default::default(), 0);
+    }
+    match store.load_all() {
+        Ok(loaded) => crate::analysis::noise::noise_floors(
+            &loaded.runs,
+            cand.fingerprint.as_deref(),
+            &[base.run_id.as_str(), cand.run_id.as_str()],
+        ),
+        Err(e) => {
+            eprintln!("warning: history not used: {e}");
+            (Default::default(), 0)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! `analyze-trends comparisons`: past `compare` and gate verdicts, newest first.
+
+use super::store::{ListArgs, emit, existing_store};
+use crate::analysis::Outcome;
+use crate::results::format_rfc3339_ms;
+use serde::Serialize;
+
+/// One row of `analyze-trends comparisons`.
+#[derive(Serialize)]
+struct ComparisonRow<'a> {
+    id: i64,
+    time: String,
+    kind: &'a str,
+    baseline: &'a str,
+    candidate: &'a str,
+    verdict: &'a str,
+    degraded: u64,
+    improved: u64,
+    unchanged: u64,
+    inconclusive: u64,
+    threshold_percent: f64,
+    hardware: Option<&'a str>,
+}
+
+pub fn comparisons(args: ListArgs) -> anyhow::Result<Outcome> {
+    let store = existing_store(&args.results)?;
+    let stored = store.comparisons()?;
+    let rows: Vec<ComparisonRow> = stored
+        .iter()
+        .map(|c| ComparisonRow {
+            id: c.id,
+            time: format_rfc3339_ms(c.created_unix_ms),
+            kind: &c.kind,
+            baseline: c.baseline_run_id.as_deref().unwrap_or(&c.baseline),
+            candidate: c.candidate_run_id.as_deref().unwrap_or(&c.candidate),
+            verdict: &c.verdict,
+            degraded: c.degraded,
+            improved: c.improved,
+            unchanged: c.unchanged,
+            inconclusive: c.inconclusive,
+            threshold_percent: c.threshold_percent,
+            hardware: c.fingerprint.as_deref(),
+        })
+        .collect();
+    emit(&rows, args.format)?;
+    Ok(Outcome::Clean)
+}

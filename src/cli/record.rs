@@ -1,0 +1,46 @@
+//! `analyze-trends record`: one Criterion baseline kept as a run in the store.
+
+use crate::analysis::Outcome;
+use crate::criterion_output::CriterionTree;
+use crate::sidecar::criterion_home;
+use crate::results::{RunStore, run_from_tree};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Criterion's output directory [default: $CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion]
+    #[arg(long)]
+    pub criterion_dir: Option<PathBuf>,
+    #[arg(long, default_value = "new")]
+    pub baseline: String,
+    #[arg(long, default_value = "benchmark_results")]
+    pub results: PathBuf,
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
+    let dir = args.criterion_dir.unwrap_or_else(criterion_home);
+    let tree = CriterionTree::scan(&dir)?;
+    let run = run_from_tree(&tree, &args.baseline, args.label)?;
+    for skip in &run.skipped {
+        eprintln!("warning: skipped {}: {}", skip.path.display(), skip.reason);
+    }
+    for note in &run.notes {
+        eprintln!("note: {note}");
+    }
+    for failure in &run.failed {
+        eprintln!("FAILED {}: {}", failure.id, failure.error);
+    }
+    let path = RunStore::new(&args.results).save(&run)?;
+    println!(
+        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}",
+        run.benchmarks.len(),
+        run.skipped.len(),
+        run.failed.len(),
+        run.run_id,
+        path.display()
+    );
+    Ok(Outcome::Clean)
+}

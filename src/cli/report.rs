@@ -1,0 +1,79 @@
+//! `analyze-trends report` (and `analyze-trends` alone): the history report over a
+//! results directory, written as HTML, Markdown and JSON and summarised on the terminal.
+
+use crate::analysis::Outcome;
+use crate::analysis::trends::{
+    MedianHistory, RunHeader, TrendOptions, analyze_medians, not_measured,
+};
+use crate::report::history::{render_terminal, write_reports_with_runs};
+use crate::results::{RunRecord, RunStore};
+use anyhow::bail;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Results directory
+    #[arg(default_value = "benchmark_results")]
+    pub dir: PathBuf,
+    /// Exit 1 when any benchmark's history shows a recent regression
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+}
+
+pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
+    if !args.dir.is_dir() {
+        bail!(
+            "results directory {} does not exist (record a run first)",
+            args.dir.display()
+        );
+    }
+    let store = RunStore::new(&args.dir);
+    // Medians for the history, whole runs only where the report shows them: a store of a
+    // thousand runs is never decoded sample by sample.
+    let stored = store.report_history()?;
+    if stored.runs.is_empty() && stored.problems.is_empty() {
+        bail!(
+            "no runs in {} (record one with `analyze-trends record`)",
+            store.runs_dir().display()
+        );
+    }
+    let problems: Vec<String> = stored.problems.iter().map(|e| e.to_string()).collect();
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
+    let options = TrendOptions {
+        threshold_percent: args.threshold,
+        acknowledgements: store.acknowledgements()?,
+        ..TrendOptions::default()
+    };
+    let history = MedianHistory {
+        runs: stored.runs.iter().map(RunHeader::stored).collect(),
+        series: stored.series,
+    };
+    let whole: std::collections::HashMap<&str, &RunRecord> = stored
+        .whole_runs
+        .iter()
+        .map(|r| (r.run_id.as_str(), r))
+        .collect();
+    let not_measured_of = |run_id: &str| {
+        whole
+            .get(run_id)
+            .map(|r| not_measured(r))
+            .unwrap_or_default()
+    };
+    let report = analyze_medians(&history, &not_measured_of, &options, problems);
+    let written = write_reports_with_runs(&report, &stored.whole_runs, &store.reports_dir())?;
+    print!("{}", render_terminal(&report));
+    for path in written {
+        println!("wrote {}", path.display());
+    }
+    let regressed = report.regressions().next().is_some();
+    Ok(if args.fail_on_regression && regressed {
+        Outcome::RegressionFound
+    } else {
+        Outcome::Clean
+    })
+}
