@@ -4,3 +4,6 @@
 
 #[path = "no_verdict/support.rs"]
 mod support;
+
+#[path = "no_verdict/validate.rs"]
+mod validate;

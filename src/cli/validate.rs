@@ -81,7 +81,8 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         config: &config,
         history: &history,
         before: before.as_ref(),
-    });
+        filter: args.filter.as_deref(),
+    })?;
     let path = store
         .dir
         .join("validation")
