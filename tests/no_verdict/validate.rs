@@ -151,6 +151,30 @@ fn validate_fails_a_benchmark_without_usable_samples_naming_it_and_why() {
     }
 }
 
+/// The harness said it measured a benchmark whose samples never reached the run (an
+/// unreadable sample file is dropped by the reader): failed, not counted as measured.
+#[test]
+fn validate_fails_a_benchmark_called_measured_whose_samples_never_reached_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (iters, times) = good_samples();
+    let path = run_file(dir.path(), iters, times);
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let lost = "gemm/cpu/f64/512x512x512";
+    run["targets"] = json!([{"schema": "stackbench.target.v1", "target": "gemm", "suite": "quick",
+        "started_unix_s": 0, "benchmarks": {lost: {"group": "gemm/cpu", "function": "f64",
+            "value": "512x512x512", "outcome": "measured"}}}]);
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    let ran = validate(dir.path(), &path, "", &["--suite", "quick"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.text());
+    assert!(
+        ran.stdout.contains(&format!(
+            "FAILED {lost}: no usable samples: the run holds no samples"
+        )),
+        "{}",
+        ran.text()
+    );
+}
+
 /// A run file that is not JSON the store can read (NaN is not JSON) is bad input, named.
 #[test]
 fn validate_an_unreadable_run_file_is_bad_input_naming_it() {
