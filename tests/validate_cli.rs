@@ -653,6 +653,18 @@ fn the_verdict_states_its_evidence_in_json_and_text() {
     );
     let tiers = evidence["tiers"].as_u64().unwrap();
     assert!(tiers >= 2, "{evidence:#}");
+    assert!(
+        evidence["benchmarks"].as_u64().unwrap() >= 1,
+        "{evidence:#}"
+    );
+    // The schema holds CI to it: a verdict without its evidence is not valid.
+    let mut bare = verdict.clone();
+    bare.as_object_mut().unwrap().remove("evidence");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/validation.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&bare));
 
     let out = stackbench(
         &[

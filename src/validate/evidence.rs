@@ -32,7 +32,8 @@ pub struct Evidence {
     pub passed: usize,
     pub warnings: usize,
     pub failed: usize,
-    /// Usable samples over every benchmark the verdict judged.
+    /// Selected benchmarks measured with usable samples, and those samples together.
+    pub benchmarks: usize,
     pub samples: usize,
     /// Which checks ran, in the verdict's order.
     pub ran: Vec<CheckEvidence>,
@@ -57,6 +58,7 @@ impl Evidence {
             passed: count(Status::Passed),
             warnings: count(Status::Warning),
             failed: count(Status::Failed),
+            benchmarks: samples.len(),
             samples: samples.values().sum(),
             ran,
         }
@@ -67,7 +69,8 @@ impl Evidence {
         self.ran.iter().any(|c| c.samples > 0)
     }
 
-    /// "14 checks on 3 tiers, 12 passed, 2 warnings, 0 failed".
+    /// "14 checks on 3 tiers, 12 passed, 2 warnings, 0 failed; 9 benchmarks measured, 90
+    /// usable samples".
     pub fn summary(&self) -> String {
         let plural = |n: usize, word: &str| {
             if n == 1 {
@@ -77,12 +80,13 @@ impl Evidence {
             }
         };
         format!(
-            "{} on {}, {} passed, {}, {} failed ({} over the judged benchmarks)",
+            "{} on {}, {} passed, {}, {} failed; {} measured, {}",
             plural(self.checks, "check"),
             plural(self.tiers, "tier"),
             self.passed,
             plural(self.warnings, "warning"),
             self.failed,
+            plural(self.benchmarks, "benchmark"),
             plural(self.samples, "usable sample"),
         )
     }
@@ -152,7 +156,7 @@ mod tests {
         assert!(evidence.measured_anything());
         assert_eq!(
             evidence.summary(),
-            "3 checks on 2 tiers, 2 passed, 1 warning, 0 failed (10 usable samples over the judged benchmarks)"
+            "3 checks on 2 tiers, 2 passed, 1 warning, 0 failed; 1 benchmark measured, 10 usable samples"
         );
         let observed_only = Evidence::of(&checks[..1], &BTreeMap::new());
         assert!(!observed_only.measured_anything());

@@ -148,6 +148,7 @@ fn validate_fails_a_benchmark_without_usable_samples_naming_it_and_why() {
         assert_eq!(runs["status"], "failed");
         assert!(runs["actual"].as_str().unwrap().contains(ID), "{runs}");
         assert_eq!(verdict["evidence"]["samples"], 0, "{why}");
+        assert_eq!(verdict["evidence"]["benchmarks"], 0, "{why}");
     }
 }
 
