@@ -95,6 +95,13 @@ loads = [c for c in checks if c["name"] in ("installation/cuda loads", "installa
 assert loads and all(c["passed"] for c in loads), f"no GPU backend loaded: {loads}"
 gpu = [c for c in checks if c.get("benchmark", "").split("/")[1:2] in (["cuda"], ["rocm"])]
 assert any(c["threshold_kind"] in ("vendor", "peak_fraction") for c in gpu), "no GPU figure was judged"
+# The suite must time a GPU GEMM, a GPU triad and both copy directions, not only load the backend.
+for prefix, what in (("gemm/", "GEMM"), ("memory_bandwidth/", "triad"), ("memory_bandwidth/", "h2d_pinned"), ("memory_bandwidth/", "d2h_pinned")):
+    timed = [r for r in verdict["results"] if r["outcome"] == "measured" and r["id"].startswith(prefix)
+             and r["id"].split("/")[1] in ("cuda", "rocm") and (what == "GEMM" or r["id"].split("/")[2] == what)]
+    assert timed, f"validate timed no GPU {what}"
+evidence = verdict["evidence"]
+print(f'evidence: {evidence["checks"]} checks on {evidence["tiers"]} tiers, {evidence["benchmarks"]} benchmarks, {evidence["samples"]} samples')
 # Unconfirmed without a GPU: torch's CUDA build judged against the driver's CUDA version
 # (src/validate/torch_cuda.rs) once a torch component measured something on the GPU, and
 # the CPU triad either judged against its DIMMs' STREAM expectation or noted with the reason.

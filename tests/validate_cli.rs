@@ -349,6 +349,43 @@ fn a_real_cpu_suite_runs_and_an_unmeetable_threshold_fails_it() {
     assert_eq!(iters.len(), 12);
 }
 
+/// The measuring path, not only a stored run: a suite that selects nothing runs its target,
+/// which says so, and validate exits 2 naming the suite, keeping no run.
+#[test]
+fn a_real_suite_that_selects_nothing_is_bad_input_and_keeps_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("stackbench.toml"),
+        "[suites.none]\ntargets = [\"memory_bandwidth\"]\ninclude = ['^no/such/benchmark$']\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = stackbench(
+        &[
+            "validate",
+            "--suite",
+            "none",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("suite 'none' selects no benchmark in this run"),
+        "{err}"
+    );
+    // The bench target itself named the suite that selected nothing.
+    assert!(
+        err.contains(
+            "stackbench memory_bandwidth: suite 'none' selects no benchmark of this target"
+        ),
+        "{err}"
+    );
+    assert!(!results.join("runs").exists(), "a run was kept");
+}
+
 const TRIAD_ID: &str = "memory_bandwidth/cpu/triad/256MiB";
 /// Bytes STREAM counts for one triad pass over 256 MiB arrays (3 arrays).
 const TRIAD_BYTES: u64 = 3 * (256 << 20);

@@ -352,24 +352,6 @@ impl Harness {
         }
     }
 
-    /// Why this target ran nothing, naming the suite and the filter that selected nothing.
-    fn empty_match(&self) -> String {
-        let suite = &self.plan.name;
-        match (&self.args.filter, self.args.exact) {
-            (Some(id), true) => format!(
-                "--exact `{id}` matches no benchmark of suite '{suite}' in this target; it may \
-                 exist only in another suite (STACKBENCH_SUITE=full runs every id)"
-            ),
-            (Some(filter), false) => format!(
-                "the filter '{filter}' matches no benchmark of suite '{suite}' in this target"
-            ),
-            (None, _) if !self.plan.runs_target(&self.report.target) => {
-                format!("suite '{suite}' does not run this target")
-            }
-            (None, _) => format!("suite '{suite}' selects no benchmark of this target"),
-        }
-    }
-
     fn record_error(&mut self, id: &BenchId, error: BackendError) {
         let kind = if error.is_skip() { "skipped" } else { "failed" };
         self.landed(id, kind, Some(error.to_string()), None, None);
@@ -399,7 +381,8 @@ impl Harness {
             // runs every target with a filter meant for one of them (cargo would stop at
             // the first target that exits non-zero). Whether a whole run selected nothing is
             // the runner's question (`run_benchmarks.sh`, `stackbench validate`): exit 2 there.
-            eprintln!("stackbench {}: {}", self.report.target, self.empty_match());
+            let why = empty_match(&self.report.target, &self.plan, &self.args);
+            eprintln!("stackbench {}: {why}", self.report.target);
         }
         let (skipped, failed) = self.report.counts();
         if let Err(error) = self.report.save() {
@@ -421,6 +404,24 @@ impl Harness {
         } else {
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// Why `target` ran nothing, naming the suite and the filter that selected nothing.
+pub fn empty_match(target: &str, plan: &ResolvedSuite, args: &CriterionArgs) -> String {
+    let suite = &plan.name;
+    match (&args.filter, args.exact) {
+        (Some(id), true) => format!(
+            "--exact `{id}` matches no benchmark of suite '{suite}' in this target; it may \
+             exist only in another suite (STACKBENCH_SUITE=full runs every id)"
+        ),
+        (Some(filter), false) => {
+            format!("the filter '{filter}' matches no benchmark of suite '{suite}' in this target")
+        }
+        (None, _) if !plan.runs_target(target) => {
+            format!("suite '{suite}' does not run this target")
+        }
+        (None, _) => format!("suite '{suite}' selects no benchmark of this target"),
     }
 }
 
@@ -452,5 +453,29 @@ mod tests {
             Some("a[17] = 3 but expected 5")
         );
         assert!(failed_check_after_timing(&notes(json!(false))).is_some());
+    }
+
+    #[test]
+    fn an_empty_match_names_the_suite_and_the_filter() {
+        let config = Config::parse(
+            "[suites.none]\ntargets = [\"gemm\"]\ninclude = ['^no/such$']\n",
+            std::path::Path::new("stackbench.toml"),
+        )
+        .unwrap();
+        let none = config.suite("none").unwrap();
+        let args = |a: &[&str]| CriterionArgs::parse(a.iter().map(|s| s.to_string()));
+        assert_eq!(
+            empty_match("gemm", &none, &args(&[])),
+            "suite 'none' selects no benchmark of this target"
+        );
+        assert_eq!(
+            empty_match("attention", &none, &args(&[])),
+            "suite 'none' does not run this target"
+        );
+        let quick = config.suite("quick").unwrap();
+        assert_eq!(
+            empty_match("gemm", &quick, &args(&["--bench", "^no/such/benchmark$"])),
+            "the filter '^no/such/benchmark$' matches no benchmark of suite 'quick' in this target"
+        );
     }
 }

@@ -277,27 +277,7 @@ pub fn figure(peaks: &PeakTable, benchmark: &BenchmarkRecord) -> Option<Figure> 
 pub fn validate(inputs: &Inputs) -> Result<ValidationResult, ValidationError> {
     let run = inputs.run;
     let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some());
-    let filter = match inputs.filter {
-        Some(filter) => {
-            Some(
-                regex::Regex::new(filter).map_err(|source| ValidationError::BadFilter {
-                    filter: filter.to_owned(),
-                    source,
-                })?,
-            )
-        }
-        None => None,
-    };
-    let selected = outcomes(run, inputs.suite)
-        .into_iter()
-        .filter(|(id, _)| filter.as_ref().is_none_or(|re| re.is_match(id)))
-        .collect::<BTreeMap<_, _>>();
-    if selected.is_empty() {
-        return Err(ValidationError::EmptySelection {
-            suite: inputs.suite.name.clone(),
-            filter: inputs.filter.map(String::from),
-        });
-    }
+    let selected = selected_outcomes(inputs)?;
     let (outcomes, samples) = with_usable_samples(run, selected);
     let (mut checks, mut notes) = installation::checks(run, &outcomes);
     let mut results = Vec::new();
@@ -314,6 +294,32 @@ pub fn validate(inputs: &Inputs) -> Result<ValidationResult, ValidationError> {
         checks.extend(threshold_checks(inputs, benchmark, &figure, &mut notes));
     }
     Ok(finish(inputs, checks, results, notes, &samples))
+}
+
+/// The outcomes of the run that the suite and the filter select; none is an error.
+fn selected_outcomes(
+    inputs: &Inputs,
+) -> Result<BTreeMap<String, BenchmarkOutcome>, ValidationError> {
+    let filter = inputs
+        .filter
+        .map(|filter| {
+            regex::Regex::new(filter).map_err(|source| ValidationError::BadFilter {
+                filter: filter.to_owned(),
+                source,
+            })
+        })
+        .transpose()?;
+    let selected: BTreeMap<_, _> = outcomes(inputs.run, inputs.suite)
+        .into_iter()
+        .filter(|(id, _)| filter.as_ref().is_none_or(|re| re.is_match(id)))
+        .collect();
+    if selected.is_empty() {
+        return Err(ValidationError::EmptySelection {
+            suite: inputs.suite.name.clone(),
+            filter: inputs.filter.map(String::from),
+        });
+    }
+    Ok(selected)
 }
 
 /// The checks of one measured benchmark against every threshold that applies, with a note
@@ -625,6 +631,76 @@ mod tests {
         assert!(check.source.contains("DCGM"));
         assert!((check.actual.as_f64().unwrap() - 1500.0).abs() < 1e-6);
         assert_eq!(verdict(2100.0).status, Status::Passed);
+    }
+
+    fn cpu_run(times: serde_json::Value) -> RunRecord {
+        serde_json::from_value(serde_json::json!({
+            "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+            "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+            "system": {"gpus": [], "peaks": [], "backends": {"cpu": {"status": "available",
+                "devices": [{"name": "cpu"}]}}},
+            "benchmarks": [{"id": "gemm/cpu/f32/64x64x64", "group": "gemm/cpu",
+                "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0], "times": times}}]
+        }))
+        .unwrap()
+    }
+
+    fn judge(
+        run: &RunRecord,
+        suite: &str,
+        filter: Option<&str>,
+    ) -> Result<ValidationResult, ValidationError> {
+        let config = Config::parse(
+            "[suites.none]\ninclude = ['^no/such$']\n",
+            std::path::Path::new("stackbench.toml"),
+        )
+        .unwrap();
+        let suite = config.suite(suite).unwrap();
+        validate(&Inputs {
+            run,
+            suite: &suite,
+            config: &config,
+            history: &[],
+            before: None,
+            filter,
+        })
+    }
+
+    #[test]
+    fn an_empty_selection_is_an_error_naming_the_suite_or_filter() {
+        let run = cpu_run(serde_json::json!([5.0, 6.0]));
+        let none = judge(&run, "none", None).unwrap_err().to_string();
+        assert!(none.contains("suite 'none' selects no benchmark"), "{none}");
+        let filtered = judge(&run, "quick", Some("^x$")).unwrap_err().to_string();
+        assert!(filtered.contains("the filter '^x$'"), "{filtered}");
+        assert!(matches!(
+            judge(&run, "quick", Some("(")),
+            Err(ValidationError::BadFilter { .. })
+        ));
+        let judged = judge(&run, "quick", None).unwrap();
+        assert_eq!(judged.evidence.samples, 2);
+    }
+
+    #[test]
+    fn unusable_samples_fail_the_benchmark_and_the_verdict() {
+        for times in [
+            serde_json::json!([0.0, 0.0]),
+            serde_json::json!([-1.0, 2.0]),
+        ] {
+            let verdict = judge(&cpu_run(times), "quick", None).unwrap();
+            assert_eq!(verdict.status, Status::Failed);
+            assert_eq!(verdict.results[0].outcome, "failed");
+            assert!(
+                verdict.results[0]
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("no usable samples: sample 0")),
+                "{:?}",
+                verdict.results[0]
+            );
+            assert!(verdict.results[0].latency_ns.is_none());
+            assert_eq!(verdict.evidence.benchmarks, 0);
+        }
     }
 
     #[test]
