@@ -188,9 +188,9 @@ done
 
 if [[ $total -eq 0 ]]; then
     if [[ -n "$filter" ]]; then
-        die "the filter '$filter' matches no benchmark (try: ./run_benchmarks.sh --list)"
+        die "the filter '$filter' matches no benchmark of suite '$suite' (try: ./run_benchmarks.sh --list)"
     fi
-    die "no benchmarks to run"
+    die "suite '$suite' selects no benchmark (stackbench suite $suite shows what it selects)"
 fi
 [[ $list -eq 1 ]] && exit 0
 

@@ -17,7 +17,17 @@ echo "== system probe"
 cargo run --release --quiet --bin stackbench -- info --no-measure
 
 echo "== tests, including the ones that need a GPU"
-cargo test --release -- --include-ignored
+# The multi-GPU tests need two devices: on fewer they are skipped, and the log says why.
+MULTI_GPU_TESTS=(nccl_collectives_on_every_gpu)
+gpus=$(ci/gpu_count.sh)
+skip_args=()
+if [[ $gpus -lt 2 ]]; then
+    for name in "${MULTI_GPU_TESTS[@]}"; do
+        echo "skipped $name: needs two or more GPUs, this machine has $gpus (nvidia-smi -L, rocm-smi --showid)"
+        skip_args+=(--skip "$name")
+    done
+fi
+cargo test --release -- --include-ignored "${skip_args[@]}"
 echo "== the device tests again, verbosely: each names what it measured or why it skipped"
 cargo test --release --test gpu_cuda --test gpu_rocm -- --include-ignored --nocapture 2>&1 \
     | grep -E "measured and checked|skipped|throttl|^test " || true
@@ -85,6 +95,13 @@ loads = [c for c in checks if c["name"] in ("installation/cuda loads", "installa
 assert loads and all(c["passed"] for c in loads), f"no GPU backend loaded: {loads}"
 gpu = [c for c in checks if c.get("benchmark", "").split("/")[1:2] in (["cuda"], ["rocm"])]
 assert any(c["threshold_kind"] in ("vendor", "peak_fraction") for c in gpu), "no GPU figure was judged"
+# The suite must time a GPU GEMM, a GPU triad and both copy directions, not only load the backend.
+for prefix, what in (("gemm/", "GEMM"), ("memory_bandwidth/", "triad"), ("memory_bandwidth/", "h2d_pinned"), ("memory_bandwidth/", "d2h_pinned")):
+    timed = [r for r in verdict["results"] if r["outcome"] == "measured" and r["id"].startswith(prefix)
+             and r["id"].split("/")[1] in ("cuda", "rocm") and (what == "GEMM" or r["id"].split("/")[2] == what)]
+    assert timed, f"validate timed no GPU {what}"
+evidence = verdict["evidence"]
+print(f'evidence: {evidence["checks"]} checks on {evidence["tiers"]} tiers, {evidence["benchmarks"]} benchmarks, {evidence["samples"]} samples')
 # Unconfirmed without a GPU: torch's CUDA build judged against the driver's CUDA version
 # (src/validate/torch_cuda.rs) once a torch component measured something on the GPU, and
 # the CPU triad either judged against its DIMMs' STREAM expectation or noted with the reason.

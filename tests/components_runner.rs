@@ -394,6 +394,25 @@ fn a_wrong_result_fails_verification_and_is_never_timed() {
 }
 
 #[test]
+fn a_reading_below_the_timers_resolution_fails_the_benchmark() {
+    let Some(python) = bare_python() else {
+        return;
+    };
+    let mut recorder = Recorder::new();
+    run_suite_with(
+        &mut recorder,
+        Ok(python),
+        &fixture_config(),
+        &["frozen_clock"],
+    );
+    let error = recorder.failed("components/frozen_clock/sum/n1000");
+    assert!(
+        error.contains("0 ns") && error.contains("below the timer's resolution"),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_missing_worker_script_is_named() {
     let Some(python) = bare_python() else {
         return;

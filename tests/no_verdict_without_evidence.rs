@@ -8,3 +8,6 @@ mod compare;
 mod history;
 #[path = "no_verdict/support.rs"]
 mod support;
+
+#[path = "no_verdict/validate.rs"]
+mod validate;

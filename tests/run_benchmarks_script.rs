@@ -81,6 +81,27 @@ fn a_filter_that_matches_nothing_is_an_error() {
 }
 
 #[test]
+fn a_suite_that_selects_nothing_is_an_error_naming_the_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("stackbench.toml");
+    std::fs::write(
+        &config,
+        "[suites.none]\ntargets = [\"memory_bandwidth\"]\ninclude = ['^no/such/benchmark$']\n",
+    )
+    .unwrap();
+    let out = run_script(
+        &["--suite", "none"],
+        &[("STACKBENCH_CONFIG", config.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("suite 'none' selects no benchmark"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn an_unwritable_results_directory_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     // A regular file where the directory should be: not writable even for root.

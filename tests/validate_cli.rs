@@ -349,6 +349,43 @@ fn a_real_cpu_suite_runs_and_an_unmeetable_threshold_fails_it() {
     assert_eq!(iters.len(), 12);
 }
 
+/// The measuring path, not only a stored run: a suite that selects nothing runs its target,
+/// which says so, and validate exits 2 naming the suite, keeping no run.
+#[test]
+fn a_real_suite_that_selects_nothing_is_bad_input_and_keeps_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("stackbench.toml"),
+        "[suites.none]\ntargets = [\"memory_bandwidth\"]\ninclude = ['^no/such/benchmark$']\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = stackbench(
+        &[
+            "validate",
+            "--suite",
+            "none",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("suite 'none' selects no benchmark in this run"),
+        "{err}"
+    );
+    // The bench target itself named the suite that selected nothing.
+    assert!(
+        err.contains(
+            "stackbench memory_bandwidth: suite 'none' selects no benchmark of this target"
+        ),
+        "{err}"
+    );
+    assert!(!results.join("runs").exists(), "a run was kept");
+}
+
 const TRIAD_ID: &str = "memory_bandwidth/cpu/triad/256MiB";
 /// Bytes STREAM counts for one triad pass over 256 MiB arrays (3 arrays).
 const TRIAD_BYTES: u64 = 3 * (256 << 20);
@@ -410,6 +447,23 @@ fn stream_run(
     write(
         bench.join("sample.json"),
         serde_json::json!({"sampling_mode": "Linear", "iters": iters, "times": times}),
+    );
+    // The component the target report says it measured has samples too: a "measured"
+    // benchmark with none would be failed.
+    let torch = criterion.join("components_tiny_gpt/prefill/b1_s128/new");
+    std::fs::create_dir_all(&torch).unwrap();
+    for file in ["estimates.json", "tukey.json"] {
+        std::fs::copy(template.join(file), torch.join(file)).unwrap();
+    }
+    write(
+        torch.join("benchmark.json"),
+        serde_json::json!({"group_id": "components/tiny_gpt", "function_id": "prefill",
+            "value_str": "b1_s128", "throughput": null, "full_id": TORCH_ID,
+            "directory_name": "components_tiny_gpt/prefill/b1_s128", "title": TORCH_ID}),
+    );
+    write(
+        torch.join("sample.json"),
+        serde_json::json!({"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [3e6, 3.1e6, 2.9e6]}),
     );
     let recorded = root().join("tests/fixtures/criterion-0.8/stackbench/system.json");
     let mut probe: Value = serde_json::from_slice(&std::fs::read(recorded).unwrap()).unwrap();
@@ -605,4 +659,109 @@ fn torch_built_for_a_newer_cuda_than_the_driver_warns_or_fails() {
     let (code, verdict) = verdict_for("13.0");
     assert_eq!(code, 1, "{verdict:#}");
     assert_eq!(check(&verdict, name, "installation")["status"], "failed");
+}
+
+/// The verdict says what it stands on: every check that ran, its tier and the usable
+/// samples it read, in the JSON (`evidence`) and in the table and its summary line.
+#[test]
+fn the_verdict_states_its_evidence_in_json_and_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = recorded_fixture(dir.path(), 1);
+    let (code, verdict) = validate_run(dir.path(), &results, &rule(1e-6, 1.0, 0.9), &[]);
+    assert_eq!(code, 0, "{verdict:#}");
+    let evidence = &verdict["evidence"];
+    let checks = verdict["threshold_checks"].as_array().unwrap();
+    let ran = evidence["ran"].as_array().unwrap();
+    assert_eq!(evidence["checks"].as_u64(), Some(checks.len() as u64));
+    let names: Vec<&Value> = checks.iter().map(|c| &c["name"]).collect();
+    let ids: Vec<&Value> = ran.iter().map(|c| &c["id"]).collect();
+    assert_eq!(names, ids);
+    let f32 = ran.iter().find(|c| c["id"] == F32_ID).unwrap();
+    assert_eq!(f32["tier"], "gemm");
+    let samples = f32["samples"].as_u64().unwrap();
+    assert!(samples > 0, "{f32}");
+    let loads = ran
+        .iter()
+        .find(|c| c["id"] == "installation/cpu loads")
+        .unwrap();
+    assert_eq!(
+        (&loads["tier"], &loads["samples"]),
+        (&"installation".into(), &0.into())
+    );
+    let tiers = evidence["tiers"].as_u64().unwrap();
+    assert!(tiers >= 2, "{evidence:#}");
+    assert!(
+        evidence["benchmarks"].as_u64().unwrap() >= 1,
+        "{evidence:#}"
+    );
+    // The schema holds CI to it: a verdict without its evidence is not valid.
+    let mut bare = verdict.clone();
+    bare.as_object_mut().unwrap().remove("evidence");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/validation.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&bare));
+
+    let out = stackbench(
+        &[
+            "validate",
+            "--suite",
+            "quick",
+            "--run",
+            "latest",
+            "--results",
+            results.to_str().unwrap(),
+            "--config",
+            dir.path().join("stackbench.toml").to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let summary = format!(
+        "passed — {} checks on {tiers} tiers, {} passed, ",
+        checks.len(),
+        evidence["passed"]
+    );
+    assert!(table.contains(&summary), "{summary} missing:\n{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with(F32_ID) && l.contains("config"))
+        .unwrap_or_else(|| panic!("no row for {F32_ID}:\n{table}"));
+    assert!(row.trim_end().ends_with(&samples.to_string()), "{row}");
+}
+
+/// ci/gpu_tests.sh skips the multi-GPU test on fewer than two GPUs; the count comes from
+/// ci/gpu_count.sh, here over fake `nvidia-smi` listings.
+#[test]
+fn gpu_count_reads_nvidia_smi_and_is_zero_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let count_with = |listing: Option<&str>| {
+        let bin = dir.path().join("bin");
+        let _ = std::fs::remove_dir_all(&bin);
+        std::fs::create_dir_all(&bin).unwrap();
+        if let Some(listing) = listing {
+            let script = bin.join("nvidia-smi");
+            std::fs::write(&script, format!("#!/bin/sh\nprintf '{listing}'\n")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let out = Command::new("bash")
+            .arg(root().join("ci/gpu_count.sh"))
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let one = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\\n";
+    let two = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)\\n";
+    assert_eq!(count_with(Some(one)), "1");
+    assert_eq!(count_with(Some(two)), "2");
+    assert_eq!(count_with(None), "0");
+    let script = std::fs::read_to_string(root().join("ci/gpu_tests.sh")).unwrap();
+    assert!(
+        script.contains("ci/gpu_count.sh") && script.contains("--skip \"$name\""),
+        "gpu_tests.sh no longer skips by the device count"
+    );
 }

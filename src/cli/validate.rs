@@ -70,18 +70,29 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         Some(name) => Some(store.resolve(name).context("--compare-to")?),
         None => None,
     };
-    let run = match &args.run {
-        Some(name) => store.resolve(name).context("--run")?,
-        None => measure(args, &config, &suite, &store)?,
+    if let Some(filter) = &args.filter {
+        // Before anything runs: a bad regex is bad input, not minutes of benchmarks later.
+        regex::Regex::new(filter).with_context(|| format!("--filter '{filter}'"))?;
+    }
+    let (run, measured) = match &args.run {
+        Some(name) => (store.resolve(name).context("--run")?, false),
+        None => (measure(args, &config, &suite)?, true),
     };
     let history = same_hardware_history(&store, &run);
+    // An empty selection is an error here, and leaves no measured run behind.
     let result = validate::validate(&Inputs {
         run: &run,
         suite: &suite,
         config: &config,
         history: &history,
         before: before.as_ref(),
-    });
+        filter: args.filter.as_deref(),
+    })?;
+    if measured && !args.no_save {
+        // Kept so the next validation can learn from it.
+        let path = store.save(&run).context("keeping the measured run")?;
+        eprintln!("==> validate: run kept as {}", path.display());
+    }
     let path = store
         .dir
         .join("validation")
@@ -97,13 +108,11 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
     Ok(result)
 }
 
-/// Runs the suite into a fresh Criterion directory and keeps the run in the store (so
-/// the next validation can learn from it).
+/// Runs the suite into a fresh Criterion directory.
 fn measure(
     args: &ValidateArgs,
     config: &Config,
     suite: &crate::config::ResolvedSuite,
-    store: &RunStore,
 ) -> anyhow::Result<RunRecord> {
     let criterion_dir = tempfile::Builder::new()
         .prefix("stackbench-validate-")
@@ -117,10 +126,6 @@ fn measure(
         criterion_dir: criterion_dir.path(),
         filter: args.filter.as_deref(),
     })?;
-    if !args.no_save {
-        let path = store.save(&run).context("keeping the measured run")?;
-        eprintln!("==> validate: run kept as {}", path.display());
-    }
     Ok(run)
 }
 

@@ -20,6 +20,31 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+/// The metric in which a worker may state its timer's resolution; without it, 1 ns (the
+/// unit of `perf_counter_ns` and of the protocol's `elapsed_ns`).
+pub const TIMER_RESOLUTION_METRIC: &str = "timer_resolution_ns";
+
+fn timer_resolution_ns(metrics: &BTreeMap<String, Value>) -> u64 {
+    metrics
+        .get(TIMER_RESOLUTION_METRIC)
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// A worker's reading of `iters` calls as a duration. One below the timer's resolution (a
+/// 0 ns total from a coarse clock) measured nothing: it is a failed measurement, never a
+/// number (rounding it up to 1 ns would read as an enormous speed-up).
+fn reading(elapsed_ns: u64, iters: u64, resolution_ns: u64) -> Result<Duration, String> {
+    if elapsed_ns < resolution_ns {
+        return Err(format!(
+            "{iters} iterations took {elapsed_ns} ns, below the timer's resolution of \
+             {resolution_ns} ns: nothing was measured"
+        ));
+    }
+    Ok(Duration::from_nanos(elapsed_ns))
+}
+
 /// Bound on the courtesy `teardown` sent when a workload is dropped.
 const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -329,9 +354,10 @@ impl TimedWorkload for ComponentWorkload<'_> {
                 result.iters
             )));
         }
+        let resolution_ns = timer_resolution_ns(&result.metrics);
         self.metrics = result.metrics;
-        // Criterion divides by the elapsed time; a zero from a coarse clock must not reach it.
-        Ok(Duration::from_nanos(result.elapsed_ns.max(1)))
+        reading(result.elapsed_ns, iters, resolution_ns)
+            .map_err(|detail| self.protocol_error(detail))
     }
 
     fn notes(&self) -> BTreeMap<String, Value> {
@@ -362,5 +388,24 @@ impl Drop for ComponentWorkload<'_> {
         if let Ok(mut worker) = self.session.worker.try_borrow_mut() {
             let _ = worker.call(Op::Teardown, TEARDOWN_TIMEOUT);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reading_below_the_timers_resolution_is_a_failure_not_a_number() {
+        assert_eq!(reading(1500, 3, 1), Ok(Duration::from_nanos(1500)));
+        let zero = reading(0, 10, 1).unwrap_err();
+        assert!(
+            zero.contains("0 ns") && zero.contains("resolution"),
+            "{zero}"
+        );
+        assert!(reading(400, 1, 500).is_err());
+        let stated = BTreeMap::from([(TIMER_RESOLUTION_METRIC.to_string(), Value::from(500))]);
+        assert_eq!(timer_resolution_ns(&stated), 500);
+        assert_eq!(timer_resolution_ns(&BTreeMap::new()), 1);
     }
 }

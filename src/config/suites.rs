@@ -20,13 +20,22 @@ pub const ALL_TARGETS: &[&str] = &crate::workload::family::TARGETS;
 pub const BUILT_IN: &[&str] = &["quick", "full", "pre-installation", "component"];
 
 /// What the pre-installation suite measures: memory bandwidth beyond the caches, host to
-/// device and back, GEMM per precision at one size every backend runs, and a small model's
-/// inference. Each GPU family is matched whatever backend runs it.
+/// device and back, GEMM per precision at one size each backend's quick axes carry, and a
+/// small model's inference. Each GPU family is matched whatever backend runs it.
+///
+/// Points are chosen by role, not by a size that exists only on some machines: the CPU
+/// triad past the caches is a power of two of at least 4x the LLC and never under 256 MiB
+/// (`backend::cpu::stream_sizes_for`), so on a 256 MiB-LLC server it is 1 GiB; every quick
+/// size at or above 256 MiB is that one point. The GEMM sizes are those of the CPU and GPU
+/// quick axes (`workload::gemm`): the GPU axis has no 2048³; its 8192³ is past the shape
+/// the vendors quote acceptance figures for (RVS: 4864x4096x8192), so those can judge it.
+/// `validate::selection` checks both on described machines.
 const PRE_INSTALLATION_INCLUDE: &[&str] = &[
-    r"^memory_bandwidth/cpu/triad/256MiB$",
+    r"^memory_bandwidth/cpu/triad/(256MiB|512MiB|[0-9]+GiB)$",
     r"^memory_bandwidth/(cuda|rocm)/triad/",
     r"^memory_bandwidth/[^/]+/(h2d|d2h)_pinned/",
-    r"^gemm/[^/]+/[^/]+/2048x2048x2048$",
+    r"^gemm/cpu/[^/]+/2048x2048x2048$",
+    r"^gemm/(cuda|rocm)/[^/]+/8192x8192x8192$",
     r"^components/tiny_gpt/prefill/b1_s128$",
     // The whole-backend and whole-component skip ids, so "no GPU here" reaches the result.
     r"^(memory_bandwidth|gemm)/[^/]+/all/all$",
@@ -132,6 +141,15 @@ impl SuiteConfig {
                     format!("'{base}' is not 'quick' or 'full'"),
                 )
             })?;
+        }
+        if self.targets.as_ref().is_some_and(|t| t.is_empty()) {
+            return Err((
+                "targets".into(),
+                format!(
+                    "an empty list selects no benchmark (known targets: {})",
+                    ALL_TARGETS.join(", ")
+                ),
+            ));
         }
         for target in self.targets.iter().flatten() {
             if !ALL_TARGETS.contains(&target.as_str()) {
@@ -280,8 +298,10 @@ mod tests {
         let suite = Config::default().suite("pre-installation").unwrap();
         for id in [
             "memory_bandwidth/cpu/triad/256MiB",
+            "memory_bandwidth/cpu/triad/1GiB",
             "memory_bandwidth/cuda/h2d_pinned/512MiB",
             "gemm/cpu/bf16/2048x2048x2048",
+            "gemm/cuda/bf16/8192x8192x8192",
             "gemm/cuda/all/all",
             "components/tiny_gpt/prefill/b1_s128",
             "components/tiny_gpt/all/all",
@@ -291,6 +311,7 @@ mod tests {
         assert!(suite.runs_component("tiny_gpt") && !suite.runs_component("vllm"));
         for id in [
             "memory_bandwidth/cpu/triad/256KiB",
+            "memory_bandwidth/cpu/triad/64MiB",
             "gemm/cpu/f32/512x512x512",
             "tensor_ops/cpu/add_f32/256x4096",
             "components/pytorch/matmul/f32_256x256x256",
@@ -326,6 +347,7 @@ mod tests {
     fn bad_suites_name_the_key() {
         for (text, key) in [
             ("[suites.x]\ntargets = [\"gemmm\"]\n", "suites.x.targets"),
+            ("[suites.x]\ntargets = []\n", "suites.x.targets"),
             ("[suites.x]\ninclude = [\"(\"]\n", "suites.x.include"),
             ("[suites.x]\nbase = \"huge\"\n", "suites.x.base"),
             ("[suites.x]\nsample_size = 5\n", "suites.x.sample_size"),

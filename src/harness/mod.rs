@@ -40,6 +40,22 @@ fn telemetry_target(id: &BenchId, workload: &dyn TimedWorkload) -> Target {
     }
 }
 
+/// The note a workload leaves when it re-checks its answer after timing: `passed`, or what
+/// was wrong. Anything but `passed` fails the benchmark: its samples timed a wrong answer.
+pub const CHECK_AFTER_TIMING_NOTE: &str = "check_after_timing";
+
+/// Why the correctness check after timing failed, from a measured workload's notes; `None`
+/// when it passed or the workload keeps no such check.
+pub fn failed_check_after_timing(
+    notes: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> Option<String> {
+    match notes.get(CHECK_AFTER_TIMING_NOTE)? {
+        serde_json::Value::String(s) if s == "passed" => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(format!("unreadable check result {other}")),
+    }
+}
+
 /// Benchmarks whose id matches this regex fail without running (for testing failure paths).
 pub const FAIL_ID_ENV: &str = "STACKBENCH_FAIL_ID";
 
@@ -301,6 +317,10 @@ impl Harness {
             Some((error, _)) => self.record_error(id, error),
             None => {
                 let mut notes = workload.notes();
+                if let Some(why) = failed_check_after_timing(&notes) {
+                    let detail = format!("the correctness check after timing failed: {why}");
+                    return self.record_error(id, BackendError::mismatch(id, detail));
+                }
                 if let Some(summary) = sampler.map(Sampler::finish)
                     && let Ok(value) = serde_json::to_value(summary)
                 {
@@ -349,11 +369,13 @@ impl Harness {
         if self.args.list {
             return ExitCode::SUCCESS;
         }
-        if let (false, true, Some(id)) = (self.matched_any, self.args.exact, &self.args.filter) {
-            eprintln!(
-                "stackbench {}: --exact `{id}` matches no benchmark of the {} suite; it may exist only in another suite (STACKBENCH_SUITE=full runs every id)",
-                self.report.target, self.suite
-            );
+        if !self.matched_any {
+            // Said, not failed: one target selecting nothing is normal when `cargo bench`
+            // runs every target with a filter meant for one of them (cargo would stop at
+            // the first target that exits non-zero). Whether a whole run selected nothing is
+            // the runner's question (`run_benchmarks.sh`, `stackbench validate`): exit 2 there.
+            let why = empty_match(&self.report.target, &self.plan, &self.args);
+            eprintln!("stackbench {}: {why}", self.report.target);
         }
         let (skipped, failed) = self.report.counts();
         if let Err(error) = self.report.save() {
@@ -378,6 +400,24 @@ impl Harness {
     }
 }
 
+/// Why `target` ran nothing, naming the suite and the filter that selected nothing.
+pub fn empty_match(target: &str, plan: &ResolvedSuite, args: &CriterionArgs) -> String {
+    let suite = &plan.name;
+    match (&args.filter, args.exact) {
+        (Some(id), true) => format!(
+            "--exact `{id}` matches no benchmark of suite '{suite}' in this target; it may \
+             exist only in another suite (STACKBENCH_SUITE=full runs every id)"
+        ),
+        (Some(filter), false) => {
+            format!("the filter '{filter}' matches no benchmark of suite '{suite}' in this target")
+        }
+        (None, _) if !plan.runs_target(target) => {
+            format!("suite '{suite}' does not run this target")
+        }
+        (None, _) => format!("suite '{suite}' selects no benchmark of this target"),
+    }
+}
+
 /// Criterion's throughput as the run record stores it.
 fn live_throughput(t: &Throughput) -> crate::criterion_output::Throughput {
     use crate::criterion_output::Throughput as T;
@@ -387,5 +427,48 @@ fn live_throughput(t: &Throughput) -> crate::criterion_output::Throughput {
         Throughput::Elements(e) => T::Elements(e),
         Throughput::Bits(b) => T::Bits(b),
         Throughput::ElementsAndBytes { elements, bytes } => T::ElementsAndBytes { elements, bytes },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_check_after_timing_that_did_not_pass_fails_the_benchmark() {
+        let notes = |v: serde_json::Value| BTreeMap::from([(CHECK_AFTER_TIMING_NOTE.into(), v)]);
+        assert_eq!(failed_check_after_timing(&notes(json!("passed"))), None);
+        assert_eq!(failed_check_after_timing(&BTreeMap::new()), None);
+        assert_eq!(
+            failed_check_after_timing(&notes(json!("a[17] = 3 but expected 5"))).as_deref(),
+            Some("a[17] = 3 but expected 5")
+        );
+        assert!(failed_check_after_timing(&notes(json!(false))).is_some());
+    }
+
+    #[test]
+    fn an_empty_match_names_the_suite_and_the_filter() {
+        let config = Config::parse(
+            "[suites.none]\ntargets = [\"gemm\"]\ninclude = ['^no/such$']\n",
+            std::path::Path::new("stackbench.toml"),
+        )
+        .unwrap();
+        let none = config.suite("none").unwrap();
+        let args = |a: &[&str]| CriterionArgs::parse(a.iter().map(|s| s.to_string()));
+        assert_eq!(
+            empty_match("gemm", &none, &args(&[])),
+            "suite 'none' selects no benchmark of this target"
+        );
+        assert_eq!(
+            empty_match("attention", &none, &args(&[])),
+            "suite 'none' does not run this target"
+        );
+        let quick = config.suite("quick").unwrap();
+        assert_eq!(
+            empty_match("gemm", &quick, &args(&["--bench", "^no/such/benchmark$"])),
+            "the filter '^no/such/benchmark$' matches no benchmark of suite 'quick' in this target"
+        );
     }
 }

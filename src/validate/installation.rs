@@ -5,10 +5,11 @@
 //! failed installation, not a slow one). A GPU backend with no GPU of its vendor on the
 //! bus does not apply and is only noted.
 
-use super::{Status, ThresholdCheck, ThresholdKind};
+use super::ThresholdCheck;
+use super::check::yes_no;
 use crate::results::RunRecord;
 use crate::sidecar::BenchmarkOutcome;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// PCI vendor ids and the kernel driver a working install binds.
@@ -40,36 +41,6 @@ pub fn checks(
     out.extend(super::torch_cuda::checks(system, outcomes, &mut notes));
     out.extend(kernels_ran(outcomes));
     (out, notes)
-}
-
-fn yes_no(name: &str, expected: &str, actual: String, ok: bool) -> ThresholdCheck {
-    let status = if ok { Status::Passed } else { Status::Failed };
-    verdict(name, expected, actual, status)
-}
-
-/// An installation check with any status (a yes/no check, or one with a warning band).
-pub(super) fn verdict(
-    name: &str,
-    expected: &str,
-    actual: String,
-    status: Status,
-) -> ThresholdCheck {
-    ThresholdCheck {
-        name: name.into(),
-        benchmark: None,
-        threshold_kind: ThresholdKind::Installation,
-        expected: json!(expected),
-        actual: json!(actual),
-        unit: None,
-        warning_at: None,
-        failure_at: None,
-        margin_percent: None,
-        passed: status != Status::Failed,
-        status,
-        source: "installation check".into(),
-        before: None,
-        delta_percent: None,
-    }
 }
 
 fn has_gpu_of(gpus: &[&Value], vendor_id: u64) -> bool {
@@ -203,6 +174,7 @@ fn kernels_ran(outcomes: &BTreeMap<String, BenchmarkOutcome>) -> Vec<ThresholdCh
 mod tests {
     use super::*;
     use crate::validate::Status;
+    use serde_json::json;
 
     fn run_with(system: Value) -> RunRecord {
         serde_json::from_value(json!({

@@ -7,10 +7,13 @@
 //! Every check says which kind of threshold judged it, because "below the vendor's
 //! acceptance figure" and "below this machine's usual" call for different actions.
 
+pub mod check;
 pub mod defaults;
+pub mod evidence;
 pub mod installation;
 pub mod render;
 pub mod runner;
+pub mod selection;
 pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
@@ -18,8 +21,37 @@ use crate::config::{Config, ResolvedSuite};
 use crate::results::BenchmarkRecord;
 use crate::results::RunRecord;
 use crate::sidecar::BenchmarkOutcome;
+use evidence::Evidence;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Why a verdict could not be made at all: bad input, not a failed machine.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidationError {
+    #[error("{}", empty_selection(suite, filter.as_deref()))]
+    EmptySelection {
+        suite: String,
+        filter: Option<String>,
+    },
+    #[error("--filter '{filter}' is not a valid regex: {source}")]
+    BadFilter {
+        filter: String,
+        source: regex::Error,
+    },
+}
+
+fn empty_selection(suite: &str, filter: Option<&str>) -> String {
+    match filter {
+        Some(filter) => format!(
+            "the filter '{filter}' selects no benchmark of suite '{suite}' in this run: nothing to judge \
+             (`stackbench suite {suite}` shows what the suite selects)"
+        ),
+        None => format!(
+            "suite '{suite}' selects no benchmark in this run: nothing to judge \
+             (`stackbench suite {suite}` shows what it selects)"
+        ),
+    }
+}
 
 pub const VALIDATION_SCHEMA: &str = "stackbench.validation.v1";
 
@@ -184,6 +216,8 @@ pub struct ValidationResult {
     #[serde(default)]
     pub compare_to: Option<String>,
     pub counts: Counts,
+    /// Which checks ran, on which tiers, with how many usable samples each.
+    pub evidence: Evidence,
     pub threshold_checks: Vec<ThresholdCheck>,
     pub results: Vec<BenchmarkResult>,
     #[serde(default)]
@@ -198,6 +232,8 @@ pub struct Inputs<'a> {
     /// Earlier runs of the same hardware (for learned thresholds).
     pub history: &'a [RunRecord],
     pub before: Option<&'a RunRecord>,
+    /// Criterion's filter (`--filter`): only ids it matches, within the suite.
+    pub filter: Option<&'a str>,
 }
 
 /// One benchmark's headline figure: a rate where it declares throughput, else its time.
@@ -236,43 +272,129 @@ pub fn figure(peaks: &PeakTable, benchmark: &BenchmarkRecord) -> Option<Figure> 
     }
 }
 
-/// Judges `inputs.run` against every threshold that applies.
-pub fn validate(inputs: &Inputs) -> ValidationResult {
+/// Judges `inputs.run` against every threshold that applies. A suite (and filter) that
+/// selects no benchmark of the run is an error, never a verdict.
+pub fn validate(inputs: &Inputs) -> Result<ValidationResult, ValidationError> {
     let run = inputs.run;
     let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some());
-    let outcomes = outcomes(run, inputs.suite);
+    let selected = selected_outcomes(inputs)?;
+    let (outcomes, samples) = with_usable_samples(run, selected);
     let (mut checks, mut notes) = installation::checks(run, &outcomes);
     let mut results = Vec::new();
     for (id, outcome) in &outcomes {
         let benchmark = run.benchmark(id);
-        let figure = benchmark.and_then(|b| figure(&peaks, b));
+        let measured = matches!(outcome, BenchmarkOutcome::Measured { .. });
+        let figure = benchmark
+            .filter(|_| measured)
+            .and_then(|b| figure(&peaks, b));
         results.push(result_of(id, outcome, benchmark, figure.as_ref()));
         let (Some(benchmark), Some(figure)) = (benchmark, figure) else {
             continue;
         };
-        let thresholds = defaults::thresholds_for(inputs, benchmark, &figure);
-        // A default that could not be made is said even when a learned threshold judged
-        // the benchmark: "as usual" is not "as the hardware allows".
-        let no_default = thresholds.iter().all(|t| t.kind == ThresholdKind::Learned);
-        let why = no_default
-            .then(|| defaults::why_no_default(run, id))
-            .flatten()
-            .or_else(|| thresholds.is_empty().then(|| "no threshold applies".into()));
-        if let Some(why) = why {
-            notes.push(format!(
-                "{id}: {why} (add a [[thresholds]] rule to stackbench.toml)"
-            ));
-        }
-        let before = inputs
-            .before
-            .and_then(|b| b.benchmark(id))
-            .and_then(|b| self::figure(&PeakTable::from_probe_peaks(&[], true), b))
-            .map(|f| f.value);
-        for threshold in thresholds {
-            checks.push(check_of(id, &figure, &threshold, before));
-        }
+        checks.extend(threshold_checks(inputs, benchmark, &figure, &mut notes));
     }
-    finish(inputs, checks, results, notes)
+    Ok(finish(inputs, checks, results, notes, &samples))
+}
+
+/// The outcomes of the run that the suite and the filter select; none is an error.
+fn selected_outcomes(
+    inputs: &Inputs,
+) -> Result<BTreeMap<String, BenchmarkOutcome>, ValidationError> {
+    let filter = inputs
+        .filter
+        .map(|filter| {
+            regex::Regex::new(filter).map_err(|source| ValidationError::BadFilter {
+                filter: filter.to_owned(),
+                source,
+            })
+        })
+        .transpose()?;
+    let selected: BTreeMap<_, _> = outcomes(inputs.run, inputs.suite)
+        .into_iter()
+        .filter(|(id, _)| filter.as_ref().is_none_or(|re| re.is_match(id)))
+        .collect();
+    if selected.is_empty() {
+        return Err(ValidationError::EmptySelection {
+            suite: inputs.suite.name.clone(),
+            filter: inputs.filter.map(String::from),
+        });
+    }
+    Ok(selected)
+}
+
+/// The checks of one measured benchmark against every threshold that applies, with a note
+/// where no hardware default could be made.
+fn threshold_checks(
+    inputs: &Inputs,
+    benchmark: &BenchmarkRecord,
+    figure: &Figure,
+    notes: &mut Vec<String>,
+) -> Vec<ThresholdCheck> {
+    let id = benchmark.id.as_str();
+    let thresholds = defaults::thresholds_for(inputs, benchmark, figure);
+    // A default that could not be made is said even when a learned threshold judged
+    // the benchmark: "as usual" is not "as the hardware allows".
+    let no_default = thresholds.iter().all(|t| t.kind == ThresholdKind::Learned);
+    let why = no_default
+        .then(|| defaults::why_no_default(inputs.run, id))
+        .flatten()
+        .or_else(|| thresholds.is_empty().then(|| "no threshold applies".into()));
+    if let Some(why) = why {
+        notes.push(format!(
+            "{id}: {why} (add a [[thresholds]] rule to stackbench.toml)"
+        ));
+    }
+    let before = inputs
+        .before
+        .and_then(|b| b.benchmark(id))
+        .and_then(|b| self::figure(&PeakTable::from_probe_peaks(&[], true), b))
+        .map(|f| f.value);
+    thresholds
+        .iter()
+        .map(|threshold| check_of(id, figure, threshold, before))
+        .collect()
+}
+
+/// Each benchmark the harness says it measured must have usable samples in the run: one
+/// with none (absent, empty, zero, negative, not finite) failed, with the reason. Returns
+/// the outcomes so corrected, and the usable sample count of every measured benchmark.
+pub fn with_usable_samples(
+    run: &RunRecord,
+    outcomes: BTreeMap<String, BenchmarkOutcome>,
+) -> (BTreeMap<String, BenchmarkOutcome>, BTreeMap<String, usize>) {
+    let mut samples = BTreeMap::new();
+    let outcomes = outcomes
+        .into_iter()
+        .map(|(id, outcome)| {
+            let BenchmarkOutcome::Measured { .. } = outcome else {
+                return (id, outcome);
+            };
+            match usable_samples(run.benchmark(&id)) {
+                Ok(n) => {
+                    samples.insert(id.clone(), n);
+                    (id, outcome)
+                }
+                Err(why) => {
+                    let error = format!("no usable samples: {why}");
+                    (id, BenchmarkOutcome::Failed { error })
+                }
+            }
+        })
+        .collect();
+    (outcomes, samples)
+}
+
+/// How many samples of `benchmark` a verdict may use, or why none.
+fn usable_samples(benchmark: Option<&BenchmarkRecord>) -> Result<usize, String> {
+    let benchmark = benchmark.ok_or("the run holds no samples for it (nothing was recorded)")?;
+    if let Some(defect) = benchmark.samples.defect() {
+        return Err(defect);
+    }
+    let per_iteration = benchmark.samples.per_iteration_ns();
+    if let Some(i) = per_iteration.iter().position(|ns| !ns.is_finite()) {
+        return Err(format!("sample {i}: the per-iteration time is not finite"));
+    }
+    Ok(per_iteration.len())
 }
 
 fn finish(
@@ -280,6 +402,7 @@ fn finish(
     checks: Vec<ThresholdCheck>,
     results: Vec<BenchmarkResult>,
     mut notes: Vec<String>,
+    samples: &BTreeMap<String, usize>,
 ) -> ValidationResult {
     let mut counts = Counts::default();
     for check in &checks {
@@ -289,9 +412,15 @@ fn finish(
             Status::Failed => counts.failed += 1,
         }
     }
-    // Nothing judged is not a pass: a validation that checked nothing says so by failing.
-    let status = if checks.is_empty() {
-        notes.push("no check could be made: nothing was measured".into());
+    let evidence = Evidence::of(&checks, samples);
+    // Nothing measured is not a pass: installation checks alone (a backend loads) say
+    // nothing about how the machine performs.
+    let status = if checks.is_empty() || !evidence.measured_anything() {
+        notes.push(
+            "no check read a measured sample: nothing selected was measured (every selected \
+             benchmark was skipped or failed)"
+                .into(),
+        );
         Status::Failed
     } else {
         checks
@@ -315,6 +444,7 @@ fn finish(
             .map(|p| p.display().to_string()),
         compare_to: inputs.before.map(|b| b.run_id.clone()),
         counts,
+        evidence,
         threshold_checks: checks,
         results,
         notes,
@@ -323,6 +453,7 @@ fn finish(
 
 /// Every benchmark the suite selects that the run measured, skipped or failed, by id:
 /// the harness's outcome where it recorded one, else measured (a plain Criterion tree).
+/// Whether a measured one has usable samples is [`with_usable_samples`]'s question.
 pub fn outcomes(run: &RunRecord, suite: &ResolvedSuite) -> BTreeMap<String, BenchmarkOutcome> {
     let mut outcomes = BTreeMap::new();
     for target in &run.targets {
@@ -357,7 +488,10 @@ fn result_of(
         BenchmarkOutcome::Skipped { reason } => ("skipped", Some(reason.clone()), None),
         BenchmarkOutcome::Failed { error } => ("failed", Some(error.clone()), None),
     };
-    let latency = benchmark.map(|b| latency(&b.samples.per_iteration_ns()));
+    // A failed benchmark's samples (if any) are not a measurement: no latency from them.
+    let latency = benchmark
+        .filter(|_| name == "measured")
+        .map(|b| latency(&b.samples.per_iteration_ns()));
     BenchmarkResult {
         id: id.into(),
         outcome: name.into(),
@@ -483,7 +617,9 @@ mod tests {
                 config: &config,
                 history: &[],
                 before: None,
+                filter: None,
             })
+            .unwrap()
         };
         let slow = verdict(1500.0);
         assert_eq!(slow.status, Status::Failed);
@@ -495,6 +631,76 @@ mod tests {
         assert!(check.source.contains("DCGM"));
         assert!((check.actual.as_f64().unwrap() - 1500.0).abs() < 1e-6);
         assert_eq!(verdict(2100.0).status, Status::Passed);
+    }
+
+    fn cpu_run(times: serde_json::Value) -> RunRecord {
+        serde_json::from_value(serde_json::json!({
+            "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+            "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+            "system": {"gpus": [], "peaks": [], "backends": {"cpu": {"status": "available",
+                "devices": [{"name": "cpu"}]}}},
+            "benchmarks": [{"id": "gemm/cpu/f32/64x64x64", "group": "gemm/cpu",
+                "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0], "times": times}}]
+        }))
+        .unwrap()
+    }
+
+    fn judge(
+        run: &RunRecord,
+        suite: &str,
+        filter: Option<&str>,
+    ) -> Result<ValidationResult, ValidationError> {
+        let config = Config::parse(
+            "[suites.none]\ninclude = ['^no/such$']\n",
+            std::path::Path::new("stackbench.toml"),
+        )
+        .unwrap();
+        let suite = config.suite(suite).unwrap();
+        validate(&Inputs {
+            run,
+            suite: &suite,
+            config: &config,
+            history: &[],
+            before: None,
+            filter,
+        })
+    }
+
+    #[test]
+    fn an_empty_selection_is_an_error_naming_the_suite_or_filter() {
+        let run = cpu_run(serde_json::json!([5.0, 6.0]));
+        let none = judge(&run, "none", None).unwrap_err().to_string();
+        assert!(none.contains("suite 'none' selects no benchmark"), "{none}");
+        let filtered = judge(&run, "quick", Some("^x$")).unwrap_err().to_string();
+        assert!(filtered.contains("the filter '^x$'"), "{filtered}");
+        assert!(matches!(
+            judge(&run, "quick", Some("(")),
+            Err(ValidationError::BadFilter { .. })
+        ));
+        let judged = judge(&run, "quick", None).unwrap();
+        assert_eq!(judged.evidence.samples, 2);
+    }
+
+    #[test]
+    fn unusable_samples_fail_the_benchmark_and_the_verdict() {
+        for times in [
+            serde_json::json!([0.0, 0.0]),
+            serde_json::json!([-1.0, 2.0]),
+        ] {
+            let verdict = judge(&cpu_run(times), "quick", None).unwrap();
+            assert_eq!(verdict.status, Status::Failed);
+            assert_eq!(verdict.results[0].outcome, "failed");
+            assert!(
+                verdict.results[0]
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("no usable samples: sample 0")),
+                "{:?}",
+                verdict.results[0]
+            );
+            assert!(verdict.results[0].latency_ns.is_none());
+            assert_eq!(verdict.evidence.benchmarks, 0);
+        }
     }
 
     #[test]

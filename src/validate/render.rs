@@ -1,5 +1,6 @@
-//! The verdict as a terminal table: one line per check with what was expected, what was
-//! measured, the margin and the kind of threshold, then what was skipped and why.
+//! The verdict as a terminal table: one line per check that ran, with what was expected,
+//! what was measured, the margin, the kind of threshold and the usable samples it read;
+//! then what was skipped or failed and why, and a summary that states the evidence.
 
 use super::{Status, ThresholdCheck, ValidationResult};
 use std::fmt::Write;
@@ -28,7 +29,7 @@ fn status_word(status: Status) -> &'static str {
     }
 }
 
-fn row(check: &ThresholdCheck) -> [String; 6] {
+fn row(check: &ThresholdCheck, samples: usize) -> [String; 7] {
     let unit = check
         .unit
         .as_deref()
@@ -51,6 +52,7 @@ fn row(check: &ThresholdCheck) -> [String; 6] {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default(),
+        samples.to_string(),
     ]
 }
 
@@ -63,8 +65,15 @@ pub fn to_text(result: &ValidationResult) -> String {
         "margin",
         "status",
         "threshold",
+        "samples",
     ];
-    let rows: Vec<[String; 6]> = result.threshold_checks.iter().map(row).collect();
+    let samples = |i: usize| result.evidence.ran.get(i).map_or(0, |c| c.samples);
+    let rows: Vec<[String; 7]> = result
+        .threshold_checks
+        .iter()
+        .enumerate()
+        .map(|(i, check)| row(check, samples(i)))
+        .collect();
     let mut widths = header.map(str::len);
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
@@ -84,22 +93,24 @@ pub fn to_text(result: &ValidationResult) -> String {
     for r in &rows {
         line(&mut out, r);
     }
-    for r in result.results.iter().filter(|r| r.outcome == "skipped") {
+    for r in result.results.iter().filter(|r| r.outcome != "measured") {
         let reason = r.reason.as_deref().unwrap_or("");
-        let _ = writeln!(out, "skipped {}: {reason}", r.id);
+        let word = if r.outcome == "failed" {
+            "FAILED"
+        } else {
+            "skipped"
+        };
+        let _ = writeln!(out, "{word} {}: {reason}", r.id);
     }
     for note in &result.notes {
         let _ = writeln!(out, "note: {note}");
     }
-    let c = &result.counts;
     let _ = writeln!(
         out,
-        "\nstackbench validate ({}): {} — {} passed, {} warning, {} failed",
+        "\nvalidate ({}): {} — {}",
         result.suite,
         status_word(result.status),
-        c.passed,
-        c.warning,
-        c.failed
+        result.evidence.summary()
     );
     out
 }

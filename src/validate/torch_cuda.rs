@@ -13,7 +13,7 @@
 //! kernel driver's support as a window of ROCm releases rather than a major/minor rule,
 //! so a HIP build is noted with its version, not judged.
 
-use super::installation::verdict;
+use super::check::verdict;
 use super::{Status, ThresholdCheck};
 use crate::sidecar::BenchmarkOutcome;
 use regex::Regex;
