@@ -15,12 +15,13 @@ pub const DEFAULT_THRESHOLD: f64 = 0.01;
 /// instructions; the larger of the two applies.
 ///
 /// Measured (BENCHMARKS.md, "Counting mode"): 5 runs, a CPU hog on every core, environment
-/// sizes 0 to 4096 bytes and three executable paths give identical `Ir` through
+/// sizes 0 to 4096 bytes and executables at paths of eight lengths give identical `Ir` through
 /// [`InstructionCounter`](super::instructions::InstructionCounter), which runs every
-/// executable under one path length. Without that, the path and `CARGO_TARGET_DIR` lengths
-/// moved an allocating 16 k-instruction routine by up to 102 instructions (0.63 %): the
-/// tolerance covers that case, for heap shifts the counter cannot normalise (a variable of
-/// the bench's own that differs between the two sides).
+/// executable under one path length. Without that, the lengths of the path and of
+/// `CARGO_TARGET_DIR` moved an allocating 16 k-instruction routine by up to 137 instructions
+/// (0.87 %): the absolute tolerance (256) covers that case with margin, for heap shifts the
+/// counter cannot normalise (a variable of the bench's own that differs between two sides).
+/// The relative part (0.1 %) keeps large routines' tolerance below the default threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JitterTolerance {
     pub relative: f64,
@@ -30,7 +31,7 @@ pub struct JitterTolerance {
 impl JitterTolerance {
     pub const MEASURED: JitterTolerance = JitterTolerance {
         relative: 0.001,
-        instructions: 128,
+        instructions: 256,
     };
 
     /// The tolerance in instructions for a baseline of `baseline_ir`.
@@ -173,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_threshold_and_the_tolerance_draw_the_lines() {
-        // 1 % of 100 000 is 1 000; the tolerance is max(0.1 %, 128) = 128 instructions.
+        // 1 % of 100 000 is 1 000; the tolerance is max(0.1 %, 256) = 256 instructions.
         assert!(matches!(
             judge(100_000, 101_001),
             CountVerdict::Regressed { .. }
@@ -183,23 +184,23 @@ mod tests {
             CountVerdict::BelowThreshold { .. }
         ));
         assert!(matches!(
-            judge(100_000, 100_129),
+            judge(100_000, 100_257),
             CountVerdict::BelowThreshold { .. }
         ));
         assert!(matches!(
-            judge(100_000, 100_128),
+            judge(100_000, 100_256),
             CountVerdict::WithinJitter { .. }
         ));
-        // A small routine: 102 instructions of heap jitter on 16 177 is 0.63 %, not a change;
+        // A small routine: 137 instructions of heap jitter on 15 831 is 0.87 %, not a change;
         // 2 % is.
         assert!(matches!(
-            judge(16_177, 16_075),
+            judge(15_831, 15_968),
             CountVerdict::WithinJitter { .. }
         ));
-        assert!(judge(16_177, 16_501).fails());
+        assert!(judge(15_831, 16_148).fails());
         // Tiny routines: a change has to leave the absolute tolerance before it counts.
-        assert!(matches!(judge(300, 400), CountVerdict::WithinJitter { .. }));
-        assert!(judge(300, 500).fails());
+        assert!(matches!(judge(300, 556), CountVerdict::WithinJitter { .. }));
+        assert!(judge(300, 557).fails());
     }
 
     #[test]
@@ -230,7 +231,7 @@ mod tests {
             let delta = candidate as f64 - base as f64;
             let beyond = delta > DEFAULT_THRESHOLD * base as f64
                 && delta > 0.001 * base as f64
-                && delta > 128.0;
+                && delta > 256.0;
             prop_assert_eq!(verdict.fails(), beyond);
             prop_assert!((verdict.change() - delta / base as f64).abs() < 1e-12);
             prop_assert_eq!(verdict == CountVerdict::Identical, base == candidate);
