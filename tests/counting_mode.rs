@@ -3,8 +3,9 @@
 //! version stackbench itself locks), then counts under Valgrind through
 //! `stackbench::harness::measure`. Checks that a count does not move when both cores are
 //! busy or when the executable lives at another path (two worktrees of one commit), that the
-//! threshold catches 2 % more work and passes the same work, and that a routine that never
-//! runs through `Bencher` is an error, never a zero count.
+//! threshold catches 2 % more work and passes the same work, that a routine that never runs
+//! through `Bencher` is an error, never a zero count, and that one working on another thread
+//! is not countable.
 //!
 //! Needs `valgrind`: without it the tests are skipped with a message, unless
 //! `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it, and installs valgrind), which makes a
@@ -39,7 +40,7 @@ harness = false
 /// `sum/20000` and `sum_again/20000` do the same work through different closures;
 /// `sum/20400` does 2 % more. `alloc` allocates in its routine (the heap's layout shifts its
 /// count when the executable's path length changes, unless the counter normalises it).
-/// `lazy` never calls a `Bencher` method.
+/// `lazy` never calls a `Bencher` method; `threads` does its work on another thread.
 const BENCH: &str = r#"use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -55,6 +56,9 @@ fn benches(c: &mut Criterion) {
         b.iter_batched(|| vec![3u64; 1000], |v| v.iter().sum::<u64>(), BatchSize::SmallInput)
     });
     c.bench_function("lazy", |_b| {});
+    c.bench_function("threads", |b| {
+        b.iter(|| std::thread::spawn(|| sum(black_box(20_000))).join().unwrap_or(0))
+    });
 }
 
 criterion_group!(group, benches);
@@ -260,6 +264,26 @@ fn a_routine_that_never_calls_the_bencher_is_an_error_not_zero() {
             "nothing was counted for lazy: the routine did not run through Criterion's Bencher"
         ),
         "{message}"
+    );
+}
+
+#[test]
+fn a_routine_that_works_on_another_thread_is_not_countable() {
+    if !valgrind_present() {
+        return;
+    }
+    // Callgrind counts only the calling thread: this routine would count as its thread's
+    // start and join (about 6 300 instructions), whatever work the thread does.
+    let error = counter()
+        .count(&fixture().exe, "threads")
+        .expect_err("other threads' work cannot be counted");
+    assert!(
+        matches!(&error, CountError::OtherThreads { id, .. } if id == "threads"),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("threads is not countable"),
+        "{error}"
     );
 }
 

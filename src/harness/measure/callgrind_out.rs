@@ -6,6 +6,7 @@
 //! number would be wrong (a missing event, a malformed count).
 
 use super::CallgrindCounts;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The events counting mode reads, in the order of [`CallgrindCounts`]'s fields.
@@ -41,13 +42,50 @@ pub enum CallgrindFileError {
     },
 }
 
-/// Reads the totals of the Callgrind output file at `path`.
-pub fn read_totals(path: &Path) -> Result<CallgrindCounts, CallgrindFileError> {
+/// What counting mode reads from one Callgrind output file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallgrindFile {
+    pub totals: CallgrindCounts,
+    /// The functions that have costs or calls in the file (while collection was on), as
+    /// Callgrind demangled them.
+    pub functions: BTreeSet<String>,
+}
+
+/// Reads the Callgrind output file at `path`.
+pub fn read_file(path: &Path) -> Result<CallgrindFile, CallgrindFileError> {
     let text = std::fs::read_to_string(path).map_err(|source| CallgrindFileError::Read {
         path: path.to_owned(),
         source,
     })?;
-    parse_totals(&text, path)
+    Ok(CallgrindFile {
+        totals: parse_totals(&text, path)?,
+        functions: function_names(&text),
+    })
+}
+
+/// Reads the totals of the Callgrind output file at `path`.
+pub fn read_totals(path: &Path) -> Result<CallgrindCounts, CallgrindFileError> {
+    read_file(path).map(|file| file.totals)
+}
+
+/// The function names of `fn=` and `cfn=` lines. With name compression (Callgrind's
+/// default) a name is written once as `fn=(12) name` and later as `fn=(12)`; without it,
+/// `fn=name`.
+pub fn function_names(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter_map(|line| {
+            line.strip_prefix("fn=")
+                .or_else(|| line.strip_prefix("cfn="))
+        })
+        .filter_map(|spec| {
+            let name = match spec.strip_prefix('(') {
+                Some(rest) => rest.split_once(')').map(|(_, name)| name)?,
+                None => spec,
+            };
+            let name = name.trim();
+            (!name.is_empty()).then(|| name.to_owned())
+        })
+        .collect()
 }
 
 /// Parses the totals out of Callgrind's output `text`; `path` only names it in errors.
@@ -207,6 +245,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(bad.contains("line 2") && bad.contains("'x7'"), "{bad}");
+    }
+
+    #[test]
+    fn function_names_are_read_with_and_without_name_compression() {
+        let text = "fn=(1) criterion::bencher::Bencher<M>::iter\n0 3\ncfn=(2) pthread_create@@GLIBC_2.34\n\
+                    calls=1 0\n0 9\nfn=(1)\ncfn=(2)\nfn=plain::name\nfn=(3)\nfn=\n";
+        let names: Vec<String> = function_names(text).into_iter().collect();
+        assert_eq!(
+            names,
+            [
+                "criterion::bencher::Bencher<M>::iter",
+                "plain::name",
+                "pthread_create@@GLIBC_2.34"
+            ]
+        );
     }
 
     #[test]
