@@ -38,6 +38,7 @@
 
 use super::callgrind_out::{self, CallgrindFileError};
 use super::{CostModel, Countability, CountedBenchmark};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -48,15 +49,28 @@ use std::str::FromStr;
 /// calls one of `Bencher`'s timing methods.
 const NO_ITER_PANIC: &str = "must call Bencher::iter";
 
-/// Functions whose presence among the counted ones shows the routine starting, waking or
-/// waiting for other threads (glibc's and Rust's std names): their work is not counted, so
-/// the count would be wrong. A single-threaded routine calls none of them (an uncontended
-/// lock does not wait on a futex).
-const OTHER_THREAD_MARKERS: [&str; 4] = [
+/// Parts of function names whose presence among the counted ones shows the routine
+/// starting, waking or waiting for other threads: their work is not counted, so the count
+/// would be wrong. A single-threaded routine calls none of them (an uncontended lock does not
+/// touch a futex or a condition variable). Seen on real runs: a spawned thread
+/// (`pthread_create`, `clone3`, `__futex_abstimed_wait_common` in the join), and stackbench's
+/// own CPU pool (`<std::sys::sync::condvar::futex::Condvar>::wait`,
+/// `<std::sync::poison::condvar::Condvar>::notify_all`); rayon waits on a condition variable
+/// too when called from outside its pool.
+/// Both demangled forms appear: std is built with v0 mangling (`<…::Condvar>::wait`), a crate
+/// with rustc's default legacy one (`…::Condvar::wait`).
+const OTHER_THREAD_MARKERS: [&str; 11] = [
     "pthread_create",
     "clone3",
     "futex_wait",
+    "futex_wake",
     "futex_abstimed_wait",
+    "pthread_cond_",
+    "Condvar>::wait",
+    "Condvar>::notify",
+    "Condvar::wait",
+    "Condvar::notify",
+    "thread::park",
 ];
 
 /// Lines of the bench's stderr kept in an error.
@@ -358,14 +372,10 @@ impl InstructionCounter {
                 ),
             });
         }
-        if let Some(evidence) = file
-            .functions
-            .iter()
-            .find(|name| OTHER_THREAD_MARKERS.iter().any(|m| name.contains(m)))
-        {
+        if let Some(evidence) = other_thread_evidence(&file.functions) {
             return Err(CountError::OtherThreads {
                 id: id.to_owned(),
-                evidence: evidence.clone(),
+                evidence: evidence.to_owned(),
             });
         }
         Ok(CountedBenchmark::new(id, counts, self.cost_model))
@@ -393,6 +403,14 @@ impl Scratch {
             _dir: dir,
         })
     }
+}
+
+/// The first counted function that shows the routine working with other threads.
+fn other_thread_evidence(functions: &BTreeSet<String>) -> Option<&str> {
+    functions
+        .iter()
+        .find(|name| OTHER_THREAD_MARKERS.iter().any(|m| name.contains(m)))
+        .map(String::as_str)
 }
 
 /// Turns the bench process's end into an error where it counted nothing usable.
@@ -549,6 +567,30 @@ mod tests {
         assert!(absent.contains("no benchmark with the id typo"), "{absent}");
 
         assert!(check_run("sum", exe, ok, "Testing sum\nSuccess\n", "").is_ok());
+    }
+
+    #[test]
+    fn work_on_other_threads_is_recognised_by_the_functions_counted() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        // stackbench's own CPU pool, as counted from `memory_bandwidth/cpu/copy/256KiB`.
+        let pool = names(&[
+            "criterion::bencher::Bencher<M>::iter_custom",
+            "<std::sync::poison::condvar::Condvar>::notify_all",
+            "<std::sys::sync::condvar::futex::Condvar>::wait",
+            "syscall",
+        ]);
+        assert!(other_thread_evidence(&pool).is_some());
+        let spawned = names(&["pthread_create@@GLIBC_2.34", "clone3"]);
+        assert!(other_thread_evidence(&spawned).is_some());
+        let legacy = names(&["parking_lot::condvar::Condvar::wait_until_internal"]);
+        assert!(other_thread_evidence(&legacy).is_some());
+        let single = names(&[
+            "criterion::bencher::Bencher<M>::iter",
+            "<std::time::Instant>::now",
+            "pthread_mutex_lock@@GLIBC_2.2.5",
+            "malloc",
+        ]);
+        assert_eq!(other_thread_evidence(&single), None);
     }
 
     #[test]
