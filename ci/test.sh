@@ -26,12 +26,14 @@ step "the Python component stack (virtualenv with torch, onnx, onnxruntime, open
 ci/setup_python_env.sh
 venv_python="$PWD/.venv-components/bin/python"
 
-step "tmux and chromium for the dashboard and report tests"
+step "tmux, chromium and valgrind for the dashboard, report and counting-mode tests"
 # The dashboard test drives the real binary in tmux; the report test loads report.html in
-# headless Chromium. STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
+# headless Chromium; tests/counting_mode.rs counts instructions under valgrind's callgrind.
+# STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
 missing=()
 command -v tmux >/dev/null || missing+=(tmux)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v valgrind >/dev/null || missing+=(valgrind)
 if [[ ${#missing[@]} -gt 0 ]]; then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

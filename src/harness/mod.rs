@@ -6,6 +6,7 @@
 //! sidecar and turned into a non-zero exit only after every other benchmark has run.
 
 pub mod args;
+pub mod measure;
 
 use crate::sidecar::progress as live;
 
