@@ -4,3 +4,9 @@
 
 #[path = "no_verdict/support.rs"]
 mod support;
+#[path = "no_verdict/import.rs"]
+mod import;
+#[path = "no_verdict/record.rs"]
+mod record;
+#[path = "no_verdict/show.rs"]
+mod show;

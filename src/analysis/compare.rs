@@ -207,7 +207,9 @@ fn test(p: &Prepared<'_>, rule: &VerdictRule, offset: f64) -> Tested {
     }
 }
 
-fn check_hardware(
+/// The "not comparable" rule: two runs whose hardware fingerprints differ are refused
+/// unless `allow` (then the check says so); `show` and the dashboard apply it too.
+pub fn check_hardware(
     baseline: &Side<'_>,
     candidate: &Side<'_>,
     allow: bool,

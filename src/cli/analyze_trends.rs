@@ -264,16 +264,30 @@ fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     for failure in &run.failed {
         eprintln!("FAILED {}: {}", failure.id, failure.error);
     }
+    // Checked before the store is opened: a baseline that measured nothing leaves no trace.
+    let evidence = crate::results::RunEvidence::of(&run);
+    if evidence.is_empty() {
+        bail!(
+            "baseline `{}` in {} measured nothing ({evidence}): no run recorded",
+            args.baseline,
+            dir.display()
+        );
+    }
     let path = RunStore::new(&args.results).save(&run)?;
     println!(
-        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}",
+        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}; evidence: {evidence}",
         run.benchmarks.len(),
         run.skipped.len(),
         run.failed.len(),
         run.run_id,
         path.display()
     );
-    Ok(Outcome::Clean)
+    // Samples no statistic can use are a failure this command found (exit 1), named above.
+    Ok(if evidence.unusable > 0 {
+        Outcome::RegressionFound
+    } else {
+        Outcome::Clean
+    })
 }
 
 /// Loads BASE or CANDIDATE: a Criterion baseline when the tree has one by that name,

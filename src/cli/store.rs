@@ -100,13 +100,17 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
             .or_default() += 1;
     }
     println!(
-        "imported {} runs into {} ({} already there)",
+        "imported {} runs into {} ({} already there); evidence: {}",
         report.imported.len(),
         store.db_path().display(),
-        report.already_present.len()
+        report.already_present.len(),
+        report.evidence
     );
     for (fingerprint, count) in by_hardware {
         println!("  {count} on {fingerprint}");
+    }
+    for (file, failure) in &report.failed {
+        eprintln!("FAILED {}: {}: {}", file.display(), failure.id, failure.error);
     }
     for problem in &report.problems {
         eprintln!("error: {}: {}", problem.file.display(), problem.error);
@@ -117,7 +121,12 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
             report.problems.len()
         );
     }
-    Ok(Outcome::Clean)
+    // Samples no statistic can use are a failure this command found (exit 1), named above.
+    Ok(if report.evidence.unusable > 0 {
+        Outcome::RegressionFound
+    } else {
+        Outcome::Clean
+    })
 }
 
 pub fn runs(args: ListArgs) -> anyhow::Result<Outcome> {

@@ -10,6 +10,7 @@ mod measured;
 mod parallel;
 mod record;
 mod run;
+mod run_evidence;
 mod store;
 mod time;
 
@@ -18,7 +19,7 @@ pub use db::{
     StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
-pub use measured::{MeasuredOnly, measured_only};
+pub use measured::{MeasuredOnly, UNUSABLE_SAMPLES, measured_only};
 pub use parallel::parallel_map;
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
@@ -28,6 +29,7 @@ pub use run::{
     BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
     Samples, SourceInfo, probe_fingerprint,
 };
+pub use run_evidence::RunEvidence;
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };

@@ -249,6 +249,9 @@ impl HistoryDb {
         }
         // Byte order of ids, as `load_run` sorts and `RunRecord::benchmark` searches.
         run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
+        // A run stored by an older version may hold samples no statistic can use: they
+        // leave the store as failures, never as numbers.
+        run.fail_unusable();
         Ok(run)
     }
 }
