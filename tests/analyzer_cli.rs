@@ -378,7 +378,7 @@ fn unknown_baseline_missing_and_empty_directories_exit_2() {
 }
 
 #[test]
-fn a_damaged_benchmark_is_named_skipped_and_counted() {
+fn a_damaged_benchmark_is_named_failed_or_skipped_and_counted() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     copy_tree(&fixture("0.8"), &tree);
@@ -432,35 +432,46 @@ fn a_damaged_benchmark_is_named_skipped_and_counted() {
         tmp.path(),
     );
     assert!(code == Some(0) || code == Some(1), "{stderr}");
-    assert_eq!(json["summary"]["total_skipped"], 6, "{}", json["summary"]);
+    // A benchmark.json that names nothing is skipped by path; samples that cannot be used
+    // fail their benchmark by id, with the reason and the file (issue 16: never skipped).
+    assert_eq!(json["summary"]["total_skipped"], 1, "{}", json["summary"]);
     assert!(
         json["summary"]["notes"]
             .to_string()
-            .contains("6 benchmark(s) skipped")
+            .contains("1 benchmark(s) skipped")
     );
+    assert_eq!(json["summary"]["total_failed"], 5, "{}", json["summary"]);
     assert_eq!(
         json["comparisons"].as_array().unwrap().len(),
         6,
         "the rest are compared"
     );
     let skipped = json["skipped"].as_array().unwrap();
-    for ((_, _, _, reason), path) in damaged.iter().zip(&paths) {
-        let hit = skipped
-            .iter()
-            .find(|s| s["path"] == path.to_str().unwrap())
-            .unwrap_or_else(|| panic!("{} not listed: {skipped:?}", path.display()));
-        assert!(hit["reason"].as_str().unwrap().contains(reason), "{hit}");
-        assert!(
-            stderr.contains(path.to_str().unwrap()),
-            "stderr names {}",
-            path.display()
-        );
+    let unmeasured = json["unmeasured"].as_array().unwrap();
+    for ((id, file, _, reason), path) in damaged.iter().zip(&paths) {
+        let hit = if *file == "benchmark.json" {
+            let hit = skipped
+                .iter()
+                .find(|s| s["path"] == path.to_str().unwrap())
+                .unwrap_or_else(|| panic!("{} not listed: {skipped:?}", path.display()));
+            assert!(
+                stderr.contains(path.to_str().unwrap()),
+                "stderr names {}",
+                path.display()
+            );
+            hit["reason"].as_str().unwrap().to_string()
+        } else {
+            let hit = unmeasured
+                .iter()
+                .find(|u| u["id"] == *id)
+                .unwrap_or_else(|| panic!("{id} not listed: {unmeasured:?}"));
+            assert_eq!(hit["status"], "failed", "{hit}");
+            let error = hit["error"].as_str().unwrap().to_string();
+            assert!(error.contains(path.to_str().unwrap()), "{error}");
+            error
+        };
+        assert!(hit.contains(reason), "{hit}");
     }
-    assert_eq!(
-        json["removed"].as_array().unwrap().len(),
-        6,
-        "skipped candidates are missing from it"
-    );
 }
 
 #[test]

@@ -34,11 +34,17 @@ fn taking_config(bin: &str) -> Vec<String> {
         .filter_map(|l| l.split_whitespace().next().map(String::from))
         .filter(|c| c != "help")
         .collect();
-    assert!(!commands.is_empty(), "no subcommands in {bin} --help:\n{help}");
+    assert!(
+        !commands.is_empty(),
+        "no subcommands in {bin} --help:\n{help}"
+    );
     commands
         .into_iter()
         .filter(|c| {
-            let out = Command::new(bin).args([c.as_str(), "--help"]).output().unwrap();
+            let out = Command::new(bin)
+                .args([c.as_str(), "--help"])
+                .output()
+                .unwrap();
             let help = String::from_utf8_lossy(&out.stdout);
             help.contains("--config") || help.contains("--prices")
         })
@@ -66,15 +72,64 @@ fn every_command_taking_config_or_prices_accepts_the_example() {
     // (binary, command, arguments, exit code it must end with: None where the outcome
     // depends on the stored runs, not on the config).
     let cases: Vec<(&str, &str, Vec<&str>, Option<i32>)> = vec![
-        (ANALYZE_TRENDS, "hardware", vec!["--prices", ex, "--results", &r], Some(0)),
-        (STACKBENCH, "show", vec!["--page", "hardware", "--prices", ex, "--results", &r], Some(0)),
-        (STACKBENCH, "show", vec!["--page", "summary", "--config", ex, "--results", &r], Some(0)),
+        (
+            ANALYZE_TRENDS,
+            "hardware",
+            vec!["--prices", ex, "--results", &r],
+            Some(0),
+        ),
+        (
+            STACKBENCH,
+            "show",
+            vec!["--page", "hardware", "--prices", ex, "--results", &r],
+            Some(0),
+        ),
+        (
+            STACKBENCH,
+            "show",
+            vec!["--page", "summary", "--config", ex, "--results", &r],
+            Some(0),
+        ),
         // Past the config, into the store: an unknown run is the error, not the file.
-        (STACKBENCH, "dashboard", vec!["--config", ex, "--prices", ex, "--results", &r, "--run", "no-such-run"], Some(2)),
+        (
+            STACKBENCH,
+            "dashboard",
+            vec![
+                "--config",
+                ex,
+                "--prices",
+                ex,
+                "--results",
+                &r,
+                "--run",
+                "no-such-run",
+            ],
+            Some(2),
+        ),
         (STACKBENCH, "suite", vec!["smoke", "--config", ex], Some(0)),
-        (STACKBENCH, "config", vec!["--get", "results_dir", "--config", ex], Some(0)),
+        (
+            STACKBENCH,
+            "config",
+            vec!["--get", "results_dir", "--config", ex],
+            Some(0),
+        ),
         // Judges a stored run (measures nothing); pass or fail is the runs' business.
-        (STACKBENCH, "validate", vec!["--config", ex, "--run", "latest", "--suite", "quick", "--no-save", "--results", &r], None),
+        (
+            STACKBENCH,
+            "validate",
+            vec![
+                "--config",
+                ex,
+                "--run",
+                "latest",
+                "--suite",
+                "quick",
+                "--no-save",
+                "--results",
+                &r,
+            ],
+            None,
+        ),
     ];
     let covered: Vec<(&str, &str)> = cases.iter().map(|(b, c, _, _)| (*b, *c)).collect();
     for bin in [ANALYZE_TRENDS, STACKBENCH] {
@@ -134,5 +189,9 @@ fn show_and_dashboard_take_results_dir_from_the_config() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains(results.to_str().unwrap()), "{}", text(&out));
+    assert!(
+        text(&out).contains(results.to_str().unwrap()),
+        "{}",
+        text(&out)
+    );
 }

@@ -2,11 +2,11 @@
 //! nothing was measured or the samples are unusable, asserting a non-zero exit and a
 //! message that names what is missing. One file per area under `tests/no_verdict/`.
 
-#[path = "no_verdict/support.rs"]
-mod support;
 #[path = "no_verdict/import.rs"]
 mod import;
 #[path = "no_verdict/record.rs"]
 mod record;
 #[path = "no_verdict/show.rs"]
 mod show;
+#[path = "no_verdict/support.rs"]
+mod support;

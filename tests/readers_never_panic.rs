@@ -258,7 +258,15 @@ fn criterion_case(file: &str, m: &Mutation) -> Result<(), TestCaseError> {
     assert_handled(&record, "record", "criterion")?;
     let compare = run(
         ANALYZE_TRENDS,
-        &["compare", "base", "new", "--criterion-dir", t, "--results", r],
+        &[
+            "compare",
+            "base",
+            "new",
+            "--criterion-dir",
+            t,
+            "--results",
+            r,
+        ],
         tmp.path(),
     );
     assert_handled(&compare, "compare", "criterion")
@@ -266,8 +274,7 @@ fn criterion_case(file: &str, m: &Mutation) -> Result<(), TestCaseError> {
 
 /// Shared by the run-file and store cases: one recorded run (made once per process).
 fn source_run() -> &'static (tempfile::TempDir, PathBuf) {
-    static SOURCE: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> =
-        std::sync::OnceLock::new();
+    static SOURCE: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
     SOURCE.get_or_init(|| {
         let tmp = tempfile::tempdir().unwrap();
         let file = recorded_run(&tmp.path().join("results"));
@@ -276,7 +283,7 @@ fn source_run() -> &'static (tempfile::TempDir, PathBuf) {
 }
 
 proptest! {
-    #![proptest_config(config(24))]
+    #![proptest_config(config(32))]
 
     #[test]
     fn criterion_sample_json_never_panics(m in mutation()) {
@@ -330,18 +337,22 @@ fn store_case(damage: &dyn Fn(&[u8]) -> Vec<u8>) -> Result<(), TestCaseError> {
     std::fs::write(results.join("stackbench.db"), damage(&db)).unwrap();
     let r = results.to_str().unwrap();
     for (bin, args) in [
-        (ANALYZE_TRENDS, vec!["runs", "--format", "json", "--results", r]),
+        (
+            ANALYZE_TRENDS,
+            vec!["runs", "--format", "json", "--results", r],
+        ),
         (ANALYZE_TRENDS, vec!["export", "--results", r]),
         (STACKBENCH, vec!["show", "--page", "all", "--results", r]),
     ] {
         let ran = run(bin, &args, tmp.path());
-        assert_handled(&ran, args[0], "stackbench.db")?;
+        // The database's errors name its path; "no runs" names the store's directory.
+        assert_handled(&ran, args[0], r)?;
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(config(16))]
+    #![proptest_config(config(24))]
 
     #[test]
     fn a_damaged_store_never_panics(
@@ -371,8 +382,23 @@ enum TomlMutation {
 
 fn toml_mutation() -> impl Strategy<Value = TomlMutation> {
     let values = prop::sample::select(vec![
-        "-1", "0", "nan", "inf", "-inf", "1e999", "\"\"", "\"day\"", "[]", "{}", "true",
-        "'['", "\"H100\"", "0.0", "18446744073709551616", "[[1]]", "{ a = 1 }",
+        "-1",
+        "0",
+        "nan",
+        "inf",
+        "-inf",
+        "1e999",
+        "\"\"",
+        "\"day\"",
+        "[]",
+        "{}",
+        "true",
+        "'['",
+        "\"H100\"",
+        "0.0",
+        "18446744073709551616",
+        "[[1]]",
+        "{ a = 1 }",
     ]);
     prop_oneof![
         3 => (any::<usize>(), values).prop_map(|(at, v)| TomlMutation::Line(at, v.to_string())),
@@ -399,7 +425,7 @@ fn apply_toml(original: &str, m: &TomlMutation) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(48))]
 
     /// The example config, mutated: every reader of stackbench.toml through its command.
     #[test]
@@ -412,7 +438,7 @@ proptest! {
         let (f, results) = (file.to_str().unwrap(), source.path().join("results"));
         let r = results.to_str().unwrap();
         for (bin, args) in [
-            (STACKBENCH, vec!["suite", "smoke", "--config", f]),
+            (STACKBENCH, vec!["suite", "quick", "--config", f]),
             (STACKBENCH, vec!["config", "--get", "results_dir", "--config", f]),
             (STACKBENCH, vec!["show", "--page", "hardware", "--config", f, "--results", r]),
             (STACKBENCH, vec!["show", "--page", "summary", "--prices", f, "--results", r]),
@@ -448,7 +474,7 @@ const PROGRESS: &str = r#"{"event":"plan","total":3,"suite":"quick","unix_ms":10
 "#;
 
 proptest! {
-    #![proptest_config(config(64))]
+    #![proptest_config(config(128))]
 
     #[test]
     fn progress_jsonl_never_panics(line in 0usize..6, m in mutation()) {
@@ -487,6 +513,25 @@ fn fixed_regressions() {
     );
     assert_ne!(compare.code, Some(101), "{}", compare.text);
     assert!(compare.code.is_some(), "{}", compare.text);
+    // ... and `compare` itself, on such samples built in memory (no reader in between):
+    // the logs of non-positive times broke its sorted samples.
+    use stackbench::analysis::{CompareOptions, Side};
+    let base = stackbench::results::run_from_criterion(Path::new(FIXTURE), "new", None).unwrap();
+    for bad in [-1.0, 0.0, f64::NAN, f64::INFINITY] {
+        let mut cand = base.clone();
+        for b in &mut cand.benchmarks {
+            b.samples.times.iter_mut().for_each(|t| *t *= bad);
+        }
+        let side = |name: &str, run| Side {
+            name: name.into(),
+            run,
+        };
+        let _ = stackbench::analysis::compare(
+            &side("base", &base),
+            &side("cand", &cand),
+            &CompareOptions::default(),
+        );
+    }
     // A store that is not SQLite at all, and an SQLite file that is not stackbench's.
     store_case(&|_| b"not a database".to_vec()).unwrap();
     store_case(&|_| Vec::new()).unwrap();

@@ -100,13 +100,16 @@ fn load(
     following: bool,
 ) -> Result<(Dashboard, Vec<String>), ViewError> {
     // The config is read only when a flag leaves something to it (or names it).
-    let config = if sources.config.is_some() || sources.results.is_none() || sources.prices.is_none()
-    {
-        Config::discover(sources.config.as_deref())?
-    } else {
-        Config::default()
-    };
-    let results = sources.results.clone().unwrap_or_else(|| config.results_dir());
+    let config =
+        if sources.config.is_some() || sources.results.is_none() || sources.prices.is_none() {
+            Config::discover(sources.config.as_deref())?
+        } else {
+            Config::default()
+        };
+    let results = sources
+        .results
+        .clone()
+        .unwrap_or_else(|| config.results_dir());
     let store = RunStore::new(&results);
     let mut data = match Dashboard::load(&store, run, compare) {
         Ok(data) => data,
@@ -123,7 +126,11 @@ fn load(
     if let Some(prices) = prices {
         data = data.with_prices(&prices);
     }
-    let notes = same_hardware(&mut data, compare.is_some(), sources.allow_different_hardware)?;
+    let notes = same_hardware(
+        &mut data,
+        compare.is_some(),
+        sources.allow_different_hardware,
+    )?;
     Ok((data, notes))
 }
 
@@ -260,7 +267,10 @@ pub fn show(args: &ShowArgs) -> Result<Shown, ViewError> {
         out.push_str(&text::render_page(&data, index, width, theme));
         out.push('\n');
     }
-    Ok(Shown { text: out, unusable })
+    Ok(Shown {
+        text: out,
+        unusable,
+    })
 }
 
 /// `stackbench show`: prints the pages; exit 1 when the shown run holds benchmarks with no

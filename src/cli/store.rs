@@ -110,7 +110,12 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
         println!("  {count} on {fingerprint}");
     }
     for (file, failure) in &report.failed {
-        eprintln!("FAILED {}: {}: {}", file.display(), failure.id, failure.error);
+        eprintln!(
+            "FAILED {}: {}: {}",
+            file.display(),
+            failure.id,
+            failure.error
+        );
     }
     for problem in &report.problems {
         eprintln!("error: {}: {}", problem.file.display(), problem.error);

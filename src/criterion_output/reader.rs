@@ -319,7 +319,10 @@ fn read_samples(path: &Path) -> (SampleFile, Option<String>) {
         times: Vec::new(),
     };
     match read_json::<SampleFile>(path) {
-        Err(skip) => (empty(), Some(format!("{}: {}", path.display(), skip.reason))),
+        Err(skip) => (
+            empty(),
+            Some(format!("{}: {}", path.display(), skip.reason)),
+        ),
         Ok(samples) => match samples.defect() {
             Some(reason) => (empty(), Some(format!("{}: {reason}", path.display()))),
             None => (samples, None),

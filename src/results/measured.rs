@@ -105,9 +105,7 @@ fn written_since(bench: &CriterionBenchmark, started_unix_s: u64) -> bool {
     let started = UNIX_EPOCH + Duration::from_secs(started_unix_s.saturating_sub(1));
     // A benchmark without a readable sample.json is dated by its benchmark.json, so a
     // missing samples file in this run is a failure, not stale data.
-    let modified = |file: &str| {
-        std::fs::metadata(bench.path.join(file)).and_then(|m| m.modified())
-    };
+    let modified = |file: &str| std::fs::metadata(bench.path.join(file)).and_then(|m| m.modified());
     modified("sample.json")
         .or_else(|_| modified("benchmark.json"))
         .is_ok_and(|written: SystemTime| written >= started)

@@ -35,6 +35,17 @@ impl RunRecord {
         self.benchmarks = kept;
         moved
     }
+
+    /// This run as the store keeps it: itself when every benchmark's samples are usable
+    /// (no copy), else a copy with the unusable ones failed.
+    pub fn with_unusable_failed(&self) -> std::borrow::Cow<'_, RunRecord> {
+        if self.benchmarks.iter().all(|b| b.samples.defect().is_none()) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut run = self.clone();
+        run.fail_unusable();
+        std::borrow::Cow::Owned(run)
+    }
 }
 
 /// The evidence of one or more runs, for the summary line of `record` and `import`.

@@ -97,6 +97,9 @@ impl RunStore {
     /// own line (about four times the bytes to store and parse).
     pub fn save(&self, run: &RunRecord) -> Result<PathBuf, ResultsError> {
         let mut db = self.database()?;
+        // What is kept never holds samples no statistic can use (see `fail_unusable`).
+        let run = run.with_unusable_failed();
+        let run = run.as_ref();
         let path = self.runs_dir().join(format!("{}.json", run.run_id));
         let mut bytes = serde_json::to_vec(run).map_err(|e| AtomicWriteError {
             path: path.clone(),

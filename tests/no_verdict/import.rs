@@ -34,7 +34,9 @@ fn negative_sample_times_are_failed_by_id_and_compare_does_not_panic() {
     let original = tmp.path().join("original.json");
     std::fs::write(&original, doc.to_string()).unwrap();
     let id = doc["benchmarks"][0]["id"].as_str().unwrap().to_string();
-    let times = doc["benchmarks"][0]["samples"]["times"].as_array_mut().unwrap();
+    let times = doc["benchmarks"][0]["samples"]["times"]
+        .as_array_mut()
+        .unwrap();
     for t in times.iter_mut() {
         *t = Value::from(-t.as_f64().unwrap());
     }
@@ -64,7 +66,11 @@ fn negative_sample_times_are_failed_by_id_and_compare_does_not_panic() {
         (original.to_str().unwrap(), "negative-run"),
         (original.to_str().unwrap(), negative.to_str().unwrap()),
     ] {
-        let out = run(ANALYZE_TRENDS, &["compare", base, cand, "--results", r], tmp.path());
+        let out = run(
+            ANALYZE_TRENDS,
+            &["compare", base, cand, "--results", r],
+            tmp.path(),
+        );
         assert_ne!(out.code, Some(101), "compare panicked: {}", out.text());
         assert!(out.code.is_some(), "killed: {}", out.text());
     }
@@ -103,7 +109,11 @@ fn bad_input_leaves_no_store_behind() {
     let results = tmp.path().join("results");
     let r = results.to_str().unwrap();
     for file in [broken.to_str().unwrap(), "/nonexistent/run.json"] {
-        let out = run(ANALYZE_TRENDS, &["import", file, "--results", r], tmp.path());
+        let out = run(
+            ANALYZE_TRENDS,
+            &["import", file, "--results", r],
+            tmp.path(),
+        );
         assert_eq!(out.code, Some(2), "{}", out.text());
         assert!(out.stderr.contains(file), "{}", out.text());
         assert!(!results.exists(), "bad input {file} left a trace");

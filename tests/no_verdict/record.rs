@@ -54,14 +54,17 @@ fn unusable_samples_are_recorded_as_failed_by_id() {
         // JSON has no infinity: write a number too large for f64, which parses as inf.
         if what == "not finite" {
             let path = tree.join("plain function/new/sample.json");
-            let text = std::fs::read_to_string(&path).unwrap().replace("null", "1e999");
+            let text = std::fs::read_to_string(&path)
+                .unwrap()
+                .replace("null", "1e999");
             std::fs::write(&path, text).unwrap();
         }
         let results = tmp.path().join("results");
         let out = record(&tree, &results);
         assert_eq!(out.code, Some(1), "{what}: {}", out.text());
         assert!(
-            out.stderr.contains("FAILED plain function: no usable samples"),
+            out.stderr
+                .contains("FAILED plain function: no usable samples"),
             "{what}: {}",
             out.text()
         );

@@ -50,11 +50,7 @@ fn unusable_samples_are_shown_as_failed_not_as_numbers() {
     }
     doc["run_id"] = Value::from("zzzz-zero-run");
     doc["created_unix_ms"] = Value::from(doc["created_unix_ms"].as_u64().unwrap() + 1000);
-    std::fs::write(
-        results.join("runs/zzzz-zero-run.json"),
-        doc.to_string(),
-    )
-    .unwrap();
+    std::fs::write(results.join("runs/zzzz-zero-run.json"), doc.to_string()).unwrap();
     let out = run(
         STACKBENCH,
         &[
@@ -90,7 +86,11 @@ fn a_comparison_across_hardware_is_refused_unless_allowed() {
     std::fs::write(results.join("runs/other-machine.json"), doc.to_string()).unwrap();
     let r = results.to_str().unwrap();
     let ours_run = {
-        let out = run(ANALYZE_TRENDS, &["runs", "--format", "json", "--results", r], tmp.path());
+        let out = run(
+            ANALYZE_TRENDS,
+            &["runs", "--format", "json", "--results", r],
+            tmp.path(),
+        );
         let runs: Value = serde_json::from_str(&out.stdout).unwrap();
         runs.as_array()
             .unwrap()
@@ -120,7 +120,11 @@ fn a_comparison_across_hardware_is_refused_unless_allowed() {
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(out.stderr.contains("different hardware"), "{}", out.text());
     assert!(out.stderr.contains(theirs), "{}", out.text());
-    assert!(out.stderr.contains("--allow-different-hardware"), "{}", out.text());
+    assert!(
+        out.stderr.contains("--allow-different-hardware"),
+        "{}",
+        out.text()
+    );
 
     let out = show(&["--allow-different-hardware"]);
     assert_eq!(out.code, Some(0), "{}", out.text());

@@ -32,6 +32,10 @@ impl HistoryDb {
     /// Stores `run` unless a run with its id is already there (then nothing changes; a
     /// different fingerprint under the same id is a conflict, not a duplicate).
     pub fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
+        // Benchmarks whose samples cannot be used are stored as failures, never as rows
+        // with a median: every reader of the store then sees the same run.
+        let run = run.with_unusable_failed();
+        let run = run.as_ref();
         let path = self.path.clone();
         let sql = |context: &str, source| DbError::Sql {
             path: path.clone(),
