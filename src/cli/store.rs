@@ -93,6 +93,11 @@ fn emit<T: Serialize>(rows: &[T], format: RowFormat) -> anyhow::Result<()> {
 pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
     let store = RunStore::new(&args.results);
     let report = store.import(&args.paths)?;
+    if report.imported.is_empty() && report.already_present.is_empty() && report.problems.is_empty()
+    {
+        let named: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        bail!("no run files in {}: nothing to import", named.join(", "));
+    }
     let mut by_hardware: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, fingerprint) in &report.imported {
         *by_hardware

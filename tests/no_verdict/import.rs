@@ -119,3 +119,24 @@ fn bad_input_leaves_no_store_behind() {
         assert!(!results.exists(), "bad input {file} left a trace");
     }
 }
+
+#[test]
+fn a_directory_without_run_files_is_nothing_to_import() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("no-runs-here");
+    std::fs::create_dir(&empty).unwrap();
+    let results = tmp.path().join("results");
+    let out = run(
+        ANALYZE_TRENDS,
+        &[
+            "import",
+            empty.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.text());
+    assert!(out.stderr.contains("no-runs-here"), "{}", out.text());
+    assert!(!results.exists(), "nothing to import left a trace");
+}
