@@ -191,17 +191,26 @@ fn same_hardware(
     Ok(notes)
 }
 
-/// The benchmarks of the shown run that have no usable samples, each named with its reason.
+/// What the shown run lacks: each benchmark with no usable samples, named with its reason,
+/// or the whole run when it measured nothing. A view of no evidence is not a clean view.
 fn unusable(data: &Dashboard) -> Vec<String> {
-    data.current()
-        .map(|run| {
-            run.failed
-                .iter()
-                .filter(|f| f.error.starts_with(UNUSABLE_SAMPLES))
-                .map(|f| format!("run {}: {} failed: {}", run.run_id, f.id, f.error))
-                .collect()
-        })
-        .unwrap_or_default()
+    let Some(run) = data.current() else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = run
+        .failed
+        .iter()
+        .filter(|f| f.error.starts_with(UNUSABLE_SAMPLES))
+        .map(|f| format!("run {}: {} failed: {}", run.run_id, f.id, f.error))
+        .collect();
+    if run.benchmarks.is_empty() {
+        lines.push(format!(
+            "run {} measured nothing: no benchmark has usable samples ({} failed)",
+            run.run_id,
+            run.failed.len()
+        ));
+    }
+    lines
 }
 
 /// Runs the dashboard until the user quits.

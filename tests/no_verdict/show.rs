@@ -144,3 +144,39 @@ fn an_empty_store_is_no_runs_naming_the_directory() {
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(out.stderr.contains("nothing-here"), "{}", out.text());
 }
+
+#[test]
+fn a_run_that_measured_nothing_is_not_a_clean_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let (mut doc, file) = recorded(&results);
+    // Every benchmark failed in the harness: nothing measured, nothing to chart.
+    let failed: Vec<Value> = doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::json!({"id": b["id"], "error": "result mismatch"}))
+        .collect();
+    doc["benchmarks"] = Value::Array(Vec::new());
+    doc["failed"] = Value::Array(failed);
+    let run_id = doc["run_id"].as_str().unwrap().to_string();
+    std::fs::remove_dir_all(&results).unwrap();
+    std::fs::create_dir_all(results.join("runs")).unwrap();
+    std::fs::write(
+        results.join("runs").join(file.file_name().unwrap()),
+        doc.to_string(),
+    )
+    .unwrap();
+    let out = run(
+        STACKBENCH,
+        &["show", "--results", results.to_str().unwrap()],
+        tmp.path(),
+    );
+    assert_eq!(out.code, Some(1), "{}", out.text());
+    assert!(
+        out.stderr
+            .contains(&format!("run {run_id} measured nothing")),
+        "{}",
+        out.text()
+    );
+}
