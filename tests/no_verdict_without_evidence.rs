@@ -6,6 +6,12 @@
 mod compare;
 #[path = "no_verdict/history.rs"]
 mod history;
+#[path = "no_verdict/import.rs"]
+mod import;
+#[path = "no_verdict/record.rs"]
+mod record;
+#[path = "no_verdict/show.rs"]
+mod show;
 #[path = "no_verdict/support.rs"]
 mod support;
 

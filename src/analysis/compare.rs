@@ -283,7 +283,15 @@ struct Prepared<'a> {
 /// Sorted log per-iteration times and the median time. One sort serves both: the log is
 /// monotone, so the sorted logs need no second sort.
 fn logs(b: &BenchmarkRecord) -> (Vec<f64>, f64) {
-    let mut per_iter = b.samples.per_iteration_ns();
+    // Only a positive, finite time has a logarithm: a NaN among the logs broke the sorted
+    // samples the rank statistics rely on and panicked (issue 16). The readers turn such
+    // samples into failures first; this keeps a run built any other way from panicking.
+    let mut per_iter: Vec<f64> = b
+        .samples
+        .per_iteration_ns()
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
     per_iter.sort_by(f64::total_cmp);
     let m = crate::stats::median_of_sorted(&per_iter);
     (per_iter.into_iter().map(f64::ln).collect(), m)
@@ -316,7 +324,9 @@ fn test(p: &Prepared<'_>, rule: &VerdictRule, offset: f64) -> Tested {
     }
 }
 
-fn check_hardware(
+/// The "not comparable" rule: two runs whose hardware fingerprints differ are refused
+/// unless `allow` (then the check says so); `show` and the dashboard apply it too.
+pub fn check_hardware(
     baseline: &Side<'_>,
     candidate: &Side<'_>,
     allow: bool,

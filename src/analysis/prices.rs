@@ -1,26 +1,14 @@
-//! Device prices for the cross-hardware report's perf per dollar: the `[prices]` table of
-//! `stackbench.toml`.
+//! Device prices for the cross-hardware report's perf per dollar. The table is the
+//! `[prices]` section of `stackbench.toml` ([`crate::config::prices`] documents its one
+//! format); `--prices FILE` reads FILE through the config reader, so the file
+//! `stackbench show`, `stackbench dashboard` and `analyze-trends hardware` take is the
+//! same file every `--config` takes, checked the same way.
 //!
-//! ```toml
-//! [prices]
-//! basis = "hour"        # "hour": rental price per device-hour; "unit": purchase price per device
-//! currency = "USD"
-//! [prices.devices]
-//! "NVIDIA H100 80GB HBM3" = 2.49
-//! "AMD EPYC" = 0.05
-//! ```
-//!
-//! Keys are device kinds as the system probe names them (the GPU's name, or the CPU model
-//! for CPU figures). One basis for the whole table, so every perf-per-dollar figure in a
-//! report is comparable with every other. A device without a price gets "n/a", never 0.
-//!
-//! This reads only the `[prices]` section of the file (other sections are ignored) and is
-//! reached through [`PriceList`], so the config module can supply prices later without the
-//! report changing.
+//! The report reaches prices through [`PriceList`], so it does not depend on where they
+//! came from.
 
-use serde::Deserialize;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use crate::config::ConfigError;
+pub use crate::config::{PriceBasis, Prices};
 
 /// A source of device prices.
 pub trait PriceList {
@@ -30,98 +18,21 @@ pub trait PriceList {
     fn basis(&self) -> String;
 }
 
-/// How a price is meant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PriceBasis {
-    Hour,
-    Unit,
-}
-
-/// The `[prices]` table.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Prices {
-    pub basis: PriceBasis,
-    #[serde(default = "default_currency")]
-    pub currency: String,
-    #[serde(default)]
-    pub devices: BTreeMap<String, f64>,
-}
-
-fn default_currency() -> String {
-    "USD".into()
-}
-
-/// Why a prices file could not be used.
+/// Why a prices file could not be used: the config reader's error, which names the file,
+/// the line and column or the key.
 #[derive(Debug, thiserror::Error)]
 pub enum PricesError {
-    #[error("cannot read prices from {}: {error}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        error: std::io::Error,
-    },
-    #[error("{}: the [prices] table is not valid: {message}", path.display())]
-    Parse { path: PathBuf, message: String },
-    #[error("{}: price of '{device}' is {value}: a price must be a positive number", path.display())]
-    NotPositive {
-        path: PathBuf,
-        device: String,
-        value: f64,
-    },
-}
-
-#[derive(Deserialize)]
-struct File {
-    prices: Option<Prices>,
-}
-
-impl Prices {
-    /// The `[prices]` table of `text` (read from `path`, named in errors); `None` when the
-    /// file has no such table.
-    pub fn parse(text: &str, path: &Path) -> Result<Option<Prices>, PricesError> {
-        let file: File = toml::from_str(text).map_err(|error| PricesError::Parse {
-            path: path.to_path_buf(),
-            message: error.to_string(),
-        })?;
-        if let Some(prices) = &file.prices {
-            for (device, &value) in &prices.devices {
-                if !(value.is_finite() && value > 0.0) {
-                    return Err(PricesError::NotPositive {
-                        path: path.to_path_buf(),
-                        device: device.clone(),
-                        value,
-                    });
-                }
-            }
-        }
-        Ok(file.prices)
-    }
-
-    /// Reads `path`; a missing file is no prices, not an error (every default works without it).
-    pub fn load(path: &Path) -> Result<Option<Prices>, PricesError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Prices::parse(&text, path),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(PricesError::Read {
-                path: path.to_path_buf(),
-                error,
-            }),
-        }
-    }
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 impl PriceList for Prices {
     fn price(&self, kind: &str) -> Option<f64> {
-        self.devices.get(kind).copied()
+        self.price_for(kind)
     }
 
     fn basis(&self) -> String {
-        match self.basis {
-            PriceBasis::Hour => format!("{} per device-hour", self.currency),
-            PriceBasis::Unit => format!("{} per device", self.currency),
-        }
+        self.basis_text()
     }
 }
 
@@ -141,11 +52,16 @@ impl PriceList for NoPrices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    fn parse(text: &str, path: &Path) -> Result<Option<Prices>, ConfigError> {
+        Prices::parse(text, path)
+    }
 
     #[test]
-    fn reads_the_prices_table_and_ignores_other_sections() {
-        let text = "[suite]\nname = \"x\"\n[prices]\nbasis = \"hour\"\n[prices.devices]\n\"NVIDIA H100 80GB HBM3\" = 2.49\n";
-        let prices = Prices::parse(text, Path::new("s.toml")).unwrap().unwrap();
+    fn reads_the_prices_table_of_a_whole_config() {
+        let text = "results_dir = \"r\"\n[gate]\nrounds = 2\n[prices]\nbasis = \"hour\"\n[prices.devices]\n\"NVIDIA H100 80GB HBM3\" = 2.49\n";
+        let prices = parse(text, Path::new("s.toml")).unwrap().unwrap();
         assert_eq!(prices.price("NVIDIA H100 80GB HBM3"), Some(2.49));
         assert_eq!(prices.price("AMD EPYC"), None);
         assert_eq!(prices.basis(), "USD per device-hour");
@@ -155,17 +71,21 @@ mod tests {
     fn bad_tables_name_the_file_and_the_problem() {
         let path = Path::new("stackbench.toml");
         let zero = "[prices]\nbasis = \"unit\"\n[prices.devices]\nA = 0.0\n";
-        let error = Prices::parse(zero, path).unwrap_err().to_string();
+        let error = parse(zero, path).unwrap_err().to_string();
         assert!(
-            error.contains("stackbench.toml") && error.contains("'A'"),
+            error.contains("stackbench.toml") && error.contains("\"A\""),
             "{error}"
         );
         let basis = "[prices]\nbasis = \"day\"\n";
-        let error = Prices::parse(basis, path).unwrap_err().to_string();
+        let error = parse(basis, path).unwrap_err().to_string();
         assert!(error.contains("day"), "{error}");
         let typo = "[prices]\nbasis = \"hour\"\ndevice = {}\n";
-        assert!(Prices::parse(typo, path).is_err());
-        assert_eq!(Prices::parse("[other]\n", path).unwrap(), None);
+        assert!(parse(typo, path).is_err());
+        // The earlier per-device format is refused, naming the key.
+        let old = "[prices.cpu]\nper_hour = 0.1\n";
+        let error = parse(old, path).unwrap_err().to_string();
+        assert!(error.contains("cpu"), "{error}");
+        assert_eq!(parse("[gate]\nrounds = 2\n", path).unwrap(), None);
     }
 
     #[test]

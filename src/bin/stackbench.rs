@@ -4,7 +4,6 @@
 use clap::Parser;
 use stackbench::cli::dashboard;
 use stackbench::cli::stackbench::{Command, StackbenchArgs};
-use stackbench::dashboard::DashboardError;
 use stackbench::system::SystemProbe;
 use std::path::Path;
 use std::process::ExitCode;
@@ -27,30 +26,10 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Dashboard(args) => {
-            exit_for(dashboard::run_dashboard(&args).map(|()| String::new()))
-        }
-        Command::Show(args) => exit_for(dashboard::show(&args)),
+        Command::Dashboard(args) => dashboard::dashboard_main(&args),
+        Command::Show(args) => dashboard::show_main(&args),
         Command::Validate(args) => stackbench::cli::validate::main(args),
         Command::Suite(args) => stackbench::cli::validate::suite_main(args),
         Command::Config(args) => stackbench::cli::config_get::config_main(args),
-    }
-}
-
-/// Prints the text, or the error with exit 2 (bad input: no runs, unknown run or page) or
-/// 1 (the terminal failed).
-fn exit_for(result: Result<String, DashboardError>) -> ExitCode {
-    match result {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("stackbench: {error}");
-            match error {
-                DashboardError::Terminal(_) => ExitCode::FAILURE,
-                _ => ExitCode::from(2),
-            }
-        }
     }
 }

@@ -1,27 +1,63 @@
 //! `stackbench dashboard` and `stackbench show`: argument structs and what they run.
+//!
+//! Both read the results directory and the prices the way every other command does: a flag,
+//! else the config (`--config`, `$STACKBENCH_CONFIG`, `./stackbench.toml`), else the
+//! default. The run they compare with follows `compare`'s rule: runs from different
+//! hardware are not compared unless `--allow-different-hardware`, and then the output says
+//! so. A shown run with benchmarks that have no usable samples lists them as failed (the
+//! store turns them into failures) and `show` exits 1.
 
-use crate::analysis::prices::Prices;
+use crate::analysis::compare::{CompareError, Side, check_hardware};
+use crate::config::{Config, ConfigError, Prices};
 use crate::dashboard::app::App;
 use crate::dashboard::terminal::Follow;
 use crate::dashboard::theme::Theme;
 use crate::dashboard::{Dashboard, DashboardError, PAGES, page_by_name, text};
-use crate::results::RunStore;
+use crate::results::{RunRecord, RunStore, UNUSABLE_SAMPLES};
 use clap::Args;
-use std::path::Path;
 use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Why `show` or `dashboard` could not draw.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error(transparent)]
+    Dashboard(#[from] DashboardError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Hardware(#[from] CompareError),
+}
+
+/// Where the runs and prices come from, shared by `show` and `dashboard`.
+#[derive(Debug, Args)]
+pub struct ViewSources {
+    /// The results directory (runs are read through its store) [default: the config's
+    /// results_dir, else benchmark_results]
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The config file (results_dir, [prices]) [default: $STACKBENCH_CONFIG, else
+    /// ./stackbench.toml when present]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// A stackbench.toml whose [prices] table gives the hardware page's perf/$ [default:
+    /// the config's; a missing file means no prices: n/a]
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+    /// Compare runs whose hardware fingerprints differ (the output then says so)
+    #[arg(long)]
+    pub allow_different_hardware: bool,
+}
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
+    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
 )]
 pub struct DashboardArgs {
-    /// The results directory (runs are read through its store).
-    #[arg(long, default_value = "benchmark_results")]
-    pub results: PathBuf,
     /// The run to show: `latest`, `previous`, a run id or a run file.
     #[arg(long)]
     pub run: Option<String>,
-    /// The run to compare with (default: the run before the shown one).
+    /// The run to compare with (default: the latest earlier run on the same hardware).
     #[arg(long)]
     pub compare: Option<String>,
     /// Follow a suite as it runs, from its progress file.
@@ -33,14 +69,13 @@ pub struct DashboardArgs {
     /// Where Criterion writes (for the live run's system probe).
     #[arg(long, default_value = "target/criterion")]
     pub criterion_dir: PathBuf,
-    /// TOML file with a [prices] table for the hardware page's perf/$ (missing: n/a)
-    #[arg(long, default_value = "stackbench.toml")]
-    pub prices: PathBuf,
+    #[command(flatten)]
+    pub sources: ViewSources,
 }
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous\n  stackbench show --page hardware --results fleet --prices stackbench.toml"
+    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous\n  stackbench show --page hardware --results fleet --prices stackbench.toml\n\nExit codes: 0 drawn, 1 the shown run holds benchmarks with no usable samples (named), 2 bad input."
 )]
 pub struct ShowArgs {
     /// A page name, or `all`.
@@ -53,63 +88,171 @@ pub struct ShowArgs {
     pub run: Option<String>,
     #[arg(long)]
     pub compare: Option<String>,
-    #[arg(long, default_value = "benchmark_results")]
-    pub results: PathBuf,
-    /// TOML file with a [prices] table for the hardware page's perf/$ (missing: n/a)
-    #[arg(long, default_value = "stackbench.toml")]
-    pub prices: PathBuf,
+    #[command(flatten)]
+    pub sources: ViewSources,
 }
 
-/// The runs through the store, and the device prices when `prices` has a [prices] table.
+/// The runs through the store, the prices, and what the output must say about them.
 fn load(
-    store: &RunStore,
+    sources: &ViewSources,
     run: Option<&str>,
     compare: Option<&str>,
-    prices: &Path,
-) -> Result<Dashboard, DashboardError> {
-    let data = Dashboard::load(store, run, compare)?;
-    Ok(match Prices::load(prices)? {
-        Some(p) => data.with_prices(&p),
-        None => data,
-    })
+    following: bool,
+) -> Result<(Dashboard, Vec<String>), ViewError> {
+    // The config is read only when a flag leaves something to it (or names it).
+    let config =
+        if sources.config.is_some() || sources.results.is_none() || sources.prices.is_none() {
+            Config::discover(sources.config.as_deref())?
+        } else {
+            Config::default()
+        };
+    let results = sources
+        .results
+        .clone()
+        .unwrap_or_else(|| config.results_dir());
+    let store = RunStore::new(&results);
+    let mut data = match Dashboard::load(&store, run, compare) {
+        Ok(data) => data,
+        // Following a first run: nothing is recorded yet, and that is fine.
+        Err(DashboardError::NoRuns { .. }) if following => {
+            Dashboard::from_runs(Vec::new(), Vec::new(), 0, None)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let prices = match &sources.prices {
+        Some(path) => Prices::load(path)?,
+        None => config.prices.clone(),
+    };
+    if let Some(prices) = prices {
+        data = data.with_prices(&prices);
+    }
+    let notes = same_hardware(
+        &mut data,
+        compare.is_some(),
+        sources.allow_different_hardware,
+    )?;
+    Ok((data, notes))
+}
+
+/// True when `compare` would compare the two runs without `--allow-different-hardware`.
+fn comparable(a: &RunRecord, b: &RunRecord) -> bool {
+    match (&a.fingerprint, &b.fingerprint) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// Applies `compare`'s hardware rule to the run the pages compare with. Without
+/// `--compare` (and without the flag) the comparison is the latest earlier run on the
+/// same hardware, not merely the one before; an explicit `--compare` on other hardware is
+/// refused as `compare` refuses it. Returns what the output must say.
+fn same_hardware(
+    data: &mut Dashboard,
+    explicit: bool,
+    allow: bool,
+) -> Result<Vec<String>, CompareError> {
+    let mut notes = Vec::new();
+    let Some(current) = data.current() else {
+        return Ok(notes);
+    };
+    if !explicit && !allow {
+        let before = data.runs[..data.run]
+            .iter()
+            .rposition(|r| comparable(r, current));
+        if let Some(previous) = data.run.checked_sub(1).map(|i| &data.runs[i])
+            && !comparable(previous, current)
+        {
+            notes.push(format!(
+                "the run before {} ({}) ran on other hardware: compared with {} (pass --allow-different-hardware to compare with it)",
+                current.run_id,
+                previous.run_id,
+                before.map_or("no run".to_string(), |i| data.runs[i].run_id.clone())
+            ));
+        }
+        // `Some(run)` is "no comparison" (see `Dashboard::comparison`).
+        data.compare = Some(before.unwrap_or(data.run));
+    }
+    let (Some(before), Some(current)) = (data.comparison(), data.current()) else {
+        return Ok(notes);
+    };
+    let side = |run: &RunRecord| run.run_id.clone();
+    let check = check_hardware(
+        &Side {
+            name: side(before),
+            run: before,
+        },
+        &Side {
+            name: side(current),
+            run: current,
+        },
+        allow,
+    )?;
+    notes.extend(check.warning);
+    Ok(notes)
+}
+
+/// What the shown run lacks: each benchmark with no usable samples, named with its reason,
+/// or the whole run when it measured nothing. A view of no evidence is not a clean view.
+fn unusable(data: &Dashboard) -> Vec<String> {
+    let Some(run) = data.current() else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = run
+        .failed
+        .iter()
+        .filter(|f| f.error.starts_with(UNUSABLE_SAMPLES))
+        .map(|f| format!("run {}: {} failed: {}", run.run_id, f.id, f.error))
+        .collect();
+    if run.benchmarks.is_empty() {
+        lines.push(format!(
+            "run {} measured nothing: no benchmark has usable samples ({} failed)",
+            run.run_id,
+            run.failed.len()
+        ));
+    }
+    lines
 }
 
 /// Runs the dashboard until the user quits.
-pub fn run_dashboard(args: &DashboardArgs) -> Result<(), DashboardError> {
-    let store = RunStore::new(&args.results);
-    let data = match load(
-        &store,
+pub fn run_dashboard(args: &DashboardArgs) -> Result<(), ViewError> {
+    let (data, notes) = load(
+        &args.sources,
         args.run.as_deref(),
         args.compare.as_deref(),
-        &args.prices,
-    ) {
-        Ok(data) => data,
-        // Following a first run: nothing is recorded yet, and that is fine.
-        Err(DashboardError::NoRuns { .. }) if args.follow => {
-            Dashboard::from_runs(Vec::new(), Vec::new(), 0, None)
-        }
-        Err(e) => return Err(e),
-    };
+        args.follow,
+    )?;
+    // The terminal is taken over next: what must be said is said first, and again after.
+    for line in notes.iter().chain(&unusable(&data)) {
+        eprintln!("stackbench dashboard: note: {line}");
+    }
     let follow = args.follow.then(|| Follow {
         progress: args.progress.clone(),
         criterion_dir: args.criterion_dir.clone(),
     });
     let mut app = App::new(data, Theme::from_env());
     if let Some(f) = &follow {
-        crate::dashboard::terminal::refresh_live(&mut app, f)?;
+        crate::dashboard::terminal::refresh_live(&mut app, f).map_err(DashboardError::from)?;
     }
-    crate::dashboard::terminal::run(app, follow)?;
+    crate::dashboard::terminal::run(app, follow).map_err(DashboardError::from)?;
+    for line in &notes {
+        eprintln!("stackbench dashboard: note: {line}");
+    }
     Ok(())
 }
 
+/// What `show` drew, and the benchmarks of the shown run with no usable samples.
+pub struct Shown {
+    pub text: String,
+    pub unusable: Vec<String>,
+}
+
 /// The text of `show`: one page or all of them.
-pub fn show(args: &ShowArgs) -> Result<String, DashboardError> {
-    let store = RunStore::new(&args.results);
-    let data = load(
-        &store,
+pub fn show(args: &ShowArgs) -> Result<Shown, ViewError> {
+    let (data, notes) = load(
+        &args.sources,
         args.run.as_deref(),
         args.compare.as_deref(),
-        &args.prices,
+        false,
     )?;
     let pages: Vec<usize> = if args.page == "all" {
         (0..PAGES.len()).collect()
@@ -122,9 +265,56 @@ pub fn show(args: &ShowArgs) -> Result<String, DashboardError> {
     for p in &data.problems {
         out.push_str(&format!("run not read: {p}\n"));
     }
+    for note in &notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    let unusable = unusable(&data);
+    for line in &unusable {
+        out.push_str(&format!("FAILED {line}\n"));
+    }
     for index in pages {
         out.push_str(&text::render_page(&data, index, width, theme));
         out.push('\n');
     }
-    Ok(out)
+    Ok(Shown {
+        text: out,
+        unusable,
+    })
+}
+
+/// `stackbench show`: prints the pages; exit 1 when the shown run holds benchmarks with no
+/// usable samples (named on stderr too), 2 on bad input.
+pub fn show_main(args: &ShowArgs) -> ExitCode {
+    match show(args) {
+        Ok(shown) => {
+            print!("{}", shown.text);
+            for line in &shown.unusable {
+                eprintln!("stackbench show: FAILED {line}");
+            }
+            if shown.unusable.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => exit_for_error(&error),
+    }
+}
+
+/// `stackbench dashboard`: exit 2 on bad input, 1 when the terminal failed.
+pub fn dashboard_main(args: &DashboardArgs) -> ExitCode {
+    match run_dashboard(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => exit_for_error(&error),
+    }
+}
+
+/// Prints the error once; exit 2 for bad input (no runs, unknown run or page, a bad config
+/// or prices file, runs on different hardware), 1 when the terminal failed.
+fn exit_for_error(error: &ViewError) -> ExitCode {
+    eprintln!("stackbench: {error}");
+    match error {
+        ViewError::Dashboard(DashboardError::Terminal(_)) => ExitCode::FAILURE,
+        _ => ExitCode::from(2),
+    }
 }

@@ -15,18 +15,20 @@ use std::path::PathBuf;
   analyze-trends hardware --results fleet --format markdown > hardware.md
   analyze-trends hardware --prices stackbench.toml --format html > hardware.html
 
-Prices come from the [prices] table of the TOML file (see src/analysis/prices.rs):
+Prices come from the [prices] table of the file, read as a whole stackbench.toml (the
+format is documented in stackbench.example.toml and src/config/prices.rs):
   [prices]
-  basis = \"hour\"          # or \"unit\"
+  basis = \"hour\"          # or \"unit\": one basis for every price
+  currency = \"USD\"
   [prices.devices]
-  \"NVIDIA H100 80GB HBM3\" = 2.49")]
+  \"H100 80GB HBM3\" = 2.49   # exact device name, else the longest key the name contains")]
 pub struct HardwareArgs {
     /// Results directory holding runs/ (from every machine)
     #[arg(long, default_value = "benchmark_results")]
     pub results: PathBuf,
     #[arg(long, value_enum, default_value = "table")]
     pub format: HardwareFormat,
-    /// TOML file with a [prices] table; a missing file means no prices (perf/$ is n/a)
+    /// A stackbench.toml with a [prices] table; a missing file means no prices (perf/$ is n/a)
     #[arg(long, default_value = "stackbench.toml")]
     pub prices: PathBuf,
 }

@@ -18,6 +18,11 @@ pub struct ImportArgs {
 pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
     let store = RunStore::new(&args.results);
     let report = store.import(&args.paths)?;
+    if report.imported.is_empty() && report.already_present.is_empty() && report.problems.is_empty()
+    {
+        let named: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        bail!("no run files in {}: nothing to import", named.join(", "));
+    }
     let mut by_hardware: std::collections::BTreeMap<&str, usize> = Default::default();
     for (_, fingerprint) in &report.imported {
         *by_hardware
@@ -25,13 +30,22 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
             .or_default() += 1;
     }
     println!(
-        "imported {} runs into {} ({} already there)",
+        "imported {} runs into {} ({} already there); evidence: {}",
         report.imported.len(),
         store.db_path().display(),
-        report.already_present.len()
+        report.already_present.len(),
+        report.evidence
     );
     for (fingerprint, count) in by_hardware {
         println!("  {count} on {fingerprint}");
+    }
+    for (file, failure) in &report.failed {
+        eprintln!(
+            "FAILED {}: {}: {}",
+            file.display(),
+            failure.id,
+            failure.error
+        );
     }
     for problem in &report.problems {
         eprintln!("error: {}: {}", problem.file.display(), problem.error);
@@ -42,5 +56,10 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
             report.problems.len()
         );
     }
-    Ok(Outcome::Clean)
+    // Samples no statistic can use are a failure this command found (exit 1), named above.
+    Ok(if report.evidence.unusable > 0 {
+        Outcome::RegressionFound
+    } else {
+        Outcome::Clean
+    })
 }

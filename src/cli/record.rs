@@ -4,6 +4,7 @@ use crate::analysis::Outcome;
 use crate::criterion_output::CriterionTree;
 use crate::sidecar::criterion_home;
 use crate::results::{RunStore, run_from_tree};
+use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -33,14 +34,28 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     for failure in &run.failed {
         eprintln!("FAILED {}: {}", failure.id, failure.error);
     }
+    // Checked before the store is opened: a baseline that measured nothing leaves no trace.
+    let evidence = crate::results::RunEvidence::of(&run);
+    if evidence.is_empty() {
+        bail!(
+            "baseline `{}` in {} measured nothing ({evidence}): no run recorded",
+            args.baseline,
+            dir.display()
+        );
+    }
     let path = RunStore::new(&args.results).save(&run)?;
     println!(
-        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}",
+        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}; evidence: {evidence}",
         run.benchmarks.len(),
         run.skipped.len(),
         run.failed.len(),
         run.run_id,
         path.display()
     );
-    Ok(Outcome::Clean)
+    // Samples no statistic can use are a failure this command found (exit 1), named above.
+    Ok(if evidence.unusable > 0 {
+        Outcome::RegressionFound
+    } else {
+        Outcome::Clean
+    })
 }

@@ -7,6 +7,7 @@
 //! file beats the built-in default.
 
 pub mod precedence;
+pub mod prices;
 pub mod suites;
 pub mod thresholds;
 
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use prices::{PriceBasis, Prices};
 pub use suites::{ResolvedSuite, SamplingOverride, SuiteConfig};
 pub use thresholds::{ThresholdRule, ValidateConfig};
 
@@ -64,10 +66,10 @@ pub struct Config {
     pub validate: ValidateConfig,
     #[serde(default)]
     pub gate: GateSettings,
-    /// What a device costs, keyed by device kind (`cpu`, or a device name such as
-    /// `"NVIDIA H100 80GB HBM3"`), for the cross-hardware report's performance per dollar.
+    /// What a device costs, for the cross-hardware report's performance per dollar: one
+    /// basis and currency, prices keyed by device name (see [`prices`]).
     #[serde(default)]
-    pub prices: BTreeMap<String, Price>,
+    pub prices: Option<Prices>,
     /// Where the config was read from (`None`: defaults only). Not a key in the file.
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -101,22 +103,6 @@ pub struct GateSettings {
     /// Full interleaved base/head rounds (at least 2: the verdict needs round-to-round
     /// differences).
     pub rounds: Option<u32>,
-}
-
-/// The price of one device: per hour of use, or per unit bought (for amortised costs).
-/// At least one is required.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    pub per_hour: Option<f64>,
-    pub per_unit: Option<f64>,
-    /// Defaults to USD; only figures in the same currency are compared.
-    #[serde(default = "default_currency")]
-    pub currency: String,
-}
-
-fn default_currency() -> String {
-    "USD".into()
 }
 
 impl Config {
@@ -197,20 +183,8 @@ impl Config {
                 "must be at least 2 (the verdict needs round-to-round differences)".into(),
             ));
         }
-        for (kind, price) in &self.prices {
-            let valid = |v: Option<f64>| v.is_none_or(|v| v.is_finite() && v >= 0.0);
-            if price.per_hour.is_none() && price.per_unit.is_none() {
-                return Err((
-                    format!("prices.{kind}"),
-                    "needs per_hour or per_unit".into(),
-                ));
-            }
-            if !valid(price.per_hour) || !valid(price.per_unit) {
-                return Err((
-                    format!("prices.{kind}"),
-                    "prices must be non-negative numbers".into(),
-                ));
-            }
+        if let Some(prices) = &self.prices {
+            prices.check()?;
         }
         Ok(())
     }
@@ -227,18 +201,9 @@ impl Config {
         &self.gate
     }
 
-    /// The price of a device kind: an exact key first, then a key the device name contains
-    /// (`"H100"` prices every `NVIDIA H100 ...`), longest key first so the most specific wins.
-    pub fn price_for(&self, device: &str) -> Option<&Price> {
-        if let Some(price) = self.prices.get(device) {
-            return Some(price);
-        }
-        let lower = device.to_lowercase();
-        self.prices
-            .iter()
-            .filter(|(key, _)| lower.contains(&key.to_lowercase()))
-            .max_by_key(|(key, _)| key.len())
-            .map(|(_, price)| price)
+    /// The price of a device (see [`Prices::price_for`]); `None` without a `[prices]` table.
+    pub fn price_for(&self, device: &str) -> Option<f64> {
+        self.prices.as_ref()?.price_for(device)
     }
 
     /// The suite `name`: the file's entry, else the built-in one.
@@ -332,10 +297,10 @@ mod tests {
         assert!(err.contains("components.pytorch.timeout_s"), "{err}");
         let err = parse("[gate]\nrounds = 0\n").unwrap_err().to_string();
         assert!(err.contains("gate.rounds"), "{err}");
-        let err = parse("[prices.cpu]\ncurrency = \"EUR\"\n")
+        let err = parse("[prices]\nbasis = \"hour\"\n[prices.devices]\ncpu = -1\n")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("prices.cpu"), "{err}");
+        assert!(err.contains("prices.devices.\"cpu\""), "{err}");
     }
 
     #[test]
@@ -346,28 +311,19 @@ mod tests {
         assert_eq!(config.component("vllm").enabled, Some(false));
         assert_eq!(config.thresholds.len(), 2);
         assert_eq!(config.gate().rounds, Some(3));
-        assert_eq!(
-            config.price_for("NVIDIA H100 80GB HBM3").unwrap().per_hour,
-            Some(2.5)
-        );
+        assert_eq!(config.price_for("NVIDIA H100 80GB HBM3"), Some(2.5));
         assert_eq!(config.source.as_deref(), Some(path.as_path()));
     }
 
     #[test]
     fn prices_match_exactly_then_by_the_longest_contained_key() {
         let config = parse(
-            "[prices.H100]\nper_hour = 2.0\n[prices.\"H100 80GB\"]\nper_hour = 3.0\n[prices.cpu]\nper_unit = 900\n",
+            "[prices]\nbasis = \"hour\"\n[prices.devices]\nH100 = 2.0\n\"H100 80GB\" = 3.0\ncpu = 900\n",
         )
         .unwrap();
-        assert_eq!(
-            config.price_for("NVIDIA H100 80GB HBM3").unwrap().per_hour,
-            Some(3.0)
-        );
-        assert_eq!(
-            config.price_for("NVIDIA H100 PCIe").unwrap().per_hour,
-            Some(2.0)
-        );
-        assert_eq!(config.price_for("cpu").unwrap().per_unit, Some(900.0));
+        assert_eq!(config.price_for("NVIDIA H100 80GB HBM3"), Some(3.0));
+        assert_eq!(config.price_for("NVIDIA H100 PCIe"), Some(2.0));
+        assert_eq!(config.price_for("cpu"), Some(900.0));
         assert!(config.price_for("AMD Instinct MI300X").is_none());
     }
 }

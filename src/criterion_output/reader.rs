@@ -40,6 +40,11 @@ pub struct CriterionBenchmark {
     pub path: PathBuf,
     /// Things the reader tolerated (an unknown throughput kind, unreadable estimates).
     pub notes: Vec<String>,
+    /// Why this benchmark has no usable samples (`sample.json` unreadable, empty, zero,
+    /// negative or not finite), naming the file; `samples` is then empty. The id is known
+    /// from `benchmark.json`, so the run records it as failed by name instead of the reader
+    /// dropping it (see [`crate::results::measured_only`]).
+    pub unusable: Option<String>,
 }
 
 /// A benchmark the reader could not use, and why.
@@ -267,19 +272,6 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SkippedBe
 
 fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, SkippedBenchmark> {
     let raw: RawBenchmarkJson = read_json(&dir.join("benchmark.json"))?;
-    let sample_path = dir.join("sample.json");
-    let named = |skip: SkippedBenchmark| SkippedBenchmark {
-        id: raw.full_id.clone().or_else(|| raw.title.clone()),
-        ..skip
-    };
-    let samples: SampleFile = read_json(&sample_path).map_err(named)?;
-    if let Some(reason) = samples.defect() {
-        return Err(named(SkippedBenchmark {
-            path: sample_path,
-            reason,
-            id: None,
-        }));
-    }
     let mut notes = Vec::new();
     let id = raw
         .full_id
@@ -290,6 +282,7 @@ fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, Skip
             path: dir.join("benchmark.json"),
             reason: "benchmark.json has neither full_id nor title".into(),
         })?;
+    let (samples, unusable) = read_samples(&dir.join("sample.json"));
     let throughput = match raw.throughput.as_ref().map(parse_throughput) {
         None | Some(Ok(None)) => None,
         Some(Ok(Some(t))) => Some(t),
@@ -319,5 +312,26 @@ fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, Skip
         samples,
         path: dir.to_path_buf(),
         notes,
+        unusable,
     })
+}
+
+/// The samples of `path`, or none and why they cannot be used: the file is unreadable or
+/// not JSON of the expected shape, or its samples fail [`SampleFile::defect`].
+fn read_samples(path: &Path) -> (SampleFile, Option<String>) {
+    let empty = || SampleFile {
+        sampling_mode: None,
+        iters: Vec::new(),
+        times: Vec::new(),
+    };
+    match read_json::<SampleFile>(path) {
+        Err(skip) => (
+            empty(),
+            Some(format!("{}: {}", path.display(), skip.reason)),
+        ),
+        Ok(samples) => match samples.defect() {
+            Some(reason) => (empty(), Some(format!("{}: {reason}", path.display()))),
+            None => (samples, None),
+        },
+    }
 }

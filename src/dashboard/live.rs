@@ -35,7 +35,7 @@ pub fn live_run(progress: &Progress, system: Option<serde_json::Value>) -> RunRe
     benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
     let started = progress.started_unix_ms.unwrap_or(0);
     // Failures of the live run are in its target report's outcomes.
-    RunRecord {
+    let mut run = RunRecord {
         run_id: "live".into(),
         label: Some("live".into()),
         targets: serde_json::to_value(TargetReport {
@@ -49,7 +49,11 @@ pub fn live_run(progress: &Progress, system: Option<serde_json::Value>) -> RunRe
         .collect(),
         benchmarks,
         ..RunRecord::new(started, std::path::Path::new(""), "live", system)
-    }
+    };
+    // Samples no statistic can use never reach a page as a number: the same rule as a
+    // stored run's, so a benchmark shows as failed with its reason while the suite runs.
+    run.fail_unusable();
+    run
 }
 
 fn minutes(ms: u64) -> String {

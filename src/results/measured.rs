@@ -5,6 +5,10 @@
 //! harness lists each benchmark's outcome in `targets/<target>.json` with the time the
 //! target started; a benchmark is kept only when that list says `measured` and its samples
 //! were written after the target started. A failure is kept as a failure, without samples.
+//!
+//! A benchmark kept by that rule whose samples are unusable (the reader's
+//! [`CriterionBenchmark::unusable`]) becomes a failure naming its id and the reason: a
+//! verdict must never count it as measured, and no view may show a number for it.
 
 use super::run::FailedBenchmark;
 use crate::criterion_output::CriterionBenchmark;
@@ -29,7 +33,9 @@ pub fn measured_only(
 ) -> MeasuredOnly {
     let mut out = MeasuredOnly::default();
     if reports.is_empty() {
-        out.kept = benchmarks;
+        for bench in benchmarks {
+            keep_if_usable(bench, &mut out);
+        }
         return out;
     }
     let outcomes: HashMap<&str, (&BenchmarkOutcome, u64)> = reports
@@ -45,7 +51,7 @@ pub fn measured_only(
         match outcomes.get(bench.id.as_str()) {
             Some((BenchmarkOutcome::Measured { .. }, started)) => {
                 if written_since(&bench, *started) {
-                    out.kept.push(bench);
+                    keep_if_usable(bench, &mut out);
                 } else {
                     stale += 1;
                 }
@@ -78,11 +84,29 @@ pub fn measured_only(
     out
 }
 
+/// Keeps `bench` as measured, or records it as failed when its samples are unusable.
+fn keep_if_usable(bench: CriterionBenchmark, out: &mut MeasuredOnly) {
+    match &bench.unusable {
+        Some(reason) => out.failed.push(FailedBenchmark {
+            id: bench.id,
+            error: format!("{UNUSABLE_SAMPLES}: {reason}"),
+        }),
+        None => out.kept.push(bench),
+    }
+}
+
+/// How every failure for unusable samples starts, so summaries can count them apart from
+/// the harness's own errors.
+pub const UNUSABLE_SAMPLES: &str = "no usable samples";
+
 /// True when the benchmark's samples were written at or after `started_unix_s` (the report
 /// keeps whole seconds, so one second of slack; an unreadable time counts as stale).
 fn written_since(bench: &CriterionBenchmark, started_unix_s: u64) -> bool {
     let started = UNIX_EPOCH + Duration::from_secs(started_unix_s.saturating_sub(1));
-    std::fs::metadata(bench.path.join("sample.json"))
-        .and_then(|m| m.modified())
+    // A benchmark without a readable sample.json is dated by its benchmark.json, so a
+    // missing samples file in this run is a failure, not stale data.
+    let modified = |file: &str| std::fs::metadata(bench.path.join(file)).and_then(|m| m.modified());
+    modified("sample.json")
+        .or_else(|_| modified("benchmark.json"))
         .is_ok_and(|written: SystemTime| written >= started)
 }

@@ -9,6 +9,7 @@ mod export;
 mod measured;
 mod record;
 mod run;
+mod run_evidence;
 mod store;
 mod time;
 
@@ -18,7 +19,7 @@ pub use db::{
     StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
-pub use measured::{MeasuredOnly, measured_only};
+pub use measured::{MeasuredOnly, UNUSABLE_SAMPLES, measured_only};
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
@@ -27,6 +28,7 @@ pub use run::{
     BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
     Samples, SourceInfo, probe_fingerprint,
 };
+pub use run_evidence::RunEvidence;
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };

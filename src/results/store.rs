@@ -9,7 +9,8 @@ use super::db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, MedianSeries,
     PruneOutcome, RunOrder, StoredRun,
 };
-use super::run::{RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
+use super::run::{FailedBenchmark, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
+use super::run_evidence::RunEvidence;
 use crate::files::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
@@ -96,6 +97,9 @@ impl RunStore {
     /// own line (about four times the bytes to store and parse).
     pub fn save(&self, run: &RunRecord) -> Result<PathBuf, ResultsError> {
         let mut db = self.database()?;
+        // What is kept never holds samples no statistic can use (see `fail_unusable`).
+        let run = run.with_unusable_failed();
+        let run = run.as_ref();
         let path = self.runs_dir().join(format!("{}.json", run.run_id));
         let mut bytes = serde_json::to_vec(run).map_err(|e| AtomicWriteError {
             path: path.clone(),
@@ -205,21 +209,39 @@ impl RunStore {
 
     /// Imports run files and directories of them (a results directory's `runs/` is
     /// found too). Each run is its own transaction; a file that cannot be read or
-    /// stored is reported and the others still go in.
+    /// stored is reported and the others still go in. Each file is read and checked
+    /// before anything is written, and the store is opened (created) only for the first
+    /// run that can go in: input of which nothing can be imported leaves no trace.
     pub fn import(&self, paths: &[PathBuf]) -> Result<ImportReport, ResultsError> {
-        let mut db = self.database()?;
+        let mut db: Option<HistoryDb> = None;
         let mut report = ImportReport::default();
         for file in import_files(paths, &mut report.problems) {
-            let outcome = load_run(&file).and_then(|run| {
-                let inserted = db.insert_run(&run)?;
-                Ok((run.run_id, run.fingerprint, inserted))
-            });
-            match outcome {
-                Ok((id, fingerprint, Inserted::New)) => report.imported.push((id, fingerprint)),
-                Ok((id, _, Inserted::AlreadyPresent)) => report.already_present.push(id),
+            let run = match load_run(&file).and_then(|run| importable(&file, run)) {
+                Ok(run) => run,
+                Err(e) => {
+                    report.problems.push(ImportProblem {
+                        file,
+                        error: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            let db = match &mut db {
+                Some(db) => db,
+                None => db.insert(self.database()?),
+            };
+            match db.insert_run(&run) {
+                Ok(Inserted::New) => {
+                    report.evidence.add(&run);
+                    report
+                        .failed
+                        .extend(run.failed.iter().map(|f| (file.clone(), f.clone())));
+                    report.imported.push((run.run_id, run.fingerprint));
+                }
+                Ok(Inserted::AlreadyPresent) => report.already_present.push(run.run_id),
                 Err(e) => report.problems.push(ImportProblem {
                     file,
-                    error: e.to_string(),
+                    error: ResultsError::from(e).to_string(),
                 }),
             }
         }
@@ -331,12 +353,31 @@ pub struct ImportProblem {
 }
 
 /// What `import` did: runs new to the store (with their fingerprints), runs it already
-/// held, and files it could not import.
+/// held, and files it could not import; what the new runs measured, and their failures
+/// (with the file each came from).
 #[derive(Debug, Default)]
 pub struct ImportReport {
     pub imported: Vec<(String, Option<String>)>,
     pub already_present: Vec<String>,
     pub problems: Vec<ImportProblem>,
+    pub evidence: RunEvidence,
+    pub failed: Vec<(PathBuf, FailedBenchmark)>,
+}
+
+/// `run` when it holds evidence of something: a run with no measured benchmark and no
+/// failure says nothing, and importing it would add a run that every view must explain.
+fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
+    if run.benchmarks.is_empty() && run.failed.is_empty() {
+        return Err(ResultsError::Invalid {
+            path: file.to_path_buf(),
+            reason: format!(
+                "run {} measured nothing (no benchmark with usable samples, no failure, {} skipped): nothing to import",
+                run.run_id,
+                run.skipped.len()
+            ),
+        });
+    }
+    Ok(run)
 }
 
 /// The run files named by `paths`: files as given; in a directory, its `*.json` files, or
@@ -416,6 +457,9 @@ pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
     let mut run: RunRecord =
         serde_json::from_slice(&bytes).map_err(|e| invalid(format!("unexpected shape: {e}")))?;
     run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
+    // The Criterion reader's sample check, for runs written by hand, by another tool or by
+    // an older version: samples no statistic can use make the benchmark a failure.
+    run.fail_unusable();
     Ok(run)
 }
 

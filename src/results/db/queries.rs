@@ -173,11 +173,13 @@ impl HistoryDb {
             .enumerate()
             .map(|(index, (pk, _))| (*pk, index))
             .collect();
+        // `> 0`, not `IS NOT NULL`: a store written before unusable samples became failures
+        // may hold a median of non-positive times, which is no measurement.
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT bench_id, run_pk, median_ns FROM benchmarks INDEXED BY benchmarks_by_id
-                 WHERE median_ns IS NOT NULL ORDER BY bench_id",
+                 WHERE median_ns > 0 ORDER BY bench_id",
             )
             .map_err(|e| self.sql(context, e))?;
         let mut rows = stmt.query([]).map_err(|e| self.sql(context, e))?;
@@ -209,7 +211,7 @@ impl HistoryDb {
             "SELECT r.run_id, r.timestamp, r.created_unix_ms, r.label, r.git_revision,
                     r.fingerprint, b.median_ns, b.min_ns, b.sample_count
              FROM benchmarks b JOIN runs r ON r.pk = b.run_pk
-             WHERE b.bench_id = ?1 AND b.median_ns IS NOT NULL
+             WHERE b.bench_id = ?1 AND b.median_ns > 0
              ORDER BY r.created_unix_ms, r.run_id",
             [bench_id],
             |row| {

@@ -32,6 +32,10 @@ impl HistoryDb {
     /// Stores `run` unless a run with its id is already there (then nothing changes; a
     /// different fingerprint under the same id is a conflict, not a duplicate).
     pub fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
+        // Benchmarks whose samples cannot be used are stored as failures, never as rows
+        // with a median: every reader of the store then sees the same run.
+        let run = run.with_unusable_failed();
+        let run = run.as_ref();
         let path = self.path.clone();
         let sql = |context: &str, source| DbError::Sql {
             path: path.clone(),
@@ -249,6 +253,9 @@ impl HistoryDb {
         }
         // Byte order of ids, as `load_run` sorts and `RunRecord::benchmark` searches.
         run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
+        // A run stored by an older version may hold samples no statistic can use: they
+        // leave the store as failures, never as numbers.
+        run.fail_unusable();
         Ok(run)
     }
 }
