@@ -86,6 +86,11 @@ fn load_sides(args: &CompareArgs, store: &RunStore) -> anyhow::Result<(RunRecord
                 skip.reason
             );
         }
+        // Samples the reader refused (their file and reason are in the error): named as
+        // soon as they are read, as `record` names them.
+        for failure in &run.failed {
+            eprintln!("warning: {side}: FAILED {}: {}", failure.id, failure.error);
+        }
     }
     Ok((base, cand))
 }
