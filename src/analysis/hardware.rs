@@ -213,10 +213,10 @@ pub fn workload_of(id: &str) -> (String, String) {
             (format!("collectives/{op}/{bytes}"), "collectives".into())
         }
         ("components", "vllm" | "tiny_gpt", _, _) => (id.to_owned(), "inference tokens/s".into()),
-        _ => match IdParts::parse(id).and_then(|p| Some((p.family()?, p))) {
-            Some((family, parts)) => family.workload(&parts),
-            None => (id.to_owned(), parts.family.to_owned()),
-        },
+        // A foreign id is its own workload, ranked under its first part.
+        _ => IdParts::parse(id)
+            .and_then(|p| Some(p.family()?.workload(&p)))
+            .unwrap_or_else(|| (id.to_owned(), parts.family.to_owned())),
     }
 }
 
