@@ -454,8 +454,8 @@ proptest! {
 /// the live dashboard parses it, turned into the live run, and every page drawn from it.
 fn progress_case(text: &str) {
     use stackbench::dashboard::live::live_run;
-    use stackbench::sidecar::progress::Progress;
     use stackbench::dashboard::{Dashboard, PAGES, text, theme::Theme};
+    use stackbench::sidecar::progress::Progress;
     let progress = Progress::parse(text);
     let _ = progress.timing(u64::MAX);
     let _ = progress.timing(0);

@@ -3,9 +3,9 @@
 
 use crate::analysis::{CompareOptions, Outcome, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
-use crate::sidecar::criterion_home;
 use crate::report::comparison::{ComparisonFormat, render};
 use crate::results::{RunRecord, RunStore, keep_comparison_verdict, run_for_comparison};
+use crate::sidecar::criterion_home;
 use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;

@@ -2,8 +2,8 @@
 
 use crate::analysis::Outcome;
 use crate::criterion_output::CriterionTree;
-use crate::sidecar::criterion_home;
 use crate::results::{RunStore, run_from_tree};
+use crate::sidecar::criterion_home;
 use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;

@@ -694,7 +694,8 @@ mod tests {
                 verdict.results[0]
                     .reason
                     .as_deref()
-                    .is_some_and(|r| r.starts_with("no usable samples: ") && (r.contains("sample 0") || r.contains("all 2 sample times are 0"))),
+                    .is_some_and(|r| r.starts_with("no usable samples: ")
+                        && (r.contains("sample 0") || r.contains("all 2 sample times are 0"))),
                 "{:?}",
                 verdict.results[0]
             );

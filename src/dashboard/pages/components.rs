@@ -9,7 +9,7 @@ use super::family;
 use crate::dashboard::widgets::line::{LegendPosition, XAxis, error_bar};
 use crate::dashboard::widgets::{BarItem, Bars, LineChart, Segment, Series, StackedBar, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
-use crate::units::{SizeUnit, format_number, format_ns};
+use crate::units::{SizeUnit, format_ns, format_number};
 use crate::view::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, ZeroMemory, flop_unit,
 };
