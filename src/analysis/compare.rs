@@ -2,7 +2,7 @@
 //! first), the core of the PR gate. The verdict comes from the raw samples; see
 //! [`super::verdict`] for the rule and BENCHMARKS.md ("The regression gate") for its tuning.
 
-use super::evidence::{Evidence, NoEvidence, SampleDefect, usable_samples};
+use super::evidence::{Evidence, NoEvidence, SampleDefect};
 use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};
 use crate::files::parallel_map;
@@ -435,7 +435,7 @@ fn scope(baseline: &Side<'_>, candidate: &Side<'_>, options: &CompareOptions) ->
 type UnusableSamples = (String, &'static str, SampleDefect);
 
 /// Splits the pairs whose samples both sides can be judged on from those where one side
-/// has no usable samples (the rule in [`super::evidence::usable_samples`]).
+/// has no usable samples (the one rule, [`crate::stats::usable_timed`]).
 fn split_unusable<'a>(
     pairs: &[(&'a BenchmarkRecord, &'a BenchmarkRecord)],
 ) -> (
@@ -447,11 +447,7 @@ fn split_unusable<'a>(
     for &(base, cand) in pairs {
         let defect = [("baseline", base), ("candidate", cand)]
             .into_iter()
-            .find_map(|(side, b)| {
-                usable_samples(&b.samples.per_iteration_ns())
-                    .err()
-                    .map(|d| (side, d))
-            });
+            .find_map(|(side, b)| b.samples.usable().err().map(|d| (side, d)));
         match defect {
             Some((side, d)) => unusable.push((base.id.clone(), side, d)),
             None => usable.push((base, cand)),

@@ -1,7 +1,8 @@
 //! What a verdict stands on, and the one rule that keeps a verdict honest: a verdict on no
 //! evidence is never a pass. Every command that judges samples (`compare`, `gate`,
 //! `validate`, `history`, `record`, `import`, `show`) builds an [`Evidence`] as it reads,
-//! asks [`usable_samples`] about each benchmark's samples, and ends with
+//! asks the sample rule ([`usable_timed`], [`usable_median`], in `stats` so the Criterion
+//! reader and the run record below share it) about each benchmark's samples, and ends with
 //! [`Evidence::require_some`] and [`Evidence::outcome`]:
 //!
 //! - a filter or suite that matches nothing is bad input ([`NoEvidence`], exit 2), naming
@@ -13,6 +14,7 @@
 //! The binaries map [`Outcome`] to their exit code with [`Outcome::exit_code`]; this module
 //! sits below the CLI so every surface can share it.
 
+pub use crate::stats::{SampleDefect, usable_median, usable_timed};
 use serde::Serialize;
 use std::fmt;
 
@@ -36,89 +38,6 @@ impl Outcome {
             Outcome::BadInput => 2,
         }
     }
-}
-
-/// Why a benchmark's samples cannot carry a verdict. Every statistic downstream takes logs
-/// of per-iteration times, so each must be finite and positive.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SampleDefect {
-    /// No samples at all.
-    Empty,
-    /// Every sample time is 0: the timer never advanced (a no-op, or a broken measurement).
-    AllZero { samples: usize },
-    /// A sample time below zero.
-    Negative { index: usize, value_ns: f64 },
-    /// One sample time of 0 among others.
-    Zero { index: usize },
-    /// NaN or infinite.
-    NonFinite { index: usize },
-    /// Only a summary was kept (the history store's median) and it is not a positive,
-    /// finite time: the samples behind it were unusable.
-    BadMedian { median_ns: f64 },
-    /// The file holding the samples could not be read, or its reader refused the samples
-    /// (`reason` says which, in the reader's words).
-    Unreadable { path: String, reason: String },
-}
-
-impl fmt::Display for SampleDefect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SampleDefect::Empty => write!(f, "no samples"),
-            SampleDefect::AllZero { samples } => {
-                write!(f, "all {samples} sample times are 0 (nothing was timed)")
-            }
-            SampleDefect::Negative { index, value_ns } => {
-                write!(f, "sample {index} is negative ({value_ns} ns)")
-            }
-            SampleDefect::Zero { index } => write!(f, "sample {index} is 0 ns"),
-            SampleDefect::NonFinite { index } => {
-                write!(f, "sample {index} is not a finite number (NaN or infinite)")
-            }
-            SampleDefect::BadMedian { median_ns } => {
-                write!(f, "its median ({median_ns} ns) is not a positive time")
-            }
-            SampleDefect::Unreadable { path, reason } => write!(f, "{reason} ({path})"),
-        }
-    }
-}
-
-/// The rule for one benchmark's per-iteration times in ns: the number of usable samples,
-/// or why there are none. One bad sample spoils the set: a statistic over the rest would
-/// judge a different measurement than the one that was taken.
-pub fn usable_samples(per_iteration_ns: &[f64]) -> Result<usize, SampleDefect> {
-    if per_iteration_ns.is_empty() {
-        return Err(SampleDefect::Empty);
-    }
-    if per_iteration_ns.iter().all(|t| *t == 0.0) {
-        return Err(SampleDefect::AllZero {
-            samples: per_iteration_ns.len(),
-        });
-    }
-    for (index, &t) in per_iteration_ns.iter().enumerate() {
-        if !t.is_finite() {
-            return Err(SampleDefect::NonFinite { index });
-        }
-        if t < 0.0 {
-            return Err(SampleDefect::Negative { index, value_ns: t });
-        }
-        if t == 0.0 {
-            return Err(SampleDefect::Zero { index });
-        }
-    }
-    Ok(per_iteration_ns.len())
-}
-
-/// The rule where only a median of `samples` samples was kept (the history store): usable
-/// when there were samples and the median is a positive, finite time.
-pub fn usable_median(median_ns: f64, samples: usize) -> Result<usize, SampleDefect> {
-    if samples == 0 {
-        return Err(SampleDefect::Empty);
-    }
-    if !(median_ns.is_finite() && median_ns > 0.0) {
-        return Err(SampleDefect::BadMedian { median_ns });
-    }
-    Ok(samples)
 }
 
 /// One benchmark or check a verdict stood on, with its usable samples per source (one
@@ -283,35 +202,6 @@ impl Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_defect_is_named() {
-        assert_eq!(usable_samples(&[]), Err(SampleDefect::Empty));
-        assert_eq!(
-            usable_samples(&[0.0, 0.0]),
-            Err(SampleDefect::AllZero { samples: 2 })
-        );
-        assert_eq!(
-            usable_samples(&[1.0, -2.0]),
-            Err(SampleDefect::Negative {
-                index: 1,
-                value_ns: -2.0
-            })
-        );
-        assert_eq!(
-            usable_samples(&[1.0, 0.0]),
-            Err(SampleDefect::Zero { index: 1 })
-        );
-        assert_eq!(
-            usable_samples(&[f64::NAN]),
-            Err(SampleDefect::NonFinite { index: 0 })
-        );
-        assert_eq!(
-            usable_samples(&[1.0, f64::INFINITY]),
-            Err(SampleDefect::NonFinite { index: 1 })
-        );
-        assert_eq!(usable_samples(&[1.0, 2.0, 3.0]), Ok(3));
-    }
 
     #[test]
     fn no_evidence_is_never_a_pass() {

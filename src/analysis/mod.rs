@@ -16,5 +16,5 @@ pub use compare::{
     Judgement, Side, SkippedInComparison, Summary, SystemicShift, Unmeasured, UnmeasuredStatus,
     compare,
 };
-pub use evidence::{Evidence, NoEvidence, Outcome, SampleDefect, usable_median, usable_samples};
+pub use evidence::{Evidence, NoEvidence, Outcome, SampleDefect, usable_median, usable_timed};
 pub use verdict::{OverallStatus, Status, VerdictRule};

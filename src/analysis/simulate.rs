@@ -408,7 +408,7 @@ mod tests {
         assert!(
             base.benchmarks
                 .iter()
-                .all(|b| b.samples.defect().is_none() && b.samples.times.len() == 100)
+                .all(|b| b.samples.usable() == Ok(100))
         );
     }
 }

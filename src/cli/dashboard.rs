@@ -13,7 +13,7 @@ use crate::dashboard::app::App;
 use crate::dashboard::terminal::Follow;
 use crate::dashboard::theme::Theme;
 use crate::dashboard::{Dashboard, DashboardError, PAGES, page_by_name, text};
-use crate::results::{RunRecord, RunStore, UNUSABLE_SAMPLES};
+use crate::results::{RunRecord, RunStore};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -200,7 +200,7 @@ fn unusable(data: &Dashboard) -> Vec<String> {
     let mut lines: Vec<String> = run
         .failed
         .iter()
-        .filter(|f| f.error.starts_with(UNUSABLE_SAMPLES))
+        .filter(|f| f.is_unusable_samples())
         .map(|f| format!("run {}: {} failed: {}", run.run_id, f.id, f.error))
         .collect();
     if run.benchmarks.is_empty() {

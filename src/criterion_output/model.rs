@@ -1,5 +1,6 @@
 //! Mirror structs of Criterion's JSON files, every field optional where some version omits it.
 
+use crate::stats::{SampleDefect, usable_timed};
 use serde::{Deserialize, Serialize};
 
 /// `benchmark.json`. `full_id` is the name other tools select by.
@@ -124,34 +125,10 @@ pub struct SampleFile {
 }
 
 impl SampleFile {
-    /// Why these samples cannot be judged, if they cannot: every statistic downstream takes
-    /// logs of per-iteration times, so each must be finite and positive.
-    pub fn defect(&self) -> Option<String> {
-        if self.iters.len() != self.times.len() {
-            return Some(format!(
-                "sample.json has {} iteration counts but {} times",
-                self.iters.len(),
-                self.times.len()
-            ));
-        }
-        if self.times.is_empty() {
-            return Some("sample.json has no samples".into());
-        }
-        if self.times.iter().all(|t| *t == 0.0) {
-            return Some(format!(
-                "all {} sample times are 0 (nothing was timed)",
-                self.times.len()
-            ));
-        }
-        for (i, (&n, &t)) in self.iters.iter().zip(&self.times).enumerate() {
-            if !n.is_finite() || n <= 0.0 {
-                return Some(format!("sample {i}: iteration count {n} is not positive"));
-            }
-            if !t.is_finite() || t <= 0.0 {
-                return Some(format!("sample {i}: time {t} ns is not a positive number"));
-            }
-        }
-        None
+    /// The usable sample count, or why these samples cannot be judged: the one rule,
+    /// [`crate::stats::usable_timed`].
+    pub fn usable(&self) -> Result<usize, SampleDefect> {
+        usable_timed(&self.iters, &self.times)
     }
 
     /// Per-iteration times in ns.
@@ -216,16 +193,13 @@ mod tests {
         };
         assert!(
             s(vec![1.0], vec![1.0, 2.0])
-                .defect()
-                .unwrap()
+                .usable()
+                .unwrap_err()
+                .to_string()
                 .contains("1 iteration")
         );
-        assert!(s(vec![], vec![]).defect().is_some());
-        assert!(s(vec![1.0], vec![f64::NAN]).defect().is_some());
-        assert!(s(vec![1.0], vec![0.0]).defect().is_some());
-        assert!(s(vec![1.0], vec![-3.0]).defect().is_some());
-        assert!(s(vec![0.0], vec![3.0]).defect().is_some());
-        assert!(s(vec![2.0], vec![3.0]).defect().is_none());
+        assert!(s(vec![0.0], vec![3.0]).usable().is_err());
+        assert_eq!(s(vec![2.0], vec![3.0]).usable(), Ok(1));
         assert_eq!(s(vec![2.0], vec![3.0]).per_iteration_ns(), vec![1.5]);
     }
 }

@@ -317,7 +317,7 @@ fn read_one(dir: &Path, with_estimates: bool) -> Result<CriterionBenchmark, Skip
 }
 
 /// The samples of `path`, or none and why they cannot be used: the file is unreadable or
-/// not JSON of the expected shape, or its samples fail [`SampleFile::defect`].
+/// not JSON of the expected shape, or its samples fail [`SampleFile::usable`].
 fn read_samples(path: &Path) -> (SampleFile, Option<String>) {
     let empty = || SampleFile {
         sampling_mode: None,
@@ -329,9 +329,9 @@ fn read_samples(path: &Path) -> (SampleFile, Option<String>) {
             empty(),
             Some(format!("{}: {}", path.display(), skip.reason)),
         ),
-        Ok(samples) => match samples.defect() {
-            Some(reason) => (empty(), Some(format!("{}: {reason}", path.display()))),
-            None => (samples, None),
+        Ok(samples) => match samples.usable() {
+            Err(defect) => (empty(), Some(format!("{}: {defect}", path.display()))),
+            Ok(_) => (samples, None),
         },
     }
 }

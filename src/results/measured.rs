@@ -87,17 +87,12 @@ pub fn measured_only(
 /// Keeps `bench` as measured, or records it as failed when its samples are unusable.
 fn keep_if_usable(bench: CriterionBenchmark, out: &mut MeasuredOnly) {
     match &bench.unusable {
-        Some(reason) => out.failed.push(FailedBenchmark {
-            id: bench.id,
-            error: format!("{UNUSABLE_SAMPLES}: {reason}"),
-        }),
+        Some(reason) => out
+            .failed
+            .push(FailedBenchmark::unusable_samples(bench.id, reason)),
         None => out.kept.push(bench),
     }
 }
-
-/// How every failure for unusable samples starts, so summaries can count them apart from
-/// the harness's own errors.
-pub const UNUSABLE_SAMPLES: &str = "no usable samples";
 
 /// True when the benchmark's samples were written at or after `started_unix_s` (the report
 /// keeps whole seconds, so one second of slack; an unreadable time counts as stale).

@@ -19,7 +19,8 @@ pub use db::{
     StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
-pub use measured::{MeasuredOnly, UNUSABLE_SAMPLES, measured_only};
+pub use crate::stats::UNUSABLE_SAMPLES;
+pub use measured::{MeasuredOnly, measured_only};
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.

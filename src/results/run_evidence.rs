@@ -9,9 +9,26 @@
 //! This is the run-level half of the evidence rule; the verdict-level `Evidence` of
 //! compare/gate/validate lives beside `Outcome` and may take these counts.
 
-use super::measured::UNUSABLE_SAMPLES;
 use super::run::{FailedBenchmark, RunRecord};
+use crate::stats::UNUSABLE_SAMPLES;
 use std::fmt;
+
+impl FailedBenchmark {
+    /// `id` failed for want of usable samples (`reason`: the [`crate::stats::SampleDefect`],
+    /// or the reader's words): the one wording every path records, so summaries can count
+    /// these failures apart from the harness's own errors.
+    pub fn unusable_samples(id: String, reason: impl fmt::Display) -> FailedBenchmark {
+        FailedBenchmark {
+            id,
+            error: format!("{UNUSABLE_SAMPLES}: {reason}"),
+        }
+    }
+
+    /// Whether this failure is one of [`FailedBenchmark::unusable_samples`].
+    pub fn is_unusable_samples(&self) -> bool {
+        self.error.starts_with(UNUSABLE_SAMPLES)
+    }
+}
 
 impl RunRecord {
     /// Moves every benchmark without usable samples into `failed`, with the reason; returns
@@ -21,15 +38,13 @@ impl RunRecord {
         let mut moved = Vec::new();
         let mut kept = Vec::with_capacity(self.benchmarks.len());
         for bench in std::mem::take(&mut self.benchmarks) {
-            match bench.samples.defect() {
-                Some(reason) => {
+            match bench.samples.usable() {
+                Err(defect) => {
                     moved.push(bench.id.clone());
-                    self.failed.push(FailedBenchmark {
-                        id: bench.id,
-                        error: format!("{UNUSABLE_SAMPLES}: {reason}"),
-                    });
+                    self.failed
+                        .push(FailedBenchmark::unusable_samples(bench.id, defect));
                 }
-                None => kept.push(bench),
+                Ok(_) => kept.push(bench),
             }
         }
         self.benchmarks = kept;
@@ -39,7 +54,7 @@ impl RunRecord {
     /// This run as the store keeps it: itself when every benchmark's samples are usable
     /// (no copy), else a copy with the unusable ones failed.
     pub fn with_unusable_failed(&self) -> std::borrow::Cow<'_, RunRecord> {
-        if self.benchmarks.iter().all(|b| b.samples.defect().is_none()) {
+        if self.benchmarks.iter().all(|b| b.samples.usable().is_ok()) {
             return std::borrow::Cow::Borrowed(self);
         }
         let mut run = self.clone();
@@ -86,7 +101,7 @@ impl RunEvidence {
         self.unusable += run
             .failed
             .iter()
-            .filter(|f| f.error.starts_with(UNUSABLE_SAMPLES))
+            .filter(|f| f.is_unusable_samples())
             .count();
         self.skipped += run.skipped.len();
     }

@@ -10,6 +10,7 @@ mod changepoint;
 mod fdr;
 mod rank;
 mod summary;
+mod usable;
 
 pub use changepoint::{
     ChangePoint, MAX_SERIES as MAX_CHANGEPOINT_SERIES, detect_change_points, theil_sen_slope,
@@ -17,3 +18,6 @@ pub use changepoint::{
 pub use fdr::benjamini_hochberg;
 pub use rank::{ShiftEstimate, TwoSample, hodges_lehmann_shift, mann_whitney_p};
 pub use summary::{mad, median, median_of_sorted, quantile};
+pub use usable::{
+    SampleDefect, UNUSABLE_SAMPLES, usable_median, usable_samples, usable_timed,
+};

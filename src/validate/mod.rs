@@ -18,7 +18,7 @@ pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
 use crate::config::{Config, ResolvedSuite};
-use crate::results::BenchmarkRecord;
+use crate::results::{BenchmarkRecord, UNUSABLE_SAMPLES};
 use crate::results::RunRecord;
 use crate::sidecar::BenchmarkOutcome;
 use evidence::Evidence;
@@ -375,7 +375,7 @@ pub fn with_usable_samples(
                     (id, outcome)
                 }
                 Err(why) => {
-                    let error = format!("no usable samples: {why}");
+                    let error = format!("{UNUSABLE_SAMPLES}: {why}");
                     (id, BenchmarkOutcome::Failed { error })
                 }
             }
@@ -384,17 +384,11 @@ pub fn with_usable_samples(
     (outcomes, samples)
 }
 
-/// How many samples of `benchmark` a verdict may use, or why none.
+/// How many samples of `benchmark` a verdict may use, or why none: the one sample rule
+/// ([`crate::stats::usable_timed`]), or no samples at all.
 fn usable_samples(benchmark: Option<&BenchmarkRecord>) -> Result<usize, String> {
     let benchmark = benchmark.ok_or("the run holds no samples for it (nothing was recorded)")?;
-    if let Some(defect) = benchmark.samples.defect() {
-        return Err(defect);
-    }
-    let per_iteration = benchmark.samples.per_iteration_ns();
-    if let Some(i) = per_iteration.iter().position(|ns| !ns.is_finite()) {
-        return Err(format!("sample {i}: the per-iteration time is not finite"));
-    }
-    Ok(per_iteration.len())
+    benchmark.samples.usable().map_err(|defect| defect.to_string())
 }
 
 fn finish(
