@@ -738,6 +738,14 @@ fn collect_skipped(
                 }),
             }
         }
+        // The run already failed these by the sample rule (the reader, record or import
+        // refused their samples): the same evidence as a refusal here, with its side.
+        for f in run.failed.iter().filter(|f| keep(&f.id)) {
+            let seen = rejected.iter().any(|(id, ..): &UnusableSamples| *id == f.id);
+            if let Some(defect) = f.unusable_defect().filter(|_| !seen) {
+                rejected.push((f.id.clone(), side, defect));
+            }
+        }
     }
     (skipped, rejected)
 }
@@ -759,7 +767,8 @@ fn unmeasured(
     let mut out: Vec<Unmeasured> = candidate
         .failed
         .iter()
-        .filter(|f| keep(&f.id))
+        // Unusable samples are listed once, with their side, from the evidence.
+        .filter(|f| keep(&f.id) && !f.is_unusable_samples())
         .map(|f| row(&f.id, UnmeasuredStatus::Failed, Some(&f.error)))
         .collect();
     out.extend(

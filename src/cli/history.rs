@@ -138,6 +138,13 @@ pub(super) fn history_points(
         }
     }
     if usable.is_empty() {
+        // The store fails unusable samples on the way in, so they have no point: the
+        // runs' failures are the evidence of why.
+        for run in store.load_all()?.runs {
+            if let Some(defect) = run.failed.iter().filter(|f| f.id == id).find_map(|f| f.unusable_defect()) {
+                evidence.unusable(id, Some(&format!("run {}", run.run_id)), defect);
+            }
+        }
         let fragment = id.rsplit('/').next().unwrap_or(id);
         let similar = store.database()?.similar_benchmark_ids(fragment)?;
         if evidence.failed_count() > 0 || similar.iter().any(|s| s == id) {

@@ -10,7 +10,7 @@
 //! compare/gate/validate lives beside `Outcome` and may take these counts.
 
 use super::run::{FailedBenchmark, RunRecord};
-use crate::stats::UNUSABLE_SAMPLES;
+use crate::stats::{SampleDefect, UNUSABLE_SAMPLES};
 use std::fmt;
 
 impl FailedBenchmark {
@@ -27,6 +27,16 @@ impl FailedBenchmark {
     /// Whether this failure is one of [`FailedBenchmark::unusable_samples`].
     pub fn is_unusable_samples(&self) -> bool {
         self.error.starts_with(UNUSABLE_SAMPLES)
+    }
+
+    /// The defect of a [`FailedBenchmark::unusable_samples`] failure, as evidence for a
+    /// verdict that reads this run; `None` for the harness's own errors.
+    pub fn unusable_defect(&self) -> Option<SampleDefect> {
+        let reason = self.error.strip_prefix(UNUSABLE_SAMPLES)?;
+        let reason = reason.strip_prefix(": ").unwrap_or(reason);
+        Some(SampleDefect::Recorded {
+            reason: reason.to_string(),
+        })
     }
 }
 

@@ -40,6 +40,9 @@ pub enum SampleDefect {
     /// Only a summary was kept (the history store's median) and it is not a positive,
     /// finite time: the samples behind it were unusable.
     BadMedian { median_ns: f64 },
+    /// A reader below already failed these samples by this rule (the Criterion reader,
+    /// `record`, `import`, the store): `reason` is its words, kept in the run record.
+    Recorded { reason: String },
     /// The file holding the samples could not be read, or its reader refused the samples
     /// (`reason` says which, in the reader's words).
     Unreadable { path: String, reason: String },
@@ -78,6 +81,7 @@ impl fmt::Display for SampleDefect {
             SampleDefect::BadMedian { median_ns } => {
                 write!(f, "its median ({median_ns} ns) is not a positive time")
             }
+            SampleDefect::Recorded { reason } => write!(f, "{reason}"),
             SampleDefect::Unreadable { path, reason } => write!(f, "{reason} ({path})"),
         }
     }
