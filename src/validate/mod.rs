@@ -467,6 +467,19 @@ pub fn outcomes(run: &RunRecord, suite: &ResolvedSuite) -> BTreeMap<String, Benc
                 notes: BTreeMap::new(),
             });
     }
+    // The run's own failures win over "measured": the store and the reader fail a
+    // benchmark whose samples the sample rule refuses, and it must stay selected, failed.
+    for failed in &run.failed {
+        let error = failed.error.clone();
+        let entry = outcomes
+            .entry(failed.id.clone())
+            .or_insert(BenchmarkOutcome::Failed {
+                error: error.clone(),
+            });
+        if !matches!(entry, BenchmarkOutcome::Failed { .. }) {
+            *entry = BenchmarkOutcome::Failed { error };
+        }
+    }
     outcomes.retain(|id, _| suite.selects(id));
     outcomes
 }

@@ -104,7 +104,7 @@ fn validate_fails_a_benchmark_without_usable_samples_naming_it_and_why() {
         (
             json!([1.0, 1.0, 1.0]),
             json!([0.0, 0.0, 0.0]),
-            "time 0 ns is not a positive",
+            "all 3 sample times are 0",
         ),
         (
             json!([1.0, 1.0]),
