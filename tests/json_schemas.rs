@@ -233,11 +233,17 @@ fn runs_history_comparisons_and_export_json_match_their_schemas() {
         dir.path(),
     ));
     assert_eq!(history["groups"][0]["runs"].as_array().unwrap().len(), 3);
+    // The same evidence as compare's: each run judged with its usable samples.
+    assert_eq!(history["evidence"]["judged"], 3, "{history:#}");
     assert_schema(
         "history.schema.json",
         &history,
         &[
             ("no trend", &|d| remove(d, "/groups/0", "trend")),
+            ("no evidence", &|d| remove(d, "", "evidence")),
+            ("evidence of nothing judged", &|d| {
+                set(d, "/evidence/judged", 0.into())
+            }),
             ("a string median", &|d| {
                 set(d, "/groups/0/runs/0/median_ns", "fast".into())
             }),

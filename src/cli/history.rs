@@ -137,14 +137,15 @@ pub(super) fn history_points(
             Err(defect) => evidence.unusable(id, Some(&format!("run {}", p.run_id)), defect),
         }
     }
-    if usable.is_empty() {
-        // The store fails unusable samples on the way in, so they have no point: the
-        // runs' failures are the evidence of why.
-        for run in store.load_all()?.runs {
-            if let Some(defect) = run.failed.iter().filter(|f| f.id == id).find_map(|f| f.unusable_defect()) {
-                evidence.unusable(id, Some(&format!("run {}", run.run_id)), defect);
-            }
+    // The store fails unusable samples on the way in, so they have no point: the runs'
+    // failures are the evidence of them, counted failed and never skipped silently.
+    for run in store.load_all()?.runs {
+        let recorded = run.failed.iter().filter(|f| f.id == id);
+        if let Some(defect) = recorded.filter_map(|f| f.unusable_defect()).next() {
+            evidence.unusable(id, Some(&format!("run {}", run.run_id)), defect);
         }
+    }
+    if usable.is_empty() {
         let fragment = id.rsplit('/').next().unwrap_or(id);
         let similar = store.database()?.similar_benchmark_ids(fragment)?;
         if evidence.failed_count() > 0 || similar.iter().any(|s| s == id) {
@@ -198,7 +199,7 @@ pub fn history(args: HistoryArgs) -> anyhow::Result<Outcome> {
                 serde_json::json!({"hardware": g.fingerprint, "trend": g.trend, "runs": rows})
             })
             .collect();
-        let doc = serde_json::json!({"benchmark": args.id, "groups": json});
+        let doc = serde_json::json!({"benchmark": args.id, "groups": json, "evidence": evidence});
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         emit(&rows, args.list.format)?;

@@ -74,3 +74,45 @@ fn a_benchmark_with_no_usable_points_is_an_error_naming_it() {
         good.text()
     );
 }
+
+/// `history --format json` carries the evidence as compare's JSON does: the runs judged
+/// with their usable samples, and a run whose samples were unusable as `unusable`, failed.
+#[test]
+fn history_json_states_its_evidence_and_names_an_unusable_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    results_with_a_zero_benchmark(tmp.path(), &results);
+    // A second run in which `work/zero` measured fine: one usable point, one unusable.
+    let tree = tmp.path().join("criterion2");
+    let steady: Vec<f64> = (0..10).map(|i| 1000.0 + f64::from(i)).collect();
+    write_baseline(&tree, "work/zero", "new", &steady);
+    let dir = results.to_str().unwrap();
+    let recorded = run(
+        ANALYZE_TRENDS,
+        &[
+            "record",
+            "--criterion-dir",
+            tree.to_str().unwrap(),
+            "--results",
+            dir,
+        ],
+        tmp.path(),
+    );
+    assert_eq!(recorded.code, Some(0), "{}", recorded.text());
+
+    let ran = run(
+        ANALYZE_TRENDS,
+        &["history", "work/zero", "--results", dir, "--format", "json"],
+        tmp.path(),
+    );
+    // The unusable run is a failure (exit 1), named on stderr; stdout stays JSON.
+    assert_eq!(ran.code, Some(1), "{}", ran.text());
+    assert!(ran.stderr.contains("sample times are 0"), "{}", ran.text());
+    let doc: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
+    let evidence = &doc["evidence"];
+    assert_eq!(evidence["judged"], 1, "{evidence}");
+    assert_eq!(evidence["failed"], 1, "{evidence}");
+    assert_eq!(evidence["min_samples"], serde_json::json!([10]), "{evidence}");
+    assert_eq!(evidence["unusable"][0]["id"], "work/zero", "{evidence}");
+    assert_eq!(evidence["unusable"][0]["defect"]["kind"], "recorded");
+}
