@@ -2,11 +2,12 @@
 //! first), the core of the PR gate. The verdict comes from the raw samples; see
 //! [`super::verdict`] for the rule and BENCHMARKS.md ("The regression gate") for its tuning.
 
-use super::evidence::{Evidence, NoEvidence, SampleDefect};
 use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};
 use crate::files::parallel_map;
 use crate::results::{BenchmarkRecord, RunRecord};
+use crate::results::{Evidence, NoEvidence};
+use crate::stats::SampleDefect;
 use crate::stats::{ShiftEstimate, TwoSample, benjamini_hochberg, median};
 use serde::Serialize;
 
@@ -741,7 +742,9 @@ fn collect_skipped(
         // The run already failed these by the sample rule (the reader, record or import
         // refused their samples): the same evidence as a refusal here, with its side.
         for f in run.failed.iter().filter(|f| keep(&f.id)) {
-            let seen = rejected.iter().any(|(id, ..): &UnusableSamples| *id == f.id);
+            let seen = rejected
+                .iter()
+                .any(|(id, ..): &UnusableSamples| *id == f.id);
             if let Some(defect) = f.unusable_defect().filter(|_| !seen) {
                 rejected.push((f.id.clone(), side, defect));
             }

@@ -2,7 +2,6 @@
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
 pub mod compare;
-pub mod evidence;
 pub mod hardware;
 pub mod noise;
 pub mod prices;
@@ -16,5 +15,8 @@ pub use compare::{
     Judgement, Side, SkippedInComparison, Summary, SystemicShift, Unmeasured, UnmeasuredStatus,
     compare,
 };
-pub use evidence::{Evidence, NoEvidence, Outcome, SampleDefect, usable_median, usable_timed};
+// The evidence rule lives below the verdicts, beside the run record that `record` and
+// `import` judge with it; the verdicts here and the CLI reach it through these names.
+pub use crate::results::evidence::{Evidence, NoEvidence, Outcome};
+pub use crate::stats::{SampleDefect, usable_median, usable_timed};
 pub use verdict::{OverallStatus, Status, VerdictRule};

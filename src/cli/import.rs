@@ -34,7 +34,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
         report.imported.len(),
         store.db_path().display(),
         report.already_present.len(),
-        report.evidence
+        report.evidence.describe_measured()
     );
     for (fingerprint, count) in by_hardware {
         println!("  {count} on {fingerprint}");
@@ -57,7 +57,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
         );
     }
     // Samples no statistic can use are a failure this command found (exit 1), named above.
-    Ok(if report.evidence.unusable > 0 {
+    Ok(if !report.evidence.unusable_list().is_empty() {
         Outcome::RegressionFound
     } else {
         Outcome::Clean

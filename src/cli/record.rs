@@ -35,25 +35,27 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
         eprintln!("FAILED {}: {}", failure.id, failure.error);
     }
     // Checked before the store is opened: a baseline that measured nothing leaves no trace.
-    let evidence = crate::results::RunEvidence::of(&run);
+    let evidence = crate::results::Evidence::of_run(&run);
     if evidence.is_empty() {
         bail!(
-            "baseline `{}` in {} measured nothing ({evidence}): no run recorded",
+            "baseline `{}` in {} measured nothing ({}): no run recorded",
             args.baseline,
-            dir.display()
+            dir.display(),
+            evidence.describe_measured()
         );
     }
     let path = RunStore::new(&args.results).save(&run)?;
     println!(
-        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}; evidence: {evidence}",
+        "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}; evidence: {}",
         run.benchmarks.len(),
         run.skipped.len(),
         run.failed.len(),
         run.run_id,
-        path.display()
+        path.display(),
+        evidence.describe_measured()
     );
     // Samples no statistic can use are a failure this command found (exit 1), named above.
-    Ok(if evidence.unusable > 0 {
+    Ok(if !evidence.unusable_list().is_empty() {
         Outcome::RegressionFound
     } else {
         Outcome::Clean

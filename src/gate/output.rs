@@ -6,7 +6,6 @@
 use super::rounds::{Collected, SideRun};
 use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statuses};
 use super::{GateError, GateOptions};
-use crate::analysis::evidence::{NoEvidence, SampleDefect};
 use crate::analysis::verdict::percent;
 use crate::analysis::{
     BenchComparison, Comparison, HardwareCheck, Judgement, Status, Unmeasured, UnmeasuredStatus,
@@ -14,7 +13,9 @@ use crate::analysis::{
 };
 use crate::files::atomic::write_atomic;
 use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
+use crate::results::NoEvidence;
 use crate::results::{FailedBenchmark, RunRecord, RunStore};
+use crate::stats::SampleDefect;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@
 
 mod comparison;
 pub mod db;
+pub mod evidence;
 mod export;
 mod measured;
 mod record;
@@ -13,23 +14,23 @@ mod run_evidence;
 mod store;
 mod time;
 
+pub use crate::stats::UNUSABLE_SAMPLES;
 pub use comparison::{StoredVerdict, comparison_record, keep_comparison_verdict};
 pub use db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryPoint, MedianSeries, PruneOutcome, RunOrder,
     StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
-pub use crate::stats::UNUSABLE_SAMPLES;
 pub use measured::{MeasuredOnly, measured_only};
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
+pub use evidence::{Evidence, NoEvidence, Outcome};
 pub use record::sidecar_files;
 pub use run::{
     BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
     Samples, SourceInfo, probe_fingerprint,
 };
-pub use run_evidence::RunEvidence;
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };

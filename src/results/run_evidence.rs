@@ -6,9 +6,10 @@
 //! measurement. Downstream (compare, history, show, the dashboard) therefore never sees a
 //! number that was not measured.
 //!
-//! This is the run-level half of the evidence rule; the verdict-level `Evidence` of
-//! compare/gate/validate lives beside `Outcome` and may take these counts.
+//! The run-level evidence is the verdicts' [`Evidence`] (`evidence.rs`), built from a run:
+//! one count and one wording for every command.
 
+use super::evidence::Evidence;
 use super::run::{FailedBenchmark, RunRecord};
 use crate::stats::{SampleDefect, UNUSABLE_SAMPLES};
 use std::fmt;
@@ -73,82 +74,33 @@ impl RunRecord {
     }
 }
 
-/// The evidence of one or more runs, for the summary line of `record` and `import`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunEvidence {
-    /// Benchmarks with usable samples.
-    pub measured: usize,
-    /// Usable samples over all measured benchmarks.
-    pub samples: usize,
-    /// Fewest and most samples of one measured benchmark.
-    pub fewest_samples: Option<usize>,
-    pub most_samples: Option<usize>,
-    /// Benchmarks that ran and failed: the harness's errors and unusable samples.
-    pub failed: usize,
-    /// Of `failed`, those whose samples were unusable.
-    pub unusable: usize,
-    /// Benchmarks this machine could not run, or whose files the reader could not name.
-    pub skipped: usize,
-}
-
-impl RunEvidence {
-    pub fn of(run: &RunRecord) -> RunEvidence {
-        let mut evidence = RunEvidence::default();
-        evidence.add(run);
+/// The evidence of one or more runs, for the summary line of `record` and `import`: the
+/// shared [`Evidence`], one source per run, counted and worded in one place.
+impl Evidence {
+    /// The evidence of `run`.
+    pub fn of_run(run: &RunRecord) -> Evidence {
+        let mut evidence = Evidence::new();
+        evidence.add_run(run);
         evidence
     }
 
-    /// Adds `run`'s benchmarks to the counts.
-    pub fn add(&mut self, run: &RunRecord) {
+    /// Adds `run`'s benchmarks: each measured one judged on its usable samples, each
+    /// failure of the sample rule as unusable (with its reason), the harness's errors as
+    /// failed, and what this machine could not run as skipped.
+    pub fn add_run(&mut self, run: &RunRecord) {
         for bench in &run.benchmarks {
-            let n = bench.samples.times.len();
-            self.measured += 1;
-            self.samples += n;
-            self.fewest_samples = Some(self.fewest_samples.map_or(n, |m| m.min(n)));
-            self.most_samples = Some(self.most_samples.map_or(n, |m| m.max(n)));
+            match bench.samples.usable() {
+                Ok(n) => self.judged(&bench.id, &[n]),
+                Err(defect) => self.unusable(&bench.id, Some(&run.run_id), defect),
+            }
         }
-        self.failed += run.failed.len();
-        self.unusable += run
-            .failed
-            .iter()
-            .filter(|f| f.is_unusable_samples())
-            .count();
-        self.skipped += run.skipped.len();
-    }
-
-    /// Nothing measured and nothing failed: no evidence of anything.
-    pub fn is_empty(&self) -> bool {
-        self.measured == 0 && self.failed == 0
-    }
-}
-
-impl fmt::Display for RunEvidence {
-    /// `12 benchmarks measured (10 to 100 samples each, 840 in all), 2 failed (1 with no
-    /// usable samples, 1 error), 3 skipped`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} benchmarks measured", self.measured)?;
-        match (self.fewest_samples, self.most_samples) {
-            (Some(lo), Some(hi)) if lo == hi => {
-                write!(f, " ({lo} samples each, {} in all)", self.samples)?
+        for failure in &run.failed {
+            match failure.unusable_defect() {
+                Some(defect) => self.unusable(&failure.id, Some(&run.run_id), defect),
+                None => self.failed(1),
             }
-            (Some(lo), Some(hi)) => {
-                write!(f, " ({lo} to {hi} samples each, {} in all)", self.samples)?
-            }
-            _ => {}
         }
-        write!(f, ", {} failed", self.failed)?;
-        if self.failed > 0 {
-            let errors = self.failed - self.unusable;
-            let mut why = Vec::new();
-            if self.unusable > 0 {
-                why.push(format!("{} with {UNUSABLE_SAMPLES}", self.unusable));
-            }
-            if errors > 0 {
-                why.push(format!("{errors} with an error"));
-            }
-            write!(f, " ({})", why.join(", "))?;
-        }
-        write!(f, ", {} skipped", self.skipped)
+        self.skipped(run.skipped.len());
     }
 }
 
@@ -189,9 +141,9 @@ mod tests {
         assert_eq!(run.benchmarks.len(), 1);
         assert!(run.failure("b").unwrap().contains("-1"), "{:?}", run.failed);
         assert!(run.failure("d").unwrap().contains("no samples"));
-        let evidence = RunEvidence::of(&run);
+        let evidence = Evidence::of_run(&run);
         assert_eq!(
-            evidence.to_string(),
+            evidence.describe_measured(),
             "1 benchmarks measured (2 samples each, 2 in all), 4 failed (4 with no usable samples), 0 skipped"
         );
     }

@@ -9,8 +9,8 @@ use super::db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, MedianSeries,
     PruneOutcome, RunOrder, StoredRun,
 };
+use super::evidence::Evidence;
 use super::run::{FailedBenchmark, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
-use super::run_evidence::RunEvidence;
 use crate::files::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
@@ -232,7 +232,7 @@ impl RunStore {
             };
             match db.insert_run(&run) {
                 Ok(Inserted::New) => {
-                    report.evidence.add(&run);
+                    report.evidence.add_run(&run);
                     report
                         .failed
                         .extend(run.failed.iter().map(|f| (file.clone(), f.clone())));
@@ -360,7 +360,7 @@ pub struct ImportReport {
     pub imported: Vec<(String, Option<String>)>,
     pub already_present: Vec<String>,
     pub problems: Vec<ImportProblem>,
-    pub evidence: RunEvidence,
+    pub evidence: Evidence,
     pub failed: Vec<(PathBuf, FailedBenchmark)>,
 }
 

@@ -18,6 +18,4 @@ pub use changepoint::{
 pub use fdr::benjamini_hochberg;
 pub use rank::{ShiftEstimate, TwoSample, hodges_lehmann_shift, mann_whitney_p};
 pub use summary::{mad, median, median_of_sorted, quantile};
-pub use usable::{
-    SampleDefect, UNUSABLE_SAMPLES, usable_median, usable_samples, usable_timed,
-};
+pub use usable::{SampleDefect, UNUSABLE_SAMPLES, usable_median, usable_samples, usable_timed};

@@ -2,8 +2,9 @@
 //! the benchmark family the check judged), and how many usable samples each one read.
 //! A verdict whose checks read no sample at all measured nothing, and is never a pass.
 //!
-//! This is validate's own shape for now; the shared evidence rule of compare and gate is
-//! meant to absorb it (same fields: the checks with their id and samples, and the counts).
+//! Its shape is validate's own (checks and tiers, `evidence` in
+//! `schemas/validation.schema.json`); the benchmarks and samples under the checks are
+//! counted by the shared [`crate::results::Evidence`], as compare, history and record count them.
 
 use super::{Status, ThresholdCheck};
 use serde::{Deserialize, Serialize};
@@ -52,14 +53,19 @@ impl Evidence {
             })
             .collect();
         let count = |status: Status| ran.iter().filter(|c| c.status == status).count();
+        // The benchmarks and their samples are counted as every other verdict counts them.
+        let mut measured = crate::results::Evidence::new();
+        for (id, n) in samples {
+            measured.judged(id, &[*n]);
+        }
         Evidence {
             checks: ran.len(),
             tiers: ran.iter().map(|c| &c.tier).collect::<BTreeSet<_>>().len(),
             passed: count(Status::Passed),
             warnings: count(Status::Warning),
             failed: count(Status::Failed),
-            benchmarks: samples.len(),
-            samples: samples.values().sum(),
+            benchmarks: measured.judged_count(),
+            samples: measured.samples_total(),
             ran,
         }
     }

@@ -18,8 +18,8 @@ pub mod torch_cuda;
 
 use crate::analysis::throughput::PeakTable;
 use crate::config::{Config, ResolvedSuite};
-use crate::results::{BenchmarkRecord, UNUSABLE_SAMPLES};
 use crate::results::RunRecord;
+use crate::results::{BenchmarkRecord, UNUSABLE_SAMPLES};
 use crate::sidecar::BenchmarkOutcome;
 use evidence::Evidence;
 use serde::{Deserialize, Serialize};
@@ -388,7 +388,10 @@ pub fn with_usable_samples(
 /// ([`crate::stats::usable_timed`]), or no samples at all.
 fn usable_samples(benchmark: Option<&BenchmarkRecord>) -> Result<usize, String> {
     let benchmark = benchmark.ok_or("the run holds no samples for it (nothing was recorded)")?;
-    benchmark.samples.usable().map_err(|defect| defect.to_string())
+    benchmark
+        .samples
+        .usable()
+        .map_err(|defect| defect.to_string())
 }
 
 fn finish(

@@ -112,7 +112,11 @@ fn history_json_states_its_evidence_and_names_an_unusable_run() {
     let evidence = &doc["evidence"];
     assert_eq!(evidence["judged"], 1, "{evidence}");
     assert_eq!(evidence["failed"], 1, "{evidence}");
-    assert_eq!(evidence["min_samples"], serde_json::json!([10]), "{evidence}");
+    assert_eq!(
+        evidence["min_samples"],
+        serde_json::json!([10]),
+        "{evidence}"
+    );
     assert_eq!(evidence["unusable"][0]["id"], "work/zero", "{evidence}");
     assert_eq!(evidence["unusable"][0]["defect"]["kind"], "recorded");
 }

@@ -1,9 +1,9 @@
 //! What a verdict stands on, and the one rule that keeps a verdict honest: a verdict on no
 //! evidence is never a pass. Every command that judges samples (`compare`, `gate`,
 //! `validate`, `history`, `record`, `import`, `show`) builds an [`Evidence`] as it reads,
-//! asks the sample rule ([`usable_timed`], [`usable_median`], in `stats` so the Criterion
-//! reader and the run record below share it) about each benchmark's samples, and ends with
-//! [`Evidence::require_some`] and [`Evidence::outcome`]:
+//! asks the sample rule ([`crate::stats::usable_timed`], [`crate::stats::usable_median`],
+//! in `stats` so the Criterion reader below shares it) about each benchmark's samples, and
+//! ends with [`Evidence::require_some`] and [`Evidence::outcome`]:
 //!
 //! - a filter or suite that matches nothing is bad input ([`NoEvidence`], exit 2), naming
 //!   the filter or the inputs;
@@ -11,10 +11,12 @@
 //!   unreadable file) is `failed`, with its id and the [`SampleDefect`]; it is never
 //!   skipped silently, and it makes the outcome [`Outcome::RegressionFound`] (exit 1).
 //!
-//! The binaries map [`Outcome`] to their exit code with [`Outcome::exit_code`]; this module
-//! sits below the CLI so every surface can share it.
+//! It lives here, below the verdicts and beside the run record, so that the run-level
+//! evidence of `record` and `import` (`run_evidence.rs`) is the same type, counted and
+//! worded here, as the verdict-level evidence of compare, gate, history and validate. The
+//! binaries map [`Outcome`] to their exit code with [`Outcome::exit_code`].
 
-pub use crate::stats::{SampleDefect, usable_median, usable_timed};
+use crate::stats::{SampleDefect, UNUSABLE_SAMPLES};
 use serde::Serialize;
 use std::fmt;
 
@@ -162,10 +164,50 @@ impl Evidence {
         &self.unusable
     }
 
+    /// Nothing judged and nothing failed: no evidence of anything.
+    pub fn is_empty(&self) -> bool {
+        self.judged == 0 && self.failed == 0
+    }
+
+    /// Usable samples over every judged benchmark and source.
+    pub fn samples_total(&self) -> usize {
+        self.benchmarks.iter().flat_map(|b| &b.samples).sum()
+    }
+
+    /// What was measured, in words, for the summary line of a command that keeps runs
+    /// (`record`, `import`): `12 benchmarks measured (10 to 100 samples each, 840 in all),
+    /// 2 failed (1 with no usable samples, 1 with an error), 3 skipped`.
+    pub fn describe_measured(&self) -> String {
+        let mut line = format!("{} benchmarks measured", self.judged);
+        let counts = self.benchmarks.iter().flat_map(|b| &b.samples);
+        if let (Some(lo), Some(hi)) = (counts.clone().min(), counts.max()) {
+            let total = self.samples_total();
+            line += &if lo == hi {
+                format!(" ({lo} samples each, {total} in all)")
+            } else {
+                format!(" ({lo} to {hi} samples each, {total} in all)")
+            };
+        }
+        line += &format!(", {} failed", self.failed);
+        if self.failed > 0 {
+            let unusable = self.unusable.len();
+            let errors = self.failed - unusable;
+            let mut why = Vec::new();
+            if unusable > 0 {
+                why.push(format!("{unusable} with {UNUSABLE_SAMPLES}"));
+            }
+            if errors > 0 {
+                why.push(format!("{errors} with an error"));
+            }
+            line += &format!(" ({})", why.join(", "));
+        }
+        line + &format!(", {} skipped", self.skipped)
+    }
+
     /// The rule's first half: nothing judged and nothing failed is no verdict at all.
     /// `scope` names what was asked for (the filter, the suite, the inputs).
     pub fn require_some(&self, scope: impl FnOnce() -> String) -> Result<(), NoEvidence> {
-        if self.judged == 0 && self.failed == 0 {
+        if self.is_empty() {
             return Err(NoEvidence { scope: scope() });
         }
         Ok(())
