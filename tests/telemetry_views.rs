@@ -115,7 +115,15 @@ fn record_and_view(dir: &Path, tree: &Path) -> (String, String, String, String) 
     let read = |name: &str| std::fs::read_to_string(results.join("reports").join(name)).unwrap();
     let show = stdout_of(&run(
         STACKBENCH,
-        &["show", "--page", "summary", "--width", "160", "--results", r],
+        &[
+            "show",
+            "--page",
+            "summary",
+            "--width",
+            "160",
+            "--results",
+            r,
+        ],
         dir,
     ));
     (
@@ -146,8 +154,16 @@ fn nvml_figures_are_shown_and_an_unread_quantity_says_why() {
     if std::env::var_os("TELEMETRY_VIEWS_PRINT").is_some() {
         println!("{markdown}\n{show}");
     }
-    for figure in ["245 W (230–260)", "62.0 °C (61.0–63.0)", "1980 MHz", "98.0 % (97.0–99.0)"] {
-        assert!(markdown.contains(figure), "{figure} in report.md:\n{markdown}");
+    for figure in [
+        "245 W (230–260)",
+        "62.0 °C (61.0–63.0)",
+        "1980 MHz",
+        "98.0 % (97.0–99.0)",
+    ] {
+        assert!(
+            markdown.contains(figure),
+            "{figure} in report.md:\n{markdown}"
+        );
         assert!(html.contains(figure), "{figure} in report.html");
         assert!(show.contains(figure), "{figure} in show:\n{show}");
     }
@@ -211,7 +227,10 @@ fn a_figure_above_the_probes_peak_flags_the_record_with_the_peaks_source() {
     std::fs::write(&probe_path, serde_json::to_vec(&probe).unwrap()).unwrap();
     let (stderr, markdown, html, _) = record_and_view(dir.path(), &tree);
     let peak = format!("peak suspect: above its 0.01 GFLOP/s peak; peak source: {source}");
-    assert!(stderr.contains(&format!("note: {F32}: measured ")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("note: {F32}: measured ")),
+        "{stderr}"
+    );
     assert!(stderr.contains(&peak), "{stderr}");
 
     let runs = dir.path().join("results/runs");
@@ -228,10 +247,15 @@ fn a_figure_above_the_probes_peak_flags_the_record_with_the_peaks_source() {
         .map(|n| n.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     assert!(
-        notes.iter().any(|n| n.starts_with("measured ") && n.contains(&peak)),
+        notes
+            .iter()
+            .any(|n| n.starts_with("measured ") && n.contains(&peak)),
         "{notes:?}"
     );
-    assert!(markdown.contains(&format!("- `{F32}`: measured ")), "{markdown}");
+    assert!(
+        markdown.contains(&format!("- `{F32}`: measured ")),
+        "{markdown}"
+    );
     assert!(markdown.contains(&peak), "{markdown}");
     assert!(html.contains(&peak), "report.html carries the note");
     assert!(

@@ -67,9 +67,7 @@ impl TelemetryRow {
     }
 
     fn read_anything(&self) -> bool {
-        self.readings
-            .iter()
-            .any(|r| matches!(r, Reading::Read(_)))
+        self.readings.iter().any(|r| matches!(r, Reading::Read(_)))
     }
 }
 
@@ -89,8 +87,7 @@ impl RunTelemetry {
     pub fn one_line(&self) -> Option<String> {
         match self {
             RunTelemetry::NotRecorded => Some(
-                "telemetry: not recorded in this run (recorded before telemetry, or not by stackbench's harness)"
-                    .into(),
+                "telemetry: not recorded in this run (an old run, or a plain Criterion run)".into(),
             ),
             RunTelemetry::NothingRead { benchmarks, reason } => Some(format!(
                 "telemetry: nothing read for any of the {benchmarks} benchmarks (not read: {reason})"
@@ -295,7 +292,12 @@ mod tests {
     fn a_run_with_no_telemetry_or_nothing_read_is_one_line() {
         let old = run(vec![bench("a/cpu/f32/1", None), bench("a/cpu/f32/2", None)]);
         assert_eq!(run_telemetry(&old), RunTelemetry::NotRecorded);
-        assert!(run_telemetry(&old).one_line().unwrap().contains("not recorded"));
+        assert!(
+            run_telemetry(&old)
+                .one_line()
+                .unwrap()
+                .contains("not recorded")
+        );
         let none = || {
             Some(TelemetrySummary {
                 source: "rapl".into(),
@@ -303,7 +305,10 @@ mod tests {
                 ..TelemetrySummary::default()
             })
         };
-        let vm = run(vec![bench("a/cpu/f32/1", none()), bench("a/cpu/f32/2", none())]);
+        let vm = run(vec![
+            bench("a/cpu/f32/1", none()),
+            bench("a/cpu/f32/2", none()),
+        ]);
         let line = run_telemetry(&vm).one_line().unwrap();
         assert!(line.ends_with("(not read: no RAPL here)"), "{line}");
         assert!(line.contains("the 2 benchmarks"), "{line}");

@@ -123,7 +123,11 @@ fn telemetry_block(view: &View, telemetry: &RunTelemetry, area: Rect, buf: &mut 
         format!("Telemetry ({} benchmarks)", rows.len())
     };
     let width = |text: fn(&TelemetryRow) -> &str| {
-        rows.iter().map(|r| text(r).chars().count()).max().unwrap_or(0) as u16 + 1
+        rows.iter()
+            .map(|r| text(r).chars().count())
+            .max()
+            .unwrap_or(0) as u16
+            + 1
     };
     TextTable {
         title,
@@ -137,7 +141,11 @@ fn telemetry_block(view: &View, telemetry: &RunTelemetry, area: Rect, buf: &mut 
         rows: rows
             .iter()
             .map(|r| {
-                let source = if r.source.is_empty() { "none" } else { &r.source };
+                let source = if r.source.is_empty() {
+                    "none"
+                } else {
+                    &r.source
+                };
                 (
                     vec![r.id.clone(), source.to_owned(), r.line()],
                     ratatui::style::Style::new(),

@@ -82,7 +82,11 @@ fn telemetry_section(out: &mut String, run: &RunRecord) {
 /// What the record says about single benchmarks (a peak the figure exceeded, a sample
 /// file the reader repaired), so the report never shows a figure without its caveat.
 fn benchmark_notes(out: &mut String, run: &RunRecord) {
-    let noted: Vec<_> = run.benchmarks.iter().filter(|b| !b.notes.is_empty()).collect();
+    let noted: Vec<_> = run
+        .benchmarks
+        .iter()
+        .filter(|b| !b.notes.is_empty())
+        .collect();
     if noted.is_empty() {
         return;
     }
