@@ -5,6 +5,8 @@
 //! and why; a run with no telemetry at all says so in one line; a figure above the probe's
 //! peak is flagged on the record with the peak's source, never shown as a percentage.
 
+mod schema_support;
+
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -181,6 +183,22 @@ fn nvml_figures_are_shown_and_an_unread_quantity_says_why() {
     assert!(triad.contains(reason), "{triad}");
     assert!(html.contains(reason), "report.html");
     assert!(show.contains(reason), "{show}");
+    // The record that carries the telemetry matches the run schema, which describes it.
+    let record = only_run(dir.path());
+    schema_support::assert_valid("run.schema.json", &record);
+    let mut broken = record.clone();
+    broken["benchmarks"][1]["telemetry"]["power_watts"] = json!("245 W");
+    assert!(
+        !schema_support::violations("run.schema.json", &broken).is_empty(),
+        "a power that is not a range fails the schema"
+    );
+}
+
+/// The one run `record_and_view` recorded, as JSON.
+fn only_run(dir: &Path) -> Value {
+    let runs = dir.join("results/runs");
+    let file = std::fs::read_dir(&runs).unwrap().flatten().next().unwrap();
+    serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap()
 }
 
 #[test]
@@ -233,9 +251,7 @@ fn a_figure_above_the_probes_peak_flags_the_record_with_the_peaks_source() {
     );
     assert!(stderr.contains(&peak), "{stderr}");
 
-    let runs = dir.path().join("results/runs");
-    let file = std::fs::read_dir(&runs).unwrap().flatten().next().unwrap();
-    let record: Value = serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap();
+    let record = only_run(dir.path());
     let bench = record["benchmarks"]
         .as_array()
         .unwrap()
