@@ -33,6 +33,53 @@ impl Rate {
             (None, None) => String::new(),
         }
     }
+
+    /// For a figure above its peak, the note a run record carries: the figure, the peak
+    /// and where the peak came from (`measured 1384 GFLOP/s; peak suspect: above its 100
+    /// GFLOP/s peak; peak source: ...`). `None` for a figure within its peak.
+    pub fn suspect_note(&self) -> Option<String> {
+        let suspect = self.suspect_peak.as_ref()?;
+        Some(format!(
+            "measured {} {}; {}",
+            crate::units::format_figure(Some(self.value)),
+            self.unit,
+            suspect.describe()
+        ))
+    }
+}
+
+/// Notes on each benchmark of `run` whose figure exceeds the probe's peak for it, by the
+/// rule every view applies ([`PeakTable::rate`] over the median time per iteration), so
+/// the record itself says the percentage is not a fact. Returns (id, note) per note added;
+/// a note already there (the run was flagged before) is not added twice.
+pub fn flag_suspect_peaks(run: &mut crate::results::RunRecord) -> Vec<(String, String)> {
+    let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some());
+    let mut flagged = Vec::new();
+    for bench in &mut run.benchmarks {
+        let per_iter: Vec<f64> = bench
+            .samples
+            .per_iteration_ns()
+            .into_iter()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .collect();
+        if per_iter.is_empty() {
+            continue;
+        }
+        let ns = crate::stats::median(&per_iter);
+        let Some(note) = bench
+            .throughput
+            .as_ref()
+            .and_then(|t| peaks.rate(&bench.id, t, ns))
+            .and_then(|rate| rate.suspect_note())
+        else {
+            continue;
+        };
+        if !bench.notes.contains(&note) {
+            bench.notes.push(note.clone());
+            flagged.push((bench.id.clone(), note));
+        }
+    }
+    flagged
 }
 
 /// What counts elements mean for a component benchmark (`components/<component>/...`),

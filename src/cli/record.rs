@@ -24,7 +24,12 @@ pub struct RecordArgs {
 pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     let dir = args.criterion_dir.unwrap_or_else(criterion_home);
     let tree = CriterionTree::scan(&dir)?;
-    let run = run_from_tree(&tree, &args.baseline, args.label)?;
+    let mut run = run_from_tree(&tree, &args.baseline, args.label)?;
+    // A figure above its peak means the peak is wrong: the record says so, naming the
+    // peak's source, so no later view reads the percentage as a fact.
+    for (id, note) in crate::analysis::throughput::flag_suspect_peaks(&mut run) {
+        eprintln!("note: {id}: {note}");
+    }
     for skip in &run.skipped {
         eprintln!("warning: skipped {}: {}", skip.path.display(), skip.reason);
     }

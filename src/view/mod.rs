@@ -10,3 +10,4 @@
 
 pub mod component_model;
 pub mod model;
+pub mod telemetry;

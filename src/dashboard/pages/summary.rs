@@ -1,6 +1,7 @@
 //! The summary `run_benchmarks.sh` prints at the end of a run: what was run, % of peak per
 //! precision as gauges, the benchmarks that moved most against the previous run with
-//! their history as sparklines, and the outcomes per family.
+//! their history as sparklines, each benchmark's telemetry (or why none was read), and the
+//! outcomes per family.
 
 use super::compare::summary_line;
 use super::gemm::best_percent_per_dtype;
@@ -8,10 +9,11 @@ use super::outcomes::{outcome_counts, outcomes_bar};
 use super::trends::group;
 use crate::analysis::trends::not_measured;
 use crate::dashboard::widgets::sparkline::SparkRow;
-use crate::dashboard::widgets::{PeakGauge, SparkRows};
+use crate::dashboard::widgets::{PeakGauge, SparkRows, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::units::{format_ns, format_percent};
 use crate::view::model::{changes, run_name};
+use crate::view::telemetry::{RunTelemetry, TelemetryRow, run_telemetry};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -59,10 +61,19 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
     let gauges = best_percent_per_dtype(&gemm);
     let rows = view.data.current().map(not_measured).unwrap_or_default();
     let counts = outcome_counts(view.data, &rows);
-    let [head, gauge_area, sparks, stacked] = Layout::vertical([
+    let telemetry = view.data.current().map(run_telemetry);
+    let telemetry_height = match &telemetry {
+        Some(t) if t.one_line().is_none() => {
+            (t.rows().len() as u16 + 3).min((area.height / 4).max(4))
+        }
+        Some(_) => 1,
+        None => 0,
+    };
+    let [head, gauge_area, sparks, telemetry_area, stacked] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(gauges.len().min(4) as u16),
         Constraint::Fill(1),
+        Constraint::Length(telemetry_height),
         Constraint::Length(counts.len() as u16 + 3),
     ])
     .areas(area);
@@ -88,7 +99,63 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         );
     }
     spark_rows(view).render(sparks, buf);
+    if let Some(t) = &telemetry {
+        telemetry_block(view, t, telemetry_area, buf);
+    }
     outcomes_bar(view, counts).render(stacked, buf);
+}
+
+/// One line per benchmark: the figures read, then what was not read and why; one line for
+/// the whole run when it read nothing (an old run, a VM without RAPL).
+fn telemetry_block(view: &View, telemetry: &RunTelemetry, area: Rect, buf: &mut Buffer) {
+    if let Some(line) = telemetry.one_line() {
+        Line::from(line).render(area, buf);
+        return;
+    }
+    let rows = telemetry.rows();
+    let shown = area.height.saturating_sub(3) as usize;
+    let title = if shown < rows.len() {
+        format!(
+            "Telemetry ({} benchmarks, the first {shown} shown; all in the report's run page)",
+            rows.len()
+        )
+    } else {
+        format!("Telemetry ({} benchmarks)", rows.len())
+    };
+    let width = |text: fn(&TelemetryRow) -> &str| {
+        rows.iter()
+            .map(|r| text(r).chars().count())
+            .max()
+            .unwrap_or(0) as u16
+            + 1
+    };
+    TextTable {
+        title,
+        header: ["benchmark", "source", "read, or not read and why"]
+            .map(String::from)
+            .to_vec(),
+        widths: vec![
+            width(|r| &r.id).min(area.width / 3),
+            width(|r| &r.source).max(5),
+        ],
+        rows: rows
+            .iter()
+            .map(|r| {
+                let source = if r.source.is_empty() {
+                    "none"
+                } else {
+                    &r.source
+                };
+                (
+                    vec![r.id.clone(), source.to_owned(), r.line()],
+                    ratatui::style::Style::new(),
+                )
+            })
+            .collect(),
+        selected: None,
+        selected_style: view.theme.selected(),
+    }
+    .render(area, buf);
 }
 
 /// The benchmarks with the largest latest change first, each with its history.

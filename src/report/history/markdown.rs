@@ -19,6 +19,10 @@ pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
         let _ = writeln!(out, "> ⚠️ run not read: {p}\n");
     }
     text_charts(&mut out, report, runs);
+    if let Some(latest) = runs.last() {
+        telemetry_section(&mut out, latest);
+        benchmark_notes(&mut out, latest);
+    }
     for g in &report.groups {
         group_section(&mut out, g);
     }
@@ -44,6 +48,60 @@ fn text_charts(out: &mut String, report: &TrendReport, runs: &[RunRecord]) {
             );
         }
     }
+}
+
+/// Each benchmark's power, temperature, clock and utilisation, with "not read" and the
+/// reason for each quantity that was not; one line when the run read none at all.
+fn telemetry_section(out: &mut String, run: &RunRecord) {
+    use crate::view::telemetry::{QUANTITIES, run_telemetry};
+    out.push_str("## Telemetry of the latest run\n\n");
+    let telemetry = run_telemetry(run);
+    if let Some(line) = telemetry.one_line() {
+        let _ = writeln!(out, "{line}\n");
+        return;
+    }
+    let _ = writeln!(out, "| Benchmark | Source | {} |", QUANTITIES.join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "---:|".repeat(QUANTITIES.len()));
+    for row in telemetry.rows() {
+        let cells: Vec<String> = row.readings.iter().map(|r| cell(&r.cell())).collect();
+        let source = if row.source.is_empty() {
+            "none"
+        } else {
+            &row.source
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {source} | {} |",
+            cell(&row.id),
+            cells.join(" | ")
+        );
+    }
+    out.push('\n');
+}
+
+/// What the record says about single benchmarks (a peak the figure exceeded, a sample
+/// file the reader repaired), so the report never shows a figure without its caveat.
+fn benchmark_notes(out: &mut String, run: &RunRecord) {
+    let noted: Vec<_> = run
+        .benchmarks
+        .iter()
+        .filter(|b| !b.notes.is_empty())
+        .collect();
+    if noted.is_empty() {
+        return;
+    }
+    out.push_str("## Notes on the latest run's benchmarks\n\n");
+    for b in noted {
+        for note in &b.notes {
+            let _ = writeln!(out, "- `{}`: {}", b.id, note.replace('\n', " "));
+        }
+    }
+    out.push('\n');
+}
+
+/// Text safe inside a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
 }
 
 fn group_section(out: &mut String, g: &HardwareGroup) {

@@ -276,4 +276,66 @@ pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
         );
     }
     out.push_str("</div>");
+    telemetry_table(out, run);
+    benchmark_notes(out, run);
+}
+
+/// Each benchmark's power, temperature, clock and utilisation, with "not read" and the
+/// reason for each quantity that was not; one line when the run read none at all.
+fn telemetry_table(out: &mut String, run: &RunRecord) {
+    use crate::view::telemetry::{QUANTITIES, run_telemetry};
+    out.push_str("<h3>Telemetry</h3>");
+    let telemetry = run_telemetry(run);
+    if let Some(line) = telemetry.one_line() {
+        let _ = write!(out, "<p>{}</p>", escape(&line));
+        return;
+    }
+    out.push_str("<table><tr><th>benchmark</th><th>source</th>");
+    for q in QUANTITIES {
+        let _ = write!(out, "<th>{}</th>", escape(q));
+    }
+    out.push_str("</tr>");
+    for row in telemetry.rows() {
+        let source = if row.source.is_empty() {
+            "none"
+        } else {
+            &row.source
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(&row.id),
+            escape(source)
+        );
+        for reading in &row.readings {
+            let _ = write!(out, "<td>{}</td>", escape(&reading.cell()));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+}
+
+/// What the record says about single benchmarks: a peak the figure exceeded is named
+/// here with the peak's source, where a chart would otherwise show a percentage.
+fn benchmark_notes(out: &mut String, run: &RunRecord) {
+    let noted: Vec<_> = run
+        .benchmarks
+        .iter()
+        .filter(|b| !b.notes.is_empty())
+        .collect();
+    if noted.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Notes on benchmarks</h3><ul>");
+    for b in noted {
+        for note in &b.notes {
+            let _ = write!(
+                out,
+                "<li><code>{}</code>: {}</li>",
+                escape(&b.id),
+                escape(note)
+            );
+        }
+    }
+    out.push_str("</ul>");
 }
