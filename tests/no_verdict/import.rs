@@ -3,34 +3,13 @@
 //! a run that measured nothing, or a file that is not a run, is refused naming the file,
 //! and leaves no store behind.
 
-use super::support::{ANALYZE_TRENDS, run};
+use super::support::{ANALYZE_TRENDS, record_fixture, run};
 use serde_json::Value;
-use std::path::Path;
-
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/criterion-0.8");
-
-/// A run recorded from the Criterion fixture into `results`: its JSON.
-fn recorded_run(results: &Path) -> Value {
-    let r = results.to_str().unwrap();
-    let out = run(
-        ANALYZE_TRENDS,
-        &["record", "--criterion-dir", FIXTURE, "--results", r],
-        results.parent().unwrap(),
-    );
-    assert_eq!(out.code, Some(0), "{}", out.text());
-    let file = std::fs::read_dir(results.join("runs"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
-}
 
 #[test]
 fn negative_sample_times_are_failed_by_id_and_compare_does_not_panic() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut doc = recorded_run(&tmp.path().join("source"));
+    let (_, mut doc) = record_fixture(&tmp.path().join("source"));
     let original = tmp.path().join("original.json");
     std::fs::write(&original, doc.to_string()).unwrap();
     let id = doc["benchmarks"][0]["id"].as_str().unwrap().to_string();
@@ -79,7 +58,7 @@ fn negative_sample_times_are_failed_by_id_and_compare_does_not_panic() {
 #[test]
 fn a_run_that_measured_nothing_is_refused_and_leaves_no_store() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut doc = recorded_run(&tmp.path().join("source"));
+    let (_, mut doc) = record_fixture(&tmp.path().join("source"));
     doc["benchmarks"] = Value::Array(Vec::new());
     doc["failed"] = Value::Array(Vec::new());
     let empty = tmp.path().join("empty-run.json");

@@ -2,11 +2,9 @@
 //! by id and reason (exit 1), never dropped or counted as measured; a baseline that
 //! measured nothing is refused (exit 2) and leaves no store behind.
 
-use super::support::{ANALYZE_TRENDS, run};
+use super::support::{ANALYZE_TRENDS, FIXTURE, only_run_file, run};
 use serde_json::Value;
 use std::path::Path;
-
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/criterion-0.8");
 
 /// A copy of the fixture's `plain function` benchmark under `root`, its `new` samples'
 /// times replaced by `times`.
@@ -75,13 +73,7 @@ fn unusable_samples_are_recorded_as_failed_by_id() {
             "{what}: {}",
             out.stdout
         );
-        let file = std::fs::read_dir(results.join("runs"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        let doc: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        let (_, doc) = only_run_file(&results);
         assert_eq!(doc["benchmarks"], Value::Array(Vec::new()), "{what}");
         assert_eq!(doc["failed"][0]["id"], "plain function", "{what}");
     }

@@ -2,43 +2,14 @@
 //! never as a number, and `show` exits 1 naming it; a comparison with a run from other
 //! hardware is refused as `compare` refuses it (exit 2, both fingerprints named).
 
-use super::support::{ANALYZE_TRENDS, STACKBENCH, run};
+use super::support::{ANALYZE_TRENDS, STACKBENCH, record_fixture, run};
 use serde_json::Value;
-use std::path::Path;
-
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/criterion-0.8");
-
-/// Records the Criterion fixture into `results` and returns the run's JSON and its file.
-fn recorded(results: &Path) -> (Value, std::path::PathBuf) {
-    let out = run(
-        ANALYZE_TRENDS,
-        &[
-            "record",
-            "--criterion-dir",
-            FIXTURE,
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        results.parent().unwrap(),
-    );
-    assert_eq!(out.code, Some(0), "{}", out.text());
-    let file = std::fs::read_dir(results.join("runs"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    (
-        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap(),
-        file,
-    )
-}
 
 #[test]
 fn unusable_samples_are_shown_as_failed_not_as_numbers() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    let (mut doc, _) = recorded(&results);
+    let (_, mut doc) = record_fixture(&results);
     // A run file copied into runs/ by hand (or stored by an older version) with samples
     // no statistic can use; the store reads it on the next query.
     let id = doc["benchmarks"][0]["id"].as_str().unwrap().to_string();
@@ -79,7 +50,7 @@ fn unusable_samples_are_shown_as_failed_not_as_numbers() {
 fn a_comparison_across_hardware_is_refused_unless_allowed() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    let (mut doc, _) = recorded(&results);
+    let (_, mut doc) = record_fixture(&results);
     let theirs = "cpu=elsewhere x64;gpu=none";
     doc["run_id"] = Value::from("other-machine");
     doc["fingerprint"] = Value::from(theirs);
@@ -149,7 +120,7 @@ fn an_empty_store_is_no_runs_naming_the_directory() {
 fn a_run_that_measured_nothing_is_not_a_clean_view() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    let (mut doc, file) = recorded(&results);
+    let (file, mut doc) = record_fixture(&results);
     // Every benchmark failed in the harness: nothing measured, nothing to chart.
     let failed: Vec<Value> = doc["benchmarks"]
         .as_array()

@@ -33,3 +33,35 @@ pub fn run(bin: &str, args: &[&str], cwd: &std::path::Path) -> Ran {
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
+
+/// The Criterion 0.8 fixture tree every area records from.
+pub const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/criterion-0.8");
+
+/// The one run file under `<results>/runs/`: its path and JSON.
+pub fn only_run_file(results: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+    let file = std::fs::read_dir(results.join("runs"))
+        .unwrap_or_else(|e| panic!("{}/runs: {e}", results.display()))
+        .next()
+        .expect("a run file")
+        .expect("a readable directory entry")
+        .path();
+    let doc = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    (file, doc)
+}
+
+/// The fixture recorded into `results` (exit 0 asserted): the run's file and JSON.
+pub fn record_fixture(results: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+    let out = run(
+        ANALYZE_TRENDS,
+        &[
+            "record",
+            "--criterion-dir",
+            FIXTURE,
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        results.parent().unwrap(),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.text());
+    only_run_file(results)
+}
