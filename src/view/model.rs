@@ -119,6 +119,16 @@ pub fn target_notes(
 }
 
 /// Short display of a run: its label, else its id.
+/// Every note the record keeps on a single benchmark (a peak the figure exceeded, a sample
+/// file the reader repaired), as (id, note) in run order: each view lists them so no figure
+/// is shown without its caveat.
+pub fn benchmark_notes(run: &RunRecord) -> Vec<(&str, &str)> {
+    run.benchmarks
+        .iter()
+        .flat_map(|b| b.notes.iter().map(move |n| (b.id.as_str(), n.as_str())))
+        .collect()
+}
+
 pub fn run_name(run: &RunRecord) -> String {
     run.label.clone().unwrap_or_else(|| run.run_id.clone())
 }

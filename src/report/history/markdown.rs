@@ -82,19 +82,13 @@ fn telemetry_section(out: &mut String, run: &RunRecord) {
 /// What the record says about single benchmarks (a peak the figure exceeded, a sample
 /// file the reader repaired), so the report never shows a figure without its caveat.
 fn benchmark_notes(out: &mut String, run: &RunRecord) {
-    let noted: Vec<_> = run
-        .benchmarks
-        .iter()
-        .filter(|b| !b.notes.is_empty())
-        .collect();
-    if noted.is_empty() {
+    let notes = crate::view::model::benchmark_notes(run);
+    if notes.is_empty() {
         return;
     }
     out.push_str("## Notes on the latest run's benchmarks\n\n");
-    for b in noted {
-        for note in &b.notes {
-            let _ = writeln!(out, "- `{}`: {}", b.id, note.replace('\n', " "));
-        }
+    for (id, note) in notes {
+        let _ = writeln!(out, "- `{id}`: {}", note.replace('\n', " "));
     }
     out.push('\n');
 }

@@ -318,24 +318,18 @@ fn telemetry_table(out: &mut String, run: &RunRecord) {
 /// What the record says about single benchmarks: a peak the figure exceeded is named
 /// here with the peak's source, where a chart would otherwise show a percentage.
 fn benchmark_notes(out: &mut String, run: &RunRecord) {
-    let noted: Vec<_> = run
-        .benchmarks
-        .iter()
-        .filter(|b| !b.notes.is_empty())
-        .collect();
-    if noted.is_empty() {
+    let notes = crate::view::model::benchmark_notes(run);
+    if notes.is_empty() {
         return;
     }
     out.push_str("<h3>Notes on benchmarks</h3><ul>");
-    for b in noted {
-        for note in &b.notes {
-            let _ = write!(
-                out,
-                "<li><code>{}</code>: {}</li>",
-                escape(&b.id),
-                escape(note)
-            );
-        }
+    for (id, note) in notes {
+        let _ = write!(
+            out,
+            "<li><code>{}</code>: {}</li>",
+            escape(id),
+            escape(note)
+        );
     }
     out.push_str("</ul>");
 }
