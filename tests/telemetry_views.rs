@@ -183,6 +183,29 @@ fn nvml_figures_are_shown_and_an_unread_quantity_says_why() {
     assert!(triad.contains(reason), "{triad}");
     assert!(html.contains(reason), "report.html");
     assert!(show.contains(reason), "{show}");
+    // report.json carries the same rows, each quantity read or not read with its reason.
+    let report = report_json(dir.path());
+    let telemetry = &report["latest_run_telemetry"];
+    assert!(telemetry["summary"].is_null(), "{telemetry:#}");
+    let rows = telemetry["benchmarks"].as_array().unwrap();
+    let f32_row = rows.iter().find(|r| r["id"] == F32).expect("the f32 row");
+    assert_eq!(f32_row["power"]["read"], "245 W (230–260)", "{f32_row:#}");
+    let triad_row = rows
+        .iter()
+        .find(|r| r["id"] == TRIAD)
+        .expect("the triad row");
+    assert_eq!(
+        triad_row["temperature"]["not_read"], "RAPL counters not readable: permission denied",
+        "{triad_row:#}"
+    );
+    schema_support::assert_valid("history-report.schema.json", &report);
+    let mut broken = report.clone();
+    broken["latest_run_telemetry"]["benchmarks"][0]["power"] =
+        json!({"read": "1 W", "not_read": "x"});
+    assert!(
+        !schema_support::violations("history-report.schema.json", &broken).is_empty(),
+        "a quantity both read and not read fails the schema"
+    );
     // The record that carries the telemetry matches the run schema, which describes it.
     let record = only_run(dir.path());
     schema_support::assert_valid("run.schema.json", &record);
@@ -192,6 +215,12 @@ fn nvml_figures_are_shown_and_an_unread_quantity_says_why() {
         !schema_support::violations("run.schema.json", &broken).is_empty(),
         "a power that is not a range fails the schema"
     );
+}
+
+/// The `report.json` that `record_and_view` wrote.
+fn report_json(dir: &Path) -> Value {
+    let path = dir.join("results/reports/report.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 /// The one run `record_and_view` recorded, as JSON.
@@ -216,6 +245,11 @@ fn a_cpu_run_that_read_nothing_says_why_in_one_line() {
     assert!(
         !markdown.contains("| Benchmark | Source |"),
         "one line, not a column of \"not read\":\n{markdown}"
+    );
+    let report = report_json(dir.path());
+    assert_eq!(
+        report["latest_run_telemetry"]["summary"], line,
+        "{report:#}"
     );
 }
 

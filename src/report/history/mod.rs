@@ -34,7 +34,7 @@ pub fn write_reports_with_runs(
     let files: [(&str, Vec<u8>); 4] = [
         ("report.md", markdown::render(report, runs).into_bytes()),
         ("report.html", html::render(report, runs).into_bytes()),
-        ("report.json", json::render(report).into_bytes()),
+        ("report.json", json::render(report, runs).into_bytes()),
         ("summary.csv", csv_summary::render(report)),
     ];
     let mut written = Vec::new();
