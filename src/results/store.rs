@@ -299,6 +299,22 @@ impl RunStore {
         Ok((db.history(bench_id)?, db.run_ids()?))
     }
 
+    /// The failures stored runs recorded for `bench_id`, oldest first: (run id, failure).
+    pub fn recorded_failures(
+        &self,
+        bench_id: &str,
+    ) -> Result<Vec<(String, FailedBenchmark)>, ResultsError> {
+        let (db, _) = self.synced()?;
+        Ok(db
+            .recorded_failures(bench_id)?
+            .into_iter()
+            .map(|(run_id, error)| {
+                let id = bench_id.to_string();
+                (run_id, FailedBenchmark { id, error })
+            })
+            .collect())
+    }
+
     /// Stores a `compare` or gate verdict; returns its id.
     pub fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, ResultsError> {
         Ok(self.database()?.record_comparison(c)?)

@@ -230,6 +230,26 @@ impl HistoryDb {
         )
     }
 
+    /// The failures runs recorded for `bench_id` (from each run's header, without loading a
+    /// sample), oldest run first, as (run id, error). A benchmark whose samples the store
+    /// refused has no row in `benchmarks`: this is where its history's evidence lives.
+    pub fn recorded_failures(&self, bench_id: &str) -> Result<Vec<(String, String)>, DbError> {
+        self.collect(
+            "reading a benchmark's recorded failures",
+            "SELECT r.run_id, json_extract(f.value, '$.error')
+             FROM runs r, json_each(r.run_json, '$.failed') f
+             WHERE json_extract(f.value, '$.id') = ?1
+             ORDER BY r.created_unix_ms, r.run_id",
+            [bench_id],
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                ))
+            },
+        )
+    }
+
     /// Benchmark ids that contain `fragment`, for "did you mean" messages.
     pub fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
         self.collect(
