@@ -65,23 +65,12 @@ criterion_group!(group, benches);
 criterion_main!(group);
 "#;
 
-/// Whether valgrind runs; a missing one skips the calling test with a message, or fails it
-/// when `STACKBENCH_REQUIRE_TOOLS=1`.
+#[path = "tool_support/mod.rs"]
+mod tool_support;
+
+/// Whether valgrind runs (Debian package `valgrind`); see [`tool_support::tool_present`].
 fn valgrind_present() -> bool {
-    let present = Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present {
-        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "valgrind is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed \
-             (Debian package `valgrind`)"
-        );
-        eprintln!("SKIPPED: valgrind is not installed (ci/test.sh installs it)");
-    }
-    present
+    tool_support::tool_present("valgrind", "--version")
 }
 
 fn write(path: &Path, text: &str) {

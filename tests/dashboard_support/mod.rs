@@ -372,20 +372,7 @@ pub fn copy_hardware_runs(dir: &Path) -> std::path::PathBuf {
     fixture.join("stackbench.toml")
 }
 
-/// Whether `tool` runs (`tool <version_flag>`); a missing tool skips the calling test with a
-/// message, or fails it when `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it).
-pub fn tool_present(tool: &str, version_flag: &str) -> bool {
-    let present = std::process::Command::new(tool)
-        .arg(version_flag)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present {
-        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "{tool} is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed"
-        );
-        eprintln!("SKIPPED: {tool} is not installed (ci/test.sh installs it)");
-    }
-    present
-}
+#[path = "../tool_support/mod.rs"]
+mod tool_support;
+#[allow(unused_imports)] // dashboard_pages draws without a terminal or browser
+pub use tool_support::tool_present;
