@@ -141,18 +141,17 @@ impl SampleFile {
     }
 
     /// The median per-iteration time: what the history store keeps in its indexed
-    /// column and the trends are drawn from. `None` without samples or when one is not
-    /// finite (a broken measurement has no median to trend).
+    /// column and the trends are drawn from. `None` when the samples fail the sample rule
+    /// (a broken measurement has no median to trend).
     pub fn median_ns(&self) -> Option<f64> {
-        self.finite_per_iteration_ns()
+        self.usable_per_iteration_ns()
             .map(|per_iter| crate::stats::median(&per_iter))
     }
 
-    /// The per-iteration times when there are some and every one is finite: the samples a
-    /// median or minimum may be taken of.
-    pub fn finite_per_iteration_ns(&self) -> Option<Vec<f64>> {
-        let per_iter = self.per_iteration_ns();
-        (!per_iter.is_empty() && per_iter.iter().all(|v| v.is_finite())).then_some(per_iter)
+    /// The per-iteration times when the samples pass the one sample rule ([`Self::usable`]):
+    /// the samples a median or minimum may be taken of.
+    pub fn usable_per_iteration_ns(&self) -> Option<Vec<f64>> {
+        self.usable().ok().map(|_| self.per_iteration_ns())
     }
 }
 

@@ -63,7 +63,7 @@ pub(super) fn benchmark_row(b: &BenchmarkRecord) -> Result<BenchmarkRow, serde_j
     lite.samples.iters = Vec::new();
     lite.samples.times = Vec::new();
     let value = serde_json::to_value(&lite)?;
-    let finite = b.samples.finite_per_iteration_ns();
+    let finite = b.samples.usable_per_iteration_ns();
     Ok(BenchmarkRow {
         median_ns: finite.as_deref().map(crate::stats::median),
         min_ns: finite
