@@ -3,8 +3,8 @@
 //! A verdict whose checks read no sample at all measured nothing, and is never a pass.
 //!
 //! Its shape is validate's own (checks and tiers, `evidence` in
-//! `schemas/validation.schema.json`); the benchmarks and samples under the checks are
-//! counted by the shared [`crate::results::Evidence`], as compare, history and record count them.
+//! `schemas/validation.schema.json`); the samples it counts are those the one sample rule
+//! ([`crate::stats::usable_timed`]) let through.
 
 use super::{Status, ThresholdCheck};
 use serde::{Deserialize, Serialize};
@@ -53,19 +53,14 @@ impl Evidence {
             })
             .collect();
         let count = |status: Status| ran.iter().filter(|c| c.status == status).count();
-        // The benchmarks and their samples are counted as every other verdict counts them.
-        let mut measured = crate::results::Evidence::new();
-        for (id, n) in samples {
-            measured.judged(id, &[*n]);
-        }
         Evidence {
             checks: ran.len(),
             tiers: ran.iter().map(|c| &c.tier).collect::<BTreeSet<_>>().len(),
             passed: count(Status::Passed),
             warnings: count(Status::Warning),
             failed: count(Status::Failed),
-            benchmarks: measured.judged_count(),
-            samples: measured.samples_total(),
+            benchmarks: samples.len(),
+            samples: samples.values().sum(),
             ran,
         }
     }
@@ -100,7 +95,9 @@ impl Evidence {
 
 fn tier_of(check: &ThresholdCheck) -> String {
     match &check.benchmark {
-        Some(id) => id.split('/').next().unwrap_or("").to_owned(),
+        Some(id) => crate::workload::family::IdParts::split(id)
+            .family
+            .to_owned(),
         None => INSTALLATION_TIER.to_owned(),
     }
 }
