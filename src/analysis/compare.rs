@@ -325,6 +325,15 @@ fn test(p: &Prepared<'_>, rule: &VerdictRule, offset: f64) -> Tested {
     }
 }
 
+/// Whether `compare` judges these two runs without `--allow-different-hardware`: their
+/// fingerprints agree, or one of them has none (then the output says hardware is unknown).
+pub fn comparable_hardware(a: &RunRecord, b: &RunRecord) -> bool {
+    match (&a.fingerprint, &b.fingerprint) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
 /// The "not comparable" rule: two runs whose hardware fingerprints differ are refused
 /// unless `allow` (then the check says so); `show` and the dashboard apply it too.
 pub fn check_hardware(
@@ -340,7 +349,7 @@ pub fn check_hardware(
         warning: None,
     };
     match (b, c) {
-        (Some(bf), Some(cf)) if bf != cf => {
+        (Some(bf), Some(cf)) if !comparable_hardware(baseline.run, candidate.run) => {
             if !allow {
                 return Err(CompareError::DifferentHardware {
                     baseline: baseline.name.clone(),

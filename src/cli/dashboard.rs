@@ -7,7 +7,7 @@
 //! so. A shown run with benchmarks that have no usable samples lists them as failed (the
 //! store turns them into failures) and `show` exits 1.
 
-use crate::analysis::compare::{CompareError, Side, check_hardware};
+use crate::analysis::compare::{CompareError, Side, check_hardware, comparable_hardware};
 use crate::config::{Config, ConfigError, Prices};
 use crate::dashboard::app::App;
 use crate::dashboard::terminal::Follow;
@@ -134,14 +134,6 @@ fn load(
     Ok((data, notes))
 }
 
-/// True when `compare` would compare the two runs without `--allow-different-hardware`.
-fn comparable(a: &RunRecord, b: &RunRecord) -> bool {
-    match (&a.fingerprint, &b.fingerprint) {
-        (Some(x), Some(y)) => x == y,
-        _ => true,
-    }
-}
-
 /// Applies `compare`'s hardware rule to the run the pages compare with. Without
 /// `--compare` (and without the flag) the comparison is the latest earlier run on the
 /// same hardware, not merely the one before; an explicit `--compare` on other hardware is
@@ -158,9 +150,9 @@ fn same_hardware(
     if !explicit && !allow {
         let before = data.runs[..data.run]
             .iter()
-            .rposition(|r| comparable(r, current));
+            .rposition(|r| comparable_hardware(r, current));
         if let Some(previous) = data.run.checked_sub(1).map(|i| &data.runs[i])
-            && !comparable(previous, current)
+            && !comparable_hardware(previous, current)
         {
             notes.push(format!(
                 "the run before {} ({}) ran on other hardware: compared with {} (pass --allow-different-hardware to compare with it)",
