@@ -185,6 +185,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         head_env: args.head_env,
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        measure: crate::harness::measure::Measure::Time,
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,

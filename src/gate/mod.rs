@@ -40,6 +40,9 @@ pub struct GateOptions {
     pub criterion_args: Vec<String>,
     /// CPUs the bench executables are pinned to (`--cpus`); empty: not pinned.
     pub cpus: Vec<usize>,
+    /// What a benchmark's number is: Criterion's wall time, or instructions counted under
+    /// Callgrind (`--measure`, `STACKBENCH_MEASURE`).
+    pub measure: crate::harness::measure::Measure,
 }
 
 /// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a

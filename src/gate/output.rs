@@ -473,6 +473,7 @@ mod tests {
             head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
             criterion_args: Vec::new(),
             cpus: Vec::new(),
+            measure: crate::harness::measure::Measure::Time,
         }
     }
 
