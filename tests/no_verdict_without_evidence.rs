@@ -2,6 +2,8 @@
 //! nothing was measured or the samples are unusable, asserting a non-zero exit and a
 //! message that names what is missing. One file per area under `tests/no_verdict/`.
 
+#[path = "no_verdict/bisect.rs"]
+mod bisect;
 #[path = "no_verdict/compare.rs"]
 mod compare;
 #[path = "no_verdict/history.rs"]

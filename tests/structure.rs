@@ -84,6 +84,7 @@ const FLOORS: &[&[&str]] = &[
     &["dashboard"],
     &["report"],
     &["gate", "validate"],
+    &["bisect"],
     &["cli"],
 ];
 

@@ -64,6 +64,8 @@ pub enum Command {
     Ack(super::ack::AckArgs),
     /// Gate a pull request: base and head built from git, measured in alternating rounds.
     Gate(super::gate::GateArgs),
+    /// Find the commit where benchmarks regressed: binary search of the gate's judgement.
+    Bisect(super::bisect::BisectArgs),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -87,6 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Prune(args)) => super::prune::prune(args),
         Some(Command::Ack(args)) => super::ack::ack(args),
         Some(Command::Gate(args)) => super::gate::gate_command(args),
+        Some(Command::Bisect(args)) => super::bisect::bisect_command(args),
         Some(Command::Simulate(cmd)) => super::simulate::simulate(cmd),
         None => super::report::report(cli.report),
     }

@@ -3,6 +3,7 @@
 
 pub mod ack;
 pub mod analyze_trends;
+pub mod bisect;
 pub mod compare;
 pub mod comparisons;
 pub mod config_get;

@@ -68,7 +68,8 @@ fn defaulted_results<'a>(cli: &'a mut Cli, matches: &ArgMatches) -> Option<&'a m
         Command::Ack(a) => &mut a.results,
         Command::Gate(a) => &mut a.results,
         Command::Report(a) => return defaulted(sub, "dir").then_some(&mut a.dir),
-        Command::Simulate(_) => return None,
+        // Bisect keeps its steps' runs under its own --out, never in the user's history.
+        Command::Simulate(_) | Command::Bisect(_) => return None,
     };
     defaulted(sub, "results").then_some(results)
 }

@@ -1,0 +1,286 @@
+//! One step of the search: the gate's own judgement ([`crate::gate::run_gate`]) of one
+//! commit against `--good`, with the gate's rounds and its re-measurement of the unsure up
+//! to `--max-rounds`, and what that judgement means for the search. Only the benchmarks the
+//! search follows count: a step is `regressed` when one of them is degraded, `clean` when
+//! each is unchanged or improved, `unsure` when the gate could not decide one, and
+//! `skipped` when the commit did not build or one of them was not measured there.
+
+use super::history::Commit;
+use super::{BisectError, BisectOptions};
+use crate::analysis::{Comparison, Status, UnmeasuredStatus};
+use crate::gate::{GateError, GateOptions, run_gate};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What the gate's judgement of one step means for the search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepVerdict {
+    Regressed,
+    Clean,
+    Unsure,
+    Skipped,
+}
+
+impl StepVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepVerdict::Regressed => "regressed",
+            StepVerdict::Clean => "clean",
+            StepVerdict::Unsure => "unsure",
+            StepVerdict::Skipped => "skipped",
+        }
+    }
+}
+
+/// One followed benchmark at one step, as the gate judged it against `--good`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Effect {
+    pub id: String,
+    /// The gate's status (`degraded`, `unchanged`, ...), or `failed`/`missing`/`new` when it
+    /// has no row.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci95_percent: Option<[f64; 2]>,
+}
+
+/// One probed commit.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    #[serde(flatten)]
+    pub commit: Commit,
+    /// Its place on the first-parent line: 1 is the child of `--good`, the last is `--bad`.
+    pub position: usize,
+    pub verdict: StepVerdict,
+    /// Why a step is unsure or skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub effects: Vec<Effect>,
+    /// Rounds the gate ran (0 when nothing was measured).
+    pub rounds_run: usize,
+    pub seconds: f64,
+    /// The gate's comparison.json and comparison.md of this step, when it wrote them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out: Option<PathBuf>,
+}
+
+/// Which benchmarks a step looks at: at `--bad`, everything the user's filter matches (to
+/// learn what regressed); afterwards, exactly the ids that regressed at `--bad`.
+pub enum Follow<'a> {
+    Everything,
+    Ids(&'a [String]),
+}
+
+/// The gate's options for `commit` against `--good`, writing into its own step directory.
+fn gate_options(
+    options: &BisectOptions,
+    good: &Commit,
+    commit: &Commit,
+    follow: &Follow<'_>,
+    out: PathBuf,
+) -> GateOptions {
+    let filter = match follow {
+        Follow::Everything => options.filter.clone(),
+        Follow::Ids(ids) => Some(anchored(ids)),
+    };
+    GateOptions {
+        base: Some(good.commit.clone()),
+        head: Some(commit.commit.clone()),
+        rounds: options.rounds,
+        max_rounds: options.max_rounds,
+        benches: options.benches.clone(),
+        filter,
+        threshold_percent: options.threshold_percent,
+        out,
+        results: options.out.join("results"),
+        base_env: Vec::new(),
+        head_env: Vec::new(),
+        criterion_args: options.criterion_args.clone(),
+        cpus: Vec::new(),
+        measure: options.measure,
+    }
+}
+
+/// A filter matching exactly `ids` (Criterion filters by regular expression).
+pub fn anchored(ids: &[String]) -> String {
+    let escaped: Vec<String> = ids.iter().map(|id| regex::escape(id)).collect();
+    format!("^(?:{})$", escaped.join("|"))
+}
+
+/// Runs the gate for `commit` (at `position`) against `good`. An error that makes this one
+/// commit unjudgeable (its build, a bench target or the followed benchmarks absent there)
+/// is a skipped step; anything else (git, the disk, `--good` itself not building, Ctrl-C)
+/// ends the bisect.
+pub fn probe(
+    options: &BisectOptions,
+    good: &Commit,
+    commit: &Commit,
+    position: usize,
+    follow: &Follow<'_>,
+) -> Result<(Step, Option<Comparison>), BisectError> {
+    let started = Instant::now();
+    let out = options
+        .out
+        .join("steps")
+        .join(format!("{position:02}-{}", commit.short()));
+    let gate = gate_options(options, good, commit, follow, out.clone());
+    let mut step = Step {
+        commit: commit.clone(),
+        position,
+        verdict: StepVerdict::Skipped,
+        reason: None,
+        effects: Vec::new(),
+        rounds_run: 0,
+        seconds: 0.0,
+        out: None,
+    };
+    let comparison = match run_gate(&gate) {
+        Ok(outcome) => {
+            step.rounds_run = outcome.comparison.gate.rounds_run;
+            step.out = Some(out);
+            let ids = match follow {
+                Follow::Everything => judged_ids(&outcome.comparison.comparison),
+                Follow::Ids(ids) => ids.to_vec(),
+            };
+            let judged = judge(&outcome.comparison.comparison, &ids, step.rounds_run);
+            (step.verdict, step.reason, step.effects) = judged;
+            Some(outcome.comparison.comparison)
+        }
+        Err(error) => {
+            step.reason = Some(skip_reason(error, good, commit, follow)?);
+            None
+        }
+    };
+    step.seconds = started.elapsed().as_secs_f64();
+    Ok((step, comparison))
+}
+
+/// Why a gate error only skips this commit, or the error that ends the bisect. At `--bad`
+/// (followed: everything) nothing is skipped: a bad that does not build, or a filter that
+/// matches nothing there, leaves nothing to search.
+fn skip_reason(
+    error: GateError,
+    good: &Commit,
+    commit: &Commit,
+    follow: &Follow<'_>,
+) -> Result<String, BisectError> {
+    let at_bad = matches!(follow, Follow::Everything);
+    match error {
+        GateError::Build { side, tail, .. } if side == "head" && at_bad => {
+            Err(BisectError::BadDoesNotBuild {
+                bad: commit.clone(),
+                tail,
+            })
+        }
+        GateError::Build { side, tail, .. } if side == "head" => {
+            let last = tail
+                .lines()
+                .rev()
+                .find(|l| l.trim_start().starts_with("error"))
+                .or_else(|| tail.lines().last())
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            Ok(format!("does not build: {last}"))
+        }
+        GateError::Build { tail, .. } => Err(BisectError::GoodDoesNotBuild {
+            good: good.clone(),
+            tail,
+        }),
+        e @ (GateError::TargetOnOneSide { .. } | GateError::NoEvidence(_)) if !at_bad => {
+            Ok(format!("the followed benchmarks cannot be measured here: {e}"))
+        }
+        other => Err(other.into()),
+    }
+}
+
+/// Every id the gate judged, and every one that failed in the head (a benchmark only
+/// added or removed between the two is neither).
+fn judged_ids(comparison: &Comparison) -> Vec<String> {
+    let failed = comparison
+        .unmeasured
+        .iter()
+        .filter(|u| u.status == UnmeasuredStatus::Failed)
+        .map(|u| u.id.clone());
+    comparison
+        .comparisons
+        .iter()
+        .map(|row| row.id.clone())
+        .chain(failed)
+        .collect()
+}
+
+/// The ids the gate found degraded.
+pub fn degraded_ids(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .comparisons
+        .iter()
+        .filter(|row| row.status == Status::Degraded)
+        .map(|row| row.id.clone())
+        .collect()
+}
+
+/// The step's verdict over the followed `ids`, why when it is not regressed or clean, and
+/// each id's effect.
+pub fn judge(
+    comparison: &Comparison,
+    ids: &[String],
+    rounds_run: usize,
+) -> (StepVerdict, Option<String>, Vec<Effect>) {
+    let mut effects = Vec::new();
+    let (mut regressed, mut unsure, mut unmeasured) = (false, Vec::new(), Vec::new());
+    for id in ids {
+        if let Some(row) = comparison.comparisons.iter().find(|r| &r.id == id) {
+            match row.status {
+                Status::Degraded => regressed = true,
+                Status::Unchanged | Status::Improved => {}
+                // Any status that is no verdict on the number (inconclusive, and any added
+                // later) leaves the step unsure: the search never guesses.
+                other => unsure.push(format!(
+                    "`{id}` is {} after {rounds_run} round(s){}",
+                    other.as_str(),
+                    interval_text(row.ci95_percent)
+                )),
+            }
+            effects.push(Effect {
+                id: id.clone(),
+                status: row.status.as_str().to_string(),
+                change_percent: row.change_percent,
+                ci95_percent: row.ci95_percent,
+            });
+            continue;
+        }
+        let missing = comparison.unmeasured.iter().find(|u| &u.id == id);
+        let status = missing.map_or("missing", |u| u.status.as_str());
+        let error = missing.and_then(|u| u.error.as_deref());
+        unmeasured.push(match error {
+            Some(e) => format!("`{id}` is {status}: {e}"),
+            None => format!("`{id}` is {status} in this commit"),
+        });
+        effects.push(Effect {
+            id: id.clone(),
+            status: status.to_string(),
+            change_percent: None,
+            ci95_percent: None,
+        });
+    }
+    let verdict = if regressed {
+        (StepVerdict::Regressed, None)
+    } else if !unmeasured.is_empty() {
+        (StepVerdict::Skipped, Some(unmeasured.join("; ")))
+    } else if !unsure.is_empty() {
+        (StepVerdict::Unsure, Some(unsure.join("; ")))
+    } else {
+        (StepVerdict::Clean, None)
+    };
+    (verdict.0, verdict.1, effects)
+}
+
+fn interval_text(ci: Option<[f64; 2]>) -> String {
+    ci.map_or(String::new(), |[lo, hi]| {
+        format!(" (95 % interval {lo:+.1} % to {hi:+.1} %)")
+    })
+}

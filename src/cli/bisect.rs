@@ -1,0 +1,126 @@
+//! `analyze-trends bisect`: the argument struct and the thin command over
+//! [`crate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
+//! then the report (a table, or bisect.json's content with `--format json`) on stdout.
+
+use super::gate::{DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
+use crate::analysis::Outcome;
+use crate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
+use crate::harness::measure::Measure;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The exit code of a search that could not name one commit. The unsure outcome of issue
+/// 17 (`Outcome`'s exit 3) is its home once it exists; until then the command exits here.
+pub const UNRESOLVED_EXIT: i32 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BisectFormat {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  analyze-trends bisect --good v1.2.0 --bad main
+  analyze-trends bisect --good v1.2.0 --bad HEAD --bench gemm --filter '^gemm/f32/' -- --sample-size 20
+  analyze-trends bisect --good origin/main~20 --bad origin/main --measure instructions --format json
+
+--bad is judged against --good first; the benchmarks it degrades are the ones followed. Each step
+is the gate's judgement of one commit of the first-parent line against --good, re-measured up to
+--max-rounds. A commit that does not build, or where the followed benchmarks cannot be measured or
+stay unsure, is skipped and named (as `git bisect skip`), never guessed.
+
+Exit codes: 0 --bad does not regress (nothing to bisect), 1 the culprit is named, 2 bad input
+(no such revision, --good not an ancestor of --bad, a filter matching nothing, --good or --bad not
+building), 3 unresolved (--bad unsure, or only unjudgeable commits left: all are named),
+130 interrupted.")]
+pub struct BisectArgs {
+    /// A revision where the benchmarks are as they should be
+    #[arg(long)]
+    pub good: String,
+    /// A later revision (a first-parent descendant of --good) where they regressed
+    #[arg(long)]
+    pub bad: String,
+    /// Bench targets to run (repeatable) [default: every bench target]
+    #[arg(long = "bench", value_name = "TARGET")]
+    pub benches: Vec<String>,
+    /// Only benchmarks whose full id matches this regular expression
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// What a benchmark's number is: wall time over rounds, or instructions under Callgrind
+    #[arg(long, value_name = "time|instructions", value_parser = parse_measure, default_value = "time")]
+    pub measure: Measure,
+    /// Smallest slowdown, in percent, that counts as a regression
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD_PERCENT)]
+    pub threshold: f64,
+    /// Full rounds per step (each runs both sides, in ABBA order)
+    #[arg(long, default_value_t = DEFAULT_ROUNDS)]
+    pub rounds: usize,
+    /// Rounds in all per step, counting those that re-measure what is still unsure
+    #[arg(long, default_value_t = 10)]
+    pub max_rounds: usize,
+    /// What to print on stdout (bisect.json in --out is always written)
+    #[arg(long, value_enum, default_value_t = BisectFormat::Table)]
+    pub format: BisectFormat,
+    /// Where bisect.json, each step's gate files (steps/) and their runs (results/) go
+    #[arg(long, default_value = "target/stackbench-bisect")]
+    pub out: PathBuf,
+    /// Passed to every bench executable (Criterion's own flags)
+    #[arg(last = true, value_name = "CRITERION_ARGS")]
+    pub criterion_args: Vec<String>,
+}
+
+fn parse_measure(text: &str) -> Result<Measure, String> {
+    text.parse::<Measure>().map_err(|e| e.to_string())
+}
+
+pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
+    let criterion_args = if args.criterion_args.is_empty() {
+        DEFAULT_CRITERION_ARGS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        args.criterion_args
+    };
+    let options = BisectOptions {
+        good: args.good,
+        bad: args.bad,
+        benches: args.benches,
+        filter: args.filter,
+        measure: args.measure,
+        threshold_percent: args.threshold,
+        rounds: args.rounds,
+        max_rounds: args.max_rounds,
+        criterion_args,
+        out: args.out,
+    };
+    let mut on_step = |step: &crate::bisect::step::Step, commits: usize| {
+        eprintln!("analyze-trends bisect: {}", text::step_line(step, commits));
+    };
+    let report = match run_bisect(&options, &mut on_step) {
+        Ok(report) => report,
+        Err(BisectError::Interrupted) => {
+            eprintln!("analyze-trends bisect: {}", BisectError::Interrupted);
+            std::process::exit(130);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let shown = match args.format {
+        BisectFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        BisectFormat::Table => text::render(&report),
+    };
+    let mut stdout = std::io::stdout();
+    stdout
+        .write_all(shown.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("cannot write to stdout")?;
+    eprintln!("wrote {}", options.out.join("bisect.json").display());
+    Ok(match report.result {
+        BisectResult::Culprit { .. } => Outcome::RegressionFound,
+        BisectResult::NoRegression => Outcome::Clean,
+        BisectResult::Unresolved { .. } => std::process::exit(UNRESOLVED_EXIT),
+    })
+}

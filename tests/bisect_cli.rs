@@ -1,0 +1,400 @@
+//! Drives the real `analyze-trends bisect` on a tiny Criterion 0.8 crate that the test
+//! writes into a temporary git repository (built offline from cargo's cache), with an
+//! 8-commit history from `good` to `bad`:
+//!
+//! | position | tag      | change                                        |
+//! |----------|----------|-----------------------------------------------|
+//! | 0        | good     | `sum` and `xor`                               |
+//! | 1        | docs1    | a comment                                     |
+//! | 2        | xor2pc   | `xor` does 2 % more work (counting's culprit) |
+//! | 3        | nobuild  | does not compile                              |
+//! | 4        | fixed    | compiles again                                |
+//! | 5        | sum3x    | `sum` does three times the work (time's)      |
+//! | 6        | docs6    | a comment                                     |
+//! | 7        | bad      | a comment                                     |
+//!
+//! In time mode `--bad` degrades `sum` only (2 % on `xor` is far below the test's 25 %
+//! threshold), the middle commit 3 does not build and is skipped and named, its later
+//! neighbour 4 is clean and 5 is named the culprit. Bad input (unknown revision, `--good`
+//! not an ancestor, an empty range, a filter matching nothing) exits 2 with a message.
+//!
+//! The runs share one repository (and so the gate's per-side target directories, which the
+//! fixture fills once) and take turns through a mutex.
+
+mod schema_support;
+mod tool_support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
+
+/// Short Criterion timing: the test checks a 3x change, not sensitivity.
+const CRITERION: &[&str] = &[
+    "--",
+    "--warm-up-time",
+    "0.1",
+    "--measurement-time",
+    "0.3",
+    "--sample-size",
+    "10",
+];
+
+const MANIFEST: &str = r#"[package]
+name = "bisect_probe"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+bench = false
+
+[dev-dependencies]
+criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
+
+[[bench]]
+name = "work"
+harness = false
+"#;
+
+const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const SUM_REPEATS: u64 = 1;
+const XOR_N: u64 = 20_000;
+
+fn sum(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
+}
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("sum", |b| {
+        b.iter(|| (0..SUM_REPEATS).fold(0, |t, _| t ^ sum(black_box(20_000))))
+    });
+    c.bench_function("xor", |b| {
+        b.iter(|| (0..black_box(XOR_N)).fold(0, |a, x| a ^ black_box(x)))
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+"#;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Commits an edit of the bench file on top of the current commit, tagged `tag`.
+fn commit(repo: &Path, tag: &str, from: &str, to: &str) {
+    let path = repo.join("benches/work.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+    git(repo, &["commit", "-qam", tag]);
+    git(repo, &["tag", tag]);
+}
+
+fn create_repo() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("probe");
+    write(&repo.join("Cargo.toml"), MANIFEST);
+    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
+    write(&repo.join("benches/work.rs"), BENCH);
+    write(&repo.join(".gitignore"), "target\n");
+    git(&repo, &["init", "-q"]);
+    for (k, v) in [("user.email", "bisect@test"), ("user.name", "bisect test")] {
+        git(&repo, &["config", k, v]);
+    }
+    let lock = Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "good"]);
+    git(&repo, &["tag", "good"]);
+    commit(&repo, "docs1", "fn sum", "// Adds.\nfn sum");
+    commit(&repo, "xor2pc", "XOR_N: u64 = 20_000", "XOR_N: u64 = 20_400");
+    commit(&repo, "nobuild", "fn benches(c", "fn broken() { missing_symbol(); }\nfn benches(c");
+    commit(&repo, "fixed", "fn broken() { missing_symbol(); }\n", "");
+    commit(&repo, "sum3x", "SUM_REPEATS: u64 = 1", "SUM_REPEATS: u64 = 3");
+    commit(&repo, "docs6", "fn benches", "// The benchmarks.\nfn benches");
+    commit(&repo, "bad", "criterion_group!", "// One group.\ncriterion_group!");
+    prebuild(&repo);
+    Fixture { _dir: dir, repo }
+}
+
+/// Compiles Criterion once into both of the gate's side target directories: only a
+/// speed-up (each step's gate builds its sides itself, incrementally from these).
+fn prebuild(repo: &Path) {
+    let gate = repo.join("target/stackbench-gate");
+    let out = Command::new("cargo")
+        .args(["bench", "--no-run", "--offline"])
+        .current_dir(repo)
+        .env("CARGO_TARGET_DIR", gate.join("target-base"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "prebuild: {out:?}");
+    let copy = Command::new("cp")
+        .arg("-a")
+        .arg(gate.join("target-base"))
+        .arg(gate.join("target-head"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+}
+
+/// The shared repository, one bisect at a time.
+fn fixture() -> MutexGuard<'static, Fixture> {
+    static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
+    FIXTURE
+        .get_or_init(|| Mutex::new(create_repo()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn bisect(repo: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("bisect")
+        .args(args)
+        .args(CRITERION)
+        .current_dir(repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME")
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// bisect.json, which must satisfy schemas/bisect.schema.json.
+fn report(path: &Path) -> Value {
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    schema_support::assert_valid("bisect.schema.json", &doc);
+    doc
+}
+
+/// The user's checkout is untouched, no worktree is left, and nothing was written into the
+/// crate's tree outside `target/`.
+fn assert_clean(repo: &Path) {
+    assert_eq!(git(repo, &["status", "--porcelain", "--ignored"]), "!! target/");
+    let list = git(repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(list.matches("worktree ").count(), 1, "{list}");
+}
+
+fn tag(repo: &Path, name: &str) -> String {
+    git(repo, &["rev-parse", &format!("{name}^{{commit}}")])
+}
+
+fn verdicts(doc: &Value) -> Vec<(u64, String)> {
+    doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["position"].as_u64().unwrap(),
+                s["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+const SEARCH: &[&str] = &[
+    "--good",
+    "good",
+    "--bad",
+    "bad",
+    "--rounds",
+    "3",
+    "--max-rounds",
+    "6",
+];
+
+#[test]
+fn time_mode_names_the_commit_that_tripled_the_work_skipping_the_unbuildable_one() {
+    let f = fixture();
+    let mut args = SEARCH.to_vec();
+    args.extend(["--threshold", "25"]);
+    let result = bisect(&f.repo, &args);
+    let (out, err) = (stdout(&result), stderr(&result));
+    assert_eq!(result.status.code(), Some(1), "{out}\n{err}");
+    let doc = report(&f.repo.join("target/stackbench-bisect/bisect.json"));
+    assert_eq!(doc["measure"], "time");
+    assert_eq!(doc["commits"], 7);
+    assert_eq!(doc["followed"], serde_json::json!(["sum"]), "{doc:#}");
+    assert_eq!(doc["result"]["kind"], "culprit", "{doc:#}");
+    assert_eq!(doc["result"]["commit"], tag(&f.repo, "sum3x").as_str());
+    assert_eq!(doc["result"]["position"], 5);
+    let change = doc["result"]["effects"][0]["change_percent"]
+        .as_f64()
+        .unwrap();
+    assert!((120.0..320.0).contains(&change), "3x the work: {change}");
+    assert_eq!(
+        verdicts(&doc),
+        [
+            (7, "regressed".to_string()),
+            (3, "skipped".to_string()),
+            (4, "clean".to_string()),
+            (5, "regressed".to_string()),
+        ],
+        "{doc:#}"
+    );
+    // The unbuildable commit is named with cargo's error, and never measured.
+    let skipped = &doc["steps"][1];
+    assert_eq!(skipped["commit"], tag(&f.repo, "nobuild").as_str());
+    let reason = skipped["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("does not build") && reason.contains("missing_symbol"),
+        "{reason}"
+    );
+    assert_eq!(skipped["rounds_run"], 0);
+    // After --bad, only what it degraded is measured.
+    for step in &doc["steps"].as_array().unwrap()[2..] {
+        let ids: Vec<&str> = step["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["sum"], "{step:#}");
+    }
+    // The table names the culprit, each step's effect and the total time.
+    let culprit = format!("culprit: {} sum3x", tag(&f.repo, "sum3x"));
+    assert!(out.contains(&culprit), "{out}");
+    assert!(out.contains("does not build"), "{out}");
+    assert!(out.contains("total time:"), "{out}");
+    assert!(err.contains("analyze-trends bisect:"), "progress per step: {err}");
+    assert_clean(&f.repo);
+}
+
+/// Needs the counting gate (issue 17, slice "counting-gate": `GateOptions.measure =
+/// Instructions` wired in `run_gate`). Before that lands the gate times every step
+/// whatever `--measure` says, and a 2 % change at a 1 % threshold is not reliably seen.
+#[test]
+#[ignore = "needs the counting gate of issue 17 (run after the merge: cargo test --test bisect_cli -- --ignored)"]
+fn counting_mode_names_the_commit_that_added_two_percent() {
+    if !tool_support::tool_present("valgrind", "--version") {
+        return;
+    }
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = SEARCH.to_vec();
+    let out_dir = out.path().to_str().unwrap();
+    args.extend([
+        "--measure",
+        "instructions",
+        "--threshold",
+        "1",
+        "--filter",
+        "^xor$",
+        "--format",
+        "json",
+        "--out",
+        out_dir,
+    ]);
+    let result = bisect(&f.repo, &args);
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let doc: Value = serde_json::from_slice(&result.stdout).unwrap();
+    schema_support::assert_valid("bisect.schema.json", &doc);
+    assert_eq!(doc, report(&out.path().join("bisect.json")));
+    assert_eq!(doc["measure"], "instructions");
+    assert_eq!(doc["followed"], serde_json::json!(["xor"]), "{doc:#}");
+    assert_eq!(doc["result"]["kind"], "culprit", "{doc:#}");
+    assert_eq!(doc["result"]["commit"], tag(&f.repo, "xor2pc").as_str());
+    let change = doc["result"]["effects"][0]["change_percent"]
+        .as_f64()
+        .unwrap();
+    assert!((1.5..2.5).contains(&change), "2 % more work: {change}");
+    // 7 (bad), 3 (no build), 4, 2, 1: the unbuildable commit is skipped here too.
+    assert_eq!(
+        verdicts(&doc),
+        [
+            (7, "regressed".to_string()),
+            (3, "skipped".to_string()),
+            (4, "regressed".to_string()),
+            (2, "regressed".to_string()),
+            (1, "clean".to_string()),
+        ],
+        "{doc:#}"
+    );
+    assert_clean(&f.repo);
+}
+
+/// Runs a bisect that must be refused as bad input (exit 2) and returns its stderr.
+fn refused(repo: &Path, args: &[&str]) -> String {
+    let result = bisect(repo, args);
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(2), "{args:?}: {err}");
+    assert!(result.stdout.is_empty(), "no report: {}", stdout(&result));
+    err
+}
+
+#[test]
+fn bad_input_exits_2_naming_what_is_wrong() {
+    let f = fixture();
+    let err = refused(&f.repo, &["--good", "no-such-rev", "--bad", "bad"]);
+    assert!(
+        err.contains("--good `no-such-rev` is no revision"),
+        "{err}"
+    );
+    let err = refused(&f.repo, &["--good", "good", "--bad", "v9.9"]);
+    assert!(err.contains("--bad `v9.9` is no revision"), "{err}");
+    let err = refused(&f.repo, &["--good", "bad", "--bad", "good"]);
+    assert!(err.contains("is not an ancestor of --bad"), "{err}");
+    let err = refused(&f.repo, &["--good", "bad", "--bad", "bad"]);
+    assert!(err.contains("the same commit"), "{err}");
+    let err = refused(&f.repo, &["--good", "good", "--bad", "bad", "--filter", "("]);
+    assert!(err.contains("not a valid regular expression"), "{err}");
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_filter_that_matches_nothing_at_bad_is_bad_input_naming_it() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().to_str().unwrap();
+    let err = refused(
+        &f.repo,
+        &[
+            "--good",
+            "good",
+            "--bad",
+            "bad",
+            "--filter",
+            "^no/such/benchmark$",
+            "--out",
+            out_dir,
+        ],
+    );
+    assert!(err.contains("^no/such/benchmark$"), "{err}");
+    assert!(err.contains("nothing to judge"), "{err}");
+    assert!(!out.path().join("bisect.json").exists(), "no report is written");
+    assert_clean(&f.repo);
+}
