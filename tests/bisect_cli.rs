@@ -132,12 +132,37 @@ fn create_repo() -> Fixture {
     git(&repo, &["commit", "-qm", "good"]);
     git(&repo, &["tag", "good"]);
     commit(&repo, "docs1", "fn sum", "// Adds.\nfn sum");
-    commit(&repo, "xor2pc", "XOR_N: u64 = 20_000", "XOR_N: u64 = 20_400");
-    commit(&repo, "nobuild", "fn benches(c", "fn broken() { missing_symbol(); }\nfn benches(c");
+    commit(
+        &repo,
+        "xor2pc",
+        "XOR_N: u64 = 20_000",
+        "XOR_N: u64 = 20_400",
+    );
+    commit(
+        &repo,
+        "nobuild",
+        "fn benches(c",
+        "fn broken() { missing_symbol(); }\nfn benches(c",
+    );
     commit(&repo, "fixed", "fn broken() { missing_symbol(); }\n", "");
-    commit(&repo, "sum3x", "SUM_REPEATS: u64 = 1", "SUM_REPEATS: u64 = 3");
-    commit(&repo, "docs6", "fn benches", "// The benchmarks.\nfn benches");
-    commit(&repo, "bad", "criterion_group!", "// One group.\ncriterion_group!");
+    commit(
+        &repo,
+        "sum3x",
+        "SUM_REPEATS: u64 = 1",
+        "SUM_REPEATS: u64 = 3",
+    );
+    commit(
+        &repo,
+        "docs6",
+        "fn benches",
+        "// The benchmarks.\nfn benches",
+    );
+    commit(
+        &repo,
+        "bad",
+        "criterion_group!",
+        "// One group.\ncriterion_group!",
+    );
     prebuild(&repo);
     Fixture { _dir: dir, repo }
 }
@@ -203,7 +228,10 @@ fn report(path: &Path) -> Value {
 /// The user's checkout is untouched, no worktree is left, and nothing was written into the
 /// crate's tree outside `target/`.
 fn assert_clean(repo: &Path) {
-    assert_eq!(git(repo, &["status", "--porcelain", "--ignored"]), "!! target/");
+    assert_eq!(
+        git(repo, &["status", "--porcelain", "--ignored"]),
+        "!! target/"
+    );
     let list = git(repo, &["worktree", "list", "--porcelain"]);
     assert_eq!(list.matches("worktree ").count(), 1, "{list}");
 }
@@ -290,7 +318,10 @@ fn time_mode_names_the_commit_that_tripled_the_work_skipping_the_unbuildable_one
     assert!(out.contains(&culprit), "{out}");
     assert!(out.contains("does not build"), "{out}");
     assert!(out.contains("total time:"), "{out}");
-    assert!(err.contains("analyze-trends bisect:"), "progress per step: {err}");
+    assert!(
+        err.contains("analyze-trends bisect:"),
+        "progress per step: {err}"
+    );
     assert_clean(&f.repo);
 }
 
@@ -360,17 +391,17 @@ fn refused(repo: &Path, args: &[&str]) -> String {
 fn bad_input_exits_2_naming_what_is_wrong() {
     let f = fixture();
     let err = refused(&f.repo, &["--good", "no-such-rev", "--bad", "bad"]);
-    assert!(
-        err.contains("--good `no-such-rev` is no revision"),
-        "{err}"
-    );
+    assert!(err.contains("--good `no-such-rev` is no revision"), "{err}");
     let err = refused(&f.repo, &["--good", "good", "--bad", "v9.9"]);
     assert!(err.contains("--bad `v9.9` is no revision"), "{err}");
     let err = refused(&f.repo, &["--good", "bad", "--bad", "good"]);
     assert!(err.contains("is not an ancestor of --bad"), "{err}");
     let err = refused(&f.repo, &["--good", "bad", "--bad", "bad"]);
     assert!(err.contains("the same commit"), "{err}");
-    let err = refused(&f.repo, &["--good", "good", "--bad", "bad", "--filter", "("]);
+    let err = refused(
+        &f.repo,
+        &["--good", "good", "--bad", "bad", "--filter", "("],
+    );
     assert!(err.contains("not a valid regular expression"), "{err}");
     assert_clean(&f.repo);
 }
@@ -395,6 +426,9 @@ fn a_filter_that_matches_nothing_at_bad_is_bad_input_naming_it() {
     );
     assert!(err.contains("^no/such/benchmark$"), "{err}");
     assert!(err.contains("nothing to judge"), "{err}");
-    assert!(!out.path().join("bisect.json").exists(), "no report is written");
+    assert!(
+        !out.path().join("bisect.json").exists(),
+        "no report is written"
+    );
     assert_clean(&f.repo);
 }

@@ -73,7 +73,13 @@ impl History {
         let spec = format!("{rev}^{{commit}}");
         let out = git(
             &self.root,
-            &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec],
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
         )?;
         let hash = text(&out.stdout);
         if !out.status.success() || hash.is_empty() {

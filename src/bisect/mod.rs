@@ -56,9 +56,7 @@ pub enum BisectError {
         rev: String,
         detail: String,
     },
-    #[error(
-        "--good and --bad are the same commit ({commit}): the range holds no commit to judge"
-    )]
+    #[error("--good and --bad are the same commit ({commit}): the range holds no commit to judge")]
     EmptyRange { commit: String },
     #[error(
         "--good {} ({}) is not an ancestor of --bad {} ({}): bisect searches the history from good to bad",
@@ -256,7 +254,9 @@ fn search_line(
         Found::Culprit(position) => BisectResult::Culprit {
             commit: line[position - 1].clone(),
             position,
-            effects: step_at(position).map(|s| s.effects.clone()).unwrap_or_default(),
+            effects: step_at(position)
+                .map(|s| s.effects.clone())
+                .unwrap_or_default(),
         },
         Found::OneOf(positions) => {
             let candidates: Vec<Candidate> = positions

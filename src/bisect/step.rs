@@ -176,23 +176,27 @@ fn skip_reason(
             })
         }
         GateError::Build { side, tail, .. } if side == "head" => {
-            let last = tail
-                .lines()
-                .rev()
-                .find(|l| l.trim_start().starts_with("error"))
+            // The compiler's first error says why; cargo's closing "could not compile" only
+            // that it failed.
+            let errors = || {
+                tail.lines()
+                    .map(str::trim)
+                    .filter(|l| l.starts_with("error"))
+            };
+            let first = errors()
+                .find(|l| !l.starts_with("error: could not compile"))
+                .or_else(|| errors().next())
                 .or_else(|| tail.lines().last())
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            Ok(format!("does not build: {last}"))
+                .unwrap_or("");
+            Ok(format!("does not build: {first}"))
         }
         GateError::Build { tail, .. } => Err(BisectError::GoodDoesNotBuild {
             good: good.clone(),
             tail,
         }),
-        e @ (GateError::TargetOnOneSide { .. } | GateError::NoEvidence(_)) if !at_bad => {
-            Ok(format!("the followed benchmarks cannot be measured here: {e}"))
-        }
+        e @ (GateError::TargetOnOneSide { .. } | GateError::NoEvidence(_)) if !at_bad => Ok(
+            format!("the followed benchmarks cannot be measured here: {e}"),
+        ),
         other => Err(other.into()),
     }
 }

@@ -76,7 +76,8 @@ pub fn render(report: &BisectReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\n   pos  commit   verdict    rounds       time  effect against --good, or why"
+        "\n{:>7} {:<7}  {:<9}  {:>6}  {:>9}  effect against --good, or why",
+        "pos", "commit", "verdict", "rounds", "time"
     );
     for step in &report.steps {
         let _ = writeln!(out, "{}", step_line(step, report.commits));

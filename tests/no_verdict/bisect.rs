@@ -24,7 +24,15 @@ fn an_empty_range_is_bad_input_naming_the_commit() {
     git(repo, &["add", "-A"]);
     git(
         repo,
-        &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "only"],
+        &[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "only",
+        ],
     );
     let head = git(repo, &["rev-parse", "HEAD"]);
     let out = run(
