@@ -275,6 +275,13 @@ fn time_mode_names_the_commit_that_tripled_the_work_skipping_the_unbuildable_one
     assert_eq!(result.status.code(), Some(1), "{out}\n{err}");
     let doc = report(&f.repo.join("target/stackbench-bisect/bisect.json"));
     assert_eq!(doc["measure"], "time");
+    // The schema refuses a skipped step without its reason, and an unknown result.
+    let mut broken = doc.clone();
+    broken["steps"][1].as_object_mut().unwrap().remove("reason");
+    assert!(!schema_support::violations("bisect.schema.json", &broken).is_empty());
+    let mut broken = doc.clone();
+    broken["result"]["kind"] = "probably".into();
+    assert!(!schema_support::violations("bisect.schema.json", &broken).is_empty());
     assert_eq!(doc["commits"], 7);
     assert_eq!(doc["followed"], serde_json::json!(["sum"]), "{doc:#}");
     assert_eq!(doc["result"]["kind"], "culprit", "{doc:#}");
@@ -403,6 +410,11 @@ fn bad_input_exits_2_naming_what_is_wrong() {
         &["--good", "good", "--bad", "bad", "--filter", "("],
     );
     assert!(err.contains("not a valid regular expression"), "{err}");
+    let err = refused(
+        &f.repo,
+        &["--good", "good", "--bad", "bad", "--cpus", "4000"],
+    );
+    assert!(err.contains("CPU 4000 not available"), "{err}");
     assert_clean(&f.repo);
 }
 

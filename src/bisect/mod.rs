@@ -40,6 +40,8 @@ pub struct BisectOptions {
     pub rounds: usize,
     pub max_rounds: usize,
     pub criterion_args: Vec<String>,
+    /// CPUs the bench executables are pinned to (the gate's `--cpus`); empty: not pinned.
+    pub cpus: Vec<usize>,
     /// bisect.json, the steps' gate files (`steps/`) and their runs (`results/`).
     pub out: PathBuf,
 }
@@ -139,6 +141,9 @@ pub struct BisectReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
     pub benches: Vec<String>,
+    /// The CPUs every step's bench executables were pinned to (`--cpus`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
     /// The benchmarks `--bad` degraded, which every later step measures and judges.
     pub followed: Vec<String>,
     /// In the order they ran; the first is `--bad`.
@@ -160,6 +165,9 @@ fn check_options(options: &BisectOptions) -> Result<(), BisectError> {
             "--rounds must be at least 2 and --max-rounds at least --rounds (got {} and {})",
             options.rounds, options.max_rounds
         )));
+    }
+    if !options.cpus.is_empty() {
+        crate::gate::cpus::check(&options.cpus).map_err(BisectError::BadOption)?;
     }
     if !(options.threshold_percent.is_finite() && options.threshold_percent >= 0.0) {
         return Err(BisectError::BadOption(format!(
@@ -217,6 +225,7 @@ pub fn run_bisect(
         max_rounds: options.max_rounds,
         filter: options.filter.clone(),
         benches: options.benches.clone(),
+        cpus: options.cpus.clone(),
         followed,
         steps,
         result,

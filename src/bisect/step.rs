@@ -99,7 +99,7 @@ fn gate_options(
         base_env: Vec::new(),
         head_env: Vec::new(),
         criterion_args: options.criterion_args.clone(),
-        cpus: Vec::new(),
+        cpus: options.cpus.clone(),
         measure: options.measure,
     }
 }
@@ -287,4 +287,121 @@ fn interval_text(ci: Option<[f64; 2]>) -> String {
     ci.map_or(String::new(), |[lo, hi]| {
         format!(" (95 % interval {lo:+.1} % to {hi:+.1} %)")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{BenchComparison, HardwareCheck, Judgement, Unmeasured, VerdictRule};
+
+    fn row(id: &str, status: Status, change: f64) -> BenchComparison {
+        BenchComparison {
+            id: id.into(),
+            baseline_ns: 100.0,
+            candidate_ns: 100.0 * (1.0 + change / 100.0),
+            change_percent: Some(change),
+            ci95_percent: Some([change - 30.0, change + 30.0]),
+            p_value: Some(0.5),
+            q_value: Some(0.5),
+            relative_change_percent: None,
+            status,
+            samples: [30, 30],
+            noise_floor_percent: None,
+            note: None,
+            throughput: None,
+        }
+    }
+
+    /// The gate's comparison of one step: `sum` as given, `xor` unchanged, `gone` failed.
+    fn comparison(sum: Status, change: f64) -> Comparison {
+        Judgement {
+            baseline: "base good".into(),
+            candidate: "head step".into(),
+            rule: VerdictRule::default(),
+            hardware: HardwareCheck {
+                baseline_fingerprint: None,
+                candidate_fingerprint: None,
+                different: false,
+                warning: None,
+            },
+            rows: vec![row("sum", sum, change), row("xor", Status::Unchanged, 1.0)],
+            unmeasured: vec![Unmeasured {
+                id: "gone".into(),
+                status: UnmeasuredStatus::Failed,
+                error: Some("injected failure".into()),
+            }],
+            skipped: Vec::new(),
+            systemic: None,
+            unusable: Vec::new(),
+        }
+        .into_comparison(|| "test".into())
+        .unwrap()
+    }
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_followed_degraded_benchmark_makes_the_step_regressed() {
+        let c = comparison(Status::Degraded, 200.0);
+        let (verdict, reason, effects) = judge(&c, &ids(&["sum"]), 4);
+        assert_eq!((verdict, reason), (StepVerdict::Regressed, None));
+        assert_eq!(effects.len(), 1);
+        assert_eq!(effects[0].status, "degraded");
+        assert_eq!(effects[0].change_percent, Some(200.0));
+        assert_eq!(degraded_ids(&c), ["sum"]);
+        // Only followed benchmarks count: the same step judged on `xor` alone is clean.
+        let (verdict, ..) = judge(&c, &ids(&["xor"]), 4);
+        assert_eq!(verdict, StepVerdict::Clean);
+    }
+
+    #[test]
+    fn an_inconclusive_benchmark_makes_the_step_unsure_saying_why() {
+        let c = comparison(Status::Inconclusive, 12.0);
+        let (verdict, reason, _) = judge(&c, &ids(&["sum", "xor"]), 10);
+        assert_eq!(verdict, StepVerdict::Unsure);
+        let reason = reason.unwrap();
+        assert!(
+            reason.contains("`sum` is inconclusive after 10 round(s)"),
+            "{reason}"
+        );
+        assert!(reason.contains("-18.0 % to +42.0 %"), "{reason}");
+    }
+
+    #[test]
+    fn a_followed_benchmark_failed_or_absent_skips_the_step_naming_it() {
+        let c = comparison(Status::Unchanged, 0.0);
+        let (verdict, reason, effects) = judge(&c, &ids(&["sum", "gone", "never"]), 4);
+        assert_eq!(verdict, StepVerdict::Skipped);
+        let reason = reason.unwrap();
+        assert!(
+            reason.contains("`gone` is failed: injected failure"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("`never` is missing in this commit"),
+            "{reason}"
+        );
+        assert_eq!(effects.len(), 3);
+        // At --bad everything judged is looked at, failures included.
+        let mut judged = judged_ids(&c);
+        judged.sort();
+        assert_eq!(judged, ["gone", "sum", "xor"]);
+    }
+
+    #[test]
+    fn unchanged_and_improved_are_clean() {
+        let c = comparison(Status::Improved, -30.0);
+        let (verdict, reason, _) = judge(&c, &ids(&["sum", "xor"]), 4);
+        assert_eq!((verdict, reason), (StepVerdict::Clean, None));
+    }
+
+    #[test]
+    fn the_filter_of_later_steps_matches_exactly_the_followed_ids() {
+        let filter = anchored(&ids(&["gemm/f32/1024", "a+b"]));
+        let re = regex::Regex::new(&filter).unwrap();
+        assert!(re.is_match("gemm/f32/1024") && re.is_match("a+b"));
+        assert!(!re.is_match("gemm/f32/10240") && !re.is_match("aab"));
+    }
 }

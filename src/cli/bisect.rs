@@ -2,7 +2,7 @@
 //! [`crate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
 //! then the report (a table, or bisect.json's content with `--format json`) on stdout.
 
-use super::gate::{DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
+use super::gate::{CpuList, DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
 use crate::analysis::Outcome;
 use crate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
 use crate::harness::measure::Measure;
@@ -61,6 +61,10 @@ pub struct BisectArgs {
     /// Rounds in all per step, counting those that re-measure what is still unsure
     #[arg(long, default_value_t = 10)]
     pub max_rounds: usize,
+    /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`), as the gate's
+    /// --cpus: a core nothing else is scheduled on turns unsure steps into decided ones
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<CpuList>,
     /// What to print on stdout (bisect.json in --out is always written)
     #[arg(long, value_enum, default_value_t = BisectFormat::Table)]
     pub format: BisectFormat,
@@ -70,6 +74,10 @@ pub struct BisectArgs {
     /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
+}
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    crate::gate::cpus::parse_cpu_list(text).map(CpuList)
 }
 
 fn parse_measure(text: &str) -> Result<Measure, String> {
@@ -95,6 +103,7 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
         rounds: args.rounds,
         max_rounds: args.max_rounds,
         criterion_args,
+        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         out: args.out,
     };
     let mut on_step = |step: &crate::bisect::step::Step, commits: usize| {
