@@ -7,7 +7,6 @@
 
 pub mod analysis;
 pub mod backend;
-pub mod bisect;
 pub mod cli;
 pub mod components;
 pub mod config;

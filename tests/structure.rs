@@ -84,7 +84,6 @@ const FLOORS: &[&[&str]] = &[
     &["dashboard"],
     &["report"],
     &["gate", "validate"],
-    &["bisect"],
     &["cli"],
 ];
 

@@ -1,10 +1,10 @@
 //! `analyze-trends bisect`: the argument struct and the thin command over
-//! [`crate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
+//! [`crate::gate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
 //! then the report (a table, or bisect.json's content with `--format json`) on stdout.
 
 use super::gate::{CpuList, DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
 use crate::analysis::Outcome;
-use crate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
+use crate::gate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
 use crate::harness::measure::Measure;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -106,7 +106,7 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         out: args.out,
     };
-    let mut on_step = |step: &crate::bisect::step::Step, commits: usize| {
+    let mut on_step = |step: &crate::gate::bisect::step::Step, commits: usize| {
         eprintln!("analyze-trends bisect: {}", text::step_line(step, commits));
     };
     let report = match run_bisect(&options, &mut on_step) {

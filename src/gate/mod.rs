@@ -6,6 +6,7 @@
 //! ([`verdict`]); what is still inconclusive is measured again, alone, up to a budget.
 //! A side can also be an environment (`--base-env`/`--head-env`) over the same checkout.
 
+pub mod bisect;
 mod build;
 pub mod cpus;
 mod git;
