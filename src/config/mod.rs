@@ -103,6 +103,8 @@ pub struct GateSettings {
     /// Full interleaved base/head rounds (at least 2: the verdict needs round-to-round
     /// differences).
     pub rounds: Option<u32>,
+    /// `time` or `instructions` (counting mode).
+    pub measure: Option<crate::harness::measure::Measure>,
 }
 
 impl Config {

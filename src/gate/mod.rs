@@ -7,6 +7,7 @@
 //! A side can also be an environment (`--base-env`/`--head-env`) over the same checkout.
 
 mod build;
+pub mod counting;
 pub mod cpus;
 mod git;
 mod interrupt;
@@ -19,6 +20,7 @@ pub mod verdict;
 pub use output::{GateComparison, GateInfo, GateRounds, WrittenFiles};
 
 use crate::analysis::VerdictRule;
+use crate::harness::measure::Measure;
 use rounds::{Collected, RoundSpec, SideRun};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -191,8 +193,20 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         threshold_percent: options.threshold_percent,
         ..VerdictRule::default()
     };
-    let collected = measure(&[&base, &head], &targets, options, &rule)?;
-    let mut comparison = output::judge(&[&base, &head], &collected, options, &rule, &targets)?;
+    let sides = [&base, &head];
+    let (collected, counted) = match options.measure {
+        Measure::Time => (measure(&sides, &targets, options, &rule)?, None),
+        Measure::Instructions => {
+            let (collected, counted) = counting::run(&sides, &targets, options, &rule, |t, o, r| {
+                measure(&sides, t, o, r)
+            })?;
+            (collected, Some(counted))
+        }
+    };
+    let mut comparison = match counted.as_ref() {
+        None => output::judge(&sides, &collected, options, &rule, &targets)?,
+        counted => output::judge_with(&sides, &collected, options, &rule, &targets, counted)?,
+    };
     let written = output::write_all(&mut comparison, &collected, &[&base, &head], options)?;
     drop(worktrees);
     Ok(GateOutcome {
