@@ -1,7 +1,7 @@
 //! Drives the real `analyze-trends gate --measure instructions` end to end on a tiny
 //! Criterion 0.8 crate that the test writes into a temporary git repository (built offline
 //! from cargo's cache): a base commit, a comment-only commit, a commit whose `sum`
-//! benchmark does 2 % more work, and one whose threaded routine does three times the work.
+//! benchmark does 2 % more work, and one whose threaded routine does four times the work.
 //! Counting mode counts each id once per side under Callgrind and judges the counts by a
 //! plain threshold; the threaded routine cannot be counted (Callgrind counts the calling
 //! thread only), so it is listed `not countable` and judged by time in rounds.
@@ -23,7 +23,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
 /// Criterion's timing for the rounds of the ids that are not countable: the test checks a
-/// verdict on a 3x change there, not sensitivity.
+/// verdict on a 4x change there, not sensitivity.
 const CRITERION: &[&str] = &[
     "--",
     "--warm-up-time",
@@ -167,10 +167,20 @@ fn create_repo() -> Fixture {
         )
     });
     commit(&repo, "more", |r| {
-        edit(r, "benches/work.rs", "SUM_N: u64 = 20_000", "SUM_N: u64 = 20_400")
+        edit(
+            r,
+            "benches/work.rs",
+            "SUM_N: u64 = 20_000",
+            "SUM_N: u64 = 20_400",
+        )
     });
     commit(&repo, "slow_threads", |r| {
-        edit(r, "benches/threads.rs", "REPEATS: u64 = 1", "REPEATS: u64 = 3")
+        edit(
+            r,
+            "benches/threads.rs",
+            "REPEATS: u64 = 1",
+            "REPEATS: u64 = 4",
+        )
     });
     git(&repo, &["checkout", "-q", "base"]);
     prebuild(&repo);
@@ -253,7 +263,10 @@ fn counted(c: &Value) -> Vec<(String, String)> {
         .map(|b| {
             (
                 b["id"].as_str().unwrap_or_default().to_owned(),
-                b["verdict"]["verdict"].as_str().unwrap_or_default().to_owned(),
+                b["verdict"]["verdict"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
             )
         })
         .collect()
@@ -305,8 +318,15 @@ fn a_comment_only_change_counts_the_same_and_passes() {
             "{id}: {verdict}\n{c:#}"
         );
     }
-    assert!(c["counting"]["not_countable"].as_array().is_some_and(Vec::is_empty));
-    assert_eq!(c["counting"]["threshold_percent"], 1.0, "counting's default");
+    assert!(
+        c["counting"]["not_countable"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    assert_eq!(
+        c["counting"]["threshold_percent"], 1.0,
+        "counting's default"
+    );
     assert_eq!(c["counting"]["jitter_tolerance"]["instructions"], 256);
     assert!(c["counting"]["cost_model"]["ram_cycles"].as_u64() > Some(0));
     let sum = &c["counting"]["benchmarks"][1];
@@ -333,7 +353,11 @@ fn two_percent_more_work_fails_naming_only_that_benchmark() {
     assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
     let rows = counted(&c);
     for (id, verdict) in &rows {
-        let expected = if id == "sum" { "regressed" } else { "identical" };
+        let expected = if id == "sum" {
+            "regressed"
+        } else {
+            "identical"
+        };
         assert!(
             verdict == expected || (id != "sum" && verdict == "within_jitter"),
             "{id}: {verdict}\n{c:#}"
@@ -352,7 +376,10 @@ fn a_threaded_routine_is_not_countable_and_is_judged_by_time() {
     let Some(f) = fixture() else { return };
     let out = tempfile::tempdir().expect("a temporary directory");
     // The mode from the environment this time (flag > STACKBENCH_MEASURE > file > default).
+    // Thread start-up is noisy on a busy machine: more rounds than the other tests, so the
+    // 4x slowdown is decided rather than left inconclusive.
     let mut args = counting_args("base", "slow_threads", &["--threshold", "5"]);
+    args.splice(6..10, ["--rounds", "3", "--max-rounds", "8"]);
     args.drain(..2);
     let result = gate(
         &f.repo,
@@ -367,7 +394,7 @@ fn a_threaded_routine_is_not_countable_and_is_judged_by_time() {
     assert_eq!(not[0]["id"], "threads/spawn");
     let reason = not[0]["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("other threads"), "{reason}");
-    // Timed in rounds, and the 3x slowdown caught there: not a pass.
+    // Timed in rounds, and the 4x slowdown caught there: not a pass.
     assert!(c["gate"]["rounds_run"].as_u64() >= Some(2), "{c:#}");
     let timed: Vec<&str> = c["rounds"]
         .as_array()

@@ -14,9 +14,9 @@ use crate::analysis::{BenchComparison, Status, Unmeasured, UnmeasuredStatus, Ver
 use crate::harness::measure::instructions::{CountError, CriterionVersion, InstructionCounter};
 use crate::harness::measure::verdict::{CountVerdict, CountingRule};
 use crate::harness::measure::{
-    CallgrindCounts, CostModel, Countability, CountedBenchmark, Measure,
-    stackbench_countability,
+    CallgrindCounts, CostModel, Countability, CountedBenchmark, Measure, stackbench_countability,
 };
+use crate::report::format::format_ns;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -188,13 +188,7 @@ pub fn run(
         benchmarks,
         not_countable,
     };
-    Ok((
-        collected,
-        Counted {
-            report,
-            unmeasured,
-        },
-    ))
+    Ok((collected, Counted { report, unmeasured }))
 }
 
 /// The Criterion version a side locks, and a counter for it. Bad input (exit 2) when the
@@ -253,7 +247,10 @@ fn list_sides_ids(
             Err(error) => unmeasured.push(Unmeasured {
                 id: format!("{target} (bench target)"),
                 status: UnmeasuredStatus::Failed,
-                error: Some(format!("the {} side could not list its ids: {error}", side.name)),
+                error: Some(format!(
+                    "the {} side could not list its ids: {error}",
+                    side.name
+                )),
             }),
         }
     }
@@ -348,9 +345,7 @@ fn count_all(
     counters: &[&InstructionCounter; 2],
     pairs: &[Pair],
 ) -> Result<Vec<[CountResult; 2]>, GateError> {
-    let jobs: Vec<(usize, usize)> = (0..pairs.len())
-        .flat_map(|p| [(p, 0), (p, 1)])
-        .collect();
+    let jobs: Vec<(usize, usize)> = (0..pairs.len()).flat_map(|p| [(p, 0), (p, 1)]).collect();
     let workers = super::cpus::allowed_cpus()
         .map(|c| c.len())
         .unwrap_or(1)
@@ -373,9 +368,7 @@ fn count_all(
                     };
                     let pair = &pairs[p];
                     let result = match stackbench_countability(&pair.id) {
-                        Countability::Countable => {
-                            counters[side].count(&pair.exes[side], &pair.id)
-                        }
+                        Countability::Countable => counters[side].count(&pair.exes[side], &pair.id),
                         Countability::NotCountable { reason } => Err(CountError::NotCountable {
                             id: pair.id.clone(),
                             reason,
@@ -397,9 +390,8 @@ fn count_all(
     (0..pairs.len())
         .map(|p| {
             let mut take = |side| {
-                map.remove(&(p, side)).ok_or_else(|| {
-                    GateError::BadOption(format!("{} was not counted", pairs[p].id))
-                })
+                map.remove(&(p, side))
+                    .ok_or_else(|| GateError::BadOption(format!("{} was not counted", pairs[p].id)))
             };
             Ok([take(0)?, take(1)?])
         })
@@ -411,9 +403,14 @@ fn count_all(
 fn not_countable_reason(error: &CountError) -> Option<String> {
     match error {
         CountError::NotCountable { reason, .. } => Some(reason.clone()),
-        CountError::OtherThreads { .. } | CountError::NothingCounted { .. } => {
-            Some(error.to_string())
-        }
+        CountError::OtherThreads { evidence, .. } => Some(format!(
+            "its routine hands work to other threads (Callgrind saw {evidence} while \
+             counting), and only the calling thread's instructions are counted"
+        )),
+        CountError::NothingCounted { detail, .. } => Some(format!(
+            "nothing was counted: the routine did not run through Criterion's Bencher \
+             ({detail})"
+        )),
         _ => None,
     }
 }
@@ -529,7 +526,11 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
         .iter()
         .map(|b| {
             [
-                b.id.clone(),
+                if markdown {
+                    format!("`{}`", b.id.replace('|', "\\|"))
+                } else {
+                    b.id.clone()
+                },
                 b.base.ir.to_string(),
                 b.head.ir.to_string(),
                 format!("{:+.2} %", b.change_percent),
@@ -538,21 +539,38 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
                 format!("{} → {}", b.base.l1_misses, b.head.l1_misses),
                 format!("{} → {}", b.base.ll_misses, b.head.ll_misses),
                 format!(
-                    "{:.1} → {:.1} ns",
-                    b.base.estimated_time_ns, b.head.estimated_time_ns
+                    "{} → {}",
+                    format_ns(b.base.estimated_time_ns),
+                    format_ns(b.head.estimated_time_ns)
                 ),
             ]
         })
         .collect();
-    if markdown {
+    if rows.is_empty() {
+        out.push_str("No benchmark was counted.\n");
+    } else if markdown {
         out.push_str(&format!("| {} |\n", header.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
         for row in &rows {
             out.push_str(&format!("| {} |\n", row.join(" | ")));
         }
     } else {
-        for row in std::iter::once(header.map(String::from)).chain(rows) {
-            out.push_str(&format!("  {}\n", row.join("  ")));
+        let all: Vec<[String; 9]> = std::iter::once(header.map(String::from))
+            .chain(rows)
+            .collect();
+        let mut widths = [0usize; 9];
+        for row in &all {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for row in &all {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect();
+            out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
         }
     }
     if !report.not_countable.is_empty() {
@@ -576,6 +594,64 @@ mod tests {
         assert_eq!(parse_list(out), ["sum/20000", "grp/a b", "xor"]);
     }
 
+    fn report() -> CountingReport {
+        let side = |ir| {
+            SideCount::from(&CountedBenchmark::new(
+                "x",
+                CallgrindCounts {
+                    ir,
+                    ..Default::default()
+                },
+                CostModel::GUNGRAUN,
+            ))
+        };
+        CountingReport {
+            measure: Measure::Instructions,
+            threshold_percent: 1.0,
+            jitter_tolerance: crate::harness::measure::verdict::JitterTolerance::MEASURED,
+            cost_model: CostModel::GUNGRAUN,
+            criterion: ["0.8.2".into(), "0.8.2".into()],
+            benchmarks: vec![CountedRow {
+                id: "grp/a|b".into(),
+                target: "work".into(),
+                base: side(100_000),
+                head: side(102_000),
+                change_percent: 2.0,
+                verdict: CountVerdict::Regressed { change: 0.02 },
+            }],
+            not_countable: vec![NotCountable {
+                id: "threads".into(),
+                target: "work".into(),
+                reason: "its routine hands work to other threads".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_counting_section_shows_counts_rule_model_and_what_was_timed() {
+        let md = render(&report(), true);
+        assert!(md.contains("### Counting mode"), "{md}");
+        assert!(md.contains("a change above 1.00 % fails"), "{md}");
+        assert!(md.contains("max(0.1 %, 256 instructions)"), "{md}");
+        assert!(md.contains("RAM 35; 3.0 GHz"), "{md}");
+        assert!(
+            md.contains("| `grp/a\\|b` | 100000 | 102000 | +2.00 % | regressed |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- `threads`: not countable: its routine"),
+            "{md}"
+        );
+        let text = render(&report(), false);
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        // Columns line up: the Ir column starts at the same place in the header and the row.
+        assert_eq!(lines[0].find("Ir base"), lines[1].find("100000"), "{text}");
+        let mut empty = report();
+        empty.benchmarks.clear();
+        assert!(render(&empty, true).contains("No benchmark was counted."));
+    }
+
     #[test]
     fn ids_on_one_side_only_are_missing_or_new() {
         let side = |ids: &[&str]| {
@@ -584,7 +660,10 @@ mod tests {
                 .collect::<BTreeMap<_, _>>()
         };
         let (both, one) = pair_ids(&[side(&["a", "gone"]), side(&["a", "fresh"])]);
-        assert_eq!(both.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ["a"]);
+        assert_eq!(
+            both.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+            ["a"]
+        );
         let statuses: Vec<(&str, UnmeasuredStatus)> =
             one.iter().map(|u| (u.id.as_str(), u.status)).collect();
         assert_eq!(
@@ -603,7 +682,16 @@ mod tests {
             target: "work".into(),
             exes: [PathBuf::from("/b"), PathBuf::from("/h")],
         };
-        let counted = |ir| Ok(CountedBenchmark::new("x", CallgrindCounts { ir, ..Default::default() }, CostModel::GUNGRAUN));
+        let counted = |ir| {
+            Ok(CountedBenchmark::new(
+                "x",
+                CallgrindCounts {
+                    ir,
+                    ..Default::default()
+                },
+                CostModel::GUNGRAUN,
+            ))
+        };
         let threads = || {
             Err(CountError::OtherThreads {
                 id: "threads".into(),

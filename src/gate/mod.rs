@@ -197,9 +197,10 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
     let (collected, counted) = match options.measure {
         Measure::Time => (measure(&sides, &targets, options, &rule)?, None),
         Measure::Instructions => {
-            let (collected, counted) = counting::run(&sides, &targets, options, &rule, |t, o, r| {
-                measure(&sides, t, o, r)
-            })?;
+            let (collected, counted) =
+                counting::run(&sides, &targets, options, &rule, |t, o, r| {
+                    measure(&sides, t, o, r)
+                })?;
             (collected, Some(counted))
         }
     };
