@@ -475,6 +475,19 @@ fn the_measure_follows_flag_then_environment_then_file_then_default() {
         "{}",
         stderr(&bad)
     );
+    let wrong = tempfile::tempdir().expect("a temporary directory");
+    write(
+        &wrong.path().join("stackbench.toml"),
+        "[gate]\nmeasure = \"cycles\"\n",
+    );
+    let wrong = gate_outside_a_repository(wrong.path(), &[], &[]);
+    assert_eq!(wrong.status.code(), Some(2));
+    let message = stderr(&wrong);
+    assert!(
+        message.contains("[gate] measure in stackbench.toml"),
+        "{message}"
+    );
+    assert!(message.contains("unknown measure 'cycles'"), "{message}");
     let bare = tempfile::tempdir().expect("a temporary directory");
     let default = gate_outside_a_repository(bare.path(), &tiny, &[]);
     assert!(

@@ -158,7 +158,13 @@ fn gate_settings(
         args.measure,
         || {
             let c = file()?;
-            Ok::<_, anyhow::Error>(c.gate().measure.map(|m| (m, path(c))))
+            let Some(text) = &c.gate().measure else {
+                return Ok::<_, anyhow::Error>(None);
+            };
+            let measure = text
+                .parse::<Measure>()
+                .with_context(|| format!("{} in {}", MEASURE.file_key, path(c).display()))?;
+            Ok(Some((measure, path(c))))
         },
         Measure::Time,
     )?;

@@ -486,92 +486,27 @@ fn timed_plan(not_countable: &[NotCountable], options: &GateOptions) -> (Vec<Str
     (targets, timed)
 }
 
-/// The counting section of the PR comment and of the terminal table.
+/// The counting section of the PR comment (`markdown`) and of the terminal table: the rule
+/// and the cost model, the counts, and the ids that were timed instead.
 pub fn render(report: &CountingReport, markdown: bool) -> String {
-    let tolerance = &report.jitter_tolerance;
-    let mut out = String::new();
     let heading = if markdown { "### " } else { "" };
-    out.push_str(&format!(
-        "\n{heading}Counting mode (--measure instructions)\n\n"
-    ));
-    out.push_str(&format!(
-        "Verdict on instructions (Ir) under Callgrind, one iteration per benchmark: a change \
-         above {:.2} % fails; jitter tolerance max({:.1} %, {} instructions). Cycles and times \
-         are estimates of a cost model (L1 hit {} cycle, LL hit {}, RAM {}; {:.1} GHz \
-         nominal clock), never the verdict. Criterion: base {}, head {}. Any rounds above \
-         timed only the ids listed as not countable.\n\n",
-        report.threshold_percent,
-        tolerance.relative * 100.0,
-        tolerance.instructions,
-        report.cost_model.l1_hit_cycles,
-        report.cost_model.ll_hit_cycles,
-        report.cost_model.ram_cycles,
-        report.cost_model.nominal_clock_hz / 1e9,
-        report.criterion[0],
-        report.criterion[1],
-    ));
-    let header = [
-        "benchmark",
-        "Ir base",
-        "Ir head",
-        "change",
-        "verdict",
-        "est. cycles base → head",
-        "L1 misses base → head",
-        "LL misses base → head",
-        "est. time base → head",
-    ];
+    let mut out = format!("\n{heading}Counting mode (--measure instructions)\n\n");
+    out.push_str(&rule_paragraph(report));
     let rows: Vec<[String; 9]> = report
         .benchmarks
         .iter()
-        .map(|b| {
-            [
-                if markdown {
-                    format!("`{}`", b.id.replace('|', "\\|"))
-                } else {
-                    b.id.clone()
-                },
-                b.base.ir.to_string(),
-                b.head.ir.to_string(),
-                format!("{:+.2} %", b.change_percent),
-                verdict_name(&b.verdict).to_owned(),
-                format!("{} → {}", b.base.estimated_cycles, b.head.estimated_cycles),
-                format!("{} → {}", b.base.l1_misses, b.head.l1_misses),
-                format!("{} → {}", b.base.ll_misses, b.head.ll_misses),
-                format!(
-                    "{} → {}",
-                    format_ns(b.base.estimated_time_ns),
-                    format_ns(b.head.estimated_time_ns)
-                ),
-            ]
-        })
+        .map(|b| count_row(b, markdown))
         .collect();
     if rows.is_empty() {
         out.push_str("No benchmark was counted.\n");
     } else if markdown {
-        out.push_str(&format!("| {} |\n", header.join(" | ")));
-        out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+        out.push_str(&format!("| {} |\n", COUNT_HEADER.join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(COUNT_HEADER.len())));
         for row in &rows {
             out.push_str(&format!("| {} |\n", row.join(" | ")));
         }
     } else {
-        let all: Vec<[String; 9]> = std::iter::once(header.map(String::from))
-            .chain(rows)
-            .collect();
-        let mut widths = [0usize; 9];
-        for row in &all {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        for row in &all {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(widths)
-                .map(|(cell, w)| format!("{cell:<w$}"))
-                .collect();
-            out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
-        }
+        out.push_str(&aligned(rows));
     }
     if !report.not_countable.is_empty() {
         out.push_str(&format!(
@@ -580,6 +515,88 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
         for n in &report.not_countable {
             out.push_str(&format!("- `{}`: not countable: {}\n", n.id, n.reason));
         }
+    }
+    out
+}
+
+/// The rule, the tolerance and the cost model, in words.
+fn rule_paragraph(report: &CountingReport) -> String {
+    let tolerance = &report.jitter_tolerance;
+    let model = &report.cost_model;
+    format!(
+        "Verdict on instructions (Ir) under Callgrind, one iteration per benchmark: a change \
+         above {:.2} % fails; jitter tolerance max({:.1} %, {} instructions). Cycles and times \
+         are estimates of a cost model (L1 hit {} cycle, LL hit {}, RAM {}; {:.1} GHz \
+         nominal clock), never the verdict. Criterion: base {}, head {}. Any rounds above \
+         timed only the ids listed as not countable.\n\n",
+        report.threshold_percent,
+        tolerance.relative * 100.0,
+        tolerance.instructions,
+        model.l1_hit_cycles,
+        model.ll_hit_cycles,
+        model.ram_cycles,
+        model.nominal_clock_hz / 1e9,
+        report.criterion[0],
+        report.criterion[1],
+    )
+}
+
+const COUNT_HEADER: [&str; 9] = [
+    "benchmark",
+    "Ir base",
+    "Ir head",
+    "change",
+    "verdict",
+    "est. cycles base → head",
+    "L1 misses base → head",
+    "LL misses base → head",
+    "est. time base → head",
+];
+
+fn count_row(b: &CountedRow, markdown: bool) -> [String; 9] {
+    let pair = |base: String, head: String| format!("{base} → {head}");
+    [
+        if markdown {
+            format!("`{}`", b.id.replace('|', "\\|"))
+        } else {
+            b.id.clone()
+        },
+        b.base.ir.to_string(),
+        b.head.ir.to_string(),
+        format!("{:+.2} %", b.change_percent),
+        verdict_name(&b.verdict).to_owned(),
+        pair(
+            b.base.estimated_cycles.to_string(),
+            b.head.estimated_cycles.to_string(),
+        ),
+        pair(b.base.l1_misses.to_string(), b.head.l1_misses.to_string()),
+        pair(b.base.ll_misses.to_string(), b.head.ll_misses.to_string()),
+        pair(
+            format_ns(b.base.estimated_time_ns),
+            format_ns(b.head.estimated_time_ns),
+        ),
+    ]
+}
+
+/// The header and `rows` as left-aligned text columns.
+fn aligned(rows: Vec<[String; 9]>) -> String {
+    let all: Vec<[String; 9]> = std::iter::once(COUNT_HEADER.map(String::from))
+        .chain(rows)
+        .collect();
+    let mut widths = [0usize; 9];
+    for row in &all {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &all {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
     }
     out
 }
