@@ -2,11 +2,12 @@
 //! [`crate::gate::run_gate`]. The contract CI scripts against:
 //! `analyze-trends gate --base REV --head REV [--rounds N] [--max-rounds M] [--bench TARGET]...
 //! [--filter REGEX] [--threshold PCT] [--format table|json|markdown] [--out DIR]
-//! [--results DIR] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]... [-- CRITERION_ARGS...]`
+//! [--results DIR] [--measure time|instructions] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]... [-- CRITERION_ARGS...]`
 
 use crate::analysis::Outcome;
 use crate::config::precedence::{Resolved, Setting, resolve};
 use crate::gate::{GateError, GateOptions, run_gate};
+use crate::harness::measure::Measure;
 use crate::report::comparison::{ComparisonFormat, render};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -28,6 +29,11 @@ const ROUNDS: Setting = Setting {
     env: "STACKBENCH_GATE_ROUNDS",
     file_key: "[gate] rounds",
 };
+const MEASURE: Setting = Setting {
+    flag: "--measure",
+    env: "STACKBENCH_MEASURE",
+    file_key: "[gate] measure",
+};
 const THRESHOLD: Setting = Setting {
     flag: "--threshold",
     env: "STACKBENCH_GATE_THRESHOLD_PERCENT",
@@ -39,6 +45,7 @@ const THRESHOLD: Setting = Setting {
   analyze-trends gate --base origin/main --head HEAD
   analyze-trends gate --base main --head HEAD --bench gemm --threshold 3 -- --sample-size 20
   analyze-trends gate --base origin/main --head HEAD --cpus 3      # measure on a core kept free
+  analyze-trends gate --base origin/main --head HEAD --measure instructions   # count, under Valgrind
   analyze-trends gate --base-env STACKBENCH_PYTHON=/venvs/old/bin/python \\
                       --head-env STACKBENCH_PYTHON=/venvs/new/bin/python --bench components
 
@@ -87,6 +94,13 @@ pub struct GateArgs {
     /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality").
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
+    /// What a benchmark's number is: `time` (Criterion's wall time over ABBA rounds) or
+    /// `instructions` (counted once per side under Valgrind's callgrind, judged by a plain
+    /// threshold, default 1 %; ids that cannot be counted are listed `not countable` and
+    /// timed in rounds with the same threshold) [default: $STACKBENCH_MEASURE, else `[gate]
+    /// measure` in stackbench.toml, else time]
+    #[arg(long, value_name = "time|instructions")]
+    pub measure: Option<Measure>,
     /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
@@ -104,7 +118,9 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
 /// The gate's rounds and threshold, each by one precedence: flag > environment > file >
 /// default ([`crate::config::precedence`]). The config file is read only when a flag and
 /// the environment leave a setting open.
-fn gate_settings(args: &GateArgs) -> anyhow::Result<(Resolved<usize>, Resolved<f64>)> {
+fn gate_settings(
+    args: &GateArgs,
+) -> anyhow::Result<(Resolved<usize>, Resolved<f64>, Resolved<Measure>)> {
     let config = std::cell::OnceCell::new();
     let file = || -> anyhow::Result<&crate::config::Config> {
         if config.get().is_none() {
@@ -137,12 +153,40 @@ fn gate_settings(args: &GateArgs) -> anyhow::Result<(Resolved<usize>, Resolved<f
         },
         DEFAULT_THRESHOLD_PERCENT,
     )?;
-    Ok((rounds, threshold))
+    let measure = resolve(
+        MEASURE,
+        args.measure,
+        || {
+            let c = file()?;
+            let Some(text) = &c.gate().measure else {
+                return Ok::<_, anyhow::Error>(None);
+            };
+            let measure = text
+                .parse::<Measure>()
+                .with_context(|| format!("{} in {}", MEASURE.file_key, path(c).display()))?;
+            Ok(Some((measure, path(c))))
+        },
+        Measure::Time,
+    )?;
+    // Counting mode's own default threshold (1 %): a count does not move with noise, so the
+    // time mode's 5 % would hide real changes.
+    let threshold = match (measure.value, &threshold.source) {
+        (Measure::Instructions, crate::config::precedence::Source::Default) => Resolved {
+            value: crate::harness::measure::verdict::DEFAULT_THRESHOLD * 100.0,
+            source: threshold.source,
+        },
+        _ => threshold,
+    };
+    Ok((rounds, threshold, measure))
 }
 
 /// Checks the resolved settings, naming where a wrong one came from (a flag, a variable or
 /// the file's key), before anything is built.
-fn check_settings(rounds: &Resolved<usize>, threshold: &Resolved<f64>) -> anyhow::Result<()> {
+fn check_settings(
+    rounds: &Resolved<usize>,
+    threshold: &Resolved<f64>,
+    measure: &Resolved<Measure>,
+) -> anyhow::Result<()> {
     if rounds.value < 2 {
         bail!(
             "rounds must be at least 2 (the verdict needs round-to-round differences), not {rounds}"
@@ -151,12 +195,20 @@ fn check_settings(rounds: &Resolved<usize>, threshold: &Resolved<f64>) -> anyhow
     if !(threshold.value.is_finite() && threshold.value >= 0.0) {
         bail!("the threshold must be a non-negative number of percent, not {threshold}");
     }
+    let tolerance = crate::harness::measure::verdict::JitterTolerance::MEASURED.relative;
+    if measure.value == Measure::Instructions && threshold.value / 100.0 <= tolerance {
+        bail!(
+            "the threshold {threshold} percent is inside counting mode's jitter tolerance \
+             ({} %), so jitter would fail the gate; the measure is {measure}",
+            tolerance * 100.0
+        );
+    }
     Ok(())
 }
 
 pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
-    let (rounds, threshold) = gate_settings(&args)?;
-    check_settings(&rounds, &threshold)?;
+    let (rounds, threshold, measure) = gate_settings(&args)?;
+    check_settings(&rounds, &threshold, &measure)?;
     if args.max_rounds < rounds.value {
         bail!(
             "--max-rounds ({}) must be at least the rounds, {rounds}",
@@ -185,7 +237,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         head_env: args.head_env,
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
-        measure: crate::harness::measure::Measure::Time,
+        measure: measure.value,
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
@@ -197,10 +249,16 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     };
     keep_gate_verdict(&options, &outcome.comparison);
     // JSON carries the gate's rounds too; the other formats are the comparison itself.
-    let text = match args.format {
+    let mut text = match args.format {
         ComparisonFormat::Json => serde_json::to_string_pretty(&outcome.comparison)? + "\n",
         format => render(&outcome.comparison.comparison, format),
     };
+    if let Some(counting) = &outcome.comparison.counting
+        && args.format != ComparisonFormat::Json
+    {
+        let markdown = args.format == ComparisonFormat::Markdown;
+        text.push_str(&crate::gate::counting::render(counting, markdown));
+    }
     std::io::stdout()
         .write_all(text.as_bytes())
         .context("cannot write to stdout")?;

@@ -103,6 +103,9 @@ pub struct GateSettings {
     /// Full interleaved base/head rounds (at least 2: the verdict needs round-to-round
     /// differences).
     pub rounds: Option<u32>,
+    /// `time` or `instructions` (counting mode); `analyze-trends gate` parses it, so the
+    /// config does not depend on the harness that defines the measures.
+    pub measure: Option<String>,
 }
 
 impl Config {

@@ -8,6 +8,7 @@
 
 pub mod bisect;
 mod build;
+pub mod counting;
 pub mod cpus;
 mod git;
 mod interrupt;
@@ -20,6 +21,7 @@ pub mod verdict;
 pub use output::{GateComparison, GateInfo, GateRounds, WrittenFiles};
 
 use crate::analysis::VerdictRule;
+use crate::harness::measure::Measure;
 use rounds::{Collected, RoundSpec, SideRun};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -192,8 +194,21 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         threshold_percent: options.threshold_percent,
         ..VerdictRule::default()
     };
-    let collected = measure(&[&base, &head], &targets, options, &rule)?;
-    let mut comparison = output::judge(&[&base, &head], &collected, options, &rule, &targets)?;
+    let sides = [&base, &head];
+    let (collected, counted) = match options.measure {
+        Measure::Time => (measure(&sides, &targets, options, &rule)?, None),
+        Measure::Instructions => {
+            let (collected, counted) =
+                counting::run(&sides, &targets, options, &rule, |t, o, r| {
+                    measure(&sides, t, o, r)
+                })?;
+            (collected, Some(counted))
+        }
+    };
+    let mut comparison = match counted.as_ref() {
+        None => output::judge(&sides, &collected, options, &rule, &targets)?,
+        counted => output::judge_with(&sides, &collected, options, &rule, &targets, counted)?,
+    };
     let written = output::write_all(&mut comparison, &collected, &[&base, &head], options)?;
     drop(worktrees);
     Ok(GateOutcome {

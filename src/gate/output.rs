@@ -44,6 +44,8 @@ pub struct GateInfo {
     pub cpus: Vec<usize>,
     /// The run ids both sides were recorded as (base, head).
     pub runs: Vec<String>,
+    /// `time` (rounds) or `instructions` (counted; see `GateComparison::counting`).
+    pub measure: crate::harness::measure::Measure,
 }
 
 /// Every round of one benchmark.
@@ -60,6 +62,9 @@ pub struct GateComparison {
     pub comparison: Comparison,
     pub gate: GateInfo,
     pub rounds: Vec<GateRounds>,
+    /// Counting mode only: the counts, the rule and the ids timed instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counting: Option<super::counting::CountingReport>,
 }
 
 /// The files one gate wrote.
@@ -124,13 +129,31 @@ pub fn judge(
     rule: &VerdictRule,
     targets: &[String],
 ) -> Result<GateComparison, NoEvidence> {
+    judge_with(sides, collected, options, rule, targets, None)
+}
+
+/// [`judge`], with counting mode's counted benchmarks (and its failed, missing and new ids)
+/// beside the timed ones.
+pub fn judge_with(
+    sides: &[&SideRun; 2],
+    collected: &Collected,
+    options: &GateOptions,
+    rule: &VerdictRule,
+    targets: &[String],
+    counted: Option<&super::counting::Counted>,
+) -> Result<GateComparison, NoEvidence> {
     let judged = estimates(collected, rule);
     let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
-    let rows: Vec<BenchComparison> = judged
+    let mut rows: Vec<BenchComparison> = judged
         .iter()
         .zip(statuses(&est, rule))
         .map(|((id, figures, e), (status, q))| row(id, figures, e, status, q, collected))
         .collect();
+    let mut unmeasured = unmeasured(collected);
+    if let Some(counted) = counted {
+        rows.extend(counted.rows());
+        unmeasured.extend(counted.unmeasured.iter().cloned());
+    }
     let fingerprint = |i: usize| crate::results::probe_fingerprint(collected.system[i].as_ref());
     let judgement = Judgement {
         baseline: format!("base {}", sides[0].rev),
@@ -143,7 +166,7 @@ pub fn judge(
             warning: None,
         },
         rows,
-        unmeasured: unmeasured(collected),
+        unmeasured,
         skipped: Vec::new(),
         systemic: None,
         unusable: unusable(collected),
@@ -162,6 +185,7 @@ pub fn judge(
             .into_iter()
             .map(|(id, rounds, _)| GateRounds { id, rounds })
             .collect(),
+        counting: counted.map(|c| c.report.clone()),
     })
 }
 
@@ -215,6 +239,7 @@ fn gate_info(sides: &[&SideRun; 2], collected: &Collected, options: &GateOptions
         criterion_args: options.criterion_args.clone(),
         cpus: options.cpus.clone(),
         runs: Vec::new(),
+        measure: options.measure,
     }
 }
 
@@ -367,7 +392,11 @@ fn markdown(c: &GateComparison) -> String {
             })
             .collect(),
     };
-    render_gate_markdown(&c.comparison, &view)
+    let mut text = render_gate_markdown(&c.comparison, &view);
+    if let Some(counting) = &c.counting {
+        text.push_str(&super::counting::render(counting, true));
+    }
+    text
 }
 
 /// One side as a run record: its samples pooled over every round it measured.

@@ -33,11 +33,14 @@ pub struct RoundsView<'a> {
 /// The comparison as Markdown, with the gate's rounds below it.
 pub fn render_gate_markdown(c: &Comparison, g: &RoundsView<'_>) -> String {
     let mut out = super::markdown::render(c);
-    let _ = writeln!(
-        out,
-        "\n<sub>Gate: {} full round(s) in ABBA order on one machine, {} round(s) in all; each benchmark judged on its round-to-round differences.</sub>",
-        g.full_rounds, g.rounds_run
-    );
+    // No rounds ran in counting mode when every benchmark was counted.
+    if g.rounds_run > 0 {
+        let _ = writeln!(
+            out,
+            "\n<sub>Gate: {} full round(s) in ABBA order on one machine, {} round(s) in all; each benchmark judged on its round-to-round differences.</sub>",
+            g.full_rounds, g.rounds_run
+        );
+    }
     if !g.remeasured.is_empty() {
         let ids: Vec<String> = g.remeasured.iter().map(|id| format!("`{id}`")).collect();
         let _ = writeln!(

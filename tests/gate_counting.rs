@@ -1,0 +1,498 @@
+//! Drives the real `analyze-trends gate --measure instructions` end to end on a tiny
+//! Criterion 0.8 crate that the test writes into a temporary git repository (built offline
+//! from cargo's cache): a base commit, a comment-only commit, a commit whose `sum`
+//! benchmark does 2 % more work, and one whose threaded routine does four times the work.
+//! Counting mode counts each id once per side under Callgrind and judges the counts by a
+//! plain threshold; the threaded routine cannot be counted (Callgrind counts the calling
+//! thread only), so it is listed `not countable` and judged by time in rounds.
+//!
+//! Needs `valgrind`: without it the tests are skipped with a message, unless
+//! `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it), which makes a missing valgrind a
+//! failure. The gate runs share one repository and take turns through a mutex.
+
+mod schema_support;
+
+#[path = "tool_support/mod.rs"]
+mod tool_support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
+
+/// Criterion's timing for the rounds of the ids that are not countable: the test checks a
+/// verdict on a 4x change there, not sensitivity.
+const CRITERION: &[&str] = &[
+    "--",
+    "--warm-up-time",
+    "0.2",
+    "--measurement-time",
+    "0.5",
+    "--sample-size",
+    "10",
+];
+
+const MANIFEST: &str = r#"[package]
+name = "counting_gate_probe"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+bench = false
+
+[dev-dependencies]
+criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
+
+[[bench]]
+name = "work"
+harness = false
+
+[[bench]]
+name = "threads"
+harness = false
+"#;
+
+/// `sum` and `xor` are plain loops; `alloc` allocates in its routine (its count depends on
+/// the heap's layout unless the counter normalises the executable's path).
+const WORK: &str = r#"use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const SUM_N: u64 = 20_000;
+
+fn sum(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
+}
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("sum", |b| b.iter(|| sum(black_box(SUM_N))));
+    c.bench_function("xor", |b| {
+        b.iter(|| (0..black_box(20_000u64)).fold(0, |a, x| a ^ black_box(x)))
+    });
+    c.bench_function("alloc", |b| {
+        b.iter_batched(|| vec![3u64; 1000], |v| v.iter().sum::<u64>(), BatchSize::SmallInput)
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+"#;
+
+/// The routine does its work on a thread it spawns: Callgrind would count only the spawn.
+const THREADS: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const REPEATS: u64 = 1;
+
+fn sum(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
+}
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("threads/spawn", |b| {
+        b.iter(|| {
+            std::thread::spawn(|| (0..REPEATS).fold(0, |t, _| t ^ sum(black_box(300_000))))
+                .join()
+                .unwrap_or(0)
+        })
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+"#;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("running git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("creating a directory");
+    std::fs::write(path, text).expect("writing a fixture file");
+}
+
+fn edit(repo: &Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
+    let text = std::fs::read_to_string(&path).expect("reading a fixture file");
+    assert!(text.contains(from), "{from}");
+    std::fs::write(path, text.replace(from, to)).expect("writing a fixture file");
+}
+
+fn commit(repo: &Path, tag: &str, change: impl FnOnce(&Path)) {
+    git(repo, &["checkout", "-q", "base"]);
+    change(repo);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", tag]);
+    git(repo, &["tag", tag]);
+}
+
+fn create_repo() -> Fixture {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let repo = dir.path().join("probe");
+    write(&repo.join("Cargo.toml"), MANIFEST);
+    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
+    write(&repo.join("benches/work.rs"), WORK);
+    write(&repo.join("benches/threads.rs"), THREADS);
+    write(&repo.join(".gitignore"), "target\n");
+    git(&repo, &["init", "-q"]);
+    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
+        git(&repo, &["config", k, v]);
+    }
+    let lock = Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(&repo)
+        .output()
+        .expect("running cargo");
+    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    git(&repo, &["tag", "base"]);
+    commit(&repo, "comment", |r| {
+        edit(
+            r,
+            "benches/work.rs",
+            "const SUM_N",
+            "// Only a comment.\nconst SUM_N",
+        )
+    });
+    commit(&repo, "more", |r| {
+        edit(
+            r,
+            "benches/work.rs",
+            "SUM_N: u64 = 20_000",
+            "SUM_N: u64 = 20_400",
+        )
+    });
+    commit(&repo, "slow_threads", |r| {
+        edit(
+            r,
+            "benches/threads.rs",
+            "REPEATS: u64 = 1",
+            "REPEATS: u64 = 4",
+        )
+    });
+    git(&repo, &["checkout", "-q", "base"]);
+    prebuild(&repo);
+    Fixture { _dir: dir, repo }
+}
+
+/// Compiles Criterion once and copies it to the head side's target directory: only a
+/// speed-up (the gate builds each side itself and would compile it twice otherwise).
+fn prebuild(repo: &Path) {
+    let gate = repo.join("target/stackbench-gate");
+    let out = Command::new("cargo")
+        .args(["bench", "--no-run", "--offline"])
+        .current_dir(repo)
+        .env("CARGO_TARGET_DIR", gate.join("target-base"))
+        .output()
+        .expect("running cargo");
+    assert!(out.status.success(), "prebuild: {out:?}");
+    let copy = Command::new("cp")
+        .arg("-a")
+        .arg(gate.join("target-base"))
+        .arg(gate.join("target-head"))
+        .status()
+        .expect("running cp");
+    assert!(copy.success());
+}
+
+/// The shared repository, one gate at a time; None (skipped) without valgrind.
+fn fixture() -> Option<MutexGuard<'static, Fixture>> {
+    if !tool_support::tool_present("valgrind", "--version") {
+        return None;
+    }
+    static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
+    Some(
+        FIXTURE
+            .get_or_init(|| Mutex::new(create_repo()))
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+    )
+}
+
+fn gate(repo: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(BIN)
+        .arg("gate")
+        .args(args)
+        .arg("--out")
+        .arg(out.join("out"))
+        .arg("--results")
+        .arg(out.join("results"))
+        .args(CRITERION)
+        .current_dir(repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME")
+        .env_remove("STACKBENCH_MEASURE")
+        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .env_remove("STACKBENCH_CONFIG")
+        .envs(env.iter().copied())
+        .output()
+        .expect("running analyze-trends")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// comparison.json, checked against the published schema.
+fn comparison(out: &Path) -> Value {
+    let bytes = std::fs::read(out.join("out/comparison.json")).expect("comparison.json");
+    let doc: Value = serde_json::from_slice(&bytes).expect("comparison.json is JSON");
+    schema_support::assert_valid("comparison.schema.json", &doc);
+    doc
+}
+
+fn counted(c: &Value) -> Vec<(String, String)> {
+    c["counting"]["benchmarks"]
+        .as_array()
+        .expect("counting.benchmarks")
+        .iter()
+        .map(|b| {
+            (
+                b["id"].as_str().unwrap_or_default().to_owned(),
+                b["verdict"]["verdict"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn ids_with_status(c: &Value, status: &str) -> Vec<String> {
+    c["comparisons"]
+        .as_array()
+        .expect("comparisons")
+        .iter()
+        .filter(|r| r["status"] == status)
+        .map(|r| r["id"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn counting_args<'a>(base: &'a str, head: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--measure",
+        "instructions",
+        "--base",
+        base,
+        "--head",
+        head,
+        "--rounds",
+        "2",
+        "--max-rounds",
+        "3",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
+#[test]
+fn a_comment_only_change_counts_the_same_and_passes() {
+    let Some(f) = fixture() else { return };
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let args = counting_args("base", "comment", &["--bench", "work"]);
+    let result = gate(&f.repo, out.path(), &args, &[]);
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    let c = comparison(out.path());
+    assert_eq!(c["gate"]["measure"], "instructions");
+    assert_eq!(c["gate"]["rounds_run"], 0, "nothing needed timing: {c:#}");
+    let rows = counted(&c);
+    let ids: Vec<&str> = rows.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["alloc", "sum", "xor"], "{c:#}");
+    for (id, verdict) in &rows {
+        assert!(
+            verdict == "identical" || verdict == "within_jitter",
+            "{id}: {verdict}\n{c:#}"
+        );
+    }
+    assert!(
+        c["counting"]["not_countable"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    assert_eq!(
+        c["counting"]["threshold_percent"], 1.0,
+        "counting's default"
+    );
+    assert_eq!(c["counting"]["jitter_tolerance"]["instructions"], 256);
+    assert!(c["counting"]["cost_model"]["ram_cycles"].as_u64() > Some(0));
+    let sum = &c["counting"]["benchmarks"][1];
+    assert!(sum["base"]["ir"].as_u64() > Some(20_000), "{sum:#}");
+    assert!(sum["base"]["estimated_cycles"].as_u64() >= sum["base"]["ir"].as_u64());
+    assert_eq!(ids_with_status(&c, "unchanged").len(), 3, "{c:#}");
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).expect("the md");
+    assert!(md.contains("Counting mode"), "{md}");
+    assert!(md.contains("| Ir base |"), "{md}");
+    assert!(md.contains("jitter tolerance"), "{md}");
+    let table = String::from_utf8_lossy(&result.stdout);
+    assert!(table.contains("Counting mode"), "{table}");
+    assert!(table.contains("est. cycles"), "{table}");
+}
+
+#[test]
+fn two_percent_more_work_fails_naming_only_that_benchmark() {
+    let Some(f) = fixture() else { return };
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let args = counting_args("base", "more", &["--bench", "work"]);
+    let result = gate(&f.repo, out.path(), &args, &[]);
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let c = comparison(out.path());
+    assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
+    let rows = counted(&c);
+    for (id, verdict) in &rows {
+        let expected = if id == "sum" {
+            "regressed"
+        } else {
+            "identical"
+        };
+        assert!(
+            verdict == expected || (id != "sum" && verdict == "within_jitter"),
+            "{id}: {verdict}\n{c:#}"
+        );
+    }
+    let sum = c["counting"]["benchmarks"]
+        .as_array()
+        .and_then(|b| b.iter().find(|b| b["id"] == "sum"))
+        .expect("sum was counted");
+    let change = sum["change_percent"].as_f64().unwrap_or_default();
+    assert!((1.5..2.5).contains(&change), "{change}: {sum:#}");
+}
+
+#[test]
+fn a_threaded_routine_is_not_countable_and_is_judged_by_time() {
+    let Some(f) = fixture() else { return };
+    let out = tempfile::tempdir().expect("a temporary directory");
+    // The mode from the environment this time (flag > STACKBENCH_MEASURE > file > default).
+    // Thread start-up is noisy on a busy machine: more rounds than the other tests, so the
+    // 4x slowdown is decided rather than left inconclusive.
+    let mut args = counting_args("base", "slow_threads", &["--threshold", "5"]);
+    args.splice(6..10, ["--rounds", "3", "--max-rounds", "8"]);
+    args.drain(..2);
+    let result = gate(
+        &f.repo,
+        out.path(),
+        &args,
+        &[("STACKBENCH_MEASURE", "instructions")],
+    );
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let c = comparison(out.path());
+    let not = &c["counting"]["not_countable"];
+    assert_eq!(not.as_array().map(Vec::len), Some(1), "{c:#}");
+    assert_eq!(not[0]["id"], "threads/spawn");
+    let reason = not[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("other threads"), "{reason}");
+    // Timed in rounds, and the 4x slowdown caught there: not a pass.
+    assert!(c["gate"]["rounds_run"].as_u64() >= Some(2), "{c:#}");
+    let timed: Vec<&str> = c["rounds"]
+        .as_array()
+        .expect("rounds")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(timed, ["threads/spawn"], "only the uncountable id is timed");
+    assert_eq!(ids_with_status(&c, "degraded"), ["threads/spawn"], "{c:#}");
+    let ids: Vec<String> = counted(&c).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, ["alloc", "sum", "xor"]);
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).expect("the md");
+    assert!(md.contains("`threads/spawn`: not countable"), "{md}");
+}
+
+#[test]
+fn a_filter_matching_nothing_in_counting_mode_is_bad_input_naming_it() {
+    let Some(f) = fixture() else { return };
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let args = counting_args("base", "comment", &["--filter", "^no/such$"]);
+    let result = gate(&f.repo, out.path(), &args, &[]);
+    assert_eq!(result.status.code(), Some(2), "{}", stderr(&result));
+    assert!(stderr(&result).contains("^no/such$"), "{}", stderr(&result));
+    assert!(!out.path().join("out/comparison.json").exists());
+}
+
+/// `analyze-trends gate` in `dir` (not a git repository): it resolves and checks its
+/// settings before it looks for a repository.
+fn gate_outside_a_repository(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(BIN)
+        .arg("gate")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("STACKBENCH_MEASURE")
+        .env_remove("STACKBENCH_GATE_ROUNDS")
+        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .env_remove("STACKBENCH_CONFIG")
+        .envs(env.iter().copied())
+        .output()
+        .expect("running analyze-trends")
+}
+
+#[test]
+fn the_measure_follows_flag_then_environment_then_file_then_default() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    write(
+        &dir.path().join("stackbench.toml"),
+        "[gate]\nmeasure = \"instructions\"\n",
+    );
+    // A threshold inside counting's jitter tolerance is refused, naming where the mode
+    // came from; time mode takes it.
+    let tiny = ["--threshold", "0.05"];
+    let file = gate_outside_a_repository(dir.path(), &tiny, &[]);
+    assert_eq!(file.status.code(), Some(2));
+    assert!(
+        stderr(&file).contains("instructions (from [gate] measure in stackbench.toml)"),
+        "{}",
+        stderr(&file)
+    );
+    let env = gate_outside_a_repository(dir.path(), &tiny, &[("STACKBENCH_MEASURE", "time")]);
+    assert!(
+        stderr(&env).contains("is not inside a git repository"),
+        "{}",
+        stderr(&env)
+    );
+    let mut flag_args = tiny.to_vec();
+    flag_args.extend(["--measure", "instructions"]);
+    let flag = gate_outside_a_repository(dir.path(), &flag_args, &[("STACKBENCH_MEASURE", "time")]);
+    assert!(
+        stderr(&flag).contains("instructions (from --measure)"),
+        "{}",
+        stderr(&flag)
+    );
+    let bad = gate_outside_a_repository(dir.path(), &[], &[("STACKBENCH_MEASURE", "cycles")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("$STACKBENCH_MEASURE = `cycles`"),
+        "{}",
+        stderr(&bad)
+    );
+    let wrong = tempfile::tempdir().expect("a temporary directory");
+    write(
+        &wrong.path().join("stackbench.toml"),
+        "[gate]\nmeasure = \"cycles\"\n",
+    );
+    let wrong = gate_outside_a_repository(wrong.path(), &[], &[]);
+    assert_eq!(wrong.status.code(), Some(2));
+    let message = stderr(&wrong);
+    assert!(
+        message.contains("[gate] measure in stackbench.toml"),
+        "{message}"
+    );
+    assert!(message.contains("unknown measure 'cycles'"), "{message}");
+    let bare = tempfile::tempdir().expect("a temporary directory");
+    let default = gate_outside_a_repository(bare.path(), &tiny, &[]);
+    assert!(
+        stderr(&default).contains("is not inside a git repository"),
+        "time is the default: {}",
+        stderr(&default)
+    );
+}
