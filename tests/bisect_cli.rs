@@ -336,7 +336,6 @@ fn time_mode_names_the_commit_that_tripled_the_work_skipping_the_unbuildable_one
 /// Instructions` wired in `run_gate`). Before that lands the gate times every step
 /// whatever `--measure` says, and a 2 % change at a 1 % threshold is not reliably seen.
 #[test]
-#[ignore = "needs the counting gate of issue 17 (run after the merge: cargo test --test bisect_cli -- --ignored)"]
 fn counting_mode_names_the_commit_that_added_two_percent() {
     if !tool_support::tool_present("valgrind", "--version") {
         return;
