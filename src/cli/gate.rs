@@ -175,6 +175,10 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     } else {
         args.criterion_args
     };
+    if args.lock_clocks {
+        // Said here, once, before the first build: each bench run's own line goes to its log.
+        let _ = crate::system::clocks::check_lock_once();
+    }
     let options = GateOptions {
         base: args.base,
         head: args.head,

@@ -13,7 +13,7 @@ use crate::sidecar::progress as live;
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};
 use crate::sidecar::{self, BenchmarkOutcome, TELEMETRY_NOTE, TargetReport};
-use crate::system::clocks::{self, ClockController, ClockGuard, LOCK_CLOCKS_ENV, lock_requested};
+use crate::system::clocks::{self, ClockGuard, LOCK_CLOCKS_ENV, lock_requested};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
@@ -94,17 +94,31 @@ fn start_clocks(target: &str) -> ClockGuard {
             std::process::exit(2);
         }
     };
-    let mut controllers: Vec<Box<dyn ClockController>> = Vec::new();
-    let mut why_none = Vec::new();
-    match clocks::nvml::NvmlClocks::open_cuda_device() {
-        Ok(nvidia) => controllers.push(Box::new(nvidia)),
-        Err(why) => why_none.push(why),
-    }
-    match clocks::rocm_smi::RocmSmiClocks::open_rocm_device() {
-        Ok(amd) => controllers.push(Box::new(amd)),
-        Err(why) => why_none.push(why),
-    }
-    ClockGuard::start(controllers, requested, &why_none.join("; "))
+    let (controllers, why_none) = clocks::open_controllers();
+    ClockGuard::start(controllers, requested, &why_none)
+}
+
+/// The lowest busy SM clock among a target's measured benchmarks' notes: the CUDA timer's
+/// `sm_clock_busy_min_mhz`, or the telemetry sampler's clock minimum (NVML or amdgpu).
+pub fn min_busy_sm_mhz<'a>(
+    notes: impl IntoIterator<Item = &'a std::collections::BTreeMap<String, serde_json::Value>>,
+) -> Option<u32> {
+    notes
+        .into_iter()
+        .flat_map(|n| {
+            let timer = n.get("sm_clock_busy_min_mhz").and_then(|v| v.as_u64());
+            let sampled = n
+                .get(crate::sidecar::TELEMETRY_NOTE)
+                .and_then(|t| t.get("clock_mhz"))
+                .and_then(|c| c.get("min"))
+                .and_then(|m| m.as_f64())
+                .filter(|m| m.is_finite() && *m > 0.0)
+                .map(|m| m.round() as u64);
+            [timer, sampled]
+        })
+        .flatten()
+        .min()
+        .and_then(|m| u32::try_from(m).ok())
 }
 
 /// Time in cycle space for a GPU benchmark: the median time per iteration of the timed
@@ -435,12 +449,15 @@ impl Harness {
         self.criterion.final_summary();
         if let Some(guard) = self.clocks.take() {
             let min_busy =
-                clocks::min_busy_sm_mhz(self.report.benchmarks.values().filter_map(|e| {
-                    match &e.outcome {
-                        BenchmarkOutcome::Measured { notes } => Some(notes),
-                        _ => None,
-                    }
-                }));
+                min_busy_sm_mhz(
+                    self.report
+                        .benchmarks
+                        .values()
+                        .filter_map(|e| match &e.outcome {
+                            BenchmarkOutcome::Measured { notes } => Some(notes),
+                            _ => None,
+                        }),
+                );
             self.report.gpu_clocks = Some(guard.finish(min_busy, self.gpu_ran));
         }
         if self.args.list {
@@ -550,6 +567,20 @@ mod tests {
         let mut unknown = notes(serde_json::json!({"sm_clock": "not read (NVML unavailable)"}));
         add_cycles(&mut unknown, &[500.0]);
         assert!(!unknown.contains_key(clocks::CYCLES_NOTE));
+    }
+
+    #[test]
+    fn the_lowest_busy_clock_comes_from_timer_notes_or_telemetry() {
+        let timer: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({"sm_clock_busy_min_mhz": 1650})).unwrap();
+        let sampled: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({"telemetry": {
+                "source": "amdgpu", "clock_mhz": {"min": 1499.6, "mean": 1900.0, "max": 2100.0, "samples": 9}}}))
+            .unwrap();
+        let none = std::collections::BTreeMap::new();
+        assert_eq!(min_busy_sm_mhz([&timer, &none]), Some(1650));
+        assert_eq!(min_busy_sm_mhz([&timer, &sampled]), Some(1500));
+        assert_eq!(min_busy_sm_mhz([&none]), None);
     }
 
     #[test]

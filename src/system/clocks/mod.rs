@@ -128,6 +128,28 @@ pub struct DeviceClocks {
     /// Reads that failed, each with its reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unread: Vec<String>,
+    /// nvbench's rule at the target level, where the clock was locked and a busy clock was
+    /// sampled: why the lowest busy SM clock was below 75 % of the locked one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<String>,
+}
+
+/// nvbench's threshold: a busy clock below this fraction of the target is throttled.
+pub const THROTTLE_FRACTION: f64 = 0.75;
+
+/// Why the lowest busy clock counts as throttled against a locked clock; `None` when it
+/// does not, or when there is no lock or no sample to judge.
+pub fn throttled_against_lock(lock: &LockState, min_busy_mhz: Option<u32>) -> Option<String> {
+    let LockState::Locked { clocks, .. } = lock else {
+        return None;
+    };
+    let min = min_busy_mhz?;
+    ((min as f64) < THROTTLE_FRACTION * clocks.sm_mhz as f64).then(|| {
+        format!(
+            "lowest busy SM clock {min} MHz < 75 % of the locked {} MHz",
+            clocks.sm_mhz
+        )
+    })
 }
 
 /// The clocks a bench target records beside its benchmarks (`gpu_clocks` in the target
@@ -329,6 +351,7 @@ impl ClockGuard {
                         after,
                         min_sm_mhz_during,
                         unread,
+                        throttled: throttled_against_lock(&s.lock, min_sm_mhz_during),
                     }
                 })
                 .collect::<Vec<_>>()
@@ -360,6 +383,33 @@ impl Drop for ClockGuard {
     }
 }
 
+/// The clock controllers of the GPUs this process's benchmarks use (the CUDA device NVML
+/// maps to, the AMD card the ROCm device is), and why each absent one is absent.
+pub fn open_controllers() -> (Vec<Box<dyn ClockController>>, String) {
+    let mut controllers: Vec<Box<dyn ClockController>> = Vec::new();
+    let mut why_none = Vec::new();
+    match nvml::NvmlClocks::open_cuda_device() {
+        Ok(nvidia) => controllers.push(Box::new(nvidia)),
+        Err(why) => why_none.push(why),
+    }
+    match rocm_smi::RocmSmiClocks::open_rocm_device() {
+        Ok(amd) => controllers.push(Box::new(amd)),
+        Err(why) => why_none.push(why),
+    }
+    (controllers, why_none.join("; "))
+}
+
+/// Tries the lock once and gives the clocks straight back: how `gate --lock-clocks` says
+/// at its start, once, that the clocks cannot be locked (its bench runs' own lines go to
+/// their logs). Returns that line, if any.
+pub fn check_lock_once() -> Option<String> {
+    let (controllers, why_none) = open_controllers();
+    let guard = ClockGuard::start(controllers, true, &why_none);
+    let said = guard.said.clone();
+    drop(guard.finish(None, true));
+    said
+}
+
 /// What a run record says about its targets' clocks, one line each, without repeats:
 /// locked where and how, not locked and why, a restore that failed, or why none were read.
 pub fn run_notes<'a>(records: impl IntoIterator<Item = &'a GpuClocksRecord>) -> Vec<String> {
@@ -388,6 +438,9 @@ pub fn run_notes<'a>(records: impl IntoIterator<Item = &'a GpuClocksRecord>) -> 
                         "clocks locked on {} at SM {} MHz ({})",
                         d.device, clocks.sm_mhz, clocks.method
                     ));
+                    if let Some(why) = &d.throttled {
+                        add(format!("throttled on {}: {why}", d.device));
+                    }
                     if !restored {
                         let why = restore_error.as_deref().unwrap_or("never tried");
                         add(format!("clocks NOT restored on {}: {why}", d.device));
@@ -416,29 +469,6 @@ pub fn cycles_per_iteration(ns: f64, mhz: u32) -> Option<f64> {
 
 /// The note the harness adds to a GPU benchmark with a sampled clock (time in cycle space).
 pub const CYCLES_NOTE: &str = "sm_cycles_per_iteration";
-
-/// The lowest busy SM clock among a target's measured benchmarks' notes: the CUDA timer's
-/// `sm_clock_busy_min_mhz`, or the telemetry sampler's clock minimum (NVML or amdgpu).
-pub fn min_busy_sm_mhz<'a>(
-    notes: impl IntoIterator<Item = &'a std::collections::BTreeMap<String, serde_json::Value>>,
-) -> Option<u32> {
-    notes
-        .into_iter()
-        .flat_map(|n| {
-            let timer = n.get("sm_clock_busy_min_mhz").and_then(|v| v.as_u64());
-            let sampled = n
-                .get(crate::sidecar::TELEMETRY_NOTE)
-                .and_then(|t| t.get("clock_mhz"))
-                .and_then(|c| c.get("min"))
-                .and_then(|m| m.as_f64())
-                .filter(|m| m.is_finite() && *m > 0.0)
-                .map(|m| m.round() as u64);
-            [timer, sampled]
-        })
-        .flatten()
-        .min()
-        .and_then(|m| u32::try_from(m).ok())
-}
 
 #[cfg(test)]
 pub(crate) mod fake {
@@ -569,6 +599,17 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(throttle_target_mhz(&device.lock, Some(1980)), Some(1755));
+        assert_eq!(device.throttled, None, "1700 MHz is above 75 % of 1755");
+        assert!(
+            throttled_against_lock(&device.lock, Some(1300))
+                .is_some_and(|why| why.contains("1300 MHz < 75 % of the locked 1755 MHz"))
+        );
+        // Just above 75 % (1316.25 MHz) is not throttled; no lock, nothing to judge against.
+        assert_eq!(throttled_against_lock(&device.lock, Some(1317)), None);
+        assert_eq!(
+            throttled_against_lock(&LockState::NotRequested, Some(1)),
+            None
+        );
     }
 
     #[test]
@@ -680,19 +721,5 @@ mod tests {
         assert_eq!(cycles_per_iteration(0.0, 1755), None);
         assert_eq!(cycles_per_iteration(f64::NAN, 1755), None);
         assert_eq!(cycles_per_iteration(10.0, 0), None);
-    }
-
-    #[test]
-    fn the_lowest_busy_clock_comes_from_timer_notes_or_telemetry() {
-        let timer: std::collections::BTreeMap<String, serde_json::Value> =
-            serde_json::from_value(serde_json::json!({"sm_clock_busy_min_mhz": 1650})).unwrap();
-        let sampled: std::collections::BTreeMap<String, serde_json::Value> =
-            serde_json::from_value(serde_json::json!({"telemetry": {
-                "source": "amdgpu", "clock_mhz": {"min": 1499.6, "mean": 1900.0, "max": 2100.0, "samples": 9}}}))
-            .unwrap();
-        let none = std::collections::BTreeMap::new();
-        assert_eq!(min_busy_sm_mhz([&timer, &none]), Some(1650));
-        assert_eq!(min_busy_sm_mhz([&timer, &sampled]), Some(1500));
-        assert_eq!(min_busy_sm_mhz([&none]), None);
     }
 }
