@@ -80,6 +80,61 @@ if grep -q '"outcome": "failed"' "$CRITERION_HOME/stackbench/targets/components.
     exit 1
 fi
 
+echo "== locked GPU clocks (STACKBENCH_LOCK_CLOCKS=1): locked and restored, or not locked with the reason"
+# Unconfirmed until a GPU job runs it: NVML's locked clocks (or application clocks) and
+# rocm-smi's perf determinism (or manual sclk level) set and reset on real hardware, the
+# rocm-smi device number matching the card the benchmarks ran on, and the cycles notes.
+# As root the lock must take; as another user each run must say "clocks not locked" once.
+clock_home=$(mktemp -d)
+for backend in cuda rocm; do
+    STACKBENCH_LOCK_CLOCKS=1 CRITERION_HOME="$clock_home" \
+        cargo bench --bench gemm -- --test "^gemm/${backend}/" 2>"$clock_home/$backend.err" || {
+        cat "$clock_home/$backend.err" >&2
+        exit 1
+    }
+    python3 - "$clock_home/stackbench/targets/gemm.json" "$clock_home/$backend.err" "$backend" "$(id -u)" <<'PY'
+import json, sys
+report, err, backend, uid = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3], int(sys.argv[4])
+clocks = report["gpu_clocks"]
+assert clocks["lock_requested"], clocks
+measured = [i for i, b in report["benchmarks"].items() if b["outcome"] == "measured" and i.split("/")[1] == backend]
+if not measured:
+    print(f"skipped {backend}: no {backend} GEMM measured here")
+    sys.exit(0)
+assert clocks.get("devices"), f"a {backend} GEMM ran but no clocks were recorded: {clocks}"
+assert err.count("clocks not locked") <= 1, "said more than once"
+for d in clocks["devices"]:
+    lock = d["lock"]
+    print(f'{d["device"]}: {lock}, before {d["before"]}, after {d["after"]}, min busy {d.get("min_sm_mhz_during")}')
+    assert d["before"].get("sm_mhz") and d["after"].get("sm_mhz"), d
+    if lock["state"] == "locked":
+        assert lock["restored"], f"clocks left locked: {lock}"
+    else:
+        assert lock["state"] == "not_locked" and lock["reason"], lock
+        assert "clocks not locked" in err, "a refused lock must be said on stderr"
+        if uid == 0:
+            print(f"warning: root could not lock {d['device']}: {lock['reason']}")
+if backend == "cuda":
+    for i in measured:
+        notes = report["benchmarks"][i].get("notes", {})
+        if "sm_clock_busy_median_mhz" in notes:
+            assert notes.get("sm_cycles_per_iteration", 0) > 0, f"{i}: a busy clock but no cycles: {notes}"
+PY
+done
+if command -v nvidia-smi >/dev/null && [[ $(id -u) -eq 0 ]]; then
+    echo "== Ctrl-C during a locked run restores the clocks"
+    STACKBENCH_LOCK_CLOCKS=1 CRITERION_HOME="$clock_home" \
+        cargo bench --bench gemm -- --measurement-time 60 "^gemm/cuda/" 2>"$clock_home/sigint.err" &
+    bench=$!
+    for _ in $(seq 120); do grep -q "^Benchmarking" "$clock_home/sigint.err" 2>/dev/null && break; sleep 1; done
+    # The bench executable, not cargo: cargo would pass the signal on, but name the one meant.
+    pkill -INT -P "$bench" -f "gemm-" || kill -INT "$bench"
+    wait "$bench" || true
+    grep -q "GPU clocks restored on 1 device" "$clock_home/sigint.err" || {
+        echo "Ctrl-C did not restore the clocks:" >&2; tail "$clock_home/sigint.err" >&2; exit 1; }
+    nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.default_applications.graphics --format=csv
+fi
+
 echo "== stackbench validate: the pre-installation suite against vendor and peak thresholds"
 # Unconfirmed without a GPU: the GPU backend must load, and its GEMM/bandwidth checks must be
 # judged by vendor (H100 80GB HBM3, MI300X) or peak-fraction thresholds. Exit 1 here means

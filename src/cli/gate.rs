@@ -90,6 +90,10 @@ pub struct GateArgs {
     /// An environment variable for the head side only (repeatable)
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
     pub head_env: Vec<(String, String)>,
+    /// Lock the GPU clocks while each side's benches run (STACKBENCH_LOCK_CLOCKS=1 on both
+    /// sides); where the driver refuses (not root), each run says so and records why
+    #[arg(long)]
+    pub lock_clocks: bool,
     /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`): give the
     /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality").
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
@@ -223,6 +227,10 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     } else {
         args.criterion_args
     };
+    if args.lock_clocks {
+        // Said here, once, before the first build: each bench run's own line goes to its log.
+        let _ = crate::system::clocks::check_lock_once();
+    }
     let options = GateOptions {
         base: args.base,
         head: args.head,
@@ -233,8 +241,8 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         threshold_percent: threshold.value,
         out: args.out,
         results: args.results,
-        base_env: args.base_env,
-        head_env: args.head_env,
+        base_env: with_lock(args.base_env, args.lock_clocks),
+        head_env: with_lock(args.head_env, args.lock_clocks),
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         measure: measure.value,
@@ -267,6 +275,14 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     }
     let verdict = &outcome.comparison.comparison;
     Ok(verdict.evidence.outcome(outcome.failed()))
+}
+
+/// `--lock-clocks` is one variable on both sides, so the two are measured alike.
+fn with_lock(mut env: Vec<(String, String)>, lock: bool) -> Vec<(String, String)> {
+    if lock {
+        env.push((crate::system::clocks::LOCK_CLOCKS_ENV.into(), "1".into()));
+    }
+    env
 }
 
 /// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just

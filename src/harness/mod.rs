@@ -13,6 +13,7 @@ use crate::sidecar::progress as live;
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};
 use crate::sidecar::{self, BenchmarkOutcome, TELEMETRY_NOTE, TargetReport};
+use crate::system::clocks::{self, ClockGuard, LOCK_CLOCKS_ENV, lock_requested};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
@@ -76,6 +77,77 @@ pub struct Harness {
     /// Whether any benchmark id of this target passed Criterion's filter: an `--exact` id
     /// that exists only in the other suite would otherwise run nothing, silently.
     matched_any: bool,
+    /// The GPU clocks of this process: read at start, locked when `STACKBENCH_LOCK_CLOCKS`
+    /// asks, restored at finish (or on a panic or Ctrl-C). `None` in `--list` mode.
+    clocks: Option<ClockGuard>,
+    /// Whether a GPU benchmark was measured: a CPU-only target records no clocks.
+    gpu_ran: bool,
+}
+
+/// The GPU clocks of the devices this process's GPU benchmarks use, locked when asked; a
+/// bad `STACKBENCH_LOCK_CLOCKS` is a usage error (exit 2) before anything runs.
+fn start_clocks(target: &str) -> ClockGuard {
+    let requested = match lock_requested(std::env::var(LOCK_CLOCKS_ENV).ok().as_deref()) {
+        Ok(requested) => requested,
+        Err(message) => {
+            eprintln!("stackbench {target}: {message}");
+            std::process::exit(2);
+        }
+    };
+    let (controllers, why_none) = clocks::open_controllers();
+    ClockGuard::start(controllers, requested, &why_none)
+}
+
+/// The lowest busy SM clock among a target's measured benchmarks' notes: the CUDA timer's
+/// `sm_clock_busy_min_mhz`, or the telemetry sampler's clock minimum (NVML or amdgpu).
+pub fn min_busy_sm_mhz<'a>(
+    notes: impl IntoIterator<Item = &'a std::collections::BTreeMap<String, serde_json::Value>>,
+) -> Option<u32> {
+    notes
+        .into_iter()
+        .flat_map(|n| {
+            let timer = n.get("sm_clock_busy_min_mhz").and_then(|v| v.as_u64());
+            let sampled = n
+                .get(crate::sidecar::TELEMETRY_NOTE)
+                .and_then(|t| t.get("clock_mhz"))
+                .and_then(|c| c.get("min"))
+                .and_then(|m| m.as_f64())
+                .filter(|m| m.is_finite() && *m > 0.0)
+                .map(|m| m.round() as u64);
+            [timer, sampled]
+        })
+        .flatten()
+        .min()
+        .and_then(|m| u32::try_from(m).ok())
+}
+
+/// Time in cycle space for a GPU benchmark: the median time per iteration of the timed
+/// samples x the SM clock it ran at, the CUDA timer's median busy clock, else the mean clock
+/// the telemetry sampler read (NVML or amdgpu); neither read: no cycles, never a guess.
+fn add_cycles(
+    notes: &mut std::collections::BTreeMap<String, serde_json::Value>,
+    per_iter_ns: &[f64],
+) {
+    let timer = notes
+        .get("sm_clock_busy_median_mhz")
+        .and_then(|v| v.as_u64())
+        .map(|m| (m as f64, "median busy SM clock (timer samples)"));
+    let sampled = notes
+        .get(crate::sidecar::TELEMETRY_NOTE)
+        .and_then(|t| t.get("clock_mhz")?.get("mean")?.as_f64())
+        .map(|m| (m, "mean SM clock (telemetry samples)"));
+    let Some((mhz, which)) = timer.or(sampled) else {
+        return;
+    };
+    if per_iter_ns.is_empty() || !(mhz.is_finite() && mhz >= 1.0 && mhz < u32::MAX as f64) {
+        return;
+    }
+    if let Some(cycles) =
+        clocks::cycles_per_iteration(crate::stats::median(per_iter_ns), mhz.round() as u32)
+    {
+        notes.insert(clocks::CYCLES_NOTE.into(), cycles.round().into());
+        notes.insert("sm_cycles_clock".into(), which.into());
+    }
 }
 
 impl Harness {
@@ -110,6 +182,7 @@ impl Harness {
             _ => None,
         };
         let criterion = Criterion::default().configure_from_args();
+        let clocks = (!args.list).then(|| start_clocks(target));
         if !args.list {
             live::append_event(&live::ProgressEvent::Target {
                 target: target.into(),
@@ -125,6 +198,8 @@ impl Harness {
             report,
             criterion,
             matched_any: false,
+            clocks,
+            gpu_ran: false,
         }
     }
 
@@ -279,7 +354,8 @@ impl Harness {
         // 1 ns sample would read as a huge improvement. The sidecar marks the id failed, and
         // `record` keeps no samples of a failed benchmark.
         let failure: RefCell<Option<(BackendError, Duration)>> = RefCell::new(None);
-        let sampler = Sampler::start_from_env(telemetry_target(id, workload.as_ref()));
+        let device = telemetry_target(id, workload.as_ref());
+        let sampler = Sampler::start_from_env(device);
         // (iterations, total ns) of every call Criterion makes; the last `sample_size` are
         // the timed samples (the first are warm-up), sent to a live dashboard.
         let calls: RefCell<Vec<(f64, f64)>> = RefCell::new(Vec::new());
@@ -334,6 +410,10 @@ impl Harness {
                     iters: timed.iter().map(|c| c.0).collect(),
                     times: timed.iter().map(|c| c.1).collect(),
                 };
+                if device != Target::Cpu {
+                    add_cycles(&mut notes, &samples.per_iteration_ns());
+                    self.gpu_ran = true;
+                }
                 self.landed(
                     id,
                     "measured",
@@ -365,8 +445,21 @@ impl Harness {
 
     /// Writes the target's record and Criterion's summaries; exits non-zero if any
     /// benchmark failed, after every other one has run.
-    pub fn finish(self) -> ExitCode {
+    pub fn finish(mut self) -> ExitCode {
         self.criterion.final_summary();
+        if let Some(guard) = self.clocks.take() {
+            let min_busy =
+                min_busy_sm_mhz(
+                    self.report
+                        .benchmarks
+                        .values()
+                        .filter_map(|e| match &e.outcome {
+                            BenchmarkOutcome::Measured { notes } => Some(notes),
+                            _ => None,
+                        }),
+                );
+            self.report.gpu_clocks = Some(guard.finish(min_busy, self.gpu_ran));
+        }
         if self.args.list {
             return ExitCode::SUCCESS;
         }
@@ -447,6 +540,47 @@ mod tests {
             Some("a[17] = 3 but expected 5")
         );
         assert!(failed_check_after_timing(&notes(json!(false))).is_some());
+    }
+
+    #[test]
+    fn gpu_time_gets_cycles_from_the_clock_it_ran_at_and_none_without_one() {
+        let notes =
+            |v: serde_json::Value| -> std::collections::BTreeMap<String, serde_json::Value> {
+                serde_json::from_value(v).unwrap()
+            };
+        // Median 2000 ns per iteration at a 1500 MHz busy clock: 3000 cycles.
+        let mut timed = notes(serde_json::json!({"sm_clock_busy_median_mhz": 1500}));
+        add_cycles(&mut timed, &[1000.0, 2000.0, 9000.0]);
+        assert_eq!(timed[clocks::CYCLES_NOTE], 3000.0);
+        // The sampler's mean clock where the timer read none (ROCm).
+        let mut sampled = notes(serde_json::json!({"telemetry": {"source": "amdgpu",
+            "clock_mhz": {"min": 1000.0, "mean": 2000.0, "max": 2100.0, "samples": 5}}}));
+        add_cycles(&mut sampled, &[500.0]);
+        assert_eq!(sampled[clocks::CYCLES_NOTE], 1000.0);
+        assert!(
+            sampled["sm_cycles_clock"]
+                .as_str()
+                .unwrap()
+                .contains("telemetry")
+        );
+        // No clock read: no cycles, never a guess.
+        let mut unknown = notes(serde_json::json!({"sm_clock": "not read (NVML unavailable)"}));
+        add_cycles(&mut unknown, &[500.0]);
+        assert!(!unknown.contains_key(clocks::CYCLES_NOTE));
+    }
+
+    #[test]
+    fn the_lowest_busy_clock_comes_from_timer_notes_or_telemetry() {
+        let timer: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({"sm_clock_busy_min_mhz": 1650})).unwrap();
+        let sampled: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({"telemetry": {
+                "source": "amdgpu", "clock_mhz": {"min": 1499.6, "mean": 1900.0, "max": 2100.0, "samples": 9}}}))
+            .unwrap();
+        let none = std::collections::BTreeMap::new();
+        assert_eq!(min_busy_sm_mhz([&timer, &none]), Some(1650));
+        assert_eq!(min_busy_sm_mhz([&timer, &sampled]), Some(1500));
+        assert_eq!(min_busy_sm_mhz([&none]), None);
     }
 
     #[test]

@@ -68,6 +68,9 @@ fn build_run(
         measured_only(read.benchmarks, &reports)
     };
     notes.extend(measured.notes);
+    notes.extend(crate::system::clocks::run_notes(
+        reports.iter().filter_map(|r| r.gpu_clocks.as_ref()),
+    ));
     let mut targets = Vec::new();
     for report in &reports {
         match serde_json::to_value(report) {

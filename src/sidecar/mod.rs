@@ -105,6 +105,10 @@ pub struct TargetReport {
     pub started_unix_s: u64,
     /// Keyed by full benchmark id.
     pub benchmarks: BTreeMap<String, BenchmarkEntry>,
+    /// The GPU clocks over this target's run: locked or not and why, before and after, the
+    /// lowest busy clock; or why none were recorded. Absent in reports older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clocks: Option<crate::system::clocks::GpuClocksRecord>,
 }
 
 impl TargetReport {
@@ -118,6 +122,7 @@ impl TargetReport {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             benchmarks: BTreeMap::new(),
+            gpu_clocks: None,
         }
     }
 

@@ -296,6 +296,7 @@ fn outcomes() -> TargetReport {
         suite: "quick".into(),
         started_unix_s: 0,
         benchmarks,
+        gpu_clocks: None,
     }
 }
 

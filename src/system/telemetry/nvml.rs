@@ -12,9 +12,9 @@
 
 use std::ffi::{c_int, c_uint, c_void};
 
-type Device = *mut c_void;
+pub(crate) type Device = *mut c_void;
 type InitFn = unsafe extern "C" fn() -> c_int;
-type HandleByIndexFn = unsafe extern "C" fn(c_uint, *mut Device) -> c_int;
+pub(crate) type HandleByIndexFn = unsafe extern "C" fn(c_uint, *mut Device) -> c_int;
 type CountFn = unsafe extern "C" fn(*mut c_uint) -> c_int;
 type TextFn = unsafe extern "C" fn(Device, *mut std::ffi::c_char, c_uint) -> c_int;
 type PciInfoFn = unsafe extern "C" fn(Device, *mut PciInfo) -> c_int;
@@ -262,7 +262,7 @@ impl NvmlTelemetry {
 ///
 /// # Safety
 /// `by_index` must be `nvmlDeviceGetHandleByIndex_v2` from `lib`, and NVML initialised.
-unsafe fn list_devices(
+pub(crate) unsafe fn list_devices(
     lib: &libloading::Library,
     by_index: HandleByIndexFn,
 ) -> Result<Vec<NvmlDeviceId>, String> {
