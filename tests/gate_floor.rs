@@ -186,7 +186,13 @@ fn a_one_cycle_routine_is_below_floor_listed_with_the_floor_and_not_measured_aga
         .filter_map(Value::as_str)
         .collect();
     assert!(!remeasured.contains(&"tiny"), "{remeasured:?}");
-    assert!(c["rounds"].as_array().unwrap().iter().all(|r| r["id"] != "tiny"));
+    assert!(
+        c["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["id"] != "tiny")
+    );
 
     // The microsecond routine is judged by the round rule as before.
     let work = row(&c, "work");
@@ -198,7 +204,10 @@ fn a_one_cycle_routine_is_below_floor_listed_with_the_floor_and_not_measured_aga
     assert!(md.contains("Below floor:\n\n- `tiny`"), "{md}");
     assert!(md.contains("below floor"), "{md}");
     let log = stderr(&result);
-    assert!(log.contains("analyze-trends gate: calibration: timer resolution"), "{log}");
+    assert!(
+        log.contains("analyze-trends gate: calibration: timer resolution"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -210,7 +219,16 @@ fn noise_above_the_threshold_is_said_before_the_first_round_and_below_floor_neve
     let result = gate(
         &f.repo,
         out.path(),
-        &["--rounds", "2", "--max-rounds", "4", "--threshold", "0", "--filter", "^tiny$"],
+        &[
+            "--rounds",
+            "2",
+            "--max-rounds",
+            "4",
+            "--threshold",
+            "0",
+            "--filter",
+            "^tiny$",
+        ],
     );
     assert_not_failed(&result);
     let log = stderr(&result);
@@ -220,7 +238,10 @@ fn noise_above_the_threshold_is_said_before_the_first_round_and_below_floor_neve
     let first_round = log
         .find("round 1")
         .unwrap_or_else(|| panic!("no round line:\n{log}"));
-    assert!(warning < first_round, "the warning came after round 1:\n{log}");
+    assert!(
+        warning < first_round,
+        "the warning came after round 1:\n{log}"
+    );
     assert!(log.contains("--cpus"), "the fix is named:\n{log}");
     let c = comparison(out.path());
     assert_eq!(row(&c, "tiny")["status"], "below floor", "{c:#}");

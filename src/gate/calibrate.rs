@@ -117,7 +117,10 @@ fn ns(value: f64) -> String {
 pub fn before_rounds(options: &GateOptions) -> Calibration {
     eprintln!("analyze-trends gate: calibrating the timer and this machine's noise (about 1 s)");
     let calibration = on_cpus(&options.cpus);
-    eprintln!("analyze-trends gate: calibration: {}", calibration.describe());
+    eprintln!(
+        "analyze-trends gate: calibration: {}",
+        calibration.describe()
+    );
     if let Some(warning) = calibration.noise_warning(options.threshold_percent) {
         eprintln!("analyze-trends gate: warning: {warning}");
     }
@@ -232,7 +235,10 @@ fn floor_ns() -> f64 {
     slopes.sort_by(f64::total_cmp);
     // A fit spoiled by interruptions can give no positive slope; the warm-up's plain
     // ratio is then the estimate.
-    slopes.get(slopes.len() / 2).copied().unwrap_or(per_iteration)
+    slopes
+        .get(slopes.len() / 2)
+        .copied()
+        .unwrap_or(per_iteration)
 }
 
 /// Least-squares line through `points` (x, y): `(intercept, slope)`; `None` when fewer than
@@ -248,7 +254,7 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
     let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
     let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    if !(sxx > 0.0) {
+    if sxx.is_nan() || sxx <= 0.0 {
         return None;
     }
     let slope = sxy / sxx;
@@ -257,25 +263,25 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 
 /// Times the fixed loop in blocks of about [`BLOCK`] for about `total`; block times in ns.
 fn noise_blocks(total: Duration) -> Vec<f64> {
-    // Size a block: double the work until it takes a millisecond, then scale to BLOCK.
-    let mut steps: u64 = 1024;
-    let took = loop {
+    let time = |steps: u64| {
         let started = Instant::now();
         std::hint::black_box(stackbench_floor::fixed_work(steps));
-        let took = started.elapsed();
-        if took >= Duration::from_millis(1) || steps >= 1 << 40 {
-            break took;
-        }
-        steps *= 2;
+        started.elapsed()
     };
+    // Size a block: double the work until it takes a millisecond, then scale to BLOCK by
+    // the fastest of five timings of that size (one preempted timing must not size every
+    // block: on a loaded machine that made blocks a hundredth of the intended length).
+    let mut steps: u64 = 1024;
+    while time(steps) < Duration::from_millis(1) && steps < 1 << 40 {
+        steps *= 2;
+    }
+    let took = (0..5).map(|_| time(steps)).min().unwrap_or(BLOCK);
     let scale = BLOCK.as_secs_f64() / took.as_secs_f64().max(1e-9);
     let steps = ((steps as f64) * scale).max(1.0) as u64;
     let started = Instant::now();
     let mut blocks = Vec::new();
     while started.elapsed() < total || blocks.len() < 10 {
-        let block = Instant::now();
-        std::hint::black_box(stackbench_floor::fixed_work(steps));
-        blocks.push(block.elapsed().as_nanos() as f64);
+        blocks.push(time(steps).as_nanos() as f64);
     }
     blocks
 }
@@ -290,7 +296,7 @@ pub fn spread_percent(times: &[f64]) -> f64 {
     }
     let q = |p: f64| crate::stats::quantile(times, p);
     let median = q(0.5);
-    if !(median > 0.0) {
+    if median.is_nan() || median <= 0.0 {
         return 0.0;
     }
     (q(0.9) - q(0.1)) / 2.0 / median * 100.0
@@ -320,8 +326,8 @@ pub fn below_floor_rows(collected: &Collected) -> Vec<BenchComparison> {
         return Vec::new();
     };
     below_floor_ids(collected)
-        .into_iter()
-        .filter_map(|(id, _)| {
+        .into_keys()
+        .filter_map(|id| {
             let sides = collected.per_round.get(&id)?;
             let time = |i: usize| {
                 let medians: Vec<f64> = sides[i].values().map(|v| crate::stats::median(v)).collect();
@@ -486,7 +492,10 @@ mod tests {
         let mut c = calibration(0.25);
         c.noise_percent = 7.5;
         let warning = c.noise_warning(5.0).unwrap();
-        assert!(warning.contains("7.50 %") && warning.contains("--cpus"), "{warning}");
+        assert!(
+            warning.contains("7.50 %") && warning.contains("--cpus"),
+            "{warning}"
+        );
         assert!(c.noise_warning(10.0).is_none());
     }
 
@@ -494,6 +503,8 @@ mod tests {
     fn a_calibration_measures_something_positive() {
         // No timing asserted: only that each figure is a usable positive number.
         let c = calibrate();
+        // Shown with --nocapture, for a person checking what this machine measures.
+        eprintln!("{}", c.describe());
         assert!(c.timer_resolution_ns > 0.0 && c.timer_resolution_ns.is_finite());
         assert!(c.floor_ns > 0.0 && c.floor_ns.is_finite(), "{c:?}");
         assert!(c.noise_percent >= 0.0 && c.blocks >= 10, "{c:?}");

@@ -571,12 +571,25 @@ mod tests {
         );
         let tiny = &gate.comparison.comparisons[2];
         assert_eq!((tiny.change_percent, tiny.q_value), (None, None));
-        assert!(tiny.note.as_deref().unwrap_or_default().contains("2.500 ns"));
+        assert!(
+            tiny.note
+                .as_deref()
+                .unwrap_or_default()
+                .contains("2.500 ns")
+        );
         assert!(gate.rounds.iter().all(|r| r.id != "tiny"));
         let notes = &gate.comparison.summary.notes;
-        assert!(notes.iter().any(|n| n.contains("1 benchmark(s) below floor")), "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("1 benchmark(s) below floor")),
+            "{notes:?}"
+        );
         let md = markdown(&gate);
-        assert!(md.contains("#### Calibration") && md.contains("- `tiny`: base"), "{md}");
+        assert!(
+            md.contains("#### Calibration") && md.contains("- `tiny`: base"),
+            "{md}"
+        );
     }
 
     #[test]
