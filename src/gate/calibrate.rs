@@ -10,7 +10,9 @@
 //!   `Cargo.toml` optimises in every profile (Rust has no per-function opt-level). A
 //!   benchmark whose time, on either side, is at most [`FLOOR_MULTIPLE`] × the floor is
 //!   `below floor`: listed with the floor, never judged by the time rule (neither a
-//!   regression nor a pass) and never measured again in extra rounds;
+//!   regression nor a pass) and never measured again in extra rounds. The one exception:
+//!   two sides that differ by more than that limit are judged as usual, since no loop
+//!   overhead explains such a difference (a 1 ns routine that became 50 ns regressed);
 //! - **noise**: a fixed serial integer loop timed in blocks of about 10 ms over about a
 //!   second, on the gate's `--cpus` when given (where the bench executables will run). The
 //!   noise is half the range of the middle 80 % of the block times, as a percent of their
@@ -69,13 +71,18 @@ impl Calibration {
 
     /// When the benchmark with these rounds is below the floor: the shorter side's time
     /// (the median over rounds of each round's median). Both sides must have measured it.
+    /// A pair whose times differ by more than the limit itself is judged as usual: that
+    /// difference is more loop passes than the loop around the routine can account for,
+    /// so it is the routine's (a 1 ns routine that became 50 ns is a regression, not noise).
     pub fn below_floor(&self, sides: &[BTreeMap<usize, Vec<f64>>; 2]) -> Option<f64> {
         let time = |rounds: &BTreeMap<usize, Vec<f64>>| {
             let medians: Vec<f64> = rounds.values().map(|v| crate::stats::median(v)).collect();
             Some(crate::stats::median(&medians)).filter(|t| t.is_finite())
         };
-        let shorter = time(&sides[0])?.min(time(&sides[1])?);
-        (shorter <= self.below_floor_ns()).then_some(shorter)
+        let (base, head) = (time(&sides[0])?, time(&sides[1])?);
+        let (shorter, longer) = (base.min(head), base.max(head));
+        let limit = self.below_floor_ns();
+        (shorter <= limit && longer - shorter <= limit).then_some(shorter)
     }
 
     /// One line for stderr before the rounds.
@@ -280,7 +287,8 @@ fn noise_blocks(total: Duration) -> Vec<f64> {
     let steps = ((steps as f64) * scale).max(1.0) as u64;
     let started = Instant::now();
     let mut blocks = Vec::new();
-    while started.elapsed() < total || blocks.len() < 10 {
+    // A Ctrl-C ends the blocks early; the first round then sees it and unwinds.
+    while (started.elapsed() < total || blocks.len() < 10) && !super::interrupt::interrupted() {
         blocks.push(time(steps).as_nanos() as f64);
     }
     blocks
@@ -480,9 +488,12 @@ mod tests {
             ])
         };
         assert_eq!(c.below_floor(&[rounds(1.1), rounds(1.0)]), Some(1.0));
-        // Base well above, head at the limit: still below (either side).
-        assert!(c.below_floor(&[rounds(100.0), rounds(2.4)]).is_some());
-        assert_eq!(c.below_floor(&[rounds(3.0), rounds(100.0)]), None);
+        // Either side: base above the 2.5 ns limit, head at it.
+        assert_eq!(c.below_floor(&[rounds(3.0), rounds(2.4)]), Some(2.4));
+        assert_eq!(c.below_floor(&[rounds(3.0), rounds(4.0)]), None);
+        // A difference larger than the limit is the routine's: judged, in either direction.
+        assert_eq!(c.below_floor(&[rounds(1.0), rounds(50.0)]), None);
+        assert_eq!(c.below_floor(&[rounds(50.0), rounds(1.0)]), None);
         // Measured on one side only: not this rule's (it is new or missing).
         assert_eq!(c.below_floor(&[rounds(1.0), BTreeMap::new()]), None);
     }
@@ -497,6 +508,22 @@ mod tests {
             "{warning}"
         );
         assert!(c.noise_warning(10.0).is_none());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_calibration_thread_is_pinned_to_the_cpus_given() {
+        let allowed = crate::gate::cpus::allowed_cpus().unwrap();
+        let last = *allowed.last().unwrap();
+        let seen = std::thread::spawn(move || {
+            pin_this_thread(&[last]).unwrap();
+            crate::gate::cpus::allowed_cpus().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, [last]);
+        // Nothing asked: the thread keeps every CPU.
+        pin_this_thread(&[]).unwrap();
     }
 
     #[test]
