@@ -174,6 +174,11 @@ fn a_one_cycle_routine_is_below_floor_listed_with_the_floor_and_not_measured_aga
     assert!(calibration["blocks"].as_u64().unwrap() >= 10);
 
     let tiny = row(&c, "tiny");
+    // Shown with --nocapture: what this machine measured, for a person reading the log.
+    eprintln!(
+        "floor {floor} ns; tiny {} / {} ns",
+        tiny["baseline_ns"], tiny["candidate_ns"]
+    );
     assert_eq!(tiny["status"], "below floor", "{c:#}");
     assert!(tiny["change_percent"].is_null(), "never judged: {tiny:#}");
     let note = tiny["note"].as_str().unwrap();

@@ -5,9 +5,13 @@
 //! - **the floor**: the time per iteration of an *empty* routine through Criterion's
 //!   `Bencher::iter` loop (`for _ in 0..n { black_box(routine()) }` between two `Instant`
 //!   reads), as the slope of a least-squares line over iteration counts `d, 2d, … kd`, the
-//!   linear sampling Criterion uses. The loop is compiled at opt-level 3 even in a debug
-//!   `analyze-trends`: it lives in the `stackbench-floor` crate, which the root
-//!   `Cargo.toml` optimises in every profile (Rust has no per-function opt-level). A
+//!   linear sampling Criterion uses. The loop must be the machine code a release-built
+//!   bench runs even in a debug `analyze-trends`, and Rust has no per-function opt-level:
+//!   it is therefore written as inline assembly, the instructions rustc emits at opt-level
+//!   3 for that loop (x86-64: `dec; jnz`, checked with objdump; AArch64: `subs; b.ne`),
+//!   which no optimisation level changes ([`empty_iter_loop`]). A separate crate
+//!   optimised through `[profile.dev.package.*]` was tried first and dropped: an
+//!   unpublished path dependency makes `cargo package` fail. A
 //!   benchmark whose time, on either side, is at most [`FLOOR_MULTIPLE`] × the floor is
 //!   `below floor`: listed with the floor, never judged by the time rule (neither a
 //!   regression nor a pass) and never measured again in extra rounds. The one exception:
@@ -37,9 +41,11 @@ pub const FLOOR_MULTIPLE: f64 = 10.0;
 
 /// Iteration counts of the floor's fit: `d, 2d, … FIT_POINTS·d`.
 const FIT_POINTS: u64 = 30;
-/// Time one fit of the floor may take in all; three fits are run and the median kept.
-const FIT_BUDGET: Duration = Duration::from_millis(60);
-const FITS: usize = 3;
+/// Time one pass over the iteration counts may take; the fit takes, per count, the
+/// fastest of [`PASSES`] passes (a preemption only ever adds time, and one in an early,
+/// short point would tilt the line).
+const FIT_BUDGET: Duration = Duration::from_millis(40);
+const PASSES: usize = 5;
 /// One block of the noise loop: the length of a Criterion sample at the gate's default
 /// timing (1 s of measurement, up to 100 samples).
 const BLOCK: Duration = Duration::from_millis(10);
@@ -212,40 +218,89 @@ fn timer_resolution_ns() -> f64 {
     best.as_nanos() as f64
 }
 
-/// The floor: the median slope of [`FITS`] fits, each over [`FIT_POINTS`] iteration counts.
+/// The floor: the slope of the least-squares line over [`FIT_POINTS`] iteration counts,
+/// each timed [`PASSES`] times and represented by its fastest time.
 fn floor_ns() -> f64 {
     // Warm up and size: double the count until one loop takes a millisecond.
     let mut n: u64 = 1;
     let per_iteration = loop {
-        let took = stackbench_floor::empty_iter_loop(n);
+        let took = empty_iter_loop(n);
         if took >= Duration::from_millis(1) || n >= 1 << 40 {
             break took.as_nanos() as f64 / n as f64;
         }
         n *= 2;
     };
-    // d + 2d + … + k·d iterations fill the budget.
+    // d + 2d + … + k·d iterations fill one pass's budget.
     let triangle = (FIT_POINTS * (FIT_POINTS + 1) / 2) as f64;
     let step = ((FIT_BUDGET.as_nanos() as f64 / per_iteration.max(1e-3)) / triangle).max(1.0);
-    let mut slopes: Vec<f64> = (0..FITS)
-        .filter_map(|_| {
-            let points: Vec<(f64, f64)> = (1..=FIT_POINTS)
-                .map(|i| {
-                    let iterations = (i as f64 * step) as u64;
-                    let took = stackbench_floor::empty_iter_loop(iterations);
-                    (iterations as f64, took.as_nanos() as f64)
-                })
-                .collect();
-            linear_fit(&points).map(|(_, slope)| slope)
-        })
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .collect();
-    slopes.sort_by(f64::total_cmp);
-    // A fit spoiled by interruptions can give no positive slope; the warm-up's plain
-    // ratio is then the estimate.
-    slopes
-        .get(slopes.len() / 2)
-        .copied()
-        .unwrap_or(per_iteration)
+    let counts: Vec<u64> = (1..=FIT_POINTS).map(|i| (i as f64 * step) as u64).collect();
+    let mut fastest = vec![f64::INFINITY; counts.len()];
+    for _ in 0..PASSES {
+        for (best, &count) in fastest.iter_mut().zip(&counts) {
+            *best = best.min(empty_iter_loop(count).as_nanos() as f64);
+        }
+    }
+    let points: Vec<(f64, f64)> = counts.iter().map(|&c| c as f64).zip(fastest).collect();
+    match linear_fit(&points) {
+        Some((_, slope)) if slope.is_finite() && slope > 0.0 => slope,
+        // No positive slope (a clock too coarse for these counts): the warm-up's ratio.
+        _ => per_iteration,
+    }
+}
+
+/// Criterion's `Bencher::iter` around an empty routine, `iterations` times, between two
+/// `Instant` reads (what Criterion's `WallTime` reads). At opt-level 3 rustc compiles
+/// `for _ in 0..n { black_box(routine()) }` with `routine = || ()` to a bare count-down
+/// loop; here that loop is written out, so a debug build times the same instructions.
+fn empty_iter_loop(iterations: u64) -> Duration {
+    let iterations = std::hint::black_box(iterations);
+    let start = Instant::now();
+    count_down(iterations);
+    start.elapsed()
+}
+
+#[cfg(target_arch = "x86_64")]
+fn count_down(n: u64) {
+    if n == 0 {
+        return; // `dec` from 0 would wrap and run 2^64 times.
+    }
+    // SAFETY: touches one register and the flags (which asm! assumes clobbered).
+    unsafe {
+        std::arch::asm!(".p2align 4", "2:", "dec {n}", "jnz 2b", n = inout(reg) n => _, options(nomem, nostack));
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn count_down(n: u64) {
+    if n == 0 {
+        return; // `subs` from 0 would wrap and run 2^64 times.
+    }
+    // SAFETY: touches one register and the flags (which asm! assumes clobbered).
+    unsafe {
+        std::arch::asm!(".p2align 4", "2:", "subs {n}, {n}, #1", "b.ne 2b", n = inout(reg) n => _, options(nomem, nostack));
+    }
+}
+
+/// Elsewhere the Rust loop itself: optimised in a release build, slower than Criterion's
+/// in a debug one (the floor then errs high, so more benchmarks are `below floor`).
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn count_down(n: u64) {
+    for _ in 0..n {
+        std::hint::black_box(());
+    }
+}
+
+/// A fixed amount of serial integer work (`steps` rounds of xorshift64, each depending on
+/// the last, so it can be neither vectorised nor skipped). Only the spread of its times
+/// matters, so its speed in a debug build does not.
+fn fixed_work(steps: u64) -> u64 {
+    let mut x = std::hint::black_box(0x9E37_79B9_7F4A_7C15_u64);
+    for _ in 0..std::hint::black_box(steps) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
 }
 
 /// Least-squares line through `points` (x, y): `(intercept, slope)`; `None` when fewer than
@@ -272,7 +327,7 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 fn noise_blocks(total: Duration) -> Vec<f64> {
     let time = |steps: u64| {
         let started = Instant::now();
-        std::hint::black_box(stackbench_floor::fixed_work(steps));
+        std::hint::black_box(fixed_work(steps));
         started.elapsed()
     };
     // Size a block: double the work until it takes a millisecond, then scale to BLOCK by
@@ -524,6 +579,15 @@ mod tests {
         assert_eq!(seen, [last]);
         // Nothing asked: the thread keeps every CPU.
         pin_this_thread(&[]).unwrap();
+    }
+
+    #[test]
+    fn the_empty_loop_ends_for_every_count_and_the_work_is_done() {
+        // Zero must not wrap into 2^64 passes; the others only have to return.
+        for n in [0, 1, 2, 1000] {
+            let _ = empty_iter_loop(n);
+        }
+        assert_ne!(fixed_work(1), fixed_work(2));
     }
 
     #[test]
