@@ -26,6 +26,10 @@ pub enum Status {
     Inconclusive,
     Improved,
     Unchanged,
+    /// The gate only: a time within a stated multiple of the timer floor
+    /// (`src/gate/calibrate.rs`). Listed, never judged: neither a regression nor a pass.
+    #[serde(rename = "below floor")]
+    BelowFloor,
 }
 
 impl Status {
@@ -35,6 +39,7 @@ impl Status {
             Status::Inconclusive => "inconclusive",
             Status::Improved => "improved",
             Status::Unchanged => "unchanged",
+            Status::BelowFloor => "below floor",
         }
     }
 }

@@ -49,6 +49,13 @@ const THRESHOLD: Setting = Setting {
   analyze-trends gate --base-env STACKBENCH_PYTHON=/venvs/old/bin/python \\
                       --head-env STACKBENCH_PYTHON=/venvs/new/bin/python --bench components
 
+Before the first round the gate calibrates (about 1 s, on --cpus when given): the timer's
+resolution, the floor (an empty routine's time per iteration through Criterion's `iter` loop)
+and the machine's noise; it warns at once when the noise is above the threshold. A benchmark
+whose time on either side is at most 10 x the floor (and whose sides differ by no more than
+that) is `below floor`: listed with the floor, never measured again, neither a regression nor
+a pass, and not a failure (it leaves the exit code as it is).
+
 Exit codes: 0 nothing regressed, 1 a regression or a failed benchmark, 2 bad input, 130 interrupted.")]
 pub struct GateArgs {
     /// The base revision [default: the current checkout]

@@ -9,6 +9,7 @@
 pub mod bisect;
 mod build;
 pub mod counting;
+pub mod calibrate;
 pub mod cpus;
 mod git;
 mod interrupt;
@@ -333,16 +334,20 @@ fn select_targets(
     Ok(chosen)
 }
 
-/// The rounds: `--rounds` full ones in ABBA order, then extra rounds of only the
-/// inconclusive benchmarks until they are decided or `--max-rounds` is reached.
+/// The rounds, after the calibration: `--rounds` full ones in ABBA order, then extra rounds
+/// of only the inconclusive benchmarks until they are decided or `--max-rounds` is reached
+/// (a `below floor` benchmark is never inconclusive: [`output::inconclusive_ids`]).
 fn measure(
     sides: &[&SideRun; 2],
     targets: &[String],
     options: &GateOptions,
     rule: &VerdictRule,
 ) -> Result<Collected, GateError> {
+    let mut collected = Collected {
+        calibration: Some(calibrate::before_rounds(options)),
+        ..Collected::default()
+    };
     let progress = progress::Progress::new((options.rounds * 2 * targets.len()) as u64);
-    let mut collected = Collected::default();
     let full: Vec<(String, Option<String>)> = targets
         .iter()
         .map(|t| (t.clone(), options.filter.clone()))

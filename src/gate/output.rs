@@ -3,6 +3,7 @@
 //! sides recorded as runs; `comparison.json`, `comparison.md` (the PR comment, with a hidden
 //! marker for sticky comments) and `summary.md` written atomically into `--out`.
 
+use super::calibrate::{self, Calibration};
 use super::rounds::{Collected, SideRun};
 use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statuses};
 use super::{GateError, GateOptions};
@@ -65,6 +66,9 @@ pub struct GateComparison {
     /// Counting mode only: the counts, the rule and the ids timed instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counting: Option<super::counting::CountingReport>,
+    /// The timer floor and noise measured before the first round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
 }
 
 /// The files one gate wrote.
@@ -86,17 +90,20 @@ pub fn check_writable(out: &Path) -> Result<(), GateError> {
         .map_err(|e| fail(e.to_string()))
 }
 
-/// Per benchmark measured on both sides: its rounds and the rounds-level estimate.
+/// Per benchmark measured on both sides: its rounds and the rounds-level estimate. A
+/// benchmark below the calibrated floor has none: the round rule never judges it.
 fn estimates(
     collected: &Collected,
     rule: &VerdictRule,
 ) -> Vec<(String, Vec<RoundFigure>, RoundsEstimate)> {
+    let below_floor = calibrate::below_floor_ids(collected);
     collected
         .per_round
         .iter()
         .filter(|(id, _)| {
             !collected.failures[1].contains_key(*id)
                 && !collected.unusable.iter().any(|u| u.contains_key(*id))
+                && !below_floor.contains_key(*id)
         })
         .filter_map(|(id, sides)| {
             let rounds = round_figures(sides, rule.confidence);
@@ -154,6 +161,7 @@ pub fn judge_with(
         rows.extend(counted.rows());
         unmeasured.extend(counted.unmeasured.iter().cloned());
     }
+    rows.extend(calibrate::below_floor_rows(collected));
     let fingerprint = |i: usize| crate::results::probe_fingerprint(collected.system[i].as_ref());
     let judgement = Judgement {
         baseline: format!("base {}", sides[0].rev),
@@ -171,13 +179,17 @@ pub fn judge_with(
         systemic: None,
         unusable: unusable(collected),
     };
-    let comparison = judgement.into_comparison(|| {
+    let mut comparison = judgement.into_comparison(|| {
         let filter = options
             .filter
             .as_deref()
             .map_or(String::new(), |f| format!("--filter `{f}` over "));
         format!("{filter}bench targets {}", targets.join(", "))
     })?;
+    if let Some(c) = &collected.calibration {
+        let note = calibrate::below_floor_note(&comparison.comparisons, c);
+        comparison.summary.notes.extend(note);
+    }
     Ok(GateComparison {
         comparison,
         gate: gate_info(sides, collected, options),
@@ -186,6 +198,7 @@ pub fn judge_with(
             .map(|(id, rounds, _)| GateRounds { id, rounds })
             .collect(),
         counting: counted.map(|c| c.report.clone()),
+        calibration: collected.calibration.clone(),
     })
 }
 
@@ -396,6 +409,10 @@ fn markdown(c: &GateComparison) -> String {
     if let Some(counting) = &c.counting {
         text.push_str(&super::counting::render(counting, true));
     }
+    if let Some(calibration) = &c.calibration {
+        let threshold = c.comparison.threshold_percent;
+        text += &calibrate::markdown(calibration, threshold, &c.comparison.comparisons);
+    }
     text
 }
 
@@ -539,6 +556,68 @@ mod tests {
         assert!(gate.comparison.comparisons.iter().all(|r| r.id != "xor"));
         assert_eq!(gate.comparison.evidence.unusable_list()[0].id, "xor");
         assert!(gate.comparison.regression_found());
+    }
+
+    #[test]
+    fn a_benchmark_below_the_floor_is_listed_never_judged_and_never_measured_again() {
+        let mut c = collected();
+        // `tiny`, about 1 ns, with rounds that disagree by ±20 %: inconclusive by the round
+        // rule, so without a calibration the gate would measure it again.
+        for round in 1..=4 {
+            let swing = if round % 2 == 0 { 1.2 } else { 0.8 };
+            let sides = c.per_round.entry("tiny".into()).or_default();
+            sides[0].insert(round, samples(1.0, round));
+            sides[1].insert(round, samples(swing, round));
+        }
+        c.target_of.insert("tiny".into(), "work".into());
+        let rule = VerdictRule::default();
+        assert_eq!(inconclusive_ids(&c, &rule), ["tiny"]);
+        c.calibration = Some(Calibration {
+            timer_resolution_ns: 20.0,
+            floor_ns: 0.25,
+            floor_multiple: calibrate::FLOOR_MULTIPLE,
+            noise_percent: 0.5,
+            blocks: 100,
+            seconds: 1.0,
+        });
+        assert!(inconclusive_ids(&c, &rule).is_empty());
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
+        let statuses: Vec<(&str, Status)> = gate
+            .comparison
+            .comparisons
+            .iter()
+            .map(|r| (r.id.as_str(), r.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("sum", Status::Degraded),
+                ("xor", Status::Unchanged),
+                ("tiny", Status::BelowFloor)
+            ]
+        );
+        let tiny = &gate.comparison.comparisons[2];
+        assert_eq!((tiny.change_percent, tiny.q_value), (None, None));
+        assert!(
+            tiny.note
+                .as_deref()
+                .unwrap_or_default()
+                .contains("2.500 ns")
+        );
+        assert!(gate.rounds.iter().all(|r| r.id != "tiny"));
+        let notes = &gate.comparison.summary.notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("1 benchmark(s) below floor")),
+            "{notes:?}"
+        );
+        let md = markdown(&gate);
+        assert!(
+            md.contains("#### Calibration") && md.contains("- `tiny`: base"),
+            "{md}"
+        );
     }
 
     #[test]

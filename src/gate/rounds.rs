@@ -49,6 +49,8 @@ pub struct Collected {
     pub target_errors: [BTreeMap<String, String>; 2],
     /// Per side: the system probe a stackbench crate writes, when present.
     pub system: [Option<serde_json::Value>; 2],
+    /// The timer floor and noise, measured before the first round (`calibrate.rs`).
+    pub calibration: Option<super::calibrate::Calibration>,
 }
 
 /// What to run in one target for one round.

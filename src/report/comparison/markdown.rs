@@ -33,6 +33,7 @@ fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
             Status::Improved => "🟢",
             Status::Inconclusive => "🟡",
             Status::Unchanged => "⚪",
+            Status::BelowFloor => "⚫",
         };
         let _ = writeln!(
             out,
