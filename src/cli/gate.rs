@@ -2,12 +2,14 @@
 //! [`crate::gate::run_gate`]. The contract CI scripts against:
 //! `analyze-trends gate --base REV --head REV [--rounds N] [--max-rounds M] [--bench TARGET]...
 //! [--filter REGEX] [--threshold PCT] [--format table|json|markdown] [--out DIR]
-//! [--results DIR] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]... [-- CRITERION_ARGS...]`
+//! [--results DIR] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]...
+//! [--accept-unsure SHA [--accept-unsure-label LABEL]] [-- CRITERION_ARGS...]`
 
 use crate::analysis::Outcome;
 use crate::config::precedence::{Resolved, Setting, resolve};
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::report::comparison::{ComparisonFormat, render};
+use crate::results::AcceptedUnsure;
 use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
@@ -42,7 +44,11 @@ const THRESHOLD: Setting = Setting {
   analyze-trends gate --base-env STACKBENCH_PYTHON=/venvs/old/bin/python \\
                       --head-env STACKBENCH_PYTHON=/venvs/new/bin/python --bench components
 
-Exit codes: 0 nothing regressed, 1 a regression or a failed benchmark, 2 bad input, 130 interrupted.")]
+Exit codes: 0 nothing regressed (or unsure, accepted with --accept-unsure), 1 a regression or a
+failed benchmark, 2 bad input, 3 unsure: nothing regressed, but some benchmark stayed inconclusive
+after --max-rounds (its rounds disagree by more than the threshold allows). Unsure is not a pass:
+the comment lists each unsure benchmark with its per-round changes; pin a core with --cpus, allow
+more --max-rounds, or count instructions instead of timing. 130 interrupted.")]
 pub struct GateArgs {
     /// The base revision [default: the current checkout]
     #[arg(long)]
@@ -87,6 +93,15 @@ pub struct GateArgs {
     /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality").
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
+    /// Accept an unsure verdict (exit 3 becomes 0) for this head commit only (7 to 40 hex
+    /// digits; it must be the head's SHA or the gate refuses, exit 2). Recorded with the
+    /// verdict as `accepted_unsure`. A regression still fails.
+    #[arg(long, value_name = "SHA")]
+    pub accept_unsure: Option<String>,
+    /// The label that carried the acceptance (`stackbench-accept-unsure:<sha7>`), recorded
+    /// with it
+    #[arg(long, value_name = "LABEL", requires = "accept_unsure")]
+    pub accept_unsure_label: Option<String>,
     /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
@@ -163,6 +178,11 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
             args.max_rounds
         );
     }
+    let accept_unsure = args
+        .accept_unsure
+        .as_deref()
+        .map(|sha| AcceptedUnsure::new(sha, args.accept_unsure_label.as_deref()))
+        .transpose()?;
     let criterion_args = if args.criterion_args.is_empty() {
         DEFAULT_CRITERION_ARGS
             .iter()
@@ -186,6 +206,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         measure: crate::harness::measure::Measure::Time,
+        accept_unsure,
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
@@ -207,8 +228,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     for path in outcome.written.files.iter().chain(&outcome.written.runs) {
         eprintln!("wrote {}", path.display());
     }
-    let verdict = &outcome.comparison.comparison;
-    Ok(verdict.evidence.outcome(outcome.failed()))
+    Ok(outcome.comparison.comparison.outcome())
 }
 
 /// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just

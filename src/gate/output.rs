@@ -148,13 +148,14 @@ pub fn judge(
         systemic: None,
         unusable: unusable(collected),
     };
-    let comparison = judgement.into_comparison(|| {
+    let mut comparison = judgement.into_comparison(|| {
         let filter = options
             .filter
             .as_deref()
             .map_or(String::new(), |f| format!("--filter `{f}` over "));
         format!("{filter}bench targets {}", targets.join(", "))
     })?;
+    comparison.accepted_unsure = options.accept_unsure.clone();
     Ok(GateComparison {
         comparison,
         gate: gate_info(sides, collected, options),
@@ -347,6 +348,8 @@ fn markdown(c: &GateComparison) -> String {
         rounds_run: g.rounds_run,
         remeasured: &g.remeasured,
         env: [("base", &g.base_env), ("head", &g.head_env)],
+        // The calibration's noise floor (`calibration.noise_percent`) once the gate runs one.
+        noise_percent: None,
         benchmarks: c
             .rounds
             .iter()
@@ -474,6 +477,7 @@ mod tests {
             criterion_args: Vec::new(),
             cpus: Vec::new(),
             measure: crate::harness::measure::Measure::Time,
+            accept_unsure: None,
         }
     }
 

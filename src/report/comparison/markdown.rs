@@ -1,6 +1,7 @@
 //! The comparison as Markdown for a pull-request comment: the verdict and warnings first,
 //! every non-unchanged benchmark in a table, unchanged ones folded away.
 
+use super::unsure::UnsureContext;
 use super::{cells, headline, unmeasured, warnings};
 use crate::analysis::{Comparison, Status, UnmeasuredStatus};
 use std::fmt::Write;
@@ -50,6 +51,12 @@ fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
 }
 
 pub fn render(c: &Comparison) -> String {
+    render_with(c, &UnsureContext::default())
+}
+
+/// As [`render`], with what the gate knows about its unsure benchmarks (their rounds, the
+/// noise floor it calibrated).
+pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -82,6 +89,7 @@ pub fn render(c: &Comparison) -> String {
 
         out.push('\n');
     }
+    out.push_str(&super::unsure::markdown(c, unsure, code, escape));
     let (changed, unchanged): (Vec<_>, Vec<_>) = c
         .comparisons
         .iter()
