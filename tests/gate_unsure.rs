@@ -225,7 +225,12 @@ fn an_acceptance_for_the_head_exits_0_and_is_recorded_with_the_verdict() {
     let out = tempfile::tempdir().unwrap();
     let head = git(&f.repo, &["rev-parse", "flaky"]);
     let label = format!("stackbench-accept-unsure:{}", &head[..7]);
-    let args = ["--accept-unsure", &head[..7], "--accept-unsure-label", &label];
+    let args = [
+        "--accept-unsure",
+        &head[..7],
+        "--accept-unsure-label",
+        &label,
+    ];
     let result = gate(&f.repo, out.path(), &args);
     assert_eq!(result.status.code(), Some(0), "{}", text(&result));
     let doc = comparison(out.path());
@@ -263,6 +268,10 @@ fn an_acceptance_for_another_commit_is_bad_input_before_anything_runs() {
     for bad in ["HEAD", "12345"] {
         let result = gate(&f.repo, out.path(), &["--accept-unsure", bad]);
         assert_eq!(result.status.code(), Some(2), "{bad}: {}", text(&result));
-        assert!(text(&result).contains("not a commit SHA"), "{}", text(&result));
+        assert!(
+            text(&result).contains("not a commit SHA"),
+            "{}",
+            text(&result)
+        );
     }
 }

@@ -374,7 +374,10 @@ mod tests {
         assert_eq!(e.verdict_outcome(false, false), Outcome::Clean);
         e.unusable("b", None, SampleDefect::AllZero { samples: 3 });
         assert_eq!(e.verdict_outcome(false, true), Outcome::RegressionFound);
-        assert_eq!(Evidence::new().verdict_outcome(false, true), Outcome::BadInput);
+        assert_eq!(
+            Evidence::new().verdict_outcome(false, true),
+            Outcome::BadInput
+        );
     }
 
     #[test]
@@ -382,12 +385,22 @@ mod tests {
         let head = "0123456789abcdef0123456789abcdef01234567";
         let a = AcceptedUnsure::new("0123456", Some("stackbench-accept-unsure:0123456")).unwrap();
         assert!(a.bind(Some(head)).is_ok());
-        assert!(AcceptedUnsure::new(head, None).unwrap().bind(Some(head)).is_ok());
+        assert!(
+            AcceptedUnsure::new(head, None)
+                .unwrap()
+                .bind(Some(head))
+                .is_ok()
+        );
         let other = AcceptedUnsure::new("fedcba9", None).unwrap();
         let err = other.bind(Some(head)).unwrap_err().to_string();
         assert!(err.contains("fedcba9") && err.contains(head), "{err}");
         assert!(a.bind(None).is_err());
-        for bad in ["012345", "xyz1234", "", "0123456789abcdef0123456789abcdef012345678"] {
+        for bad in [
+            "012345",
+            "xyz1234",
+            "",
+            "0123456789abcdef0123456789abcdef012345678",
+        ] {
             assert!(AcceptedUnsure::new(bad, None).is_err(), "{bad}");
         }
     }

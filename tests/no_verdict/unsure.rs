@@ -60,8 +60,14 @@ fn an_inconclusive_benchmark_makes_compare_unsure_exit_3_naming_it_and_the_fix()
         }
         let text = &ran.stdout;
         assert!(text.contains("UNSURE"), "{format}: {text}");
-        assert!(text.contains("Unsure (exit 3, not a pass)"), "{format}: {text}");
-        assert!(text.contains("work/flaky") && text.contains("95 % CI"), "{text}");
+        assert!(
+            text.contains("Unsure (exit 3, not a pass)"),
+            "{format}: {text}"
+        );
+        assert!(
+            text.contains("work/flaky") && text.contains("95 % CI"),
+            "{text}"
+        );
         assert!(
             text.contains("--cpus") && text.contains("--measure instructions"),
             "{format}: the fix is named: {text}"

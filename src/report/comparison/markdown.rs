@@ -89,13 +89,21 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
 
         out.push('\n');
     }
-    out.push_str(&super::unsure::markdown(c, unsure, code, escape));
     let (changed, unchanged): (Vec<_>, Vec<_>) = c
         .comparisons
         .iter()
         .partition(|r| r.status != Status::Unchanged);
     if !changed.is_empty() {
         table(&mut out, &changed);
+    }
+    // Below the changed rows, so a regression's table comes first.
+    let section = super::unsure::markdown(c, unsure, code, escape);
+    if !section.is_empty() {
+        if !changed.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(section.trim_end());
+        out.push('\n');
     }
     if !unchanged.is_empty() {
         let _ = writeln!(

@@ -7,6 +7,7 @@
 
 use crate::analysis::{BenchComparison, Comparison};
 use crate::report::format::format_percent;
+use crate::results::Outcome;
 use std::collections::BTreeMap;
 
 /// What to do about an unsure verdict, in the order that usually helps most.
@@ -39,7 +40,7 @@ pub fn why(row: &BenchComparison, c: &Comparison, rounds: Option<&[f64]>) -> Str
     let mut parts = Vec::new();
     match row.ci95_percent {
         Some([lo, hi]) => parts.push(format!(
-            "change {}, 95 % CI [{lo:+.1}, {hi:+.1}] % reaches beyond ±{band} % (twice the threshold), so a change of the threshold's size can be neither ruled out nor shown",
+            "change {}, 95 % CI [{lo:+.1}, {hi:+.1}] % reaches beyond ±{band} % (twice the threshold)",
             format_percent(row.change_percent)
         )),
         None => parts.push(
@@ -82,7 +83,11 @@ fn noise_line(c: &Comparison, noise_percent: Option<f64>) -> Option<String> {
 
 /// The heading of the section: unsure (exit 3), or unsure and accepted (exit 0).
 fn heading(c: &Comparison, count: usize) -> String {
-    let noun = if count == 1 { "benchmark" } else { "benchmarks" };
+    let noun = if count == 1 {
+        "benchmark"
+    } else {
+        "benchmarks"
+    };
     match &c.accepted_unsure {
         Some(a) => format!(
             "Unsure, accepted: {count} {noun} could not be decided; accepted for {} by {}, so this is not a failure",
@@ -90,6 +95,11 @@ fn heading(c: &Comparison, count: usize) -> String {
             a.by_label
                 .as_deref()
                 .map_or("--accept-unsure".to_string(), |l| format!("label {l}"))
+        ),
+        // With a regression or a failure the exit code is 1, which says more than 3.
+        None if c.outcome() != Outcome::Unsure => format!(
+            "Unsure: {count} {noun} could be told neither unchanged nor changed by {} %",
+            c.threshold_percent
         ),
         None => format!(
             "Unsure (exit {}, not a pass): {count} {noun} could be told neither unchanged nor changed by {} %",
@@ -140,6 +150,117 @@ pub fn lines(c: &Comparison) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::{HardwareCheck, Judgement, Status, VerdictRule};
+    use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
+
+    /// A gate verdict with one benchmark `flaky`, inconclusive, over three rounds.
+    fn unsure_gate() -> Comparison {
+        let row = BenchComparison {
+            id: "flaky".into(),
+            baseline_ns: 100.0,
+            candidate_ns: 110.0,
+            change_percent: Some(4.0),
+            ci95_percent: Some([-60.0, 90.0]),
+            p_value: Some(0.6),
+            q_value: Some(0.6),
+            relative_change_percent: None,
+            status: Status::Inconclusive,
+            samples: [30, 30],
+            noise_floor_percent: None,
+            note: None,
+            throughput: None,
+        };
+        Judgement {
+            baseline: "base main".into(),
+            candidate: "head pr".into(),
+            rule: VerdictRule::default(),
+            hardware: HardwareCheck {
+                baseline_fingerprint: None,
+                candidate_fingerprint: None,
+                different: false,
+                warning: None,
+            },
+            rows: vec![row],
+            unmeasured: Vec::new(),
+            skipped: Vec::new(),
+            systemic: None,
+            unusable: Vec::new(),
+        }
+        .into_comparison(String::new)
+        .unwrap()
+    }
+
+    fn gate_markdown(c: &Comparison, noise_percent: Option<f64>) -> String {
+        let env = BTreeMap::new();
+        let rounds = [200.0, -66.7, 200.0]
+            .iter()
+            .enumerate()
+            .map(|(i, change)| RoundRow {
+                round: i + 1,
+                order: "base first",
+                base_ns: 100.0,
+                head_ns: 100.0 * (1.0 + change / 100.0),
+                change_percent: *change,
+                ci95_percent: [change - 1.0, change + 1.0],
+            })
+            .collect();
+        let view = RoundsView {
+            full_rounds: 3,
+            rounds_run: 3,
+            remeasured: &[],
+            env: [("base", &env), ("head", &env)],
+            benchmarks: vec![("flaky", rounds)],
+            noise_percent,
+        };
+        render_gate_markdown(c, &view)
+    }
+
+    #[test]
+    fn the_gate_comment_gives_the_rounds_their_sd_and_the_noise_floor_when_calibrated() {
+        let c = unsure_gate();
+        assert_eq!(c.outcome(), Outcome::Unsure);
+        let md = gate_markdown(&c, Some(7.5));
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("- 🟡 `flaky`"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(
+            line.contains("+200.0, -66.7, +200.0 % over 3 round(s), sd 154.0 %"),
+            "{line}"
+        );
+        assert!(
+            md.contains("Noise floor measured before the rounds: 7.50 %, above the 5 % threshold"),
+            "{md}"
+        );
+        let quiet = gate_markdown(&c, Some(0.8));
+        assert!(quiet.contains("0.80 %, below the 5 % threshold"), "{quiet}");
+        // No calibration (compare, or a gate without one): no noise line, the rest stays.
+        let none = gate_markdown(&c, None);
+        assert!(!none.contains("Noise floor"), "{none}");
+        assert!(
+            none.contains("Unsure (exit 3, not a pass): 1 benchmark"),
+            "{none}"
+        );
+    }
+
+    #[test]
+    fn an_accepted_unsure_verdict_says_by_whom_and_exits_0() {
+        let mut c = unsure_gate();
+        c.accepted_unsure = Some(
+            crate::results::AcceptedUnsure::new(
+                "abcdef0",
+                Some("stackbench-accept-unsure:abcdef0"),
+            )
+            .unwrap(),
+        );
+        assert_eq!(c.outcome(), Outcome::Clean);
+        let md = gate_markdown(&c, None);
+        assert!(
+            md.contains("Unsure, accepted: 1 benchmark could not be decided; accepted for abcdef0 by label stackbench-accept-unsure:abcdef0"),
+            "{md}"
+        );
+        assert!(!md.contains("exit 3"), "{md}");
+    }
 
     #[test]
     fn sd_of_rounds() {
