@@ -10,6 +10,7 @@ the project's own rules, which a workflow that no machine here can run must keep
     (jobs that call a reusable workflow cannot: its jobs set it);
   - a `concurrency` never cancels a measurement in progress;
   - checkouts do not persist credentials, and a `workflow_run` workflow checks out nothing;
+  - a reusable workflow's `unsure-fails` input is a boolean defaulting to true;
   - a reusable workflow reads only inputs it declares, its callers pass only declared
     inputs and every required one, and `workflow_run` names an existing workflow.
 `--self-test` feeds it broken workflows and fails unless each one is caught.
@@ -105,6 +106,10 @@ def check_workflow(path, text, doc, errors):
         declared = set(((call or {}).get("inputs") or {}).keys())
         for ref in sorted(set(INPUT_REF.findall(text)) - declared):
             errors.append(f"{path}: reads inputs.{ref}, which workflow_call does not declare")
+        unsure = ((call or {}).get("inputs") or {}).get("unsure-fails")
+        if unsure is not None and ((unsure or {}).get("type") != "boolean" or (unsure or {}).get("default") is not True):
+            errors.append(f"{path}: input unsure-fails must be a boolean that defaults to true "
+                          "(an unsure verdict never passes silently)")
 
 
 def check_cross(workflows, errors):
@@ -185,6 +190,7 @@ SELF_TEST_CASES = {
     "checkout in workflow_run": (workflow_text(WORKFLOW_RUN, GOOD_STEP), "checks out code in a workflow_run"),
     "workflow_run of no workflow": (workflow_text(WORKFLOW_RUN.replace("[t]", "[gone]"), GOOD_STEP.replace("checkout", "cache")), "no workflow is called"),
     "undeclared input": (workflow_text(CALL, UNDECLARED), "does not declare"),
+    "unsure passes by default": (workflow_text("{workflow_call: {inputs: {unsure-fails: {type: boolean, default: false}}}}", GOOD_STEP), "unsure-fails must be a boolean that defaults to true"),
     "not YAML": ("name: [unclosed\n", "not valid YAML"),
 }
 

@@ -42,9 +42,10 @@ if [[ "$1" == hardware ]]; then echo "hardware report as $5"; fi
 
 INSTALL = 'mkdir -p "$STACKBENCH_BIN/bin" && cp "$FAKE_TOOL" "$STACKBENCH_BIN/bin/analyze-trends"'
 RUNNER_JSON = '[\n  "self-hosted",\n  "gpu-a"\n]'  # toJSON(matrix.runner) is pretty-printed
+FAIL_STEP = "Fail on a regression, a failed benchmark or an unsure verdict"
 STEPS = ["Resolve the revisions", "Find the merge base", "Install stackbench",
          "Set up the sides' environments", "Gate", "Job summary and the runs' JSON",
-         "Fail on a regression or a failed benchmark"]
+         FAIL_STEP]
 
 
 def git(repo, *args):
@@ -80,11 +81,13 @@ def step_env(name, inputs, outputs):
                                            "STACKBENCH_HEAD_SHA": base.get("head", "")},
         "Gate": {"SIDES": inputs["sides"], "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
                  "BENCHES": inputs["benches"], "FILTER": inputs["filter"], "THRESHOLD": "5", "ROUNDS": "3",
-                 "MAX_ROUNDS": "6", "CRITERION_ARGS": inputs["criterion-args"], "CPUS": inputs["cpus"], "PYTHON": ""},
+                 "MAX_ROUNDS": "6", "CRITERION_ARGS": inputs["criterion-args"], "CPUS": inputs["cpus"], "PYTHON": "",
+                 "LABELS": inputs["labels"]},
         "Job summary and the runs' JSON": {"RUNNER_JSON": RUNNER_JSON, "COMMENT_MODE": "on-change",
                                            "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
                                            "RESULTS_DIR": inputs["results-dir"]},
-        "Fail on a regression or a failed benchmark": {"CODE": gate.get("code", "")},
+        FAIL_STEP: {"CODE": gate.get("code", ""), "UNSURE_FAILS": inputs["unsure-fails"],
+                    "HEAD_SHA": base.get("head", "")},
     }[name]
 
 
@@ -96,8 +99,11 @@ def run_job(tmp, **overrides):
     runner = Runner(root)
     inputs = {"base-ref": "main", "head-ref": "pr", "base-setup": "", "head-setup": "", "sides": "revisions",
               "benches": "", "filter": "", "criterion-args": "", "cpus": "", "results-dir": "",
+              "labels": "[]", "unsure-fails": "true",
               "temp": str(runner.temp),
               **overrides}
+    if inputs["labels"] == "HEAD_LABEL":
+        inputs["labels"] = json.dumps(["run-benchmarks", f"stackbench-accept-unsure:{pr_tip[:7]}"])
     tool = root / "fake-analyze-trends"
     tool.write_text(FAKE_ANALYZE_TRENDS)
     tool.chmod(0o755)
@@ -156,9 +162,35 @@ def check_environments(job):
 
 
 def check_regression(job):
-    assert job["failed"] and job["failed"][0] == "Fail on a regression or a failed benchmark", job["failed"]
+    assert job["failed"] and job["failed"][0] == FAIL_STEP, job["failed"]
     assert (job["artifact"] / "comparison/exit-code").read_text().strip() == "1"
     assert (job["artifact"] / "meta.json").exists(), "artifact not written before failing"
+
+
+def check_unsure_fails(job):
+    assert job["failed"] and job["failed"][:2] == (FAIL_STEP, 1), job["failed"]
+    assert "unsure (exit 3)" in job["failed"][2] and "stackbench-accept-unsure:" in job["failed"][2], job["failed"]
+    assert (job["artifact"] / "comparison/exit-code").read_text().strip() == "3"
+    assert "--accept-unsure" not in (job["gate"] or []), job["gate"]
+
+
+def check_unsure_allowed(job):
+    assert job["failed"] is None, f"unsure-fails false still failed: {job['failed']}"
+    assert (job["artifact"] / "comparison/exit-code").read_text().strip() == "3"
+
+
+def check_accepted(job):
+    _, _, pr_tip = job["shas"]
+    argv = job["gate"] or []
+    assert job["failed"] is None, f"a step failed: {job['failed']}"
+    assert pairs(argv, "--accept-unsure") == [pr_tip], argv
+    assert pairs(argv, "--accept-unsure-label") == [f"stackbench-accept-unsure:{pr_tip[:7]}"], argv
+
+
+def check_label_of_another_head(job):
+    argv = job["gate"] or []
+    assert "--accept-unsure" not in argv, f"a label for another head was taken: {argv}"
+    assert job["failed"] and job["failed"][0] == FAIL_STEP, job["failed"]
 
 
 def refused_at(step, code=2):
@@ -178,6 +210,12 @@ CASES = {
         base_setup='[[ $STACKBENCH_BASE_SHA =~ ^[0-9a-f]{40}$ ]] && git cat-file -e "$STACKBENCH_BASE_SHA:c1"',
         head_setup='[[ $STACKBENCH_SIDE == head ]] && echo STACKBENCH_PYTHON=/venvs/head/bin/python >> "$STACKBENCH_SIDE_ENV"')),
     "a regression: artifact written, job fails at the end": (check_regression, dict(exit="1")),
+    "unsure (exit 3): the job fails at the end, naming the acceptance label": (check_unsure_fails, dict(exit="3")),
+    "unsure with unsure-fails false: the job passes": (check_unsure_allowed, dict(exit="3", unsure_fails="false")),
+    "the acceptance label for the head: --accept-unsure with the head SHA and the label": (
+        check_accepted, dict(labels="HEAD_LABEL")),
+    "an acceptance label for another head: not passed, unsure still fails": (
+        check_label_of_another_head, dict(exit="3", labels='["run-benchmarks", "stackbench-accept-unsure:0000000"]')),
     "setup writing a line that is not KEY=VALUE": (refused_at("Set up the sides' environments"),
                                                    dict(base_setup='echo "oops" >> "$STACKBENCH_SIDE_ENV"')),
     "a bench target name with shell in it": (refused_at("Gate"), dict(benches="gemm;touch${IFS}/tmp/x")),

@@ -16,6 +16,8 @@ mod record;
 mod show;
 #[path = "no_verdict/support.rs"]
 mod support;
+#[path = "no_verdict/unsure.rs"]
+mod unsure;
 
 #[path = "no_verdict/validate.rs"]
 mod validate;

@@ -136,12 +136,14 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 for method in ("gate", "plain"):
     aa = [r for r in rows if r["method"] == method and r["pair"] == "aa"]
     slow = [r for r in rows if r["method"] == method and r["pair"] == "slow8"]
-    false_alarms = sum(1 for r in aa if r["exit"] != 0)
+    # Exit 3 (unsure) is neither a false alarm nor a pass: counted on its own.
+    false_alarms = sum(1 for r in aa if r["exit"] not in (0, 3))
+    unsure = [sum(1 for r in rs if r["exit"] == 3) for rs in (aa, slow)]
     power = sum(1 for r in slow if r["degraded"] == ["sum"])
     others = sum(1 for r in slow if set(r["degraded"]) - {"sum"})
     secs = [r["seconds"] for r in aa + slow]
-    print(f"{method}: A/A false alarms {false_alarms}/{len(aa)}; 8 % slowdown flagged alone "
-          f"{power}/{len(slow)} (another benchmark flagged in {others}); wall time per run "
+    print(f"{method}: A/A false alarms {false_alarms}/{len(aa)} (unsure {unsure[0]}); 8 % slowdown flagged alone "
+          f"{power}/{len(slow)} (unsure {unsure[1]}; another benchmark flagged in {others}); wall time per run "
           f"median {sorted(secs)[len(secs)//2]:.1f} s (min {min(secs):.1f}, max {max(secs):.1f})")
 PY
 echo "raw results: $results"

@@ -171,6 +171,10 @@ pub struct Comparison {
     /// (baseline, candidate), and the ones that failed for want of any.
     pub evidence: Evidence,
     pub rule: VerdictRule,
+    /// A maintainer's acceptance of an unsure verdict for this head commit (the gate's
+    /// `--accept-unsure`): recorded with the verdict, and it turns exit 3 into exit 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_unsure: Option<crate::results::AcceptedUnsure>,
 }
 
 impl Comparison {
@@ -180,12 +184,37 @@ impl Comparison {
         self.summary.overall_status == OverallStatus::Critical
     }
 
+    /// The benchmarks the verdict could not decide (`inconclusive`), in row order.
+    pub fn unsure(&self) -> impl Iterator<Item = &BenchComparison> {
+        self.comparisons
+            .iter()
+            .filter(|r| r.status == Status::Inconclusive)
+    }
+
+    /// The command's outcome, by the one rule beside [`crate::results::Outcome`]: a
+    /// regression or failure is exit 1, an unsure verdict nobody accepted exit 3.
+    /// Rows below the timer floor are listed, not judged: a verdict where every row is below
+    /// the floor decided nothing and is unsure too, never a pass.
+    pub fn outcome(&self) -> crate::results::Outcome {
+        let only_below_floor = !self.comparisons.is_empty()
+            && self
+                .comparisons
+                .iter()
+                .all(|r| r.status == Status::BelowFloor);
+        let unsure =
+            (self.unsure().next().is_some() || only_below_floor) && self.accepted_unsure.is_none();
+        self.evidence
+            .verdict_outcome(self.regression_found(), unsure)
+    }
+
     /// What the history database keeps of this verdict.
     pub fn stored_verdict(&self) -> crate::results::StoredVerdict {
         let s = &self.summary;
         crate::results::StoredVerdict {
             threshold_percent: self.threshold_percent,
             regression: self.regression_found(),
+            unsure: self.unsure().count() as u64,
+            accepted_unsure: self.accepted_unsure.is_some(),
             degraded: s.total_degraded as u64,
             improved: s.total_improved as u64,
             unchanged: s.total_unchanged as u64,
@@ -265,6 +294,7 @@ impl Judgement {
             summary,
             evidence,
             rule,
+            accepted_unsure: None,
         })
     }
 }

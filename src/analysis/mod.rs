@@ -17,6 +17,6 @@ pub use compare::{
 };
 // The evidence rule lives below the verdicts, beside the run record that `record` and
 // `import` judge with it; the verdicts here and the CLI reach it through these names.
-pub use crate::results::evidence::{Evidence, NoEvidence, Outcome};
+pub use crate::results::evidence::{AcceptedUnsure, Evidence, NoEvidence, Outcome};
 pub use crate::stats::{SampleDefect, usable_median, usable_timed};
 pub use verdict::{OverallStatus, Status, VerdictRule};

@@ -1,5 +1,5 @@
 //! `analyze-trends`: records Criterion runs, compares them and reports trends.
-//! Exit codes: 0 clean, 1 regression found, 2 bad input or usage.
+//! Exit codes: 0 clean, 1 regression found, 2 bad input or usage, 3 unsure (compare, gate).
 
 use stackbench::cli::analyze_trends::run;
 use stackbench::cli::results_default::{ParseError, parse_from};

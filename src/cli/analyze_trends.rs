@@ -1,6 +1,7 @@
 //! `analyze-trends`: the `Cli` and `Command` enum and the dispatch to one file per
 //! subcommand (`record.rs`, `compare.rs`, `gate.rs`, ...). The binary only maps the
-//! [`Outcome`] to an exit code: 0 clean, 1 regression or failure, 2 bad input or usage.
+//! [`Outcome`] to an exit code: 0 clean, 1 regression or failure, 2 bad input or usage,
+//! 3 unsure (`compare` and `gate`).
 
 use super::report::ReportArgs;
 use super::simulate::SimulateCommand;
@@ -19,7 +20,8 @@ const AFTER_HELP: &str = "Examples:
   analyze-trends ack gemm/f32/1024 --reason 'driver 560 upgrade'
   analyze-trends prune --keep-days 90 --keep-latest 20
 
-Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage.";
+Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage,
+3 unsure (compare and gate: some benchmark inconclusive; not a pass).";
 
 #[derive(Parser, Debug)]
 #[command(

@@ -11,10 +11,6 @@ use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// The exit code of a search that could not name one commit. The unsure outcome of issue
-/// 17 (`Outcome`'s exit 3) is its home once it exists; until then the command exits here.
-pub const UNRESOLVED_EXIT: i32 = 3;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BisectFormat {
     Table,
@@ -130,6 +126,6 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
     Ok(match report.result {
         BisectResult::Culprit { .. } => Outcome::RegressionFound,
         BisectResult::NoRegression => Outcome::Clean,
-        BisectResult::Unresolved { .. } => std::process::exit(UNRESOLVED_EXIT),
+        BisectResult::Unresolved { .. } => Outcome::Unsure,
     })
 }

@@ -12,6 +12,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 nothing regressed, 1 a regression or a failed benchmark, 2 bad input,
+3 unsure: nothing regressed, but some benchmark is inconclusive (its interval reaches beyond twice
+the threshold, or it has too few samples). Unsure is not a pass: the output lists each unsure
+benchmark and why; measure again with more samples, pin a core, or count instructions."
+)]
 pub struct CompareArgs {
     /// A Criterion baseline (`base`, `new`, a --save-baseline name) or a run (id, `latest`, `previous`)
     pub base: String,
@@ -143,7 +149,7 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
     std::io::stdout()
         .write_all(text.as_bytes())
         .context("cannot write to stdout")?;
-    Ok(comparison.evidence.outcome(comparison.regression_found()))
+    Ok(comparison.outcome())
 }
 
 /// Noise floors from earlier recorded runs on the candidate's hardware; none when the

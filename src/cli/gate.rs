@@ -2,13 +2,15 @@
 //! [`crate::gate::run_gate`]. The contract CI scripts against:
 //! `analyze-trends gate --base REV --head REV [--rounds N] [--max-rounds M] [--bench TARGET]...
 //! [--filter REGEX] [--threshold PCT] [--format table|json|markdown] [--out DIR]
-//! [--results DIR] [--measure time|instructions] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]... [-- CRITERION_ARGS...]`
+//! [--results DIR] [--measure time|instructions] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]...
+//! [--accept-unsure SHA [--accept-unsure-label LABEL]] [-- CRITERION_ARGS...]`
 
 use crate::analysis::Outcome;
 use crate::config::precedence::{Resolved, Setting, resolve};
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::harness::measure::Measure;
 use crate::report::comparison::{ComparisonFormat, render};
+use crate::results::AcceptedUnsure;
 use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
@@ -54,9 +56,14 @@ resolution, the floor (an empty routine's time per iteration through Criterion's
 and the machine's noise; it warns at once when the noise is above the threshold. A benchmark
 whose time on either side is at most 10 x the floor (and whose sides differ by no more than
 that) is `below floor`: listed with the floor, never measured again, neither a regression nor
-a pass, and not a failure (it leaves the exit code as it is).
+a pass, and not a failure; a gate where every benchmark is below floor decided nothing
+and is unsure (exit 3).
 
-Exit codes: 0 nothing regressed, 1 a regression or a failed benchmark, 2 bad input, 130 interrupted.")]
+Exit codes: 0 nothing regressed (or unsure, accepted with --accept-unsure), 1 a regression or a
+failed benchmark, 2 bad input, 3 unsure: nothing regressed, but some benchmark stayed inconclusive
+after --max-rounds (its rounds disagree by more than the threshold allows). Unsure is not a pass:
+the comment lists each unsure benchmark with its per-round changes; pin a core with --cpus, allow
+more --max-rounds, or count instructions instead of timing. 130 interrupted.")]
 pub struct GateArgs {
     /// The base revision [default: the current checkout]
     #[arg(long)]
@@ -112,6 +119,15 @@ pub struct GateArgs {
     /// measure` in stackbench.toml, else time]
     #[arg(long, value_name = "time|instructions")]
     pub measure: Option<Measure>,
+    /// Accept an unsure verdict (exit 3 becomes 0) for this head commit only (7 to 40 hex
+    /// digits; it must be the head's SHA or the gate refuses, exit 2). Recorded with the
+    /// verdict as `accepted_unsure`. A regression still fails.
+    #[arg(long, value_name = "SHA")]
+    pub accept_unsure: Option<String>,
+    /// The label that carried the acceptance (`stackbench-accept-unsure:<sha7>`), recorded
+    /// with it
+    #[arg(long, value_name = "LABEL", requires = "accept_unsure")]
+    pub accept_unsure_label: Option<String>,
     /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
@@ -226,6 +242,11 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
             args.max_rounds
         );
     }
+    let accept_unsure = args
+        .accept_unsure
+        .as_deref()
+        .map(|sha| AcceptedUnsure::new(sha, args.accept_unsure_label.as_deref()))
+        .transpose()?;
     let criterion_args = if args.criterion_args.is_empty() {
         DEFAULT_CRITERION_ARGS
             .iter()
@@ -253,6 +274,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         measure: measure.value,
+        accept_unsure,
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
@@ -280,8 +302,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
     for path in outcome.written.files.iter().chain(&outcome.written.runs) {
         eprintln!("wrote {}", path.display());
     }
-    let verdict = &outcome.comparison.comparison;
-    Ok(verdict.evidence.outcome(outcome.failed()))
+    Ok(outcome.comparison.comparison.outcome())
 }
 
 /// `--lock-clocks` is one variable on both sides, so the two are measured alike.

@@ -8,8 +8,8 @@
 
 pub mod bisect;
 mod build;
-pub mod counting;
 pub mod calibrate;
+pub mod counting;
 pub mod cpus;
 mod git;
 mod interrupt;
@@ -47,6 +47,9 @@ pub struct GateOptions {
     /// What a benchmark's number is: Criterion's wall time, or instructions counted under
     /// Callgrind (`--measure`, `STACKBENCH_MEASURE`).
     pub measure: crate::harness::measure::Measure,
+    /// A maintainer's acceptance of an unsure verdict (`--accept-unsure`); checked against
+    /// the head commit before anything is built, recorded with the verdict.
+    pub accept_unsure: Option<crate::results::AcceptedUnsure>,
 }
 
 /// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a
@@ -152,6 +155,15 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         .as_deref()
         .map(|r| repo.resolve(r))
         .transpose()?;
+    if let Some(acceptance) = &options.accept_unsure {
+        // Before any build: an acceptance for another push must not cost a gate run.
+        let head = head_commit
+            .clone()
+            .or_else(|| crate::system::software::git_state(&repo.root).0);
+        acceptance
+            .bind(head.as_deref())
+            .map_err(|e| GateError::BadOption(e.to_string()))?;
+    }
     let measurements = work.dir.join("criterion");
     let _ = std::fs::remove_dir_all(&measurements);
     // Worktrees live until the end of this function, even on an error or Ctrl-C.

@@ -190,6 +190,7 @@ pub fn judge_with(
         let note = calibrate::below_floor_note(&comparison.comparisons, c);
         comparison.summary.notes.extend(note);
     }
+    comparison.accepted_unsure = options.accept_unsure.clone();
     Ok(GateComparison {
         comparison,
         gate: gate_info(sides, collected, options),
@@ -385,6 +386,7 @@ fn markdown(c: &GateComparison) -> String {
         rounds_run: g.rounds_run,
         remeasured: &g.remeasured,
         env: [("base", &g.base_env), ("head", &g.head_env)],
+        noise_percent: c.calibration.as_ref().map(|k| k.noise_percent),
         benchmarks: c
             .rounds
             .iter()
@@ -520,6 +522,7 @@ mod tests {
             criterion_args: Vec::new(),
             cpus: Vec::new(),
             measure: crate::harness::measure::Measure::Time,
+            accept_unsure: None,
         }
     }
 
@@ -618,6 +621,30 @@ mod tests {
             md.contains("#### Calibration") && md.contains("- `tiny`: base"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_gate_whose_every_benchmark_is_below_the_floor_is_unsure_not_a_pass() {
+        let mut c = Collected::default();
+        for round in 1..=4 {
+            let sides = c.per_round.entry("tiny".into()).or_default();
+            sides[0].insert(round, samples(1.0, round));
+            sides[1].insert(round, samples(1.0, round));
+        }
+        c.target_of.insert("tiny".into(), "work".into());
+        c.calibration = Some(Calibration {
+            timer_resolution_ns: 20.0,
+            floor_ns: 0.25,
+            floor_multiple: calibrate::FLOOR_MULTIPLE,
+            noise_percent: 0.5,
+            blocks: 100,
+            seconds: 1.0,
+        });
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let rule = VerdictRule::default();
+        let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
+        assert_eq!(gate.comparison.comparisons[0].status, Status::BelowFloor);
+        assert_eq!(gate.comparison.outcome(), crate::results::Outcome::Unsure);
     }
 
     #[test]

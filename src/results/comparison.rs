@@ -11,6 +11,10 @@ pub struct StoredVerdict {
     pub threshold_percent: f64,
     /// True when the verdict failed (a regression or a failed benchmark).
     pub regression: bool,
+    /// Benchmarks left `inconclusive`: without a regression, the verdict is `unsure`.
+    pub unsure: u64,
+    /// A maintainer accepted the unsure verdict for this head (the detail says who, which SHA).
+    pub accepted_unsure: bool,
     pub degraded: u64,
     pub improved: u64,
     pub unchanged: u64,
@@ -44,6 +48,10 @@ pub fn comparison_record(
         threshold_percent: verdict.threshold_percent,
         verdict: if verdict.regression {
             "regression"
+        } else if verdict.unsure > 0 && verdict.accepted_unsure {
+            "unsure, accepted"
+        } else if verdict.unsure > 0 {
+            "unsure"
         } else {
             "clean"
         }

@@ -11,6 +11,12 @@
 //!   unreadable file) is `failed`, with its id and the [`SampleDefect`]; it is never
 //!   skipped silently, and it makes the outcome [`Outcome::RegressionFound`] (exit 1).
 //!
+//! - a verdict whose benchmarks were judged but some of them could be told neither
+//!   unchanged nor changed (`inconclusive`: the rounds or the samples disagree more than
+//!   the threshold allows) is [`Outcome::Unsure`] (exit 3), never a pass; a maintainer
+//!   may accept it for one head commit ([`AcceptedUnsure`]), which is then recorded with
+//!   the verdict.
+//!
 //! It lives here, below the verdicts and beside the run record, so that the run-level
 //! evidence of `record` and `import` (`run_evidence.rs`) is the same type, counted and
 //! worded here, as the verdict-level evidence of compare, gate, history and validate. The
@@ -21,23 +27,92 @@ use serde::Serialize;
 use std::fmt;
 
 /// What a command found, as the binaries' exit codes: 0 clean, 1 a regression or a failed
-/// benchmark, 2 bad input. Errors (`Err`) are bad input too; `BadInput` is for a command
-/// that finished and printed its findings but had nothing valid to judge.
+/// benchmark, 2 bad input, 3 unsure. Errors (`Err`) are bad input too; `BadInput` is for a
+/// command that finished and printed its findings but had nothing valid to judge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Clean,
     /// A regression, or a benchmark that failed or had no usable samples.
     RegressionFound,
     BadInput,
+    /// Nothing regressed or failed, but at least one benchmark was `inconclusive` and no
+    /// one accepted that: the data could not rule out a change of the threshold's size.
+    Unsure,
 }
 
+/// The exit code of [`Outcome::Unsure`], for help texts and scripts.
+pub const UNSURE_EXIT_CODE: i32 = 3;
+
 impl Outcome {
-    /// 0 clean, 1 regression or failure, 2 bad input.
+    /// 0 clean, 1 regression or failure, 2 bad input, 3 unsure.
     pub fn exit_code(self) -> i32 {
         match self {
             Outcome::Clean => 0,
             Outcome::RegressionFound => 1,
             Outcome::BadInput => 2,
+            Outcome::Unsure => UNSURE_EXIT_CODE,
+        }
+    }
+}
+
+/// A maintainer's acceptance of an unsure verdict for one head commit (in CI: the label
+/// `stackbench-accept-unsure:<sha7>`, which the reusable workflow turns into
+/// `--accept-unsure SHA --accept-unsure-label LABEL`). It binds to that commit only: a
+/// new push is a new head and is judged afresh. Recorded in the comparison (and so in the
+/// store) as `accepted_unsure`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AcceptedUnsure {
+    /// The label that carried the acceptance; `None` when given on the command line alone.
+    pub by_label: Option<String>,
+    /// The head commit the acceptance names, as given (7 to 40 hex digits).
+    pub sha: String,
+}
+
+/// `--accept-unsure` named something that is not the head it would apply to (bad input).
+#[derive(Debug, thiserror::Error)]
+pub enum AcceptanceError {
+    #[error(
+        "--accept-unsure `{sha}` is not a commit SHA (7 to 40 hexadecimal digits): an acceptance binds to one head commit"
+    )]
+    NotASha { sha: String },
+    #[error(
+        "--accept-unsure names {sha}, but the head is {head}: an acceptance binds to the head commit it was given for, and this one is not it"
+    )]
+    OtherHead { sha: String, head: String },
+    #[error(
+        "--accept-unsure names {sha}, but the head is the current checkout, which has no commit to bind it to"
+    )]
+    NoHeadCommit { sha: String },
+}
+
+impl AcceptedUnsure {
+    /// An acceptance of `sha` (7 to 40 hex digits), carried by `label` when given.
+    pub fn new(sha: &str, label: Option<&str>) -> Result<AcceptedUnsure, AcceptanceError> {
+        let sha = sha.trim().to_ascii_lowercase();
+        if !(7..=40).contains(&sha.len()) || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(AcceptanceError::NotASha { sha });
+        }
+        Ok(AcceptedUnsure {
+            by_label: label.map(String::from),
+            sha,
+        })
+    }
+
+    /// Checks that the acceptance names `head` (a full commit id): its SHA must be a prefix
+    /// of it, so an acceptance given for an earlier push never carries over.
+    pub fn bind(&self, head: Option<&str>) -> Result<(), AcceptanceError> {
+        let Some(head) = head else {
+            return Err(AcceptanceError::NoHeadCommit {
+                sha: self.sha.clone(),
+            });
+        };
+        if head.to_ascii_lowercase().starts_with(&self.sha) {
+            Ok(())
+        } else {
+            Err(AcceptanceError::OtherHead {
+                sha: self.sha.clone(),
+                head: head.to_string(),
+            })
         }
     }
 }
@@ -216,10 +291,19 @@ impl Evidence {
     /// The rule's second half: a failure, or a regression found by the caller's own
     /// verdict, is exit 1; nothing judged is bad input; else clean.
     pub fn outcome(&self, regression: bool) -> Outcome {
+        self.verdict_outcome(regression, false)
+    }
+
+    /// As [`Evidence::outcome`] for a verdict that can also be unsure: `unsure` (some
+    /// benchmark inconclusive, not accepted) is exit 3 when nothing regressed or failed;
+    /// a regression or a failure outranks it, and it never becomes a pass.
+    pub fn verdict_outcome(&self, regression: bool, unsure: bool) -> Outcome {
         if regression || self.failed > 0 {
             Outcome::RegressionFound
         } else if self.judged == 0 {
             Outcome::BadInput
+        } else if unsure {
+            Outcome::Unsure
         } else {
             Outcome::Clean
         }
@@ -278,5 +362,46 @@ mod tests {
         assert_eq!(Outcome::Clean.exit_code(), 0);
         assert_eq!(Outcome::RegressionFound.exit_code(), 1);
         assert_eq!(Outcome::BadInput.exit_code(), 2);
+        assert_eq!(Outcome::Unsure.exit_code(), 3);
+    }
+
+    #[test]
+    fn unsure_is_never_a_pass_and_a_regression_outranks_it() {
+        let mut e = Evidence::new();
+        e.judged("a", &[10, 10]);
+        assert_eq!(e.verdict_outcome(false, true), Outcome::Unsure);
+        assert_eq!(e.verdict_outcome(true, true), Outcome::RegressionFound);
+        assert_eq!(e.verdict_outcome(false, false), Outcome::Clean);
+        e.unusable("b", None, SampleDefect::AllZero { samples: 3 });
+        assert_eq!(e.verdict_outcome(false, true), Outcome::RegressionFound);
+        assert_eq!(
+            Evidence::new().verdict_outcome(false, true),
+            Outcome::BadInput
+        );
+    }
+
+    #[test]
+    fn an_acceptance_binds_to_its_head_commit_only() {
+        let head = "0123456789abcdef0123456789abcdef01234567";
+        let a = AcceptedUnsure::new("0123456", Some("stackbench-accept-unsure:0123456")).unwrap();
+        assert!(a.bind(Some(head)).is_ok());
+        assert!(
+            AcceptedUnsure::new(head, None)
+                .unwrap()
+                .bind(Some(head))
+                .is_ok()
+        );
+        let other = AcceptedUnsure::new("fedcba9", None).unwrap();
+        let err = other.bind(Some(head)).unwrap_err().to_string();
+        assert!(err.contains("fedcba9") && err.contains(head), "{err}");
+        assert!(a.bind(None).is_err());
+        for bad in [
+            "012345",
+            "xyz1234",
+            "",
+            "0123456789abcdef0123456789abcdef012345678",
+        ] {
+            assert!(AcceptedUnsure::new(bad, None).is_err(), "{bad}");
+        }
     }
 }

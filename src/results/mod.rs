@@ -25,7 +25,9 @@ pub use measured::{MeasuredOnly, measured_only};
 pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
-pub use evidence::{Evidence, NoEvidence, Outcome};
+pub use evidence::{
+    AcceptanceError, AcceptedUnsure, Evidence, NoEvidence, Outcome, UNSURE_EXIT_CODE,
+};
 pub use record::sidecar_files;
 pub use run::{
     BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,

@@ -101,6 +101,8 @@ fn gate_options(
         criterion_args: options.criterion_args.clone(),
         cpus: options.cpus.clone(),
         measure: options.measure,
+        // An unsure step is skipped and named, never accepted.
+        accept_unsure: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The comparison as Markdown for a pull-request comment: the verdict and warnings first,
 //! every non-unchanged benchmark in a table, unchanged ones folded away.
 
+use super::unsure::UnsureContext;
 use super::{cells, headline, unmeasured, warnings};
 use crate::analysis::{Comparison, Status, UnmeasuredStatus};
 use std::fmt::Write;
@@ -51,6 +52,12 @@ fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
 }
 
 pub fn render(c: &Comparison) -> String {
+    render_with(c, &UnsureContext::default())
+}
+
+/// As [`render`], with what the gate knows about its unsure benchmarks (their rounds, the
+/// noise floor it calibrated).
+pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -89,6 +96,15 @@ pub fn render(c: &Comparison) -> String {
         .partition(|r| r.status != Status::Unchanged);
     if !changed.is_empty() {
         table(&mut out, &changed);
+    }
+    // Below the changed rows, so a regression's table comes first.
+    let section = super::unsure::markdown(c, unsure, code, escape);
+    if !section.is_empty() {
+        if !changed.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(section.trim_end());
+        out.push('\n');
     }
     if !unchanged.is_empty() {
         let _ = writeln!(

@@ -6,8 +6,10 @@ mod json;
 mod markdown;
 mod rounds;
 mod table;
+mod unsure;
 
 pub use rounds::{RoundRow, RoundsView, render_gate_markdown};
+pub use unsure::UnsureContext;
 
 use crate::analysis::{BenchComparison, Comparison, UnmeasuredStatus};
 use crate::report::format::{format_ns, format_percent};
@@ -72,9 +74,14 @@ pub(crate) fn cells(row: &BenchComparison) -> Cells {
 /// `CRITICAL: 12 benchmarks judged on 10+10 samples each (min), 1 degraded, 0 failed, ...`.
 pub(crate) fn headline(c: &Comparison) -> String {
     let s = &c.summary;
+    // An unsure verdict exits 3: the headline says so rather than a mere warning.
+    let word = match c.outcome() {
+        crate::results::Outcome::Unsure => "UNSURE".to_string(),
+        _ => s.overall_status.as_str().to_uppercase(),
+    };
     format!(
         "{}: {}, {} degraded, {} failed, {} improved, {} unchanged, {} inconclusive, {} missing, {} new, {} skipped (threshold {} %)",
-        s.overall_status.as_str().to_uppercase(),
+        word,
         c.evidence.describe("benchmark"),
         s.total_degraded,
         s.total_failed,

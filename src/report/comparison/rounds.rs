@@ -2,6 +2,7 @@
 //! benchmark's per-round figures, folded away. The gate hands over a [`RoundsView`] of
 //! plain values, so this writer needs nothing from the gate.
 
+use super::unsure::UnsureContext;
 use crate::analysis::Comparison;
 use crate::report::format::format_ns;
 use std::collections::BTreeMap;
@@ -28,11 +29,22 @@ pub struct RoundsView<'a> {
     pub env: [(&'a str, &'a BTreeMap<String, String>); 2],
     /// Per benchmark id, its rounds.
     pub benchmarks: Vec<(&'a str, Vec<RoundRow>)>,
+    /// The machine's run-to-run noise floor in percent, from the calibration before the
+    /// rounds, when one ran; shown with the unsure benchmarks.
+    pub noise_percent: Option<f64>,
 }
 
 /// The comparison as Markdown, with the gate's rounds below it.
 pub fn render_gate_markdown(c: &Comparison, g: &RoundsView<'_>) -> String {
-    let mut out = super::markdown::render(c);
+    let unsure = UnsureContext {
+        round_changes: g
+            .benchmarks
+            .iter()
+            .map(|(id, rounds)| (*id, rounds.iter().map(|r| r.change_percent).collect()))
+            .collect(),
+        noise_percent: g.noise_percent,
+    };
+    let mut out = super::markdown::render_with(c, &unsure);
     // No rounds ran in counting mode when every benchmark was counted.
     if g.rounds_run > 0 {
         let _ = writeln!(

@@ -63,6 +63,9 @@ pub fn render(c: &Comparison) -> String {
     for s in &c.skipped {
         let _ = writeln!(out, "skipped ({}): {}: {}", s.side, s.path, s.reason);
     }
+    for l in super::unsure::lines(c) {
+        let _ = writeln!(out, "{l}");
+    }
     let _ = writeln!(out, "{}", headline(c));
     out
 }

@@ -57,7 +57,7 @@ pub struct ComparisonRecord {
     pub candidate_run_id: Option<String>,
     pub fingerprint: Option<String>,
     pub threshold_percent: f64,
-    /// `regression` or `clean`.
+    /// `regression`, `unsure`, `unsure, accepted` or `clean`.
     pub verdict: String,
     pub degraded: u64,
     pub improved: u64,

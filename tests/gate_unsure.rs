@@ -1,0 +1,277 @@
+//! Drives the real `analyze-trends gate` to an unsure verdict on purpose, in a tiny
+//! Criterion 0.8 crate written into a temporary git repository (built offline): the head's
+//! `sum` does 3× the base's work in odd rounds and ⅓ of it in even ones (it counts its
+//! round runs in a file named by `--head-env`), so the rounds disagree by far more than any
+//! threshold and the verdict cannot be sure, whatever the machine's noise. Checks: exit 3
+//! naming the benchmark with its per-round changes and the fix; a maintainer's acceptance
+//! for the head SHA exits 0 and is recorded in comparison.json and the store; an
+//! acceptance for another SHA is bad input before anything is built.
+//!
+//! The gates share one repository and take turns through a mutex, as in `gate_cli.rs`.
+
+mod schema_support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
+
+const MANIFEST: &str = r#"[package]
+name = "gate_unsure_probe"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+bench = false
+
+[dev-dependencies]
+criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
+
+[[bench]]
+name = "work"
+harness = false
+"#;
+
+const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn sum(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
+}
+
+fn units() -> u64 { 3 }
+
+fn benches(c: &mut Criterion) {
+    let units = units();
+    c.bench_function("sum", |b| b.iter(|| sum(black_box(20_000 * units))));
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+"#;
+
+/// The head's work: 9 units in odd round runs, 1 in even ones (the gate's rounds pass
+/// `--save-baseline`; nothing else counts).
+const FLAKY_UNITS: &str = r#"fn units() -> u64 {
+    let Ok(path) = std::env::var("UNSURE_COUNTER") else { return 3 };
+    if !std::env::args().any(|a| a == "--save-baseline") { return 3 }
+    let runs: u64 = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0) + 1;
+    std::fs::write(&path, runs.to_string()).expect("counter file");
+    if runs % 2 == 1 { 9 } else { 1 }
+}"#;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn create_repo() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("probe");
+    write(&repo.join("Cargo.toml"), MANIFEST);
+    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
+    write(&repo.join("benches/work.rs"), BENCH);
+    write(&repo.join(".gitignore"), "target\n");
+    git(&repo, &["init", "-q"]);
+    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
+        git(&repo, &["config", k, v]);
+    }
+    let lock = Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    git(&repo, &["tag", "base"]);
+    let flaky = BENCH.replace("fn units() -> u64 { 3 }", FLAKY_UNITS);
+    assert_ne!(flaky, BENCH);
+    write(&repo.join("benches/work.rs"), &flaky);
+    git(&repo, &["commit", "-qam", "flaky"]);
+    git(&repo, &["tag", "flaky"]);
+    git(&repo, &["checkout", "-q", "base"]);
+    prebuild(&repo);
+    Fixture { _dir: dir, repo }
+}
+
+/// Compiles Criterion once for both sides' target directories (only a speed-up).
+fn prebuild(repo: &Path) {
+    let gate = repo.join("target/stackbench-gate");
+    let out = Command::new("cargo")
+        .args(["bench", "--no-run", "--offline"])
+        .current_dir(repo)
+        .env("CARGO_TARGET_DIR", gate.join("target-base"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "prebuild: {out:?}");
+    let copy = Command::new("cp")
+        .arg("-a")
+        .arg(gate.join("target-base"))
+        .arg(gate.join("target-head"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+}
+
+fn fixture() -> MutexGuard<'static, Fixture> {
+    static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
+    FIXTURE
+        .get_or_init(|| Mutex::new(create_repo()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Three full rounds and no extra ones, so the round pattern is exactly odd, even, odd.
+fn gate(repo: &Path, out: &Path, extra: &[&str]) -> Output {
+    let counter = out.join("round-runs");
+    Command::new(BIN)
+        .args(["gate", "--base", "base", "--head", "flaky"])
+        .args(["--rounds", "3", "--max-rounds", "3", "--threshold", "25"])
+        .arg("--head-env")
+        .arg(format!("UNSURE_COUNTER={}", counter.display()))
+        .arg("--out")
+        .arg(out.join("out"))
+        .arg("--results")
+        .arg(out.join("results"))
+        .args(extra)
+        .args(["--", "--warm-up-time", "0.2", "--measurement-time", "0.5"])
+        .args(["--sample-size", "10"])
+        .current_dir(repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME")
+        .env_remove("STACKBENCH_GATE_ROUNDS")
+        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn comparison(out: &Path) -> Value {
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out.join("out/comparison.json")).unwrap()).unwrap();
+    schema_support::assert_valid("comparison.schema.json", &doc);
+    doc
+}
+
+fn status_of(doc: &Value, id: &str) -> String {
+    doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .map_or("absent".into(), |r| r["status"].as_str().unwrap().into())
+}
+
+#[test]
+fn rounds_that_disagree_make_the_gate_unsure_exit_3_with_the_rounds_and_the_fix() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate(&f.repo, out.path(), &[]);
+    assert_eq!(result.status.code(), Some(3), "{}", text(&result));
+    let doc = comparison(out.path());
+    assert_eq!(status_of(&doc, "sum"), "inconclusive", "{doc:#}");
+    assert!(doc.get("accepted_unsure").is_none(), "{doc:#}");
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(md.contains("**UNSURE:"), "{md}");
+    let section = md
+        .split("**Unsure (exit 3, not a pass)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no unsure section: {md}"));
+    let line = section
+        .lines()
+        .find(|l| l.starts_with("- 🟡 `sum`"))
+        .unwrap_or_else(|| panic!("sum not listed: {section}"));
+    assert!(
+        line.contains("the rounds disagree") && line.contains("over 3 round(s), sd "),
+        "{line}"
+    );
+    assert!(section.contains("--cpus") && section.contains("--max-rounds"));
+    assert!(section.contains("--measure instructions"), "{section}");
+    // The exit code is explained where a user looks for it.
+    let help = Command::new(BIN).args(["gate", "--help"]).output().unwrap();
+    assert!(text(&help).contains("3 unsure"), "{}", text(&help));
+}
+
+#[test]
+fn an_acceptance_for_the_head_exits_0_and_is_recorded_with_the_verdict() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let head = git(&f.repo, &["rev-parse", "flaky"]);
+    let label = format!("stackbench-accept-unsure:{}", &head[..7]);
+    let args = [
+        "--accept-unsure",
+        &head[..7],
+        "--accept-unsure-label",
+        &label,
+    ];
+    let result = gate(&f.repo, out.path(), &args);
+    assert_eq!(result.status.code(), Some(0), "{}", text(&result));
+    let doc = comparison(out.path());
+    assert_eq!(status_of(&doc, "sum"), "inconclusive", "{doc:#}");
+    assert_eq!(
+        doc["accepted_unsure"],
+        serde_json::json!({"by_label": label, "sha": &head[..7]})
+    );
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(md.contains("Unsure, accepted"), "{md}");
+    assert!(md.contains(&label), "{md}");
+    let store = stackbench::results::RunStore::new(out.path().join("results"));
+    let kept = store.comparisons().unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].verdict, "unsure, accepted");
+    let detail: Value = serde_json::from_str(&kept[0].detail_json).unwrap();
+    assert_eq!(detail["accepted_unsure"], doc["accepted_unsure"]);
+}
+
+#[test]
+fn an_acceptance_for_another_commit_is_bad_input_before_anything_runs() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let base = git(&f.repo, &["rev-parse", "base"]);
+    let head = git(&f.repo, &["rev-parse", "flaky"]);
+    let result = gate(&f.repo, out.path(), &["--accept-unsure", &base]);
+    assert_eq!(result.status.code(), Some(2), "{}", text(&result));
+    let message = text(&result);
+    assert!(
+        message.contains(&base) && message.contains(&head),
+        "{message}"
+    );
+    assert!(!out.path().join("round-runs").exists(), "a round ran");
+    assert!(!out.path().join("out/comparison.json").exists());
+    for bad in ["HEAD", "12345"] {
+        let result = gate(&f.repo, out.path(), &["--accept-unsure", bad]);
+        assert_eq!(result.status.code(), Some(2), "{bad}: {}", text(&result));
+        assert!(
+            text(&result).contains("not a commit SHA"),
+            "{}",
+            text(&result)
+        );
+    }
+}
