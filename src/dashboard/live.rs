@@ -44,6 +44,8 @@ pub fn live_run(progress: &Progress, system: Option<serde_json::Value>) -> RunRe
             suite: progress.suite.clone(),
             started_unix_s: started / 1000,
             benchmarks: outcomes,
+            measure: None,
+            counted: Default::default(),
         })
         .into_iter()
         .collect(),

@@ -22,7 +22,9 @@ pub use db::{
 };
 pub use export::{ExportFormat, export_runs};
 pub use measured::{MeasuredOnly, measured_only};
-pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
+pub use record::{
+    counted_run, new_run_id, run_for_comparison, run_from_criterion, run_from_tree,
+};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
 pub use evidence::{Evidence, NoEvidence, Outcome};

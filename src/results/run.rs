@@ -3,6 +3,7 @@
 use crate::criterion_output::{
     CriterionBenchmark, Estimates, SampleFile, SkippedBenchmark, Throughput,
 };
+use crate::harness::measure::CountedOutcome;
 use serde::{Deserialize, Serialize};
 
 pub const RUN_SCHEMA_PREFIX: &str = "stackbench.run.v";
@@ -94,6 +95,12 @@ pub struct RunRecord {
     /// `--head-env`), so a run measured against another Python or library path says so.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub environment: std::collections::BTreeMap<String, String>,
+    /// Counting mode (`STACKBENCH_MEASURE=instructions cargo bench`): each counted id's
+    /// instruction counts, estimated cycles and time estimate with the cost model, and the
+    /// variant that was counted (stackbench's own benches: single-threaded); or why the id
+    /// is not countable (GPU, Python worker). Keyed by full id; empty for a timed run.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counted: std::collections::BTreeMap<String, CountedOutcome>,
 }
 
 /// A benchmark that ran in this run and failed (its harness recorded the error).
@@ -143,6 +150,7 @@ impl RunRecord {
             skipped: Vec::new(),
             failed: Vec::new(),
             environment: Default::default(),
+            counted: Default::default(),
         }
     }
 
@@ -159,6 +167,16 @@ impl RunRecord {
             .binary_search_by(|b| b.id.as_str().cmp(id))
             .ok()
             .map(|i| &self.benchmarks[i])
+    }
+
+    /// How many ids were counted, and how many were not countable.
+    pub fn counted_summary(&self) -> (usize, usize) {
+        self.counted
+            .values()
+            .fold((0, 0), |(counted, not), outcome| match outcome {
+                CountedOutcome::Counted { .. } => (counted + 1, not),
+                CountedOutcome::NotCountable { .. } => (counted, not + 1),
+            })
     }
 
     /// Peaks from the probe, as raw JSON objects (empty when no probe).

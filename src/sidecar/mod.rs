@@ -2,7 +2,8 @@
 //! - `system.json`: the system probe of the machine that ran the benches;
 //! - `targets/<target>.json`: per bench target, the suite and every benchmark's outcome
 //!   (measured with notes such as peak memory or extra metrics, skipped with its reason,
-//!   or failed with its error), so the run record can show what did not run and why.
+//!   or failed with its error), so the run record can show what did not run and why; in
+//!   counting mode also each id's instruction counts or why it is not countable.
 //!
 //! - the progress file of a live run ([`progress`]), which `run_benchmarks.sh` puts there.
 //!
@@ -15,6 +16,8 @@
 pub mod progress;
 
 use crate::files::atomic::{AtomicWriteError, write_json_atomic};
+// The measure's data types depend on nothing above them; the harness's loop is not used.
+use crate::harness::measure::{CountedOutcome, Measure};
 use crate::workload::{BenchId, Suite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -105,6 +108,14 @@ pub struct TargetReport {
     pub started_unix_s: u64,
     /// Keyed by full benchmark id.
     pub benchmarks: BTreeMap<String, BenchmarkEntry>,
+    /// `instructions` when the target ran in counting mode (`STACKBENCH_MEASURE`); absent
+    /// for a timed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
+    /// Counting mode: each selected id's counts, or why it is not countable, keyed by full
+    /// id. A count that failed is in `benchmarks` as a failure instead.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counted: BTreeMap<String, CountedOutcome>,
 }
 
 impl TargetReport {
@@ -118,6 +129,8 @@ impl TargetReport {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             benchmarks: BTreeMap::new(),
+            measure: None,
+            counted: BTreeMap::new(),
         }
     }
 

@@ -296,6 +296,8 @@ fn outcomes() -> TargetReport {
         suite: "quick".into(),
         started_unix_s: 0,
         benchmarks,
+        measure: None,
+        counted: Default::default(),
     }
 }
 

@@ -58,8 +58,12 @@ pub(crate) fn time_calls(iters: u64, mut call: impl FnMut()) -> Duration {
     start.elapsed()
 }
 
-/// Worker threads: every CPU this process may run on.
+/// Worker threads: every CPU this process may run on; one in counting mode, where the
+/// routine runs on the calling thread (see [`crate::harness::measure::counting_requested`]).
 pub fn threads() -> usize {
+    if crate::harness::measure::counting_requested() {
+        return 1;
+    }
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -91,8 +95,12 @@ impl CpuBackend {
             device: device_info(&cpu),
             llc_bytes: cpu.llc_bytes().unwrap_or(DEFAULT_LLC_BYTES),
             l2_total_bytes,
-            pool: pool::StaticPool::new(threads())
-                .map_err(|e| format!("cannot start the CPU worker threads: {e}"))?,
+            pool: if crate::harness::measure::counting_requested() {
+                pool::StaticPool::inline()
+            } else {
+                pool::StaticPool::new(threads())
+                    .map_err(|e| format!("cannot start the CPU worker threads: {e}"))?
+            },
         })
     }
 }
