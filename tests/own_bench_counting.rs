@@ -29,7 +29,13 @@ fn repo() -> &'static Path {
 /// profile, under the same target directory as this test.
 fn bench_executable(target: &str) -> PathBuf {
     let build = Command::new(env!("CARGO"))
-        .args(["bench", "--no-run", "--message-format=json", "--bench", target])
+        .args([
+            "bench",
+            "--no-run",
+            "--message-format=json",
+            "--bench",
+            target,
+        ])
         .current_dir(repo())
         .output()
         .expect("running cargo");
@@ -150,7 +156,8 @@ fn a_memory_bandwidth_id_is_counted_twice_alike_and_recorded_as_single_threaded(
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let (id, criterion_home) = counted_twice("memory_bandwidth", "memory_bandwidth/cpu/copy/", dir.path());
+    let (id, criterion_home) =
+        counted_twice("memory_bandwidth", "memory_bandwidth/cpu/copy/", dir.path());
 
     // The counts reach the run record, which names the single-threaded variant.
     let results = dir.path().join("results");
@@ -203,8 +210,11 @@ fn fake_pytorch_scripts(dir: &Path) -> PathBuf {
     let scripts = dir.join("scripts");
     std::fs::create_dir_all(&scripts).expect("a scripts folder");
     let fixtures = repo().join("tests/fixtures/components");
-    std::fs::copy(fixtures.join("fake_common.py"), scripts.join("fake_common.py"))
-        .expect("copying the fake component");
+    std::fs::copy(
+        fixtures.join("fake_common.py"),
+        scripts.join("fake_common.py"),
+    )
+    .expect("copying the fake component");
     std::fs::write(
         scripts.join("pytorch.py"),
         "from stackbench_worker import main\nfrom fake_common import FakeComponent\n\n\n\

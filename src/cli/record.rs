@@ -26,9 +26,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     let mut run = match CriterionTree::scan(&dir) {
         Ok(tree) => run_from_tree(&tree, &args.baseline, args.label)?,
         // Counting mode writes no Criterion baseline, only counts in the target reports.
-        Err(error @ CriterionError::Empty { .. }) => {
-            counted_run(&dir, args.label).ok_or(error)?
-        }
+        Err(error @ CriterionError::Empty { .. }) => counted_run(&dir, args.label).ok_or(error)?,
         Err(error) => return Err(error.into()),
     };
     // A figure above its peak means the peak is wrong: the record says so, naming the

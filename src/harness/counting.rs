@@ -191,7 +191,10 @@ mod tests {
             assert!(!countable(id));
             match outcome {
                 Ok(CountedOutcome::NotCountable { reason }) => {
-                    assert!(reason.contains("GPU") || reason.contains("Python"), "{reason}")
+                    assert!(
+                        reason.contains("GPU") || reason.contains("Python"),
+                        "{reason}"
+                    )
                 }
                 other => panic!("{}: {other:?}", id.full()),
             }
@@ -200,12 +203,29 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_status_is_the_one_the_run_record_reads() {
+        let not = serde_json::to_value(CountedOutcome::NotCountable {
+            reason: "GPU".into(),
+        })
+        .unwrap();
+        assert_eq!(not["status"], crate::results::NOT_COUNTABLE_STATUS);
+        let counted = serde_json::to_value(CountedOutcome::Counted {
+            result: CountedBenchmark::new("x", CallgrindCounts::default(), CostModel::GUNGRAUN),
+            variant: None,
+        })
+        .unwrap();
+        assert_eq!(counted["status"], crate::results::COUNTED_STATUS);
+    }
+
+    #[test]
     fn work_on_other_threads_is_not_countable_and_other_errors_fail() {
         let threads = outcome_of(Err(CountError::OtherThreads {
             id: "x".into(),
             evidence: "clone3".into(),
         }));
-        assert!(matches!(threads, Ok(CountedOutcome::NotCountable { reason }) if reason.contains("clone3")));
+        assert!(
+            matches!(threads, Ok(CountedOutcome::NotCountable { reason }) if reason.contains("clone3"))
+        );
         let missing = outcome_of(Err(CountError::BenchExeMissing {
             path: "/b/x".into(),
         }));

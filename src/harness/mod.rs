@@ -110,7 +110,7 @@ impl Harness {
         // The named suite, not only its axis set: a run of `pre-installation` says so.
         report.suite = plan.name.clone();
         if role == Role::CountingDriver {
-            report.measure = Some(measure::Measure::Instructions);
+            report.measure = Some(measure::Measure::Instructions.name().to_owned());
         }
         // The counted child runs under Valgrind into a scratch Criterion directory: a
         // probe there is slow and read by nobody; its driver writes the run's own.
@@ -214,16 +214,13 @@ impl Harness {
         backends
     }
 
-    /// The counted child's backends: the CPU only. Its one id is countable, so it runs on
-    /// the CPU; a GPU driver loaded under Valgrind would only cost minutes.
-    fn open_countable_backends(&mut self) -> Vec<Box<dyn crate::backend::Backend>> {
-        match crate::backend::cpu::CpuBackend::open() {
-            Ok(cpu) => vec![Box::new(cpu)],
-            Err(reason) => {
-                eprintln!("stackbench {}: {reason}", self.report.target);
-                Vec::new()
-            }
-        }
+    /// The counted child's backends: the CPU only, single-threaded (Callgrind counts one
+    /// thread). Its one id is countable, so it runs on the CPU; a GPU driver loaded under
+    /// Valgrind would only cost minutes.
+    fn open_countable_backends(&self) -> Vec<Box<dyn crate::backend::Backend>> {
+        vec![Box::new(
+            crate::backend::cpu::CpuBackend::open_single_threaded(),
+        )]
     }
 
     /// Records that `id` cannot run here and why; it is printed and kept in the run.
@@ -417,7 +414,7 @@ impl Harness {
             ids.len()
         );
         for (id, outcome) in ids.iter().zip(counting::count_ids(&exe, &ids)) {
-            match outcome {
+            match outcome.and_then(|c| serde_json::to_value(c).map_err(|e| e.to_string())) {
                 Ok(counted) => {
                     self.report.counted.insert(id.full(), counted);
                 }

@@ -6,7 +6,6 @@ use super::measured::measured_only;
 use super::run::{BenchmarkRecord, RunRecord};
 use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
-use crate::harness::measure::CountedOutcome;
 use crate::sidecar::{TargetReport, read_system_probe, read_target_reports};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -105,7 +104,7 @@ fn build_run(
 }
 
 /// The counting-mode results of every target report, keyed by id.
-fn counted_from(reports: &[TargetReport]) -> BTreeMap<String, CountedOutcome> {
+fn counted_from(reports: &[TargetReport]) -> BTreeMap<String, serde_json::Value> {
     reports
         .iter()
         .flat_map(|r| r.counted.iter().map(|(id, c)| (id.clone(), c.clone())))

@@ -3,12 +3,15 @@
 use crate::criterion_output::{
     CriterionBenchmark, Estimates, SampleFile, SkippedBenchmark, Throughput,
 };
-use crate::harness::measure::CountedOutcome;
 use serde::{Deserialize, Serialize};
 
 pub const RUN_SCHEMA_PREFIX: &str = "stackbench.run.v";
 pub const RUN_SCHEMA_VERSION: u32 = 1;
 pub const RUN_SCHEMA: &str = "stackbench.run.v1";
+
+/// The `status` of a counted entry whose id was counted, and of one that could not be.
+pub const COUNTED_STATUS: &str = "counted";
+pub const NOT_COUNTABLE_STATUS: &str = "not_countable";
 
 /// Raw samples exactly as Criterion wrote them (total ns per sample, iterations per sample).
 pub type Samples = SampleFile;
@@ -100,7 +103,9 @@ pub struct RunRecord {
     /// variant that was counted (stackbench's own benches: single-threaded); or why the id
     /// is not countable (GPU, Python worker). Keyed by full id; empty for a timed run.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub counted: std::collections::BTreeMap<String, CountedOutcome>,
+    /// Each entry as the target report kept it (the harness's `CountedOutcome`, tagged by
+    /// `status`: `counted` or `not_countable`).
+    pub counted: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// A benchmark that ran in this run and failed (its harness recorded the error).
@@ -173,9 +178,12 @@ impl RunRecord {
     pub fn counted_summary(&self) -> (usize, usize) {
         self.counted
             .values()
-            .fold((0, 0), |(counted, not), outcome| match outcome {
-                CountedOutcome::Counted { .. } => (counted + 1, not),
-                CountedOutcome::NotCountable { .. } => (counted, not + 1),
+            .fold((0, 0), |(counted, not), outcome| {
+                match outcome.get("status").and_then(|s| s.as_str()) {
+                    Some(COUNTED_STATUS) => (counted + 1, not),
+                    Some(NOT_COUNTABLE_STATUS) => (counted, not + 1),
+                    _ => (counted, not),
+                }
             })
     }
 

@@ -16,8 +16,6 @@
 pub mod progress;
 
 use crate::files::atomic::{AtomicWriteError, write_json_atomic};
-// The measure's data types depend on nothing above them; the harness's loop is not used.
-use crate::harness::measure::{CountedOutcome, Measure};
 use crate::workload::{BenchId, Suite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -111,11 +109,14 @@ pub struct TargetReport {
     /// `instructions` when the target ran in counting mode (`STACKBENCH_MEASURE`); absent
     /// for a timed run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measure: Option<Measure>,
+    pub measure: Option<String>,
     /// Counting mode: each selected id's counts, or why it is not countable, keyed by full
-    /// id. A count that failed is in `benchmarks` as a failure instead.
+    /// id; a count that failed is in `benchmarks` as a failure instead. Each entry is the
+    /// harness's `CountedOutcome` (`src/harness/measure/mod.rs`) as JSON, kept verbatim like
+    /// the system probe: the shape is the harness's and `schemas/target.schema.json`'s, and
+    /// no reader below the harness needs more than its `status`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counted: BTreeMap<String, CountedOutcome>,
+    pub counted: BTreeMap<String, serde_json::Value>,
 }
 
 impl TargetReport {

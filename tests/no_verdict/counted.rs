@@ -28,12 +28,21 @@ fn record_of_a_counting_run_with_only_not_countable_ids_exits_2_naming_them() {
     let results = dir.path().join("results").to_string_lossy().into_owned();
     let ran = run(
         ANALYZE_TRENDS,
-        &["record", "--criterion-dir", &criterion, "--results", &results],
+        &[
+            "record",
+            "--criterion-dir",
+            &criterion,
+            "--results",
+            &results,
+        ],
         dir.path(),
     );
     assert_eq!(ran.code, Some(2), "{}", ran.text());
     assert!(ran.stderr.contains("counted nothing"), "{}", ran.text());
     assert!(ran.stderr.contains("1 benchmarks"), "{}", ran.text());
     assert!(ran.stderr.contains("not countable"), "{}", ran.text());
-    assert!(!dir.path().join("results/runs").exists(), "no run may be recorded");
+    assert!(
+        !dir.path().join("results/runs").exists(),
+        "no run may be recorded"
+    );
 }

@@ -269,7 +269,11 @@ mod tests {
             ran.lock().unwrap().push((t, std::thread::current().id()));
         });
         assert_eq!(ran.into_inner().unwrap(), vec![(0, caller)]);
-        assert_eq!(pool.chunk(0, 1001, 8), 0..1001, "one part holds all the work");
+        assert_eq!(
+            pool.chunk(0, 1001, 8),
+            0..1001,
+            "one part holds all the work"
+        );
         assert!(!StaticPool::new(2).unwrap().is_inline());
     }
 

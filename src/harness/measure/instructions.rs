@@ -36,7 +36,7 @@
 //! with `…Bencher<M>::iter*`; with exact names only some of the four fired), so they are not
 //! used. Instead the counter sets `STACKBENCH_MEASURE=instructions` in the bench process's
 //! environment: stackbench's own bench targets then run their CPU pool and rayon work on the
-//! calling thread ([`super::counting_requested`]), so their CPU ids are countable.
+//! calling thread (`crate::harness::counting`), so their CPU ids are countable.
 
 use super::callgrind_out::{self, CallgrindFileError};
 use super::{CostModel, Countability, CountedBenchmark};

@@ -67,7 +67,7 @@ impl FromStr for Measure {
 /// The environment variable that picks the measure of a `cargo bench` run (`time`, the
 /// default, or `instructions`). The instruction counter also sets it in the environment of
 /// every bench process it runs under Valgrind, so stackbench's own bench targets know they
-/// are being counted and run their CPU work on the calling thread (see [`counting_requested`]).
+/// are being counted and run their CPU work on the calling thread (`crate::harness::counting`).
 pub const MEASURE_ENV: &str = "STACKBENCH_MEASURE";
 
 /// The measure `STACKBENCH_MEASURE` names; unset or empty is [`Measure::Time`].
@@ -78,20 +78,15 @@ pub fn measure_from_env() -> Result<Measure, UnknownMeasure> {
     }
 }
 
-/// Whether this process runs in counting mode. Callgrind counts only the thread that
-/// entered the timed routine, so work a pool hands to other threads would be missing from
-/// the count: in counting mode stackbench's CPU pool and the GEMM's rayon parallelism run
-/// the routine on the calling thread instead. The counted variant is single-threaded, and
-/// every counted result says so ([`SINGLE_THREADED_VARIANT`]).
-pub fn counting_requested() -> bool {
-    matches!(measure_from_env(), Ok(Measure::Instructions))
-}
-
-/// How a counted result of stackbench's own benchmarks differs from the timed one.
+/// How a counted result of stackbench's own benchmarks differs from the timed one: Callgrind
+/// counts only the thread that entered the timed routine, so in counting mode stackbench's
+/// CPU pool and the GEMM's rayon parallelism run the routine on the calling thread.
 pub const SINGLE_THREADED_VARIANT: &str = "single-threaded: in counting mode the CPU pool and \
      rayon run the routine on the calling thread, so Callgrind counts all of its work";
 
-/// One benchmark id of a counting-mode run, as the target report and the run record keep it:
+/// One benchmark id of a counting-mode run, as the target report and the run record keep it
+/// (as JSON: the formats below the harness do not know this type; the tags are
+/// `crate::results`' `COUNTED_STATUS` and `NOT_COUNTABLE_STATUS`):
 /// its counts, or why it could not be counted (a GPU or Python-worker routine, work on other
 /// threads). A benchmark that could be counted and whose count failed is a failed benchmark,
 /// not one of these.
