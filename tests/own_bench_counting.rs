@@ -229,10 +229,14 @@ fn fake_pytorch_scripts(dir: &Path) -> PathBuf {
 
 #[test]
 fn python_worker_ids_are_recorded_not_countable_and_never_counted() {
-    let python = tool_support::tool_present("python3", "--version");
-    if !python {
+    if !tool_support::tool_present("python3", "--version") {
         return;
     }
+    // STACKBENCH_PYTHON takes a path.
+    let python = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .expect("python3 runs, so it is on PATH");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let scripts = fake_pytorch_scripts(dir.path());
     let criterion_home = dir.path().join("criterion");
@@ -245,7 +249,7 @@ fn python_worker_ids_are_recorded_not_countable_and_never_counted() {
         .env("STACKBENCH_SUITE", "quick")
         .env("STACKBENCH_COMPONENTS", "pytorch")
         .env("STACKBENCH_COMPONENT_SCRIPTS", &scripts)
-        .env("STACKBENCH_PYTHON", "python3")
+        .env("STACKBENCH_PYTHON", &python)
         .env("CRITERION_HOME", &criterion_home)
         .env_remove("STACKBENCH_PROGRESS")
         .env_remove("STACKBENCH_CONFIG")
