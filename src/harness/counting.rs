@@ -112,8 +112,11 @@ pub fn outcome_of(result: Result<CountedBenchmark, CountError>) -> IdCount {
             variant: Some(SINGLE_THREADED_VARIANT.to_owned()),
         }),
         Err(CountError::NotCountable { reason, .. }) => Ok(CountedOutcome::NotCountable { reason }),
-        Err(error @ CountError::OtherThreads { .. }) => Ok(CountedOutcome::NotCountable {
-            reason: error.to_string(),
+        Err(CountError::OtherThreads { evidence, .. }) => Ok(CountedOutcome::NotCountable {
+            reason: format!(
+                "its routine hands work to other threads (Callgrind saw {evidence} while \
+                 counting), and only the calling thread's instructions are counted"
+            ),
         }),
         Err(error) => Err(error.to_string()),
     }
