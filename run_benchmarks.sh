@@ -36,6 +36,11 @@ Environment:
   STACKBENCH_CONFIG   the config file (--config sets it)
   CRITERION_HOME      where Criterion writes (default: target/criterion)
   STACKBENCH_PYTHON   the Python interpreter the component tier drives
+  STACKBENCH_MEASURE  time (default) or instructions: count each CPU benchmark's
+                      instructions under Valgrind instead of timing it (one
+                      iteration, a single-threaded variant: the CPU pool and rayon
+                      run on the calling thread); GPU and Python-worker ids are
+                      recorded as not countable with the reason
 
 Examples:
   ./run_benchmarks.sh                       # quick suite, everything
@@ -43,6 +48,7 @@ Examples:
   ./run_benchmarks.sh --filter 'gemm/cpu/f32' --baseline main
   ./run_benchmarks.sh --list --filter triad
   ./run_benchmarks.sh --dashboard           # watch the charts fill in as it runs
+  STACKBENCH_MEASURE=instructions ./run_benchmarks.sh --targets memory_bandwidth
 EOF
 }
 

@@ -6,6 +6,8 @@
 mod bisect;
 #[path = "no_verdict/compare.rs"]
 mod compare;
+#[path = "no_verdict/counted.rs"]
+mod counted;
 #[path = "no_verdict/history.rs"]
 mod history;
 #[path = "no_verdict/import.rs"]

@@ -124,6 +124,7 @@ fn empty_run(name: &str, fingerprint: &str) -> RunRecord {
         skipped: Vec::new(),
         failed: Vec::new(),
         environment: Default::default(),
+        counted: Default::default(),
     }
 }
 

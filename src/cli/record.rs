@@ -1,8 +1,8 @@
 //! `analyze-trends record`: one Criterion baseline kept as a run in the store.
 
 use crate::analysis::Outcome;
-use crate::criterion_output::CriterionTree;
-use crate::results::{RunStore, run_from_tree};
+use crate::criterion_output::{CriterionError, CriterionTree};
+use crate::results::{RunStore, counted_run, run_from_tree};
 use crate::sidecar::criterion_home;
 use anyhow::bail;
 use clap::Args;
@@ -23,8 +23,12 @@ pub struct RecordArgs {
 
 pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     let dir = args.criterion_dir.unwrap_or_else(criterion_home);
-    let tree = CriterionTree::scan(&dir)?;
-    let mut run = run_from_tree(&tree, &args.baseline, args.label)?;
+    let mut run = match CriterionTree::scan(&dir) {
+        Ok(tree) => run_from_tree(&tree, &args.baseline, args.label)?,
+        // Counting mode writes no Criterion baseline, only counts in the target reports.
+        Err(error @ CriterionError::Empty { .. }) => counted_run(&dir, args.label).ok_or(error)?,
+        Err(error) => return Err(error.into()),
+    };
     // A figure above its peak means the peak is wrong: the record says so, naming the
     // peak's source, so no later view reads the percentage as a fact.
     for (id, note) in crate::analysis::throughput::flag_suspect_peaks(&mut run) {
@@ -41,7 +45,16 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     }
     // Checked before the store is opened: a baseline that measured nothing leaves no trace.
     let evidence = crate::results::Evidence::of_run(&run);
-    if evidence.is_empty() {
+    let (counted, not_countable) = run.counted_summary();
+    if evidence.is_empty() && counted == 0 {
+        if not_countable > 0 {
+            bail!(
+                "the counting-mode run in {} counted nothing: its {not_countable} benchmarks \
+                 are all not countable ({}); no run recorded",
+                dir.display(),
+                evidence.describe_measured()
+            );
+        }
         bail!(
             "baseline `{}` in {} measured nothing ({}): no run recorded",
             args.baseline,
@@ -59,6 +72,12 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
         path.display(),
         evidence.describe_measured()
     );
+    if counted + not_countable > 0 {
+        println!(
+            "counting mode: {counted} benchmarks counted (instructions, single-threaded \
+             variant), {not_countable} not countable"
+        );
+    }
     // Samples no statistic can use are a failure this command found (exit 1), named above.
     Ok(if !evidence.unusable_list().is_empty() {
         Outcome::RegressionFound

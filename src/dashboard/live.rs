@@ -45,6 +45,8 @@ pub fn live_run(progress: &Progress, system: Option<serde_json::Value>) -> RunRe
             started_unix_s: started / 1000,
             benchmarks: outcomes,
             gpu_clocks: None,
+            measure: None,
+            counted: Default::default(),
         })
         .into_iter()
         .collect(),

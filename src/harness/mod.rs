@@ -6,6 +6,7 @@
 //! sidecar and turned into a non-zero exit only after every other benchmark has run.
 
 pub mod args;
+pub mod counting;
 pub mod measure;
 
 use crate::sidecar::progress as live;
@@ -17,6 +18,7 @@ use crate::system::clocks::{self, ClockGuard, LOCK_CLOCKS_ENV, lock_requested};
 use crate::system::telemetry::sampler::{Sampler, Target};
 use crate::workload::{BenchId, Suite};
 use args::CriterionArgs;
+use counting::Role;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::cell::RefCell;
 use std::process::ExitCode;
@@ -82,6 +84,10 @@ pub struct Harness {
     clocks: Option<ClockGuard>,
     /// Whether a GPU benchmark was measured: a CPU-only target records no clocks.
     gpu_ran: bool,
+    /// Timed, counting mode's driver, or the child it counts (see [`counting`]).
+    role: Role,
+    /// The counting driver's selected ids, counted in [`Harness::finish`].
+    to_count: Vec<BenchId>,
 }
 
 /// The GPU clocks of the devices this process's GPU benchmarks use, locked when asked; a
@@ -165,10 +171,23 @@ impl Harness {
         };
         let suite = plan.base;
         let args = CriterionArgs::from_env();
+        let role = match Role::from_env(&args) {
+            Ok(role) => role,
+            Err(error) => {
+                eprintln!("stackbench {target}: {}: {error}", measure::MEASURE_ENV);
+                std::process::exit(2);
+            }
+        };
         let mut report = TargetReport::new(target, suite);
         // The named suite, not only its axis set: a run of `pre-installation` says so.
         report.suite = plan.name.clone();
-        if !args.list {
+        if role == Role::CountingDriver {
+            report.measure = Some(measure::Measure::Instructions.name().to_owned());
+        }
+        // The counted child runs under Valgrind into a scratch Criterion directory: a
+        // probe there is slow and read by nobody; its driver writes the run's own.
+        let quiet = args.list || role == Role::Counted;
+        if !quiet {
             sidecar::write_system_probe();
         }
         let injected_failure = match std::env::var(FAIL_ID_ENV) {
@@ -182,8 +201,8 @@ impl Harness {
             _ => None,
         };
         let criterion = Criterion::default().configure_from_args();
-        let clocks = (!args.list).then(|| start_clocks(target));
-        if !args.list {
+        let clocks = (!quiet).then(|| start_clocks(target));
+        if !quiet {
             live::append_event(&live::ProgressEvent::Target {
                 target: target.into(),
                 unix_ms: crate::results::now_unix_ms(),
@@ -200,6 +219,8 @@ impl Harness {
             matched_any: false,
             clocks,
             gpu_ran: false,
+            role,
+            to_count: Vec::new(),
         }
     }
 
@@ -236,6 +257,9 @@ impl Harness {
     /// no such device, whatever the filter (a filtered run must still say why a whole
     /// backend did not run); failed where the probe found one that did not open.
     pub fn open_backends(&mut self, family: &str) -> Vec<Box<dyn crate::backend::Backend>> {
+        if self.role == Role::Counted {
+            return self.open_countable_backends();
+        }
         let (backends, unavailable) = crate::backend::open_available();
         let present = |kind| crate::backend::probe(kind).is_available();
         for (kind, outcome) in crate::backend::classify_unopened(unavailable, present) {
@@ -265,6 +289,15 @@ impl Harness {
         backends
     }
 
+    /// The counted child's backends: the CPU only, single-threaded (Callgrind counts one
+    /// thread). Its one id is countable, so it runs on the CPU; a GPU driver loaded under
+    /// Valgrind would only cost minutes.
+    fn open_countable_backends(&self) -> Vec<Box<dyn crate::backend::Backend>> {
+        vec![Box::new(
+            crate::backend::cpu::CpuBackend::open_single_threaded(),
+        )]
+    }
+
     /// Records that `id` cannot run here and why; it is printed and kept in the run.
     pub fn skip(&mut self, id: &BenchId, reason: impl Into<String>) {
         let reason = reason.into();
@@ -291,6 +324,9 @@ impl Harness {
         throughput: Option<&Throughput>,
         samples: Option<crate::criterion_output::SampleFile>,
     ) {
+        if self.role == Role::Counted {
+            return;
+        }
         live::append_event(&live::ProgressEvent::Benchmark(live::Landed {
             target: self.report.target.clone(),
             id: id.full(),
@@ -335,16 +371,24 @@ impl Harness {
             };
             return self.record_error(id, error);
         }
+        if self.role == Role::CountingDriver {
+            // Counted in `finish`, each in a child under Valgrind: nothing is prepared here.
+            self.to_count.push(id.clone());
+            return;
+        }
         let mut workload = match prepare().and_then(|mut w| w.verify().map(|()| w)) {
             Ok(workload) => workload,
             Err(error) => return self.record_error(id, error),
         };
         // One timed call sizes the window: long calls (a 4096³ f64 GEMM takes seconds)
         // get room for every requested sample instead of Criterion's "unable to complete"
-        // warning and a silently shorter run.
-        let one_call = match workload.run(1) {
-            Ok(duration) => duration,
-            Err(error) => return self.record_error(id, error),
+        // warning and a silently shorter run. The counted child runs one iteration only.
+        let one_call = match self.role {
+            Role::Counted => Duration::ZERO,
+            _ => match workload.run(1) {
+                Ok(duration) => duration,
+                Err(error) => return self.record_error(id, error),
+            },
         };
         let sampling = self.plan.sampling.apply(sampling);
         let measurement = sampling
@@ -355,7 +399,10 @@ impl Harness {
         // `record` keeps no samples of a failed benchmark.
         let failure: RefCell<Option<(BackendError, Duration)>> = RefCell::new(None);
         let device = telemetry_target(id, workload.as_ref());
-        let sampler = Sampler::start_from_env(device);
+        // No sampler thread beside a counted routine: Valgrind runs one thread at a time.
+        let sampler = (self.role != Role::Counted)
+            .then(|| Sampler::start_from_env(device))
+            .flatten();
         // (iterations, total ns) of every call Criterion makes; the last `sample_size` are
         // the timed samples (the first are warm-up), sent to a live dashboard.
         let calls: RefCell<Vec<(f64, f64)>> = RefCell::new(Vec::new());
@@ -426,6 +473,42 @@ impl Harness {
         }
     }
 
+    /// Counting mode: counts every selected id by running this executable under the
+    /// counter, and records each count, `not countable` reason or failure.
+    fn count_selected(&mut self) {
+        let ids = std::mem::take(&mut self.to_count);
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(error) => {
+                for id in &ids {
+                    self.record_failure(id, format!("cannot find this bench executable: {error}"));
+                }
+                return;
+            }
+        };
+        let countable = ids.iter().filter(|id| counting::countable(id)).count();
+        eprintln!(
+            "stackbench {}: counting {countable} of {} ids under Valgrind (single-threaded \
+             variant; GPU and Python-worker ids are not countable)",
+            self.report.target,
+            ids.len()
+        );
+        for (id, outcome) in ids.iter().zip(counting::count_ids(&exe, &ids)) {
+            match outcome.and_then(|c| serde_json::to_value(c).map_err(|e| e.to_string())) {
+                Ok(counted) => {
+                    self.report.counted.insert(id.full(), counted);
+                }
+                Err(error) => self.record_failure(id, error),
+            }
+        }
+    }
+
+    /// Records `id` as failed with `error` (already printed where it arose).
+    fn record_failure(&mut self, id: &BenchId, error: String) {
+        self.landed(id, "failed", Some(error.clone()), None, None);
+        self.report.record(id, BenchmarkOutcome::Failed { error });
+    }
+
     fn record_error(&mut self, id: &BenchId, error: BackendError) {
         let kind = if error.is_skip() { "skipped" } else { "failed" };
         self.landed(id, kind, Some(error.to_string()), None, None);
@@ -462,6 +545,9 @@ impl Harness {
         }
         if self.args.list {
             return ExitCode::SUCCESS;
+        }
+        if self.role == Role::CountingDriver {
+            self.count_selected();
         }
         if !self.matched_any {
             // Said, not failed: one target selecting nothing is normal when `cargo bench`

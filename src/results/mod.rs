@@ -22,7 +22,7 @@ pub use db::{
 };
 pub use export::{ExportFormat, export_runs};
 pub use measured::{MeasuredOnly, measured_only};
-pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
+pub use record::{counted_run, new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
 pub use evidence::{
@@ -30,8 +30,8 @@ pub use evidence::{
 };
 pub use record::sidecar_files;
 pub use run::{
-    BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
-    Samples, SourceInfo, probe_fingerprint,
+    BenchmarkRecord, COUNTED_STATUS, FailedBenchmark, NOT_COUNTABLE_STATUS, RUN_SCHEMA,
+    RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples, SourceInfo, probe_fingerprint,
 };
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,

@@ -7,6 +7,7 @@ use super::run::{BenchmarkRecord, RunRecord};
 use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
 use crate::sidecar::{TargetReport, read_system_probe, read_target_reports};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A run id that sorts by time and cannot collide between concurrent processes:
@@ -71,6 +72,7 @@ fn build_run(
     notes.extend(crate::system::clocks::run_notes(
         reports.iter().filter_map(|r| r.gpu_clocks.as_ref()),
     ));
+    let counted = counted_from(&reports);
     let mut targets = Vec::new();
     for report in &reports {
         match serde_json::to_value(report) {
@@ -99,7 +101,47 @@ fn build_run(
         benchmarks,
         skipped: read.skipped,
         failed: measured.failed,
+        counted,
         ..RunRecord::new(created_unix_ms, criterion_dir, baseline, system)
+    })
+}
+
+/// The counting-mode results of every target report, keyed by id.
+fn counted_from(reports: &[TargetReport]) -> BTreeMap<String, serde_json::Value> {
+    reports
+        .iter()
+        .flat_map(|r| r.counted.iter().map(|(id, c)| (id.clone(), c.clone())))
+        .collect()
+}
+
+/// A counting-mode run: the target reports hold counts and Criterion wrote no timing (its
+/// counted children write into scratch directories), so there is no baseline to read.
+/// `None` when the reports under `criterion_dir` hold no counts: then a missing baseline is
+/// the error it always was.
+pub fn counted_run(criterion_dir: &Path, label: Option<String>) -> Option<RunRecord> {
+    let (system, reports, mut notes) = sidecar_files(criterion_dir);
+    let counted = counted_from(&reports);
+    if counted.is_empty() {
+        return None;
+    }
+    let failed = measured_only(Vec::new(), &reports).failed;
+    let mut targets = Vec::new();
+    for report in &reports {
+        match serde_json::to_value(report) {
+            Ok(v) => targets.push(v),
+            Err(e) => notes.push(format!("target report not kept: {e}")),
+        }
+    }
+    let (git_revision, git_dirty) = crate::system::software::git_state(Path::new("."));
+    Some(RunRecord {
+        label,
+        git_revision,
+        git_dirty,
+        targets,
+        notes,
+        failed,
+        counted,
+        ..RunRecord::new(now_unix_ms(), criterion_dir, "counted", system)
     })
 }
 

@@ -9,6 +9,10 @@ pub const RUN_SCHEMA_PREFIX: &str = "stackbench.run.v";
 pub const RUN_SCHEMA_VERSION: u32 = 1;
 pub const RUN_SCHEMA: &str = "stackbench.run.v1";
 
+/// The `status` of a counted entry whose id was counted, and of one that could not be.
+pub const COUNTED_STATUS: &str = "counted";
+pub const NOT_COUNTABLE_STATUS: &str = "not_countable";
+
 /// Raw samples exactly as Criterion wrote them (total ns per sample, iterations per sample).
 pub type Samples = SampleFile;
 
@@ -94,6 +98,14 @@ pub struct RunRecord {
     /// `--head-env`), so a run measured against another Python or library path says so.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub environment: std::collections::BTreeMap<String, String>,
+    /// Counting mode (`STACKBENCH_MEASURE=instructions cargo bench`): each counted id's
+    /// instruction counts, estimated cycles and time estimate with the cost model, and the
+    /// variant that was counted (stackbench's own benches: single-threaded); or why the id
+    /// is not countable (GPU, Python worker). Keyed by full id; empty for a timed run.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    /// Each entry as the target report kept it (the harness's `CountedOutcome`, tagged by
+    /// `status`: `counted` or `not_countable`).
+    pub counted: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// A benchmark that ran in this run and failed (its harness recorded the error).
@@ -143,6 +155,7 @@ impl RunRecord {
             skipped: Vec::new(),
             failed: Vec::new(),
             environment: Default::default(),
+            counted: Default::default(),
         }
     }
 
@@ -159,6 +172,19 @@ impl RunRecord {
             .binary_search_by(|b| b.id.as_str().cmp(id))
             .ok()
             .map(|i| &self.benchmarks[i])
+    }
+
+    /// How many ids were counted, and how many were not countable.
+    pub fn counted_summary(&self) -> (usize, usize) {
+        self.counted
+            .values()
+            .fold((0, 0), |(counted, not), outcome| {
+                match outcome.get("status").and_then(|s| s.as_str()) {
+                    Some(COUNTED_STATUS) => (counted + 1, not),
+                    Some(NOT_COUNTABLE_STATUS) => (counted, not + 1),
+                    _ => (counted, not),
+                }
+            })
     }
 
     /// Peaks from the probe, as raw JSON objects (empty when no probe).

@@ -2,7 +2,8 @@
 //! - `system.json`: the system probe of the machine that ran the benches;
 //! - `targets/<target>.json`: per bench target, the suite and every benchmark's outcome
 //!   (measured with notes such as peak memory or extra metrics, skipped with its reason,
-//!   or failed with its error), so the run record can show what did not run and why.
+//!   or failed with its error), so the run record can show what did not run and why; in
+//!   counting mode also each id's instruction counts or why it is not countable.
 //!
 //! - the progress file of a live run ([`progress`]), which `run_benchmarks.sh` puts there.
 //!
@@ -109,6 +110,17 @@ pub struct TargetReport {
     /// lowest busy clock; or why none were recorded. Absent in reports older than it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_clocks: Option<crate::system::clocks::GpuClocksRecord>,
+    /// `instructions` when the target ran in counting mode (`STACKBENCH_MEASURE`); absent
+    /// for a timed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<String>,
+    /// Counting mode: each selected id's counts, or why it is not countable, keyed by full
+    /// id; a count that failed is in `benchmarks` as a failure instead. Each entry is the
+    /// harness's `CountedOutcome` (`src/harness/measure/mod.rs`) as JSON, kept verbatim like
+    /// the system probe: the shape is the harness's and `schemas/target.schema.json`'s, and
+    /// no reader below the harness needs more than its `status`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counted: BTreeMap<String, serde_json::Value>,
 }
 
 impl TargetReport {
@@ -123,6 +135,8 @@ impl TargetReport {
                 .unwrap_or(0),
             benchmarks: BTreeMap::new(),
             gpu_clocks: None,
+            measure: None,
+            counted: BTreeMap::new(),
         }
     }
 

@@ -297,6 +297,8 @@ fn outcomes() -> TargetReport {
         started_unix_s: 0,
         benchmarks,
         gpu_clocks: None,
+        measure: None,
+        counted: Default::default(),
     }
 }
 

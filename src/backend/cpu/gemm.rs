@@ -107,7 +107,13 @@ impl CpuGemm {
     }
 
     fn multiply_once(&mut self) {
-        let (shape, par) = (self.shape, Parallelism::Rayon(self.threads));
+        // One thread runs on the caller, without rayon: in counting mode Callgrind counts
+        // only the calling thread, and on a one-CPU machine a pool only adds hand-offs.
+        let par = match self.threads {
+            0 | 1 => Parallelism::None,
+            threads => Parallelism::Rayon(threads),
+        };
+        let shape = self.shape;
         match &mut self.operands {
             Operands::F64 { a, b, c } => matmul(shape, a, b, c, 0.0, 1.0, par),
             Operands::F32 { a, b, c } => matmul(shape, a, b, c, 0.0, 1.0, par),

@@ -73,7 +73,26 @@ pub struct CpuBackend {
 }
 
 impl CpuBackend {
+    /// The backend whose every workload runs on the calling thread: the pool has no worker
+    /// ([`pool::StaticPool::inline`]) and GEMM gets one thread, so no rayon. Counting mode
+    /// opens this one (the harness decides): Callgrind counts only the thread that entered
+    /// the timed routine, so work on any other thread would be missing from the count.
+    pub fn open_single_threaded() -> CpuBackend {
+        let mut backend = Self::open_with(pool::StaticPool::inline());
+        backend
+            .device
+            .properties
+            .insert("threads".to_owned(), 1.into());
+        backend
+    }
+
     pub fn open() -> Result<CpuBackend, String> {
+        let pool = pool::StaticPool::new(threads())
+            .map_err(|e| format!("cannot start the CPU worker threads: {e}"))?;
+        Ok(Self::open_with(pool))
+    }
+
+    fn open_with(pool: pool::StaticPool) -> CpuBackend {
         let mut notes = Vec::new();
         let cpu = CpuInfo::read(Path::new("/"), &mut notes);
         let l2_total_bytes = cpu
@@ -87,13 +106,12 @@ impl CpuBackend {
                 };
                 l2.size_bytes * instances as u64
             });
-        Ok(CpuBackend {
+        CpuBackend {
             device: device_info(&cpu),
             llc_bytes: cpu.llc_bytes().unwrap_or(DEFAULT_LLC_BYTES),
             l2_total_bytes,
-            pool: pool::StaticPool::new(threads())
-                .map_err(|e| format!("cannot start the CPU worker threads: {e}"))?,
-        })
+            pool,
+        }
     }
 }
 
@@ -234,6 +252,24 @@ impl Backend for CpuBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_single_threaded_backend_runs_everything_on_the_calling_thread() {
+        let backend = CpuBackend::open_single_threaded();
+        assert!(backend.pool.is_inline());
+        assert_eq!(backend.pool.threads(), 1);
+        assert_eq!(backend.device().properties["threads"], 1);
+        // The same sweep as the timed backend: the counted ids are the timed ids.
+        let timed = CpuBackend::open().unwrap();
+        assert_eq!(
+            backend.stream_sizes(Suite::Quick),
+            timed.stream_sizes(Suite::Quick)
+        );
+        // GEMM takes its thread count from the pool: one means no rayon.
+        let mut workload = backend.gemm(GemmShape::square(64), DType::F32).unwrap();
+        workload.verify().unwrap();
+        workload.run(1).unwrap();
+    }
 
     #[test]
     fn sweeps_reach_four_times_the_llc() {

@@ -25,6 +25,22 @@ struct Shared {
     panicked: AtomicBool,
 }
 
+impl Shared {
+    fn idle() -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(State {
+                generation: 0,
+                job: None,
+                pending: 0,
+                shutdown: false,
+            }),
+            start: Condvar::new(),
+            done: Condvar::new(),
+            panicked: AtomicBool::new(false),
+        })
+    }
+}
+
 /// `threads` dedicated workers, each pinned to one allowed CPU. The calling thread is never
 /// pinned: threads inherit their creator's affinity, so pinning it would confine every
 /// thread spawned later (rayon's pool for GEMM among them) to one CPU.
@@ -39,17 +55,7 @@ impl StaticPool {
     /// already started are stopped again by `Drop`.
     pub fn new(threads: usize) -> std::io::Result<StaticPool> {
         let threads = threads.max(1);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                generation: 0,
-                job: None,
-                pending: 0,
-                shutdown: false,
-            }),
-            start: Condvar::new(),
-            done: Condvar::new(),
-            panicked: AtomicBool::new(false),
-        });
+        let shared = Shared::idle();
         // Read once, before any pinning, so every worker picks from the full set.
         let cpus = allowed_cpus();
         let mut pool = StaticPool {
@@ -73,12 +79,32 @@ impl StaticPool {
         Ok(pool)
     }
 
+    /// A pool with no worker threads: `run` calls `job(0)` on the calling thread. Counting
+    /// mode needs it: Callgrind counts only the thread that entered the timed routine, so
+    /// work handed to a worker would be missing from the count.
+    pub fn inline() -> StaticPool {
+        StaticPool {
+            threads: 1,
+            shared: Shared::idle(),
+            workers: Vec::new(),
+        }
+    }
+
     pub fn threads(&self) -> usize {
         self.threads
     }
 
+    /// Whether [`StaticPool::run`] runs its job on the calling thread ([`StaticPool::inline`]).
+    pub fn is_inline(&self) -> bool {
+        self.workers.is_empty()
+    }
+
     /// Runs `job(t)` on every worker `t` and returns when all have finished.
     pub fn run<F: Fn(usize) + Sync>(&self, job: F) {
+        if self.is_inline() {
+            // No lock, no condition variable: nothing that would show another thread.
+            return job(0);
+        }
         let job_ref: &(dyn Fn(usize) + Sync) = &job;
         // SAFETY: the reference is only used by workers between this point and the wait
         // in the guard's drop (reached on every exit path), so it never outlives `job`.
@@ -230,6 +256,25 @@ mod tests {
             before,
             "threads spawned later inherit the caller's affinity"
         );
+    }
+
+    #[test]
+    fn an_inline_pool_runs_the_whole_job_on_the_calling_thread() {
+        let pool = StaticPool::inline();
+        assert_eq!(pool.threads(), 1);
+        assert!(pool.is_inline());
+        let caller = std::thread::current().id();
+        let ran = std::sync::Mutex::new(Vec::new());
+        pool.run(|t| {
+            ran.lock().unwrap().push((t, std::thread::current().id()));
+        });
+        assert_eq!(ran.into_inner().unwrap(), vec![(0, caller)]);
+        assert_eq!(
+            pool.chunk(0, 1001, 8),
+            0..1001,
+            "one part holds all the work"
+        );
+        assert!(!StaticPool::new(2).unwrap().is_inline());
     }
 
     #[test]

@@ -34,7 +34,9 @@
 //! instructions for that routine, ±94 over three runs), but Callgrind 3.19 applies them
 //! unreliably when several patterns name overlapping functions (`--dump-after` never fired
 //! with `…Bencher<M>::iter*`; with exact names only some of the four fired), so they are not
-//! used.
+//! used. Instead the counter sets `STACKBENCH_MEASURE=instructions` in the bench process's
+//! environment: stackbench's own bench targets then run their CPU pool and rayon work on the
+//! calling thread (`crate::harness::counting`), so their CPU ids are countable.
 
 use super::callgrind_out::{self, CallgrindFileError};
 use super::{CostModel, Countability, CountedBenchmark};
@@ -193,7 +195,8 @@ impl CriterionVersion {
         Self::from_cargo_lock_text(&text).map_err(lock_error)
     }
 
-    fn from_cargo_lock_text(text: &str) -> Result<Self, String> {
+    /// As [`CriterionVersion::from_cargo_lock`], over the lock file's text.
+    pub fn from_cargo_lock_text(text: &str) -> Result<Self, String> {
         #[derive(serde::Deserialize)]
         struct Lock {
             #[serde(default)]
@@ -308,6 +311,9 @@ impl InstructionCounter {
             .arg(bench_exe)
             .args(["--bench", "--test"])
             .arg(format!("^{}$", regex::escape(id)))
+            // stackbench's own bench targets read it and run their CPU work on the
+            // calling thread, the only one Callgrind counts; other crates ignore it.
+            .env(super::MEASURE_ENV, super::Measure::Instructions.name())
             .envs(self.envs.iter().map(|(k, v)| (k, v)));
         command
     }
@@ -513,6 +519,15 @@ mod tests {
         assert!(args.contains(&"--collect-atstart=no".to_owned()));
         assert!(args.contains(&"--callgrind-out-file=/t/cg.out".to_owned()));
         assert!(args.contains(&"--LL=8388608,16,64".to_owned()));
+        let measure = command
+            .get_envs()
+            .find(|(k, _)| *k == super::super::MEASURE_ENV)
+            .and_then(|(_, v)| v);
+        assert_eq!(
+            measure,
+            Some(std::ffi::OsStr::new("instructions")),
+            "the counted bench process must know it is counted"
+        );
     }
 
     #[test]

@@ -64,6 +64,47 @@ impl FromStr for Measure {
     }
 }
 
+/// The environment variable that picks the measure of a `cargo bench` run (`time`, the
+/// default, or `instructions`). The instruction counter also sets it in the environment of
+/// every bench process it runs under Valgrind, so stackbench's own bench targets know they
+/// are being counted and run their CPU work on the calling thread (`crate::harness::counting`).
+pub const MEASURE_ENV: &str = "STACKBENCH_MEASURE";
+
+/// The measure `STACKBENCH_MEASURE` names; unset or empty is [`Measure::Time`].
+pub fn measure_from_env() -> Result<Measure, UnknownMeasure> {
+    match std::env::var(MEASURE_ENV) {
+        Ok(value) if !value.is_empty() => value.parse(),
+        _ => Ok(Measure::Time),
+    }
+}
+
+/// How a counted result of stackbench's own benchmarks differs from the timed one: Callgrind
+/// counts only the thread that entered the timed routine, so in counting mode stackbench's
+/// CPU pool and the GEMM's rayon parallelism run the routine on the calling thread.
+pub const SINGLE_THREADED_VARIANT: &str = "single-threaded: in counting mode the CPU pool and \
+     rayon run the routine on the calling thread, so Callgrind counts all of its work";
+
+/// One benchmark id of a counting-mode run, as the target report and the run record keep it
+/// (as JSON: the formats below the harness do not know this type; the tags are
+/// `crate::results`' `COUNTED_STATUS` and `NOT_COUNTABLE_STATUS`):
+/// its counts, or why it could not be counted (a GPU or Python-worker routine, work on other
+/// threads). A benchmark that could be counted and whose count failed is a failed benchmark,
+/// not one of these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CountedOutcome {
+    Counted {
+        result: CountedBenchmark,
+        /// How the counted routine differs from the timed one (stackbench's own benches
+        /// count a single-threaded variant), so nobody compares it with a timed run unawares.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        variant: Option<String>,
+    },
+    NotCountable {
+        reason: String,
+    },
+}
+
 /// Callgrind's events with cache simulation on (`--cache-sim=yes`), as its output file names
 /// them: instruction reads `Ir`, data reads `Dr` and writes `Dw`; first-level misses `I1mr`,
 /// `D1mr`, `D1mw`; last-level misses `ILmr`, `DLmr`, `DLmw`.
