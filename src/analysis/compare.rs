@@ -171,6 +171,10 @@ pub struct Comparison {
     /// (baseline, candidate), and the ones that failed for want of any.
     pub evidence: Evidence,
     pub rule: VerdictRule,
+    /// The estimator behind every row's times, change and interval when it is not
+    /// `compare`'s own (the gate's); the writers name it in their column headers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimator: Option<super::Estimator>,
 }
 
 impl Comparison {
@@ -265,6 +269,7 @@ impl Judgement {
             summary,
             evidence,
             rule,
+            estimator: None,
         })
     }
 }
@@ -580,7 +585,7 @@ fn match_benchmarks<'a>(
 }
 
 fn peak_table(run: &RunRecord) -> PeakTable {
-    PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some())
+    PeakTable::from_probe_peaks(&run.peaks(), run.probed_by_harness())
 }
 
 /// A common shift of the whole candidate: judged benchmarks number at least 10, their

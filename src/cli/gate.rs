@@ -28,6 +28,17 @@ const ROUNDS: Setting = Setting {
     env: "STACKBENCH_GATE_ROUNDS",
     file_key: "[gate] rounds",
 };
+/// The gate's results directory. Its default differs from the other commands'
+/// (`benchmark_results`): the gate mostly runs in someone else's crate, and must not
+/// leave a directory in its working tree.
+const RESULTS: Setting = Setting {
+    flag: "--results",
+    env: "STACKBENCH_RESULTS_DIR",
+    file_key: "results_dir",
+};
+/// Where the gate records both sides when no flag, variable or file names a directory.
+pub const DEFAULT_RESULTS_DIR: &str = "target/stackbench-gate/results";
+
 const THRESHOLD: Setting = Setting {
     flag: "--threshold",
     env: "STACKBENCH_GATE_THRESHOLD_PERCENT",
@@ -74,9 +85,11 @@ pub struct GateArgs {
     /// Where comparison.json, comparison.md and summary.md go
     #[arg(long, default_value = "target/stackbench-gate/out")]
     pub out: PathBuf,
-    /// Results directory both sides are recorded into
-    #[arg(long, default_value = "benchmark_results")]
-    pub results: PathBuf,
+    /// Results directory both sides are recorded into [default: $STACKBENCH_RESULTS_DIR,
+    /// else `results_dir` in stackbench.toml, else target/stackbench-gate/results, so a
+    /// crate without a config gets nothing written outside target/]
+    #[arg(long)]
+    pub results: Option<PathBuf>,
     /// An environment variable for the base side only (repeatable)
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
     pub base_env: Vec<(String, String)>,
@@ -101,10 +114,17 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The gate's rounds and threshold, each by one precedence: flag > environment > file >
-/// default ([`crate::config::precedence`]). The config file is read only when a flag and
-/// the environment leave a setting open.
-fn gate_settings(args: &GateArgs) -> anyhow::Result<(Resolved<usize>, Resolved<f64>)> {
+/// The gate's settings that come from more than one place.
+struct GateSettings {
+    rounds: Resolved<usize>,
+    threshold: Resolved<f64>,
+    results: Resolved<PathBuf>,
+}
+
+/// The gate's rounds, threshold and results directory, each by one precedence: flag >
+/// environment > file > default ([`crate::config::precedence`]). The config file is read
+/// only when a flag and the environment leave a setting open.
+fn gate_settings(args: &GateArgs) -> anyhow::Result<GateSettings> {
     let config = std::cell::OnceCell::new();
     let file = || -> anyhow::Result<&crate::config::Config> {
         if config.get().is_none() {
@@ -137,7 +157,20 @@ fn gate_settings(args: &GateArgs) -> anyhow::Result<(Resolved<usize>, Resolved<f
         },
         DEFAULT_THRESHOLD_PERCENT,
     )?;
-    Ok((rounds, threshold))
+    let results = resolve(
+        RESULTS,
+        args.results.clone(),
+        || {
+            let c = file()?;
+            Ok::<_, anyhow::Error>(c.results_dir.clone().map(|r| (r, path(c))))
+        },
+        PathBuf::from(DEFAULT_RESULTS_DIR),
+    )?;
+    Ok(GateSettings {
+        rounds,
+        threshold,
+        results,
+    })
 }
 
 /// Checks the resolved settings, naming where a wrong one came from (a flag, a variable or
@@ -155,7 +188,11 @@ fn check_settings(rounds: &Resolved<usize>, threshold: &Resolved<f64>) -> anyhow
 }
 
 pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
-    let (rounds, threshold) = gate_settings(&args)?;
+    let GateSettings {
+        rounds,
+        threshold,
+        results,
+    } = gate_settings(&args)?;
     check_settings(&rounds, &threshold)?;
     if args.max_rounds < rounds.value {
         bail!(
@@ -180,7 +217,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         filter: args.filter,
         threshold_percent: threshold.value,
         out: args.out,
-        results: args.results,
+        results: results.value,
         base_env: args.base_env,
         head_env: args.head_env,
         criterion_args,

@@ -28,8 +28,8 @@ pub use record::{new_run_id, run_for_comparison, run_from_criterion, run_from_tr
 pub use evidence::{Evidence, NoEvidence, Outcome};
 pub use record::sidecar_files;
 pub use run::{
-    BenchmarkRecord, FailedBenchmark, RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord,
-    Samples, SourceInfo, probe_fingerprint,
+    BenchmarkRecord, FailedBenchmark, GATE_PROBE_NOTE, RUN_SCHEMA, RUN_SCHEMA_PREFIX,
+    RUN_SCHEMA_VERSION, RunRecord, Samples, SourceInfo, probe_fingerprint,
 };
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
