@@ -43,6 +43,7 @@ fn a_docs_only_change_on_criterion_0_3_is_never_a_regression_and_leaves_no_litte
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("gen03");
     criterion03::create(&repo);
+    criterion03::prebuild(&repo);
     let before = tree_outside_target(&repo);
     let out = dir.path().join("out");
     let result = Command::new(BIN)

@@ -32,6 +32,11 @@ pub enum Lock {
     Required,
 }
 
+/// [`check`] for both sides, base first.
+pub fn check_sides(sides: [&SideRun; 2], lock: Lock) -> Result<(), GateError> {
+    sides.into_iter().try_for_each(|side| check(side, lock))
+}
+
 /// Refuses `side` when its `Cargo.lock` holds a Criterion outside [`SUPPORTED`], or none.
 pub fn check(side: &SideRun, lock: Lock) -> Result<(), GateError> {
     let Some(path) = find_lock(&side.crate_dir) else {

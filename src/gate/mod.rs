@@ -1,9 +1,9 @@
 //! `analyze-trends gate`: the pull-request gate for any git repository whose crate has
 //! Criterion (0.3.3 to 0.8.x, [`criterion_version`]) benches. Base and head are checked
-//! out into worktrees under `target/`, built with `cargo bench --no-run` into separate target directories, and
-//! measured on this machine in alternating rounds (ABBA…), each saved as its own Criterion
-//! baseline. Each benchmark is judged on the round-to-round differences
-//! ([`verdict`]); what is still inconclusive is measured again, alone, up to a budget.
+//! out into worktrees under `target/`, built with `cargo bench --no-run` into separate
+//! target directories, and measured on this machine in alternating rounds (ABBA…), each
+//! saved as its own Criterion baseline. Each benchmark is judged on the round-to-round
+//! differences ([`verdict`]); what is still inconclusive is measured again, alone, up to a budget.
 //! A side can also be an environment (`--base-env`/`--head-env`) over the same checkout.
 
 mod build;
@@ -191,18 +191,14 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
     let mut head = prepare("head", &options.head, &head_commit, &options.head_env)?;
     // A committed lock is checked before the build (an unsupported Criterion costs nothing),
     // one cargo writes during the build after it.
-    for side in [&base, &head] {
-        criterion_version::check(side, criterion_version::Lock::IfPresent)?;
-    }
+    criterion_version::check_sides([&base, &head], criterion_version::Lock::IfPresent)?;
     build_sides(
         &work,
         &mut base,
         &mut head,
         base_commit == head_commit && base_commit.is_none(),
     )?;
-    for side in [&base, &head] {
-        criterion_version::check(side, criterion_version::Lock::Required)?;
-    }
+    criterion_version::check_sides([&base, &head], criterion_version::Lock::Required)?;
     let targets = select_targets(&base, &head, &options.benches)?;
     let rule = VerdictRule {
         threshold_percent: options.threshold_percent,

@@ -190,3 +190,23 @@ pub fn create(repo: &Path) {
     git(repo, &["tag", "docs"]);
     git(repo, &["checkout", "-q", "base"]);
 }
+
+/// Compiles Criterion 0.3 once and copies it to the head side's target directory: only a
+/// speed-up (the gate builds each side itself and would compile the dependencies twice).
+pub fn prebuild(repo: &Path) {
+    let gate = repo.join("target/stackbench-gate");
+    let out = Command::new("cargo")
+        .args(["bench", "--no-run", "--offline"])
+        .current_dir(repo)
+        .env("CARGO_TARGET_DIR", gate.join("target-base"))
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "prebuild: {out:?}");
+    let copy = Command::new("cp")
+        .arg("-a")
+        .arg(gate.join("target-base"))
+        .arg(gate.join("target-head"))
+        .status()
+        .expect("cp runs");
+    assert!(copy.success());
+}
