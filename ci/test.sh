@@ -42,6 +42,11 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     fi
 fi
 
+step "Criterion 0.3 into cargo's cache, for the generated 0.3 crate the gate test builds offline"
+# tests/gate_criterion03.rs gates the oldest Criterion the gate supports; under
+# STACKBENCH_REQUIRE_TOOLS=1 a cache without it fails that test instead of skipping it.
+cargo fetch --locked --quiet --manifest-path tests/fixtures/criterion-0.3-fetch/Cargo.toml
+
 step "unit and integration tests (the component tests drive the real Python stack)"
 STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet --no-fail-fast
 

@@ -741,3 +741,146 @@ fn the_cpus_help_is_about_cpus_and_the_criterion_arguments_keep_theirs() {
     assert!(!cpus.contains("Criterion's own flags"), "{text}");
     assert!(text.contains("Criterion's own flags"), "{text}");
 }
+
+/// Every path under `repo` outside `target/` and `.git/`: what a gate may not add to.
+fn tree_outside_target(repo: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if rel == Path::new("target") || rel == Path::new(".git") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            }
+            out.push(rel);
+        }
+    }
+    let mut out = Vec::new();
+    walk(repo, repo, &mut out);
+    out.sort();
+    out
+}
+
+/// A gate with no `--results`, with `env` set; the rest as the other tests run it.
+fn gate_without_results(repo: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .arg("gate")
+        .args(["--base", "base", "--head", "comment", "--rounds", "2"])
+        .args([
+            "--max-rounds",
+            "2",
+            "--threshold",
+            "25",
+            "--filter",
+            "^xor$",
+        ])
+        .arg("--out")
+        .arg(out)
+        .args(CRITERION)
+        .current_dir(repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME")
+        .env_remove("STACKBENCH_RESULTS_DIR")
+        .env_remove("STACKBENCH_CONFIG")
+        .envs(env.iter().copied());
+    command.output().unwrap()
+}
+
+/// The run records a gate wrote into `results`.
+fn runs_in(results: &Path) -> Vec<Value> {
+    std::fs::read_dir(results.join("runs"))
+        .map(|entries| {
+            entries
+                .map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()))
+                .collect::<Result<Vec<Value>, _>>()
+                .unwrap()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_crate_without_a_config_gets_its_runs_under_target_with_the_hardware_probed() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let before = tree_outside_target(&f.repo);
+    let default_results = f.repo.join("target/stackbench-gate/results");
+    let _ = std::fs::remove_dir_all(&default_results);
+    let result = gate_without_results(&f.repo, &out.path().join("out"), &[]);
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    assert_eq!(tree_outside_target(&f.repo), before, "the gate left litter");
+    // One estimator: each row's times, change and interval are the mean round shift's, so
+    // head / base - 1 is the change shown, and the headers say which estimator it is.
+    let c = comparison(out.path());
+    assert_eq!(c["estimator"], "mean_round_shift", "{c:#}");
+    for row in c["comparisons"].as_array().unwrap() {
+        let ratio = row["candidate_ns"].as_f64().unwrap() / row["baseline_ns"].as_f64().unwrap();
+        let change = row["change_percent"].as_f64().unwrap();
+        assert!(((ratio - 1.0) * 100.0 - change).abs() < 1e-6, "{row:#}");
+    }
+    let table = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        table.contains("change (mean of round HL shifts)"),
+        "{table}"
+    );
+    assert!(table.contains("base (geomean of round medians)"), "{table}");
+    let runs = runs_in(&default_results);
+    assert_eq!(runs.len(), 2, "{}", stderr(&result));
+    // The crate writes no system probe: the gate's own stands in, saying so, so the runs
+    // name their hardware instead of `unknown hardware`.
+    for run in &runs {
+        assert!(
+            run["fingerprint"].as_str().is_some_and(|f| !f.is_empty()),
+            "{run:#}"
+        );
+        let notes = run["system"]["notes"].as_array().unwrap();
+        assert!(
+            notes.iter().any(|n| n
+                .as_str()
+                .is_some_and(|n| n.starts_with("probed by analyze-trends gate"))),
+            "{notes:?}"
+        );
+    }
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn the_gates_results_directory_follows_flag_then_environment_then_file() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let (from_file, from_env) = (dir.path().join("from_file"), dir.path().join("from_env"));
+    let config = dir.path().join("stackbench.toml");
+    write(
+        &config,
+        &format!("results_dir = {:?}\n", from_file.display().to_string()),
+    );
+    let config_text = config.display().to_string();
+    let env_text = from_env.display().to_string();
+    let file = gate_without_results(
+        &f.repo,
+        &dir.path().join("out1"),
+        &[("STACKBENCH_CONFIG", &config_text)],
+    );
+    assert_eq!(file.status.code(), Some(0), "{}", stderr(&file));
+    assert_eq!(runs_in(&from_file).len(), 2);
+    let env = gate_without_results(
+        &f.repo,
+        &dir.path().join("out2"),
+        &[
+            ("STACKBENCH_CONFIG", &config_text),
+            ("STACKBENCH_RESULTS_DIR", &env_text),
+        ],
+    );
+    assert_eq!(env.status.code(), Some(0), "{}", stderr(&env));
+    assert_eq!(runs_in(&from_env).len(), 2, "the variable beats the file");
+    assert_eq!(
+        runs_in(&from_file).len(),
+        2,
+        "the file's directory is untouched"
+    );
+    assert_clean(&f.repo);
+}

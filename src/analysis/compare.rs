@@ -175,6 +175,10 @@ pub struct Comparison {
     /// `--accept-unsure`): recorded with the verdict, and it turns exit 3 into exit 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted_unsure: Option<crate::results::AcceptedUnsure>,
+    /// The estimator behind every row's times, change and interval when it is not
+    /// `compare`'s own (the gate's); the writers name it in their column headers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimator: Option<super::Estimator>,
 }
 
 impl Comparison {
@@ -295,6 +299,7 @@ impl Judgement {
             evidence,
             rule,
             accepted_unsure: None,
+            estimator: None,
         })
     }
 }
@@ -610,7 +615,7 @@ fn match_benchmarks<'a>(
 }
 
 fn peak_table(run: &RunRecord) -> PeakTable {
-    PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some())
+    PeakTable::from_probe_peaks(&run.peaks(), run.probed_by_harness())
 }
 
 /// A common shift of the whole candidate: judged benchmarks number at least 10, their

@@ -111,7 +111,7 @@ pub fn analyze_hardware(runs: &[RunRecord], prices: &dyn PriceList) -> HardwareR
     let mut observations = Vec::new();
     for run in runs {
         let fingerprint = run.fingerprint.clone().unwrap_or_else(|| "unknown".into());
-        let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some());
+        let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.probed_by_harness());
         for bench in &run.benchmarks {
             let Some(observation) = observe(run, &fingerprint, &peaks, bench) else {
                 continue;

@@ -2,6 +2,7 @@
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
 pub mod compare;
+pub mod estimator;
 pub mod hardware;
 pub mod noise;
 pub mod prices;
@@ -19,4 +20,5 @@ pub use compare::{
 // `import` judge with it; the verdicts here and the CLI reach it through these names.
 pub use crate::results::evidence::{AcceptedUnsure, Evidence, NoEvidence, Outcome};
 pub use crate::stats::{SampleDefect, usable_median, usable_timed};
+pub use estimator::Estimator;
 pub use verdict::{OverallStatus, Status, VerdictRule};

@@ -36,6 +36,17 @@ const MEASURE: Setting = Setting {
     env: "STACKBENCH_MEASURE",
     file_key: "[gate] measure",
 };
+/// The gate's results directory. Its default differs from the other commands'
+/// (`benchmark_results`): the gate mostly runs in someone else's crate, and must not
+/// leave a directory in its working tree.
+const RESULTS: Setting = Setting {
+    flag: "--results",
+    env: "STACKBENCH_RESULTS_DIR",
+    file_key: "results_dir",
+};
+/// Where the gate records both sides when no flag, variable or file names a directory.
+pub const DEFAULT_RESULTS_DIR: &str = "target/stackbench-gate/results";
+
 const THRESHOLD: Setting = Setting {
     flag: "--threshold",
     env: "STACKBENCH_GATE_THRESHOLD_PERCENT",
@@ -95,9 +106,11 @@ pub struct GateArgs {
     /// Where comparison.json, comparison.md and summary.md go
     #[arg(long, default_value = "target/stackbench-gate/out")]
     pub out: PathBuf,
-    /// Results directory both sides are recorded into
-    #[arg(long, default_value = "benchmark_results")]
-    pub results: PathBuf,
+    /// Results directory both sides are recorded into [default: $STACKBENCH_RESULTS_DIR,
+    /// else `results_dir` in stackbench.toml, else target/stackbench-gate/results, so a
+    /// crate without a config gets nothing written outside target/]
+    #[arg(long)]
+    pub results: Option<PathBuf>,
     /// An environment variable for the base side only (repeatable)
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
     pub base_env: Vec<(String, String)>,
@@ -142,12 +155,18 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The gate's rounds and threshold, each by one precedence: flag > environment > file >
-/// default ([`crate::config::precedence`]). The config file is read only when a flag and
-/// the environment leave a setting open.
-fn gate_settings(
-    args: &GateArgs,
-) -> anyhow::Result<(Resolved<usize>, Resolved<f64>, Resolved<Measure>)> {
+/// The gate's settings that come from more than one place.
+struct GateSettings {
+    rounds: Resolved<usize>,
+    threshold: Resolved<f64>,
+    results: Resolved<PathBuf>,
+    measure: Resolved<Measure>,
+}
+
+/// The gate's rounds, threshold, results directory and measure, each by one precedence: flag >
+/// environment > file > default ([`crate::config::precedence`]). The config file is read
+/// only when a flag and the environment leave a setting open.
+fn gate_settings(args: &GateArgs) -> anyhow::Result<GateSettings> {
     let config = std::cell::OnceCell::new();
     let file = || -> anyhow::Result<&crate::config::Config> {
         if config.get().is_none() {
@@ -204,7 +223,21 @@ fn gate_settings(
         },
         _ => threshold,
     };
-    Ok((rounds, threshold, measure))
+    let results = resolve(
+        RESULTS,
+        args.results.clone(),
+        || {
+            let c = file()?;
+            Ok::<_, anyhow::Error>(c.results_dir.clone().map(|r| (r, path(c))))
+        },
+        PathBuf::from(DEFAULT_RESULTS_DIR),
+    )?;
+    Ok(GateSettings {
+        rounds,
+        threshold,
+        results,
+        measure,
+    })
 }
 
 /// Checks the resolved settings, naming where a wrong one came from (a flag, a variable or
@@ -234,7 +267,12 @@ fn check_settings(
 }
 
 pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
-    let (rounds, threshold, measure) = gate_settings(&args)?;
+    let GateSettings {
+        rounds,
+        threshold,
+        results,
+        measure,
+    } = gate_settings(&args)?;
     check_settings(&rounds, &threshold, &measure)?;
     if args.max_rounds < rounds.value {
         bail!(
@@ -268,7 +306,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         filter: args.filter,
         threshold_percent: threshold.value,
         out: args.out,
-        results: args.results,
+        results: results.value,
         base_env: with_lock(args.base_env, args.lock_clocks),
         head_env: with_lock(args.head_env, args.lock_clocks),
         criterion_args,

@@ -8,6 +8,9 @@
 //! today's behaviour); after parsing, an argument that clap filled from its default is
 //! replaced by the config's directory. The config is read only then, so a command given
 //! `--results` never depends on the config file.
+//!
+//! `gate` is the exception: it runs in other people's crates, so its default is under
+//! `target/` and it resolves the directory itself (`cli/gate.rs`).
 
 use super::analyze_trends::{Cli, Command};
 use crate::config::{Config, ConfigError};
@@ -66,7 +69,8 @@ fn defaulted_results<'a>(cli: &'a mut Cli, matches: &ArgMatches) -> Option<&'a m
         Command::History(a) => &mut a.list.results,
         Command::Prune(a) => &mut a.list.results,
         Command::Ack(a) => &mut a.results,
-        Command::Gate(a) => &mut a.results,
+        // The gate resolves its own (flag > env > file > target/stackbench-gate/results).
+        Command::Gate(_) => return None,
         Command::Report(a) => return defaulted(sub, "dir").then_some(&mut a.dir),
         // Bisect keeps its steps' runs under its own --out, never in the user's history.
         Command::Simulate(_) | Command::Bisect(_) => return None,

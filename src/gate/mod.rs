@@ -1,9 +1,9 @@
 //! `analyze-trends gate`: the pull-request gate for any git repository whose crate has
-//! Criterion (0.5 to 0.8) benches. Base and head are checked out into worktrees under
-//! `target/`, built with `cargo bench --no-run` into separate target directories, and
-//! measured on this machine in alternating rounds (ABBA…), each saved as its own Criterion
-//! baseline. Each benchmark is judged on the round-to-round differences
-//! ([`verdict`]); what is still inconclusive is measured again, alone, up to a budget.
+//! Criterion (0.3.3 to 0.8.x, [`criterion_version`]) benches. Base and head are checked
+//! out into worktrees under `target/`, built with `cargo bench --no-run` into separate
+//! target directories, and measured on this machine in alternating rounds (ABBA…), each
+//! saved as its own Criterion baseline. Each benchmark is judged on the round-to-round
+//! differences ([`verdict`]); what is still inconclusive is measured again, alone, up to a budget.
 //! A side can also be an environment (`--base-env`/`--head-env`) over the same checkout.
 
 pub mod bisect;
@@ -11,7 +11,9 @@ mod build;
 pub mod calibrate;
 pub mod counting;
 pub mod cpus;
+pub mod criterion_version;
 mod git;
+mod hardware;
 mod interrupt;
 mod output;
 mod process;
@@ -85,6 +87,13 @@ pub enum GateError {
     NoBenchTargets { base: String, head: String },
     #[error("--out {path} is not writable: {detail}")]
     OutNotWritable { path: PathBuf, detail: String },
+    /// A side's Criterion is one the gate cannot measure (or none): bad input, exit 2.
+    #[error("the {side} side cannot be gated ({lock}): {detail}")]
+    CriterionVersion {
+        side: String,
+        lock: PathBuf,
+        detail: String,
+    },
     #[error("{0}")]
     BadOption(String),
     #[error("git could not {action}: {detail}")]
@@ -196,19 +205,23 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
     };
     let mut base = prepare("base", &options.base, &base_commit, &options.base_env)?;
     let mut head = prepare("head", &options.head, &head_commit, &options.head_env)?;
+    // A committed lock is checked before the build (an unsupported Criterion costs nothing),
+    // one cargo writes during the build after it.
+    criterion_version::check_sides([&base, &head], criterion_version::Lock::IfPresent)?;
     build_sides(
         &work,
         &mut base,
         &mut head,
         base_commit == head_commit && base_commit.is_none(),
     )?;
+    criterion_version::check_sides([&base, &head], criterion_version::Lock::Required)?;
     let targets = select_targets(&base, &head, &options.benches)?;
     let rule = VerdictRule {
         threshold_percent: options.threshold_percent,
         ..VerdictRule::default()
     };
     let sides = [&base, &head];
-    let (collected, counted) = match options.measure {
+    let (mut collected, counted) = match options.measure {
         Measure::Time => (measure(&sides, &targets, options, &rule)?, None),
         Measure::Instructions => {
             let (collected, counted) =
@@ -218,6 +231,7 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
             (collected, Some(counted))
         }
     };
+    hardware::fill_missing(&mut collected);
     let mut comparison = match counted.as_ref() {
         None => output::judge(&sides, &collected, options, &rule, &targets)?,
         counted => output::judge_with(&sides, &collected, options, &rule, &targets, counted)?,

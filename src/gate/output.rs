@@ -9,8 +9,8 @@ use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statu
 use super::{GateError, GateOptions};
 use crate::analysis::verdict::percent;
 use crate::analysis::{
-    BenchComparison, Comparison, HardwareCheck, Judgement, Status, Unmeasured, UnmeasuredStatus,
-    VerdictRule,
+    BenchComparison, Comparison, Estimator, HardwareCheck, Judgement, Status, Unmeasured,
+    UnmeasuredStatus, VerdictRule,
 };
 use crate::files::atomic::write_atomic;
 use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
@@ -191,6 +191,10 @@ pub fn judge_with(
         comparison.summary.notes.extend(note);
     }
     comparison.accepted_unsure = options.accept_unsure.clone();
+    // The timed rows' estimator; counted rows carry their counts in the counting section.
+    if counted.is_none() {
+        comparison.estimator = Some(Estimator::MeanRoundShift);
+    }
     Ok(GateComparison {
         comparison,
         gate: gate_info(sides, collected, options),
@@ -265,9 +269,9 @@ fn row(
     q: f64,
     collected: &Collected,
 ) -> BenchComparison {
-    let medians = |f: fn(&RoundFigure) -> f64| {
-        crate::stats::median(&figures.iter().map(f).collect::<Vec<_>>())
-    };
+    // The times come from the same estimator as the change (see `Estimator`).
+    let base_medians: Vec<f64> = figures.iter().map(|f| f.base_ns).collect();
+    let (baseline_ns, candidate_ns) = Estimator::MeanRoundShift.times(&base_medians, e.effect);
     // The samples the rounds judged (every round of each side), the verdict's evidence.
     let count = |i: usize| {
         collected
@@ -277,8 +281,8 @@ fn row(
     };
     BenchComparison {
         id: id.to_string(),
-        baseline_ns: medians(|f| f.base_ns),
-        candidate_ns: medians(|f| f.head_ns),
+        baseline_ns,
+        candidate_ns,
         change_percent: Some(percent(e.effect)),
         ci95_percent: Some([percent(e.ci[0]), percent(e.ci[1])]),
         p_value: Some(e.p),

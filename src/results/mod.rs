@@ -30,8 +30,9 @@ pub use evidence::{
 };
 pub use record::sidecar_files;
 pub use run::{
-    BenchmarkRecord, COUNTED_STATUS, FailedBenchmark, NOT_COUNTABLE_STATUS, RUN_SCHEMA,
-    RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples, SourceInfo, probe_fingerprint,
+    BenchmarkRecord, COUNTED_STATUS, FailedBenchmark, GATE_PROBE_NOTE, NOT_COUNTABLE_STATUS,
+    RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples, SourceInfo,
+    probe_fingerprint,
 };
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,

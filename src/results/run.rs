@@ -196,4 +196,20 @@ impl RunRecord {
             .cloned()
             .unwrap_or_default()
     }
+
+    /// Whether the system probe was written by stackbench's bench harness, so the ids are
+    /// stackbench's and Criterion's `Elements` are FLOPs. A run without a probe, or one the
+    /// gate probed for another crate's benches ([`GATE_PROBE_NOTE`]), is not.
+    pub fn probed_by_harness(&self) -> bool {
+        self.system.as_ref().is_some_and(|s| {
+            !s.get("notes")
+                .and_then(|n| n.as_array())
+                .is_some_and(|notes| notes.iter().any(|n| n == GATE_PROBE_NOTE))
+        })
+    }
 }
+
+/// The note a system probe carries when `analyze-trends gate` made it (the crate's bench
+/// executables wrote none): the hardware is known, but the benchmarks are not stackbench's.
+pub const GATE_PROBE_NOTE: &str = "probed by analyze-trends gate, the process that ran both sides: \
+     the bench executables wrote no system probe";

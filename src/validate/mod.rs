@@ -276,7 +276,7 @@ pub fn figure(peaks: &PeakTable, benchmark: &BenchmarkRecord) -> Option<Figure> 
 /// selects no benchmark of the run is an error, never a verdict.
 pub fn validate(inputs: &Inputs) -> Result<ValidationResult, ValidationError> {
     let run = inputs.run;
-    let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.system.is_some());
+    let peaks = PeakTable::from_probe_peaks(&run.peaks(), run.probed_by_harness());
     let selected = selected_outcomes(inputs)?;
     let (outcomes, samples) = with_usable_samples(run, selected);
     let (mut checks, mut notes) = installation::checks(run, &outcomes);

@@ -50,7 +50,7 @@ pub fn median_ns(b: &BenchmarkRecord) -> Option<f64> {
 
 /// Every measured benchmark of `run`, with rates against the run's own probe peaks.
 pub fn measured(run: &RunRecord) -> Vec<Measured> {
-    let from_stackbench = run.system.is_some();
+    let from_stackbench = run.probed_by_harness();
     let peaks = PeakTable::from_probe_peaks(&run.peaks(), from_stackbench);
     run.benchmarks
         .iter()

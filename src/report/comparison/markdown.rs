@@ -22,10 +22,23 @@ fn code(text: &str) -> String {
     format!("`{}`", text.replace('`', "'").replace('|', "\\|"))
 }
 
-fn table(out: &mut String, rows: &[&crate::analysis::BenchComparison]) {
-    out.push_str(
-        "| Status | Benchmark | Baseline | Candidate | Change | 95 % CI | q | Throughput |\n",
-    );
+fn table(
+    out: &mut String,
+    rows: &[&crate::analysis::BenchComparison],
+    estimator: Option<crate::analysis::Estimator>,
+) {
+    match estimator.map(|e| e.headers()) {
+        None => out.push_str(
+            "| Status | Benchmark | Baseline | Candidate | Change | 95 % CI | q | Throughput |\n",
+        ),
+        Some(h) => {
+            let _ = writeln!(
+                out,
+                "| Status | Benchmark | {} | {} | {} | {} | q | Throughput |",
+                h.baseline, h.candidate, h.change, h.ci
+            );
+        }
+    }
     out.push_str("|---|---|---:|---:|---:|---|---:|---|\n");
     for row in rows {
         let c = cells(row);
@@ -95,7 +108,7 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
         .iter()
         .partition(|r| r.status != Status::Unchanged);
     if !changed.is_empty() {
-        table(&mut out, &changed);
+        table(&mut out, &changed, c.estimator);
     }
     // Below the changed rows, so a regression's table comes first.
     let section = super::unsure::markdown(c, unsure, code, escape);
@@ -115,6 +128,7 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
         table(
             &mut out,
             &unchanged[..unchanged.len().min(MAX_UNCHANGED_ROWS)],
+            c.estimator,
         );
         if unchanged.len() > MAX_UNCHANGED_ROWS {
             let _ = writeln!(out, "\n… and {} more", unchanged.len() - MAX_UNCHANGED_ROWS);
@@ -135,6 +149,9 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
         for s in &c.skipped {
             let _ = writeln!(out, "- {} {}: {}", s.side, code(&s.path), escape(&s.reason));
         }
+    }
+    if let Some(estimator) = c.estimator {
+        let _ = writeln!(out, "\n<sub>{}</sub>", estimator.describe());
     }
     let _ = writeln!(
         out,

@@ -5,13 +5,14 @@ use crate::analysis::{Comparison, UnmeasuredStatus};
 use std::fmt::Write;
 
 pub fn render(c: &Comparison) -> String {
+    let named = c.estimator.map(|e| e.headers());
     let header = [
         "status",
         "benchmark",
-        "baseline",
-        "candidate",
-        "change",
-        "95% CI",
+        named.as_ref().map_or("baseline", |h| h.baseline),
+        named.as_ref().map_or("candidate", |h| h.candidate),
+        named.as_ref().map_or("change", |h| h.change),
+        named.as_ref().map_or("95% CI", |h| h.ci),
         "q",
         "throughput",
     ];

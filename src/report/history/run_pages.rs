@@ -210,15 +210,68 @@ fn component_bars(components: &[&Measured]) -> BarsSpec {
     spec
 }
 
+/// Whether any benchmark of the run is one of stackbench's families. A run of another
+/// crate's benches (the gate records those) has none: its page shows its own benchmarks,
+/// not a list of stackbench charts it could never have.
+fn has_stackbench_family(all: &[Measured]) -> bool {
+    all.iter().any(|m| {
+        crate::workload::family::FAMILIES
+            .iter()
+            .any(|f| f.name == m.family)
+    })
+}
+
+/// A foreign crate's benchmarks: time per iteration of each, by full id.
+fn own_benchmarks(all: &[Measured]) -> BarsSpec {
+    let bars = all
+        .iter()
+        .map(|m| BarSpec {
+            label: m.id.clone(),
+            value: m.median_ns,
+            colour: palette(0),
+            hover: format_ns(m.median_ns),
+            legend: None,
+        })
+        .collect();
+    BarsSpec {
+        title: "Benchmarks: median time per iteration".into(),
+        x_title: "time per iteration (ns)".into(),
+        bars,
+    }
+}
+
 /// The run pages for `run`, compared with `before` when there is one.
 pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
     let all = measured(run);
-    let family = |f: &str| all.iter().filter(|m| m.family == f).collect::<Vec<_>>();
     let _ = write!(
         out,
         "<h2>Run {}: what this machine achieved</h2><div class=\"charts\">",
         escape(&run_name(run))
     );
+    if has_stackbench_family(&all) || all.is_empty() {
+        family_figures(out, run, &all);
+    } else {
+        figure(
+            out,
+            "This run's benchmarks (another crate's: no stackbench families)",
+            bar_chart(&own_benchmarks(&all)),
+        );
+    }
+    if let Some(before) = before {
+        figure(
+            out,
+            "Before/after",
+            bar_chart(&change_bars(before, run, 20)),
+        );
+    }
+    out.push_str("</div>");
+    telemetry_table(out, run);
+    benchmark_notes(out, run);
+}
+
+/// stackbench's family charts and the components pages, each drawn or said to be missing.
+fn family_figures(out: &mut String, run: &RunRecord, all: &[Measured]) {
+    let family = |f: &str| all.iter().filter(|m| m.family == f).collect::<Vec<_>>();
     let memory = family("memory_bandwidth");
     figure(
         out,
@@ -267,17 +320,7 @@ pub fn render(out: &mut String, run: &RunRecord, before: Option<&RunRecord>) {
         "Components",
         bar_chart(&component_bars(&family("components"))),
     );
-    super::component_pages::render(out, &ComponentCharts::from_run(run, &all));
-    if let Some(before) = before {
-        figure(
-            out,
-            "Before/after",
-            bar_chart(&change_bars(before, run, 20)),
-        );
-    }
-    out.push_str("</div>");
-    telemetry_table(out, run);
-    benchmark_notes(out, run);
+    super::component_pages::render(out, &ComponentCharts::from_run(run, all));
 }
 
 /// Each benchmark's power, temperature, clock and utilisation, with "not read" and the
