@@ -62,8 +62,7 @@ pub fn run_logged(
             take(line);
         }
         if interrupted() {
-            kill_group(child.id());
-            let _ = child.wait();
+            stop_group(&mut child);
             return Err(GateError::Interrupted);
         }
         match child.try_wait().map_err(io)? {
@@ -96,13 +95,36 @@ fn forward(
     })
 }
 
-fn kill_group(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
+/// How long a bench process has to end after SIGTERM before it is killed: long enough to
+/// restore locked GPU clocks (`--lock-clocks` restores on SIGTERM), short enough that a
+/// Ctrl-C still ends the gate at once.
+const TERM_GRACE: Duration = Duration::from_secs(5);
+
+/// Ends the bench's process group: SIGTERM first, so a bench holding locked GPU clocks
+/// restores them (SIGKILL cannot be caught), then SIGKILL for whatever is left after
+/// [`TERM_GRACE`].
+fn stop_group(child: &mut std::process::Child) {
+    let Ok(pid) = libc::pid_t::try_from(child.id()) else {
+        return;
+    };
+    let signal = |sig| {
         // SAFETY: signalling a process group we created; failure (already gone) is harmless.
         unsafe {
-            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(-pid, sig);
         }
+    };
+    signal(libc::SIGTERM);
+    let deadline = std::time::Instant::now() + TERM_GRACE;
+    while std::time::Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            // The leader is gone; anything else it left in the group goes too.
+            signal(libc::SIGKILL);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+    signal(libc::SIGKILL);
+    let _ = child.wait();
 }
 
 /// The last [`TAIL_LINES`] lines of a log, for an error message.
