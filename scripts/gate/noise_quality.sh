@@ -37,8 +37,14 @@ case "$condition" in quiet | hog) ;; *) echo "--condition is quiet or hog" >&2; 
 work=${work:-$(mktemp -d)}
 mkdir -p "$work"
 here=$(cd "$(dirname "$0")/../.." && pwd)
-cargo build --quiet --bin analyze-trends --manifest-path "$here/Cargo.toml"
-bin="$here/target/debug/analyze-trends"
+# ANALYZE_TRENDS: a binary to use instead of this checkout's debug build (kept apart, so a
+# rebuild while the script runs does not change the tool under measurement).
+if [[ -n ${ANALYZE_TRENDS:-} ]]; then
+    bin=$ANALYZE_TRENDS
+else
+    cargo build --quiet --bin analyze-trends --manifest-path "$here/Cargo.toml"
+    bin="$here/target/debug/analyze-trends"
+fi
 export CARGO_NET_OFFLINE=true RUST_BACKTRACE=0
 unset CARGO_TARGET_DIR CRITERION_HOME
 
@@ -53,12 +59,17 @@ if [[ $condition == hog ]]; then
 else
     gate_extra=(--cpus "$last")
     others=$(seq -s, 0 $((last - 1)))
+    me=$$
     (while :; do
+        # This script's own process tree (the gate, which pins its bench executables to the
+        # measurement CPU itself) keeps every CPU; everything else is moved off that CPU.
+        ours=$(ps -e -o pid=,ppid= | awk -v root="$me" '
+            { parent[$1] = $2 }
+            END { for (p in parent) { q = p; while (q in parent && q != root && q > 1) q = parent[q]; if (q == root) print p } }')
         for pid in $(ps -e -o pid=); do
-            # The bench executables the gate pinned to the measurement CPU stay there.
-            current=$(taskset -c -p "$pid" 2>/dev/null | sed 's/.*: //') || continue
-            [[ $current == "$last" ]] && continue
-            taskset -c -p "$others" "$pid" >/dev/null 2>&1 || true
+            [[ $pid == "$me" ]] && continue
+            grep -qx "$pid" <<< "$ours" && continue
+            taskset -a -c -p "$others" "$pid" >/dev/null 2>&1 || true
         done
         sleep 0.5
     done) & helpers+=($!)
