@@ -80,7 +80,8 @@ def step_env(name, inputs, outputs):
                                            "STACKBENCH_BASE_SHA": base.get("sha", ""),
                                            "STACKBENCH_HEAD_SHA": base.get("head", "")},
         "Gate": {"SIDES": inputs["sides"], "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
-                 "BENCHES": inputs["benches"], "FILTER": inputs["filter"], "THRESHOLD": "5", "ROUNDS": "3",
+                 "BENCHES": inputs["benches"], "FILTER": inputs["filter"], "THRESHOLD": inputs["threshold"],
+                 "MEASURE": inputs["measure"], "LOCK_CLOCKS": inputs["lock-clocks"], "ROUNDS": "3",
                  "MAX_ROUNDS": "6", "CRITERION_ARGS": inputs["criterion-args"], "CPUS": inputs["cpus"], "PYTHON": "",
                  "LABELS": inputs["labels"]},
         "Job summary and the runs' JSON": {"RUNNER_JSON": RUNNER_JSON, "COMMENT_MODE": "on-change",
@@ -99,7 +100,8 @@ def run_job(tmp, **overrides):
     runner = Runner(root)
     inputs = {"base-ref": "main", "head-ref": "pr", "base-setup": "", "head-setup": "", "sides": "revisions",
               "benches": "", "filter": "", "criterion-args": "", "cpus": "", "results-dir": "",
-              "labels": "[]", "unsure-fails": "true",
+              "labels": "[]", "unsure-fails": "true", "threshold": "5", "measure": "time",
+              "lock-clocks": "false",
               "temp": str(runner.temp),
               **overrides}
     if inputs["labels"] == "HEAD_LABEL":
@@ -193,6 +195,20 @@ def check_label_of_another_head(job):
     assert job["failed"] and job["failed"][0] == FAIL_STEP, job["failed"]
 
 
+def check_counting(job):
+    argv = job["gate"]
+    assert job["failed"] is None, job["failed"]
+    assert pairs(argv, "--measure") == ["instructions"], argv
+    assert "--threshold" not in argv, f"an empty threshold leaves the measure's own default: {argv}"
+    assert "--lock-clocks" in argv, argv
+
+
+def check_time_default(job):
+    argv = job["gate"]
+    assert pairs(argv, "--measure") == ["time"] and pairs(argv, "--threshold") == ["5"], argv
+    assert "--lock-clocks" not in argv, argv
+
+
 def refused_at(step, code=2):
     def check(job):
         assert job["failed"] and job["failed"][:2] == (step, code), job["failed"]
@@ -216,6 +232,11 @@ CASES = {
         check_accepted, dict(labels="HEAD_LABEL")),
     "an acceptance label for another head: not passed, unsure still fails": (
         check_label_of_another_head, dict(exit="3", labels='["run-benchmarks", "stackbench-accept-unsure:0000000"]')),
+    "counting mode with clocks locked and the measure's own threshold": (check_counting, dict(
+        measure="instructions", threshold="", lock_clocks="true")),
+    "time mode by default, the threshold passed on": (check_time_default, dict()),
+    "a measure that is neither": (refused_at("Gate"), dict(measure="cycles")),
+    "a threshold with shell in it": (refused_at("Gate"), dict(threshold="5;touch${IFS}/tmp/x")),
     "setup writing a line that is not KEY=VALUE": (refused_at("Set up the sides' environments"),
                                                    dict(base_setup='echo "oops" >> "$STACKBENCH_SIDE_ENV"')),
     "a bench target name with shell in it": (refused_at("Gate"), dict(benches="gemm;touch${IFS}/tmp/x")),
