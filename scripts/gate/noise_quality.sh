@@ -48,7 +48,10 @@ fi
 export CARGO_NET_OFFLINE=true RUST_BACKTRACE=0
 unset CARGO_TARGET_DIR CRITERION_HOME
 
-cpus=$(nproc)
+# Every CPU of the machine, whatever this shell inherited (an earlier run's pinning must not
+# shrink the next one's machine).
+cpus=$(nproc --all)
+taskset -a -c -p "0-$((cpus - 1))" $$ > /dev/null
 last=$((cpus - 1))
 helpers=()
 cleanup() { for p in "${helpers[@]}"; do kill "$p" 2>/dev/null || true; done; }
