@@ -432,7 +432,12 @@ fn stale_criterion_data_never_reaches_a_gate_run() {
         r#"{"sampling_mode":"Flat","iters":[1,1,1,1,1],"times":[1,1,1,1,1]}"#,
     );
     let result = gate(&f.repo, out.path(), &with_revs("base", "comment"));
-    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    // Never a failure; a loaded machine may leave the A/A pair unsure (exit 3).
+    assert!(
+        matches!(result.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&result)
+    );
     let text = std::fs::read_to_string(out.path().join("out/comparison.json")).unwrap();
     assert!(!text.contains("ghost"), "{text}");
     for run in runs(out.path()) {
@@ -811,7 +816,12 @@ fn a_crate_without_a_config_gets_its_runs_under_target_with_the_hardware_probed(
     let default_results = f.repo.join("target/stackbench-gate/results");
     let _ = std::fs::remove_dir_all(&default_results);
     let result = gate_without_results(&f.repo, &out.path().join("out"), &[]);
-    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    // An A/A gate on a loaded machine may end unsure (exit 3); it never fails.
+    assert!(
+        matches!(result.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&result)
+    );
     assert_eq!(tree_outside_target(&f.repo), before, "the gate left litter");
     // One estimator: each row's times, change and interval are the mean round shift's, so
     // head / base - 1 is the change shown, and the headers say which estimator it is.
@@ -865,7 +875,12 @@ fn the_gates_results_directory_follows_flag_then_environment_then_file() {
         &dir.path().join("out1"),
         &[("STACKBENCH_CONFIG", &config_text)],
     );
-    assert_eq!(file.status.code(), Some(0), "{}", stderr(&file));
+    // An A/A gate on a loaded machine may end unsure (exit 3); it never fails.
+    assert!(
+        matches!(file.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&file)
+    );
     assert_eq!(runs_in(&from_file).len(), 2);
     let env = gate_without_results(
         &f.repo,
@@ -875,7 +890,12 @@ fn the_gates_results_directory_follows_flag_then_environment_then_file() {
             ("STACKBENCH_RESULTS_DIR", &env_text),
         ],
     );
-    assert_eq!(env.status.code(), Some(0), "{}", stderr(&env));
+    // An A/A gate on a loaded machine may end unsure (exit 3); it never fails.
+    assert!(
+        matches!(env.status.code(), Some(0) | Some(3)),
+        "{}",
+        stderr(&env)
+    );
     assert_eq!(runs_in(&from_env).len(), 2, "the variable beats the file");
     assert_eq!(
         runs_in(&from_file).len(),
