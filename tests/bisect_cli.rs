@@ -24,6 +24,9 @@
 mod schema_support;
 mod tool_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
+use repo::{git, prebuild, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -84,21 +87,6 @@ criterion_main!(group);
 struct Fixture {
     _dir: tempfile::TempDir,
     repo: PathBuf,
-}
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 /// Commits an edit of the bench file on top of the current commit, tagged `tag`.
@@ -165,26 +153,6 @@ fn create_repo() -> Fixture {
     );
     prebuild(&repo);
     Fixture { _dir: dir, repo }
-}
-
-/// Compiles Criterion once into both of the gate's side target directories: only a
-/// speed-up (each step's gate builds its sides itself, incrementally from these).
-fn prebuild(repo: &Path) {
-    let gate = repo.join("target/stackbench-gate");
-    let out = Command::new("cargo")
-        .args(["bench", "--no-run", "--offline"])
-        .current_dir(repo)
-        .env("CARGO_TARGET_DIR", gate.join("target-base"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "prebuild: {out:?}");
-    let copy = Command::new("cp")
-        .arg("-a")
-        .arg(gate.join("target-base"))
-        .arg(gate.join("target-head"))
-        .status()
-        .unwrap();
-    assert!(copy.success());
 }
 
 /// The shared repository, one bisect at a time.

@@ -10,6 +10,9 @@
 
 mod schema_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
+use repo::{git, prebuild, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -74,26 +77,12 @@ struct Fixture {
     repo: PathBuf,
 }
 
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 fn commit(repo: &Path, tag: &str, edit: impl FnOnce(&Path)) {
     git(repo, &["checkout", "-q", "base"]);
     edit(repo);
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-qm", tag]);
     git(repo, &["tag", tag]);
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn edit_bench(repo: &Path, from: &str, to: &str) {
@@ -155,26 +144,6 @@ fn create_repo() -> Fixture {
     git(&repo, &["checkout", "-q", "base"]);
     prebuild(&repo);
     Fixture { _dir: dir, repo }
-}
-
-/// Compiles Criterion once and copies it to the head side's target directory: only a
-/// speed-up (the gate builds each side itself and would compile it twice otherwise).
-fn prebuild(repo: &Path) {
-    let gate = repo.join("target/stackbench-gate");
-    let out = Command::new("cargo")
-        .args(["bench", "--no-run", "--offline"])
-        .current_dir(repo)
-        .env("CARGO_TARGET_DIR", gate.join("target-base"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "prebuild: {out:?}");
-    let copy = Command::new("cp")
-        .arg("-a")
-        .arg(gate.join("target-base"))
-        .arg(gate.join("target-head"))
-        .status()
-        .unwrap();
-    assert!(copy.success());
 }
 
 /// The shared repository, one gate at a time.

@@ -15,6 +15,9 @@ mod schema_support;
 #[path = "tool_support/mod.rs"]
 mod tool_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
+use repo::{git, prebuild, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -108,20 +111,6 @@ struct Fixture {
     repo: PathBuf,
 }
 
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("running git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("creating a directory");
-    std::fs::write(path, text).expect("writing a fixture file");
-}
-
 fn edit(repo: &Path, file: &str, from: &str, to: &str) {
     let path = repo.join(file);
     let text = std::fs::read_to_string(&path).expect("reading a fixture file");
@@ -185,26 +174,6 @@ fn create_repo() -> Fixture {
     git(&repo, &["checkout", "-q", "base"]);
     prebuild(&repo);
     Fixture { _dir: dir, repo }
-}
-
-/// Compiles Criterion once and copies it to the head side's target directory: only a
-/// speed-up (the gate builds each side itself and would compile it twice otherwise).
-fn prebuild(repo: &Path) {
-    let gate = repo.join("target/stackbench-gate");
-    let out = Command::new("cargo")
-        .args(["bench", "--no-run", "--offline"])
-        .current_dir(repo)
-        .env("CARGO_TARGET_DIR", gate.join("target-base"))
-        .output()
-        .expect("running cargo");
-    assert!(out.status.success(), "prebuild: {out:?}");
-    let copy = Command::new("cp")
-        .arg("-a")
-        .arg(gate.join("target-base"))
-        .arg(gate.join("target-head"))
-        .status()
-        .expect("running cp");
-    assert!(copy.success());
 }
 
 /// The shared repository, one gate at a time; None (skipped) without valgrind.

@@ -11,6 +11,8 @@
 
 #[path = "gate_support/criterion03.rs"]
 mod criterion03;
+#[path = "gate_support/repo.rs"]
+mod repo;
 mod schema_support;
 mod tool_support;
 

@@ -11,6 +11,9 @@
 
 mod schema_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
+use repo::{git, prebuild, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -67,21 +70,6 @@ struct Fixture {
     repo: PathBuf,
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 fn create_repo() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("probe");
@@ -110,25 +98,6 @@ fn create_repo() -> Fixture {
     git(&repo, &["checkout", "-q", "base"]);
     prebuild(&repo);
     Fixture { _dir: dir, repo }
-}
-
-/// Compiles Criterion once for both sides' target directories (only a speed-up).
-fn prebuild(repo: &Path) {
-    let gate = repo.join("target/stackbench-gate");
-    let out = Command::new("cargo")
-        .args(["bench", "--no-run", "--offline"])
-        .current_dir(repo)
-        .env("CARGO_TARGET_DIR", gate.join("target-base"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "prebuild: {out:?}");
-    let copy = Command::new("cp")
-        .arg("-a")
-        .arg(gate.join("target-base"))
-        .arg(gate.join("target-head"))
-        .status()
-        .unwrap();
-    assert!(copy.success());
 }
 
 fn fixture() -> MutexGuard<'static, Fixture> {

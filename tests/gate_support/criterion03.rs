@@ -10,6 +10,8 @@
 
 #![allow(dead_code)]
 
+pub use super::repo::prebuild;
+use super::repo::{git, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -136,20 +138,6 @@ fn bench_source() -> String {
     )
 }
 
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
-
 /// Writes the crate into `repo` (a new directory), commits it as tag `base`, then a commit
 /// that rewords doc comments only as tag `docs`, and leaves `base` checked out. The lock
 /// is the fetch manifest's, so everything resolves offline.
@@ -189,24 +177,4 @@ pub fn create(repo: &Path) {
     git(repo, &["commit", "-qam", "docs only"]);
     git(repo, &["tag", "docs"]);
     git(repo, &["checkout", "-q", "base"]);
-}
-
-/// Compiles Criterion 0.3 once and copies it to the head side's target directory: only a
-/// speed-up (the gate builds each side itself and would compile the dependencies twice).
-pub fn prebuild(repo: &Path) {
-    let gate = repo.join("target/stackbench-gate");
-    let out = Command::new("cargo")
-        .args(["bench", "--no-run", "--offline"])
-        .current_dir(repo)
-        .env("CARGO_TARGET_DIR", gate.join("target-base"))
-        .output()
-        .expect("cargo runs");
-    assert!(out.status.success(), "prebuild: {out:?}");
-    let copy = Command::new("cp")
-        .arg("-a")
-        .arg(gate.join("target-base"))
-        .arg(gate.join("target-head"))
-        .status()
-        .expect("cp runs");
-    assert!(copy.success());
 }
