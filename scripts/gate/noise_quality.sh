@@ -78,12 +78,12 @@ else
     done) & helpers+=($!)
 fi
 
-# The crate and its commits: the same as scripts/gate/quality.sh.
+# The crate and its commits: the same as scripts/gate/quality.sh (made once per workdir).
 repo="$work/crate"
-if [[ ! -d $repo/.git ]]; then
-    rm -rf "$repo" && mkdir -p "$repo/benches" "$repo/src"
-    (
-        cd "$repo"
+# shellcheck source=scripts/gate/quality_crate.sh
+source "$here/scripts/gate/quality_crate.sh"
+[[ -d $repo/.git ]] || make_quality_crate "$repo"
+cd "$repo"
         cat > Cargo.toml <<'TOML'
 [package]
 name = "gate_quality"

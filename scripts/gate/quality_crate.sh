@@ -1,0 +1,62 @@
+# The crate both gate-quality scripts measure (sourced by scripts/gate/quality.sh and
+# scripts/gate/noise_quality.sh): three benchmarks, `sum`, `xor`, `mul`, 20-100 us each, in a
+# new git repository with tag `base`, tag `aa` (a comment only) and tag `slow8` (`sum` does
+# 8 % more work), `base` checked out. Builds offline: cargo's cache must hold criterion 0.8.
+#
+#   make_quality_crate DIR
+make_quality_crate() {
+    local repo=$1
+    rm -rf "$repo" && mkdir -p "$repo/benches" "$repo/src"
+    (
+        cd "$repo"
+        cat > Cargo.toml <<'TOML'
+[package]
+name = "gate_quality"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+bench = false
+
+[dev-dependencies]
+criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
+
+[[bench]]
+name = "work"
+harness = false
+TOML
+        echo 'pub fn nothing() {}' > src/lib.rs
+        cat > benches/work.rs <<'RS'
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+/// Elements summed by `sum`; the slow commit adds 8 %.
+const SUM_N: u64 = 50_000;
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("sum", |b| {
+        b.iter(|| (0..black_box(SUM_N)).fold(0u64, |a, x| a.wrapping_add(black_box(x))))
+    });
+    c.bench_function("xor", |b| {
+        b.iter(|| (0..black_box(50_000u64)).fold(0u64, |a, x| a ^ black_box(x)))
+    });
+    c.bench_function("mul", |b| {
+        b.iter(|| (1..black_box(50_000u64)).fold(1u64, |a, x| a.wrapping_mul(black_box(x) | 1)))
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+RS
+        printf 'target\n' > .gitignore
+        git init -q && git config user.email q@q && git config user.name quality
+        cargo generate-lockfile --offline --quiet
+        git add -A && git commit -qm base && git tag base
+        sed -i 's|^const SUM_N|// A comment only.\nconst SUM_N|' benches/work.rs
+        git commit -qam aa && git tag aa
+        git checkout -q base
+        sed -i 's/const SUM_N: u64 = 50_000;/const SUM_N: u64 = 54_000;/' benches/work.rs
+        git commit -qam slow8 && git tag slow8
+        git checkout -q base
+    )
+}
