@@ -1,7 +1,6 @@
 //! `analyze-trends import`: run files from other machines or CI artifacts into the store.
 
 use crate::analysis::Outcome;
-use crate::results::RunStore;
 use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
@@ -16,7 +15,7 @@ pub struct ImportArgs {
 }
 
 pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
-    let store = RunStore::new(&args.results);
+    let store = crate::cli::store::open_store(&args.results);
     let report = store.import(&args.paths)?;
     if report.imported.is_empty() && report.already_present.is_empty() && report.problems.is_empty()
     {
@@ -32,7 +31,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
     println!(
         "imported {} runs into {} ({} already there); evidence: {}",
         report.imported.len(),
-        store.db_path().display(),
+        store.store_url(),
         report.already_present.len(),
         report.evidence.describe_measured()
     );

@@ -2,7 +2,7 @@
 
 use crate::analysis::Outcome;
 use crate::criterion_output::{CriterionError, CriterionTree};
-use crate::results::{RunStore, counted_run, run_from_tree};
+use crate::results::{counted_run, run_from_tree};
 use crate::sidecar::criterion_home;
 use anyhow::bail;
 use clap::Args;
@@ -62,7 +62,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
             evidence.describe_measured()
         );
     }
-    let path = RunStore::new(&args.results).save(&run)?;
+    let path = crate::cli::store::open_store(&args.results).save(&run)?;
     println!(
         "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}; evidence: {}",
         run.benchmarks.len(),

@@ -74,6 +74,7 @@ fn defaulted_results<'a>(cli: &'a mut Cli, matches: &ArgMatches) -> Option<&'a m
         Command::Report(a) => return defaulted(sub, "dir").then_some(&mut a.dir),
         // Bisect keeps its steps' runs under its own --out, never in the user's history.
         Command::Simulate(_) | Command::Bisect(_) => return None,
+        Command::Store(cmd) => return super::store_admin::defaulted_results(cmd, sub, defaulted),
     };
     defaulted(sub, "results").then_some(results)
 }
