@@ -126,21 +126,30 @@ impl PgDb {
         })
     }
 
+    /// Runs `work` in one transaction under a session advisory lock. The lock is taken
+    /// before the transaction begins: taken inside it, the transaction's catalog snapshot
+    /// could predate the tables a concurrent creator just committed.
     fn locked_schema_change<T>(
         &self,
         context: &str,
         work: impl FnOnce(&mut ::postgres::Transaction<'_>, &str) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
         let mut client = self.client();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| self.pg(&format!("{context}: starting"), e))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+        client
+            .execute("SELECT pg_advisory_lock($1)", &[&SCHEMA_LOCK])
             .map_err(|e| self.pg(&format!("{context}: locking the schema"), e))?;
-        let value = work(&mut tx, &self.store)?;
-        tx.commit()
-            .map_err(|e| self.pg(&format!("{context}: committing"), e))?;
-        Ok(value)
+        let result = (|| {
+            let mut tx = client
+                .transaction()
+                .map_err(|e| self.pg(&format!("{context}: starting"), e))?;
+            let value = work(&mut tx, &self.store)?;
+            tx.commit()
+                .map_err(|e| self.pg(&format!("{context}: committing"), e))?;
+            Ok(value)
+        })();
+        // Released with the connection anyway; an error here changes nothing.
+        let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&SCHEMA_LOCK]);
+        result
     }
 }
 
