@@ -121,7 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shape.runs,
         shape.benchmarks,
         shape.samples,
-        db.path().display(),
+        db.url(),
         started.elapsed().as_secs_f64(),
         extra_file.display()
     );
