@@ -10,8 +10,10 @@
 //! detection partitions), so history finds a real change point.
 //!
 //! Usage: cargo run --release --example store_scale -- DIR [RUNS] [BENCHMARKS] [SAMPLES]
+//! With `STACKBENCH_STORE=postgres://…` set, the runs go into that store instead of
+//! `DIR/stackbench.db` (the import file is still written to DIR).
 
-use stackbench::results::db::HistoryDb;
+use stackbench::results::db::{HistoryDb, StoreUrl};
 use stackbench::results::{RunRecord, format_rfc3339_ms};
 use std::path::{Path, PathBuf};
 
@@ -104,7 +106,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let levels: Vec<f64> = (0..shape.benchmarks)
         .map(|_| 100.0 * 1e5_f64.powf(rng.next_f64()))
         .collect();
-    let mut db = HistoryDb::open(&dir)?;
+    let mut db = match std::env::var("STACKBENCH_STORE") {
+        Ok(url) if !url.is_empty() => HistoryDb::open_url(&StoreUrl::parse(&url)?)?,
+        _ => HistoryDb::open(&dir)?,
+    };
     let started = std::time::Instant::now();
     for r in 0..shape.runs {
         let run: RunRecord = serde_json::from_value(run_json(r, &shape, &levels, &mut rng))?;

@@ -528,3 +528,38 @@ fn the_store_comes_from_the_flag_then_the_environment_then_stackbench_toml() {
     assert_eq!(count(&["--store", &pg], Some(&other)), 1);
     assert_eq!(count(&["--store", &other], None), 0);
 }
+
+/// What the spool (the remote slice) keys on: a refused connection and a session the
+/// server ended are "unreachable" (keep the run, store it later); a server that answered
+/// with a refusal of its own is not.
+#[test]
+fn a_refused_connection_or_a_lost_session_is_unreachable_and_a_server_refusal_is_not() {
+    use stackbench::results::db::{HistoryDb, StoreUrl};
+    let url = format!("postgres://u:pw@127.0.0.1:{}/x", closed_port());
+    let err = HistoryDb::open_url(&StoreUrl::parse(&url).unwrap()).unwrap_err();
+    assert!(err.is_unreachable(), "{err}");
+    assert!(!err.to_string().contains(":pw@"), "{err}");
+
+    let Some(pg) = pg_support::fresh_database("unreachable") else {
+        return;
+    };
+    let db = HistoryDb::open_url(&StoreUrl::parse(&pg).unwrap()).unwrap();
+    assert!(db.list_runs().unwrap().is_empty());
+    // The server ends the session, as a restart or a dropped network would.
+    let ended: i64 = pg_support::client(&pg)
+        .query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(ended, 1);
+    let err = db.list_runs().unwrap_err();
+    assert!(err.is_unreachable(), "{err}");
+
+    let missing = format!("{}_missing", pg);
+    let err = HistoryDb::open_url(&StoreUrl::parse(&missing).unwrap()).unwrap_err();
+    assert!(!err.is_unreachable(), "{err}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+}
