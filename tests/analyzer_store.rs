@@ -2,6 +2,10 @@
 //! `kill -9` mid-transaction, damaged, foreign, newer and unwritable databases, import,
 //! prune, and acknowledged steps.
 
+#[path = "pg_support/mod.rs"]
+mod pg_support;
+
+use pg_support::Engine;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -28,6 +32,14 @@ fn run(args: &[&str]) -> Output {
     command(args).output().expect("the binary runs")
 }
 
+/// `run` against `engine`'s store (`--store URL` for PostgreSQL).
+fn run_on(engine: &Engine, args: &[&str]) -> Output {
+    command(args)
+        .args(engine.store_args())
+        .output()
+        .expect("the binary runs")
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -45,7 +57,11 @@ fn record(results: &Path) -> Output {
 
 /// `analyze-trends runs --format json`, which also imports run files the database lacks.
 fn listed_runs(results: &Path) -> Vec<Value> {
-    let out = run(&[
+    listed_runs_on(&Engine::Sqlite, results)
+}
+
+fn listed_runs_on(engine: &Engine, results: &Path) -> Vec<Value> {
+    let out = run_on(engine, &[
         "runs",
         "--results",
         results.to_str().unwrap(),
@@ -310,6 +326,12 @@ fn only_run_file(results: &Path) -> Value {
 
 #[test]
 fn import_is_idempotent_and_a_bad_file_stops_only_itself() {
+    for engine in Engine::all("import") {
+        import_is_idempotent_and_a_bad_file_stops_only_itself_on(&engine);
+    }
+}
+
+fn import_is_idempotent_and_a_bad_file_stops_only_itself_on(engine: &Engine) {
     let tmp = tempfile::tempdir().unwrap();
     let source = tmp.path().join("source");
     assert_eq!(record(&source).status.code(), Some(0));
@@ -335,7 +357,7 @@ fn import_is_idempotent_and_a_bad_file_stops_only_itself() {
         let mut args = vec!["import"];
         args.extend(paths.iter().map(|p| p.to_str().unwrap()));
         args.extend(["--results", results.to_str().unwrap()]);
-        run(&args)
+        run_on(engine, &args)
     };
     let out = import(&[&incoming, &source]);
     assert_eq!(out.status.code(), Some(2));
@@ -350,7 +372,7 @@ fn import_is_idempotent_and_a_bad_file_stops_only_itself() {
     let out = import(&[&incoming, &source]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("imported 0 runs"));
-    assert_eq!(listed_runs(&results).len(), 3);
+    assert_eq!(listed_runs_on(engine, &results).len(), 3);
 
     // The same id with other hardware is a different run: refused, named.
     let clash = tmp.path().join("clash.json");
@@ -362,11 +384,17 @@ fn import_is_idempotent_and_a_bad_file_stops_only_itself() {
     let out = import(&[&clash]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("clash.json") && stderr(&out).contains("run-a"));
-    assert_eq!(listed_runs(&results).len(), 3);
+    assert_eq!(listed_runs_on(engine, &results).len(), 3);
 }
 
 #[test]
 fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need() {
+    for engine in Engine::all("prune") {
+        prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need_on(&engine);
+    }
+}
+
+fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need_on(engine: &Engine) {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     assert_eq!(record(&results).status.code(), Some(0));
@@ -382,12 +410,12 @@ fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need() {
     // The fixture's spread leaves some benchmarks inconclusive: unsure (exit 3), and the
     // verdict is kept all the same, which is what prune must protect.
     assert_eq!(
-        run(&["compare", "old-1", "old-2", "--results", r])
+        run_on(engine, &["compare", "old-1", "old-2", "--results", r])
             .status
             .code(),
         Some(3)
     );
-    let ack = run(&[
+    let ack = run_on(engine, &[
         "ack",
         "plain function",
         "--reason",
@@ -411,13 +439,13 @@ fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need() {
         ];
         args.extend_from_slice(extra);
         args.extend(["--format", "json"]);
-        let out = run(&args);
+        let out = run_on(engine, &args);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
     let dry = prune(&["--dry-run"]);
     assert_eq!(dry["removed_runs"], serde_json::json!(["old-4", "old-5"]));
-    assert_eq!(listed_runs(&results).len(), 6, "a dry run removes nothing");
+    assert_eq!(listed_runs_on(engine, &results).len(), 6, "a dry run removes nothing");
 
     let done = prune(&[]);
     assert_eq!(done["removed_runs"], serde_json::json!(["old-4", "old-5"]));
@@ -433,21 +461,27 @@ fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need() {
         !runs.join("old-4.json").exists(),
         "a pruned run would come back"
     );
-    let ids: Vec<String> = listed_runs(&results)
+    let ids: Vec<String> = listed_runs_on(engine, &results)
         .iter()
         .map(|r| r["run_id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(ids.len(), 4, "{ids:?}");
-    let out = run(&["comparisons", "--results", r, "--format", "csv"]);
+    let out = run_on(engine, &["comparisons", "--results", r, "--format", "csv"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("old-1,old-2"));
 }
 
 #[test]
 fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
+    for engine in Engine::all("ack") {
+        an_acknowledged_step_becomes_the_baseline_of_history_and_report_on(&engine);
+    }
+}
+
+fn an_acknowledged_step_becomes_the_baseline_of_history_and_report_on(engine: &Engine) {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     let r = results.to_str().unwrap();
-    let out = run(&[
+    let out = run_on(engine, &[
         "simulate",
         "history",
         "--results",
@@ -465,7 +499,7 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let history = || {
-        let out = run(&["history", "hist/b0000", "--results", r, "--format", "json"]);
+        let out = run_on(engine, &["history", "hist/b0000", "--results", r, "--format", "json"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v["groups"][0]["trend"].clone()
@@ -474,7 +508,7 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
     assert_eq!(before["status"], "regressed");
     assert_eq!(before["change_points"][0]["run_id"], "sim-run-020");
 
-    let out = run(&[
+    let out = run_on(engine, &[
         "ack",
         "hist/b0000",
         "--reason",
@@ -488,7 +522,7 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
     assert_eq!(after["status"], "stable", "{after}");
     assert_eq!(after["acknowledged"]["reason"], "driver 560: intended");
 
-    let out = run(&[r, "--fail-on-regression"]);
+    let out = run_on(engine, &[r, "--fail-on-regression"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("acknowledged hist/b0000 from sim-run-020")
@@ -499,14 +533,16 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report() {
     assert!(html.contains("<h3>Acknowledged steps</h3>") && html.contains("driver 560: intended"));
 
     let missing = tmp.path().join("missing");
-    for cmd in ["runs", "comparisons"] {
-        let out = run(&[cmd, "--results", missing.to_str().unwrap()]);
+    // A server store needs no results directory; a directory's own store does.
+    let own_store = matches!(engine, Engine::Sqlite);
+    for cmd in ["runs", "comparisons"].into_iter().filter(|_| own_store) {
+        let out = run_on(engine, &[cmd, "--results", missing.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
     }
     assert!(!missing.exists(), "a query created a results directory");
 
-    let out = run(&["history", "hist/b00", "--results", r]);
+    let out = run_on(engine, &["history", "hist/b00", "--results", r]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("similar ids: hist/b0000"),
