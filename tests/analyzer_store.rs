@@ -61,13 +61,16 @@ fn listed_runs(results: &Path) -> Vec<Value> {
 }
 
 fn listed_runs_on(engine: &Engine, results: &Path) -> Vec<Value> {
-    let out = run_on(engine, &[
-        "runs",
-        "--results",
-        results.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let out = run_on(
+        engine,
+        &[
+            "runs",
+            "--results",
+            results.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
 }
@@ -415,16 +418,19 @@ fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need_on(eng
             .code(),
         Some(3)
     );
-    let ack = run_on(engine, &[
-        "ack",
-        "plain function",
-        "--reason",
-        "new driver",
-        "--run",
-        "old-3",
-        "--results",
-        r,
-    ]);
+    let ack = run_on(
+        engine,
+        &[
+            "ack",
+            "plain function",
+            "--reason",
+            "new driver",
+            "--run",
+            "old-3",
+            "--results",
+            r,
+        ],
+    );
     assert_eq!(ack.status.code(), Some(0), "{}", stderr(&ack));
 
     let prune = |extra: &[&str]| {
@@ -445,7 +451,11 @@ fn prune_keeps_recent_runs_and_those_comparisons_or_acknowledgements_need_on(eng
     };
     let dry = prune(&["--dry-run"]);
     assert_eq!(dry["removed_runs"], serde_json::json!(["old-4", "old-5"]));
-    assert_eq!(listed_runs_on(engine, &results).len(), 6, "a dry run removes nothing");
+    assert_eq!(
+        listed_runs_on(engine, &results).len(),
+        6,
+        "a dry run removes nothing"
+    );
 
     let done = prune(&[]);
     assert_eq!(done["removed_runs"], serde_json::json!(["old-4", "old-5"]));
@@ -481,25 +491,31 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report_on(engine: &E
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     let r = results.to_str().unwrap();
-    let out = run_on(engine, &[
-        "simulate",
-        "history",
-        "--results",
-        r,
-        "--runs",
-        "30",
-        "--benchmarks",
-        "3",
-        "--stepped",
-        "1",
-        "--step-at",
-        "20",
-        "--step-percent",
-        "20",
-    ]);
+    let out = run_on(
+        engine,
+        &[
+            "simulate",
+            "history",
+            "--results",
+            r,
+            "--runs",
+            "30",
+            "--benchmarks",
+            "3",
+            "--stepped",
+            "1",
+            "--step-at",
+            "20",
+            "--step-percent",
+            "20",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let history = || {
-        let out = run_on(engine, &["history", "hist/b0000", "--results", r, "--format", "json"]);
+        let out = run_on(
+            engine,
+            &["history", "hist/b0000", "--results", r, "--format", "json"],
+        );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v["groups"][0]["trend"].clone()
@@ -508,14 +524,17 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report_on(engine: &E
     assert_eq!(before["status"], "regressed");
     assert_eq!(before["change_points"][0]["run_id"], "sim-run-020");
 
-    let out = run_on(engine, &[
-        "ack",
-        "hist/b0000",
-        "--reason",
-        "driver 560: intended",
-        "--results",
-        r,
-    ]);
+    let out = run_on(
+        engine,
+        &[
+            "ack",
+            "hist/b0000",
+            "--reason",
+            "driver 560: intended",
+            "--results",
+            r,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("sim-run-020"));
     let after = history();

@@ -563,3 +563,42 @@ fn a_refused_connection_or_a_lost_session_is_unreachable_and_a_server_refusal_is
     assert!(!err.is_unreachable(), "{err}");
     assert!(err.to_string().contains("does not exist"), "{err}");
 }
+
+/// `stackbench show` and `analyze-trends report` read a server store with `--store`; the
+/// results directory then holds no run at all, only the reports.
+#[test]
+fn show_and_report_read_a_postgresql_store_given_by_flag() {
+    let Some(pg) = pg_support::fresh_database("show_report") else {
+        return;
+    };
+    let engine = Engine::Postgres(pg.clone());
+    let tmp = tempfile::tempdir().unwrap();
+    let recorder = tmp.path().join("runner");
+    ok(record(&recorder, &engine));
+    let viewer = tmp.path().join("viewer");
+    std::fs::create_dir(&viewer).unwrap();
+    let v = viewer.to_str().unwrap();
+    let shown = Command::new(env!("CARGO_BIN_EXE_stackbench"))
+        .args(["show", "--page", "summary", "--results", v, "--store", &pg])
+        .env_remove("STACKBENCH_STORE")
+        .env_remove("STACKBENCH_CONFIG")
+        .output()
+        .unwrap();
+    let page = ok(shown);
+    assert!(page.contains("12 measured"), "{page}");
+    let without = Command::new(env!("CARGO_BIN_EXE_stackbench"))
+        .args(["show", "--page", "summary", "--results", v])
+        .env_remove("STACKBENCH_STORE")
+        .env_remove("STACKBENCH_CONFIG")
+        .output()
+        .unwrap();
+    assert_ne!(
+        without.status.code(),
+        Some(0),
+        "the viewer's own store is empty"
+    );
+    ok(run(&["report", v], &engine));
+    let report = std::fs::read_to_string(viewer.join("reports/report.md")).unwrap();
+    assert!(report.contains("gemm/cpu/axpy/1024"), "{report}");
+    assert!(!viewer.join("runs").exists());
+}
