@@ -92,9 +92,13 @@ fn copy_runs(
     report: &mut CopyReport,
 ) -> Result<HashMap<String, String>, DbError> {
     let mut checksums = HashMap::new();
-    for run in source.load_all()? {
+    // One run in memory at a time: a large store does not fit whole.
+    for (id, _) in source.run_ids()? {
         // An unreadable source run stops the copy: a copy that skips it is not a copy.
-        let run = run?;
+        let Some(run) = source.load_run(&id)? else {
+            // Pruned while the copy ran: nothing to copy, nothing to verify.
+            continue;
+        };
         checksums.insert(run.run_id.clone(), content_sha256(&run));
         match target.insert_run(&run)? {
             Inserted::New => report.runs_copied += 1,
