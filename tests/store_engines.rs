@@ -602,3 +602,69 @@ fn show_and_report_read_a_postgresql_store_given_by_flag() {
     assert!(report.contains("gemm/cpu/axpy/1024"), "{report}");
     assert!(!viewer.join("runs").exists());
 }
+
+/// Same runs, same answers: the cross-hardware fixture (four runs, three machines) imported
+/// into each engine gives byte-identical output from every reading command.
+#[test]
+fn both_engines_answer_every_reading_command_identically() {
+    let Some(pg) = pg_support::fresh_database("same_answers") else {
+        return;
+    };
+    let fleet = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hardware/runs");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for engine in [Engine::Sqlite, Engine::Postgres(pg)] {
+        let results = tmp.path().join(engine.name());
+        let r = results.to_str().unwrap();
+        ok(run(
+            &["import", fleet.to_str().unwrap(), "--results", r],
+            &engine,
+        ));
+        let first = std::fs::read_dir(&fleet)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(first).unwrap()).unwrap();
+        let bench = doc["benchmarks"][0]["id"].as_str().unwrap().to_string();
+        let answers: Vec<String> = [
+            vec!["runs", "--format", "json"],
+            vec!["export", "--format", "json"],
+            vec!["history", bench.as_str(), "--format", "json"],
+            vec!["hardware", "--format", "json"],
+            vec![
+                "compare",
+                "20261123T141129445Z-p2991-8b9d",
+                "20261123T142124857Z-p3242-4f36",
+            ],
+            vec!["comparisons", "--format", "json"],
+        ]
+        .into_iter()
+        .map(|mut args| {
+            args.extend(["--results", r]);
+            let out = run(&args, &engine);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1 | 3)),
+                "{args:?} on {}: {}",
+                engine.name(),
+                text(&out.stderr)
+            );
+            // The results directory is in some messages, and a comparison's time is when
+            // it was made: both differ by engine.
+            text(&out.stdout)
+                .replace(r, "<results>")
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("\"time\":"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+        outputs.push(answers);
+    }
+    assert_eq!(outputs[0].len(), outputs[1].len());
+    for (sqlite, postgres) in outputs[0].iter().zip(&outputs[1]) {
+        assert!(!sqlite.is_empty());
+        assert_eq!(sqlite, postgres);
+    }
+}

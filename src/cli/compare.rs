@@ -160,7 +160,7 @@ fn history_noise(
     base: &RunRecord,
     cand: &RunRecord,
 ) -> (std::collections::HashMap<String, f64>, usize) {
-    if !store.dir.is_dir() {
+    if store.is_absent() {
         return (Default::default(), 0);
     }
     match store.load_all() {

@@ -16,7 +16,7 @@ pub struct ExportArgs {
 
 pub fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
     let store = crate::cli::store::open_store(&args.results);
-    if !store.dir.is_dir() {
+    if store.is_absent() {
         bail!(
             "no runs in {} (record one with `analyze-trends record`)",
             store.runs_dir().display()

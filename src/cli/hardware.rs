@@ -34,13 +34,14 @@ pub struct HardwareArgs {
 
 /// Prints the report; bad input (no runs, a bad prices table) is an error (exit 2).
 pub fn hardware(args: HardwareArgs) -> anyhow::Result<()> {
-    if !args.results.is_dir() {
+    let store = crate::cli::store::open_store(&args.results);
+    if store.is_absent() {
         bail!(
             "results directory {} does not exist (record or import runs first)",
             args.results.display()
         );
     }
-    let loaded = crate::cli::store::open_store(&args.results).load_all()?;
+    let loaded = store.load_all()?;
     for problem in &loaded.problems {
         eprintln!("warning: {problem}");
     }

@@ -24,13 +24,13 @@ pub struct ReportArgs {
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
-    if !args.dir.is_dir() {
+    let store = crate::cli::store::open_store(&args.dir);
+    if store.is_absent() {
         bail!(
             "results directory {} does not exist (record a run first)",
             args.dir.display()
         );
     }
-    let store = crate::cli::store::open_store(&args.dir);
     // Medians for the history, whole runs only where the report shows them: a store of a
     // thousand runs is never decoded sample by sample.
     let stored = store.report_history()?;

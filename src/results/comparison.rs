@@ -75,7 +75,7 @@ pub fn keep_comparison_verdict(
     cand: (&str, &RunRecord),
     verdict: &StoredVerdict,
 ) -> Result<(), ResultsError> {
-    if !store.dir.is_dir() {
+    if store.is_absent() {
         return Ok(());
     }
     let record = comparison_record(store, kind, base, cand, verdict)?;

@@ -106,7 +106,7 @@ impl RunStore {
 
     /// True when there is nothing to read: no results directory and no store of its own
     /// (a query never creates one). A server store always exists once reachable.
-    fn absent(&self) -> bool {
+    pub fn is_absent(&self) -> bool {
         match &self.url {
             None => !self.dir.is_dir(),
             Some(StoreUrl::Sqlite(path)) => !self.dir.is_dir() && !path.exists(),
@@ -196,7 +196,7 @@ impl RunStore {
     /// created by reading it).
     pub fn load_all(&self) -> Result<LoadedRuns, ResultsError> {
         let mut loaded = LoadedRuns::default();
-        if self.absent() {
+        if self.is_absent() {
             return Ok(loaded);
         }
         let (db, problems) = self.synced()?;
@@ -224,7 +224,7 @@ impl RunStore {
             path: self.runs_dir(),
             available,
         };
-        if self.absent() {
+        if self.is_absent() {
             return Err(unknown(Vec::new()));
         }
         let (db, _) = self.synced()?;
@@ -296,7 +296,7 @@ impl RunStore {
     /// latest run of each hardware group (its skips and failures).
     pub fn report_history(&self) -> Result<ReportHistory, ResultsError> {
         let mut out = ReportHistory::default();
-        if self.absent() {
+        if self.is_absent() {
             return Ok(out);
         }
         let (db, problems) = self.synced()?;
@@ -373,7 +373,7 @@ impl RunStore {
 
     /// Every acknowledgement, oldest first; none when the directory does not exist.
     pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, ResultsError> {
-        if self.absent() {
+        if self.is_absent() {
             return Ok(Vec::new());
         }
         Ok(self.database()?.acknowledgements()?)
