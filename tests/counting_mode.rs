@@ -68,6 +68,9 @@ criterion_main!(group);
 #[path = "tool_support/mod.rs"]
 mod tool_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
+
 /// Whether valgrind runs (Debian package `valgrind`); see [`tool_support::tool_present`].
 fn valgrind_present() -> bool {
     tool_support::tool_present("valgrind", "--version")
@@ -84,8 +87,9 @@ struct Fixture {
     criterion: CriterionVersion,
 }
 
-/// Builds the probe crate once for all tests. Its target directory lives in cargo's
-/// per-test scratch space, so a rerun compiles only the probe, not Criterion.
+/// Builds the probe crate once for all tests, in the target directory the gate tests'
+/// fixtures share (cargo's per-test scratch space): Criterion is compiled once for all of
+/// them, and a rerun compiles only the probe.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
@@ -100,18 +104,11 @@ fn fixture() -> &'static Fixture {
             .output()
             .expect("running cargo");
         assert!(lock.status.success(), "offline lockfile: {lock:?}");
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("counting_mode_target");
-        let build = Command::new("cargo")
-            .args(["bench", "--no-run", "--offline", "--message-format=json"])
-            .current_dir(&crate_dir)
-            .env("CARGO_TARGET_DIR", &target)
-            .output()
-            .expect("running cargo");
-        assert!(build.status.success(), "offline build: {build:?}");
+        let messages = repo::build_in_shared_target(&crate_dir, true);
         let criterion = CriterionVersion::from_cargo_lock(&crate_dir.join("Cargo.lock"))
             .expect("the probe's Criterion version");
         Fixture {
-            exe: bench_executable(&build.stdout),
+            exe: bench_executable(&messages),
             criterion,
             _dir: dir,
         }

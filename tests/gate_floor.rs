@@ -10,6 +10,9 @@
 
 mod schema_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
+use repo::prebuild_current;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -93,6 +96,7 @@ fn create_repo() -> Fixture {
     run(&repo, "cargo", &["generate-lockfile", "--offline"]);
     run(&repo, "git", &["add", "-A"]);
     run(&repo, "git", &["commit", "-qm", "base"]);
+    prebuild_current(&repo);
     Fixture { _dir: dir, repo }
 }
 

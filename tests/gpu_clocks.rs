@@ -6,6 +6,8 @@
 
 mod schema_support;
 
+#[path = "gate_support/repo.rs"]
+mod repo;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -158,6 +160,7 @@ fn the_gates_lock_clocks_reaches_both_sides_and_their_runs_say_so() {
     assert!(lock.status.success(), "offline lockfile: {lock:?}");
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "base"]);
+    repo::prebuild_current(&repo);
     let gate = |lock_clocks: bool| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_analyze-trends"));
         command
