@@ -28,27 +28,36 @@ fn assert_security_headers(path: &str, response: &Response) {
         "{path}: {csp}"
     );
     assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
-    assert_eq!(response.header("x-content-type-options"), Some("nosniff"), "{path}");
+    assert_eq!(
+        response.header("x-content-type-options"),
+        Some("nosniff"),
+        "{path}"
+    );
+}
+
+/// `analyze-trends compare base new --format FORMAT` of the fixture's two baselines.
+fn compare(format: &str, server_url: Option<&str>) -> std::process::Output {
+    let fixture = root().join("tests/fixtures/criterion-0.8");
+    let scratch = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(ANALYZE);
+    command
+        .args(["compare", "base", "new", "--criterion-dir"])
+        .arg(&fixture)
+        .arg("--results")
+        .arg(scratch.path().join("none"))
+        .args(["--format", format])
+        .current_dir(scratch.path())
+        .env_remove("STACKBENCH_CONFIG")
+        .env_remove("STACKBENCH_SERVER_URL");
+    if let Some(url) = server_url {
+        command.env("STACKBENCH_SERVER_URL", url);
+    }
+    command.output().unwrap()
 }
 
 /// The comparison JSON `analyze-trends compare` writes, of the fixture's two baselines.
 fn comparison_json() -> Vec<u8> {
-    let fixture = root().join("tests/fixtures/criterion-0.8");
-    let scratch = tempfile::tempdir().unwrap();
-    let out = run(
-        ANALYZE,
-        &[
-            "compare",
-            "base",
-            "new",
-            "--criterion-dir",
-            fixture.to_str().unwrap(),
-            "--results",
-            scratch.path().join("none").to_str().unwrap(),
-            "--format",
-            "json",
-        ],
-    );
+    let out = compare("json", None);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "compare wrote no JSON ({e}): {}",
@@ -120,7 +129,8 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
         let page = server.get(path);
         assert_eq!(page.status, 200, "{path}: {}", page.text());
         assert!(
-            page.header("content-type").is_some_and(|t| t.starts_with("text/html")),
+            page.header("content-type")
+                .is_some_and(|t| t.starts_with("text/html")),
             "{path}"
         );
         assert_security_headers(path, &page);
@@ -132,7 +142,11 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
             .unwrap_or_else(|| panic!("{path}: no page data"));
         let data: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{path}: {e}"));
         let api = server.get(&format!("/api{}", if path == "/" { "/runs" } else { path }));
-        assert_eq!(data, api.json(), "{path}: the page's data is its endpoint's model");
+        assert_eq!(
+            data,
+            api.json(),
+            "{path}: the page's data is its endpoint's model"
+        );
         assert_security_headers(path, &api);
     }
 }
@@ -148,7 +162,12 @@ fn a_read_only_server_refuses_every_write_with_403_and_stores_nothing() {
     for path in ["/api/runs", "/api/comparisons"] {
         let refused = server.post_json(path, &bytes(&run));
         assert_eq!(refused.status, 403, "{path}: {}", refused.text());
-        assert!(refused.json()["error"].as_str().unwrap().contains("read-only"));
+        assert!(
+            refused.json()["error"]
+                .as_str()
+                .unwrap()
+                .contains("read-only")
+        );
     }
     assert!(stored_run_ids(&server).is_empty());
 }
@@ -205,7 +224,11 @@ fn malformed_mistyped_oversized_and_conflicting_uploads_are_4xx_and_store_nothin
     ] {
         let refused = server.post_json("/api/runs", &body);
         assert_eq!(refused.status, 400, "{what}: {}", refused.text());
-        assert!(reason(&refused).contains("not a valid run file"), "{what}: {}", reason(&refused));
+        assert!(
+            reason(&refused).contains("not a valid run file"),
+            "{what}: {}",
+            reason(&refused)
+        );
     }
 
     let auth = format!("Bearer {TOKEN}");
@@ -251,11 +274,18 @@ fn malformed_mistyped_oversized_and_conflicting_uploads_are_4xx_and_store_nothin
 
     // The same id from other hardware is another run: 409, and the first one stays.
     assert_eq!(server.post_json("/api/runs", &bytes(&run)).status, 201);
-    let other = variant(&run, run["run_id"].as_str().unwrap(), Some("cpu=other x8;gpu=none"));
+    let other = variant(
+        &run,
+        run["run_id"].as_str().unwrap(),
+        Some("cpu=other x8;gpu=none"),
+    );
     let conflict = server.post_json("/api/runs", &bytes(&other));
     assert_eq!(conflict.status, 409, "{}", conflict.text());
     assert!(reason(&conflict).contains("cpu=other x8"));
-    assert_eq!(stored_run_ids(&server), vec![run["run_id"].as_str().unwrap()]);
+    assert_eq!(
+        stored_run_ids(&server),
+        vec![run["run_id"].as_str().unwrap()]
+    );
 }
 
 #[test]
@@ -269,8 +299,16 @@ fn the_same_run_uploaded_concurrently_is_one_run() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 1, "{statuses:?}");
-    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 7, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        7,
+        "{statuses:?}"
+    );
     assert_eq!(stored_run_ids(&server).len(), 1);
 }
 
@@ -283,10 +321,20 @@ fn unknown_runs_benchmarks_and_paths_are_404s_naming_them_as_text() {
 
     let missing_run = server.get("/api/runs/20990101T000000000Z-p1-0000");
     assert_eq!(missing_run.status, 404);
-    assert!(missing_run.json()["error"].as_str().unwrap().contains("20990101T000000000Z-p1-0000"));
+    assert!(
+        missing_run.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("20990101T000000000Z-p1-0000")
+    );
     let missing_bench = server.get("/api/history/gemm/no-such-benchmark");
     assert_eq!(missing_bench.status, 404);
-    assert!(missing_bench.json()["error"].as_str().unwrap().contains("gemm/no-such-benchmark"));
+    assert!(
+        missing_bench.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("gemm/no-such-benchmark")
+    );
     assert_eq!(server.get("/api/comparisons/12345").status, 404);
     assert_eq!(server.get("/api/nothing-here").status, 404);
     assert!(server.get("/api/nothing-here").json()["error"].is_string());
@@ -297,7 +345,10 @@ fn unknown_runs_benchmarks_and_paths_are_404s_naming_them_as_text() {
     assert_eq!(page.status, 404);
     assert_security_headers(hostile, &page);
     let html = page.text();
-    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
     assert!(!html.contains("<script>alert(1)"), "{html}");
     let run_page = server.get("/runs/%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E");
     assert_eq!(run_page.status, 404);
@@ -323,14 +374,23 @@ fn an_unopenable_store_at_start_is_exit_2_naming_it_without_its_password() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("postgres://bench:***@127.0.0.1:1/stackbench"), "{stderr}");
+    assert!(
+        stderr.contains("postgres://bench:***@127.0.0.1:1/stackbench"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("hunter2"), "{stderr}");
 
     // Read-only over a directory that does not exist: nothing to serve, nothing created.
     let missing = scratch.path().join("missing");
     let out = run(
         STACKBENCH,
-        &["serve", "--bind", "127.0.0.1:0", "--results", missing.to_str().unwrap()],
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--results",
+            missing.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
@@ -341,8 +401,52 @@ fn an_unopenable_store_at_start_is_exit_2_naming_it_without_its_password() {
     std::fs::write(&empty, "\n").unwrap();
     let out = run(
         STACKBENCH,
-        &["serve", "--bind", "127.0.0.1:0", "--write-token-file", empty.to_str().unwrap()],
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--write-token-file",
+            empty.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+}
+
+#[test]
+fn the_pr_comment_links_to_the_comparison_page_once_its_json_is_uploaded() {
+    let scratch = tempfile::tempdir().unwrap();
+    let server = Server::writable(&scratch.path().join("served"));
+    let base = format!("http://127.0.0.1:{}", server.port);
+
+    let plain = String::from_utf8_lossy(&compare("markdown", None).stdout).into_owned();
+    assert!(!plain.contains("/comparisons/"), "{plain}");
+    let comment = compare("markdown", Some(&format!("{base}/")));
+    let comment = String::from_utf8_lossy(&comment.stdout).into_owned();
+    let link = comment
+        .split(&format!("]({base}"))
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no dashboard link in the comment:\n{comment}"))
+        .to_string();
+    assert!(link.starts_with("/comparisons/sha256-"), "{link}");
+    // The link is there before the upload, under the verdict, and resolves after it.
+    assert!(comment.find(&link) < comment.find("| Status"), "{comment}");
+    assert_eq!(server.get(&link).status, 404);
+    let posted = server.post_json("/api/comparisons", &comparison_json());
+    assert_eq!(posted.status, 201, "{}", posted.text());
+    assert_eq!(
+        posted.json()["checksum"],
+        link.trim_start_matches("/comparisons/")
+    );
+    let page = server.get(&link);
+    assert_eq!(page.status, 200, "{}", page.text());
+    let api = server.get(&format!("/api{link}"));
+    assert_eq!(api.json()["id"], posted.json()["comparison_id"]);
+
+    // A setting that would break the link is a warning, and the comment has no link.
+    let bad = compare("markdown", Some("javascript:alert(1)"));
+    assert!(bad.status.code().is_some_and(|c| c != 101 && c != 2));
+    assert!(!String::from_utf8_lossy(&bad.stdout).contains("javascript:"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("STACKBENCH_SERVER_URL"));
 }

@@ -82,10 +82,13 @@ fn prepare(args: &ServeArgs) -> anyhow::Result<(ServeConfig, std::net::TcpListen
         bail!("--max-upload-bytes must be at least 1");
     }
     let write_token = WriteToken::resolve(args.write_token_file.as_deref())?;
-    let results = match &args.results {
-        Some(dir) => dir.clone(),
-        None => Config::discover(args.config.as_deref())?.results_dir(),
+    // The config is read when named, or when it must name the results directory.
+    let config = if args.config.is_some() || args.results.is_none() {
+        Config::discover(args.config.as_deref())?
+    } else {
+        Config::default()
     };
+    let results = args.results.clone().unwrap_or_else(|| config.results_dir());
     let store_url = args
         .store
         .clone()
@@ -171,7 +174,10 @@ fn open_store(
 /// The results directory of a `sqlite:` store: the store of record is always
 /// `<results>/stackbench.db`, beside `runs/`.
 fn sqlite_dir(url: &str, path: &Path) -> anyhow::Result<PathBuf> {
-    if path.file_name().is_some_and(|n| n == crate::results::db::DB_FILE) {
+    if path
+        .file_name()
+        .is_some_and(|n| n == crate::results::db::DB_FILE)
+    {
         let parent = path.parent().unwrap_or(Path::new(""));
         return Ok(if parent.as_os_str().is_empty() {
             PathBuf::from(".")
@@ -195,7 +201,13 @@ mod tests {
             redact_store_url("postgres://bench:hunter2@db.lab:5432/stackbench?sslmode=disable"),
             "postgres://bench:***@db.lab:5432/stackbench?sslmode=disable"
         );
-        assert_eq!(redact_store_url("postgres://bench@db/x"), "postgres://bench@db/x");
-        assert_eq!(redact_store_url("sqlite:r/stackbench.db"), "sqlite:r/stackbench.db");
+        assert_eq!(
+            redact_store_url("postgres://bench@db/x"),
+            "postgres://bench@db/x"
+        );
+        assert_eq!(
+            redact_store_url("sqlite:r/stackbench.db"),
+            "sqlite:r/stackbench.db"
+        );
     }
 }

@@ -4,8 +4,8 @@
 use super::error::{ApiError, blocking};
 use super::models::{self, RunFilter};
 use super::{Shared, pages, upload};
-use axum::extract::{Path, Query, State};
 use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -38,13 +38,17 @@ async fn runs(
 ) -> ApiResult<models::RunsModel> {
     let filter = filter_of(query)?;
     let store = state.config.store.clone();
-    blocking(move || models::runs_model(&store, filter)).await.map(Json)
+    blocking(move || models::runs_model(&store, filter))
+        .await
+        .map(Json)
 }
 
 async fn run(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<models::RunModel> {
     pages::check_run_id(&id)?;
     let store = state.config.store.clone();
-    blocking(move || models::run_model(&store, &id)).await.map(Json)
+    blocking(move || models::run_model(&store, &id))
+        .await
+        .map(Json)
 }
 
 async fn history(
@@ -59,7 +63,9 @@ async fn history(
 
 async fn comparisons(State(state): State<Shared>) -> ApiResult<models::ComparisonsModel> {
     let store = state.config.store.clone();
-    blocking(move || models::comparisons_model(&store)).await.map(Json)
+    blocking(move || models::comparisons_model(&store))
+        .await
+        .map(Json)
 }
 
 async fn comparison(
@@ -68,12 +74,14 @@ async fn comparison(
 ) -> ApiResult<models::ComparisonModel> {
     let id = pages::comparison_id(&id)?;
     let store = state.config.store.clone();
-    blocking(move || models::comparison_model(&store, id))
+    blocking(move || models::comparison_model(&store, &id))
         .await
         .map(Json)
 }
 
 async fn hardware(State(state): State<Shared>) -> ApiResult<models::HardwareModel> {
     let store = state.config.store.clone();
-    blocking(move || models::hardware_model(&store)).await.map(Json)
+    blocking(move || models::hardware_model(&store))
+        .await
+        .map(Json)
 }

@@ -7,7 +7,9 @@ use super::error::ApiError;
 use crate::analysis::hardware::{HardwareReport, analyze_hardware};
 use crate::analysis::prices::NoPrices;
 use crate::analysis::trends::{BenchmarkTrend, TrendOptions, trend_of};
-use crate::results::{Acknowledgement, ComparisonRecord, HistoryPoint, RunRecord, RunStore, StoredRun};
+use crate::results::{
+    Acknowledgement, ComparisonRecord, HistoryPoint, RunRecord, RunStore, StoredRun,
+};
 use serde::{Deserialize, Serialize};
 
 /// The runs page's filters (query parameters of `/` and `/api/runs`); each one given must
@@ -116,7 +118,9 @@ pub fn runs_model(store: &RunStore, filter: RunFilter) -> Result<RunsModel, ApiE
         let db = store.database()?;
         let mut kept = Vec::with_capacity(rows.len());
         for row in rows {
-            let run = db.load_run(&row.run_id).map_err(crate::results::ResultsError::from)?;
+            let run = db
+                .load_run(&row.run_id)
+                .map_err(crate::results::ResultsError::from)?;
             if run.is_some_and(|r| run_suites(&r).iter().any(|s| s == suite)) {
                 kept.push(row);
             }
@@ -158,7 +162,11 @@ pub fn run_model(store: &RunStore, run_id: &str) -> Result<RunModel, ApiError> {
         .benchmarks
         .iter()
         .map(|b| (b.id.clone(), history_url(&b.id)))
-        .chain(run.failed.iter().map(|f| (f.id.clone(), history_url(&f.id))))
+        .chain(
+            run.failed
+                .iter()
+                .map(|f| (f.id.clone(), history_url(&f.id))),
+        )
         .collect();
     Ok(RunModel {
         page: "run",
@@ -217,7 +225,8 @@ pub fn history_model(store: &RunStore, bench_id: &str) -> Result<HistoryModel, A
         ..TrendOptions::default()
     };
     let hardware_of = |f: &Option<String>| f.clone().unwrap_or_else(|| UNKNOWN_HARDWARE.into());
-    let mut fingerprints: Vec<String> = points.iter().map(|p| hardware_of(&p.fingerprint)).collect();
+    let mut fingerprints: Vec<String> =
+        points.iter().map(|p| hardware_of(&p.fingerprint)).collect();
     fingerprints.sort();
     fingerprints.dedup();
     let groups = fingerprints
@@ -305,14 +314,64 @@ pub struct ComparisonModel {
     pub comparison: serde_json::Value,
 }
 
-pub fn comparison_model(store: &RunStore, id: i64) -> Result<ComparisonModel, ApiError> {
-    let record = store
-        .comparisons()?
-        .into_iter()
-        .find(|c| c.id == id)
-        .ok_or_else(|| ApiError::not_found(format!("no comparison {id} in the store")))?;
+/// A comparison as a path names it: the id the store assigned, or its content checksum
+/// (`sha256-<hex>`, what the PR comment links to before the server has seen it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ComparisonRef {
+    Id(i64),
+    Checksum(String),
+}
+
+impl std::fmt::Display for ComparisonRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ComparisonRef::Id(id) => write!(f, "{id}"),
+            ComparisonRef::Checksum(sum) => f.write_str(sum),
+        }
+    }
+}
+
+/// The stored comparison whose content has `checksum`. Details uploaded through the API
+/// are kept canonical, so their digest is taken directly; others (written by `compare`
+/// or the gate on the server's machine) are canonicalised first.
+pub fn find_by_checksum(
+    store: &RunStore,
+    checksum: &str,
+) -> Result<Option<ComparisonRecord>, ApiError> {
+    use crate::report::comparison::link::{CHECKSUM_PREFIX, comparison_checksum};
+    use sha2::{Digest, Sha256};
+    let direct = |text: &str| {
+        let hex: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{CHECKSUM_PREFIX}{hex}")
+    };
+    let all = store.comparisons()?;
+    if let Some(found) = all.iter().find(|c| direct(&c.detail_json) == checksum) {
+        return Ok(Some(found.clone()));
+    }
+    Ok(all.into_iter().find(|c| {
+        serde_json::from_str::<serde_json::Value>(&c.detail_json)
+            .is_ok_and(|v| comparison_checksum(&v) == checksum)
+    }))
+}
+
+pub fn comparison_model(
+    store: &RunStore,
+    reference: &ComparisonRef,
+) -> Result<ComparisonModel, ApiError> {
+    let found = match reference {
+        ComparisonRef::Id(id) => store.comparisons()?.into_iter().find(|c| c.id == *id),
+        ComparisonRef::Checksum(sum) => find_by_checksum(store, sum)?,
+    };
+    let record = found
+        .ok_or_else(|| ApiError::not_found(format!("no comparison {reference} in the store")))?;
+    let id = record.id;
     let comparison = serde_json::from_str(&record.detail_json).map_err(|e| {
-        ApiError::internal(format!("comparison {id}: its stored JSON does not parse: {e}"))
+        ApiError::internal(format!(
+            "comparison {id}: its stored JSON does not parse: {e}"
+        ))
     })?;
     Ok(ComparisonModel {
         page: "comparison",

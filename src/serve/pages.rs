@@ -53,13 +53,27 @@ pub fn run_id_problem(id: &str) -> Option<String> {
     })
 }
 
-/// A comparison id from a path segment.
-pub fn comparison_id(segment: &str) -> Result<i64, ApiError> {
+/// A comparison from a path segment: a positive id, or `sha256-` and 64 hex digits.
+pub fn comparison_id(segment: &str) -> Result<models::ComparisonRef, ApiError> {
+    use crate::report::comparison::link::CHECKSUM_PREFIX;
+    if let Some(hex) = segment.strip_prefix(CHECKSUM_PREFIX)
+        && hex.len() == 64
+        && hex
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    {
+        return Ok(models::ComparisonRef::Checksum(segment.to_string()));
+    }
     segment
         .parse::<i64>()
         .ok()
         .filter(|id| *id > 0)
-        .ok_or_else(|| ApiError::not_found(format!("no comparison `{segment}`: ids are positive integers")))
+        .map(models::ComparisonRef::Id)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no comparison `{segment}`: a comparison is a positive id or sha256-<64 hex digits>"
+            ))
+        })
 }
 
 /// Percent-encodes one path segment (everything but RFC 3986's unreserved characters).
@@ -178,7 +192,15 @@ async fn runs_page(
             r.run.failed.to_string(),
         ]
     });
-    let headers = ["run", "time", "label", "revision", "hardware", "benchmarks", "failed"];
+    let headers = [
+        "run",
+        "time",
+        "label",
+        "revision",
+        "hardware",
+        "benchmarks",
+        "failed",
+    ];
     Ok(Html(page("Runs", &model, &table(&headers, rows))))
 }
 
@@ -197,7 +219,11 @@ async fn run_page(State(state): State<Shared>, Path(id): Path<String>) -> PageRe
         vec![link(&url, &b.id), escape_html(&median)]
     });
     let title = format!("Run {}", model.run.run_id);
-    Ok(Html(page(&title, &model, &table(&["benchmark", "median"], rows))))
+    Ok(Html(page(
+        &title,
+        &model,
+        &table(&["benchmark", "median"], rows),
+    )))
 }
 
 async fn history_page(State(state): State<Shared>, Path(bench_id): Path<String>) -> PageResult {
@@ -237,7 +263,8 @@ async fn comparisons_page(State(state): State<Shared>) -> PageResult {
 async fn comparison_page(State(state): State<Shared>, Path(id): Path<String>) -> PageResult {
     let id = comparison_id(&id)?;
     let store = state.config.store.clone();
-    let model = blocking(move || models::comparison_model(&store, id)).await?;
+    let model = blocking(move || models::comparison_model(&store, &id)).await?;
+    let title = format!("Comparison {}", model.record.comparison.id);
     let empty = Vec::new();
     let rows = model
         .comparison
@@ -253,7 +280,6 @@ async fn comparison_page(State(state): State<Shared>, Path(id): Path<String>) ->
             };
             vec![field("status"), field("id"), field("change_percent")]
         });
-    let title = format!("Comparison {id}");
     let headers = ["status", "benchmark", "change %"];
     Ok(Html(page(&title, &model, &table(&headers, rows))))
 }
@@ -295,7 +321,13 @@ mod tests {
             assert_eq!(check_run_id(bad).unwrap_err().status, 404, "{bad}");
         }
         assert_eq!(encode_segment("a b/<c>"), "a%20b%2F%3Cc%3E");
-        assert_eq!(comparison_id("7").unwrap(), 7);
+        assert_eq!(comparison_id("7").unwrap(), models::ComparisonRef::Id(7));
+        let sum = format!("sha256-{}", "ab".repeat(32));
+        assert_eq!(
+            comparison_id(&sum).unwrap(),
+            models::ComparisonRef::Checksum(sum.clone())
+        );
+        assert!(comparison_id("sha256-../x").is_err());
         assert!(comparison_id("0").is_err() && comparison_id("x").is_err());
     }
 }

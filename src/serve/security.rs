@@ -19,8 +19,7 @@ pub const TOKEN_ENV: &str = "STACKBENCH_SERVE_TOKEN";
 
 /// Scripts and everything else only from this server. The page data is inline, but as
 /// `application/json`, which a browser never executes, so no `'unsafe-inline'` is needed.
-pub const CONTENT_SECURITY_POLICY_VALUE: &str =
-    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+pub const CONTENT_SECURITY_POLICY_VALUE: &str = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Why a write token could not be taken.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +73,8 @@ impl WriteToken {
             source,
         })?;
         let from = path.display().to_string();
-        let text = String::from_utf8(bytes).map_err(|_| TokenError::NotText { from: from.clone() })?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| TokenError::NotText { from: from.clone() })?;
         WriteToken::new(&text, &from)
     }
 

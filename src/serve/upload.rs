@@ -8,9 +8,10 @@
 //! file would be, and it goes in as one transaction: nothing is stored on any 4xx.
 
 use super::error::{ApiError, blocking};
-use super::models::{comparison_url, run_url};
+use super::models::{comparison_url, find_by_checksum, run_url};
 use super::security::authorize;
 use super::{Shared, pages};
+use crate::report::comparison::link::{canonical_json, comparison_checksum};
 use crate::results::db::Inserted;
 use crate::results::{ComparisonRecord, DbError, ResultsError, RunRecord, RunStore, load_run};
 use axum::Json;
@@ -73,7 +74,13 @@ fn check_json_content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     let declared = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
     match declared.as_deref() {
         Some("application/json") => Ok(()),
         Some(other) => Err(ApiError::new(
@@ -131,7 +138,9 @@ fn store_run(store: &RunStore, body: &[u8]) -> Answer {
     match db.insert_run(&run) {
         Ok(Inserted::New) => answer(StatusCode::CREATED, "new"),
         Ok(Inserted::AlreadyPresent) => answer(StatusCode::OK, "already present"),
-        Err(e @ DbError::Conflict { .. }) => Err(ApiError::new(StatusCode::CONFLICT, e.to_string())),
+        Err(e @ DbError::Conflict { .. }) => {
+            Err(ApiError::new(StatusCode::CONFLICT, e.to_string()))
+        }
         Err(e) => Err(ResultsError::from(e).into()),
     }
 }
@@ -207,9 +216,11 @@ fn verdict_of(doc: &ComparisonDoc) -> &'static str {
     }
 }
 
-fn parse_comparison(body: &[u8]) -> Result<(ComparisonDoc, String), ApiError> {
-    let bad = |reason: String| ApiError::bad_request(format!("not a valid comparison.json: {reason}"));
-    let value: Value = serde_json::from_slice(body).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+fn parse_comparison(body: &[u8]) -> Result<(ComparisonDoc, String, String), ApiError> {
+    let bad =
+        |reason: String| ApiError::bad_request(format!("not a valid comparison.json: {reason}"));
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| bad(format!("invalid JSON: {e}")))?;
     let doc: ComparisonDoc =
         serde_json::from_value(value.clone()).map_err(|e| bad(format!("unexpected shape: {e}")))?;
     if doc.schema != COMPARISON_SCHEMA {
@@ -221,26 +232,26 @@ fn parse_comparison(body: &[u8]) -> Result<(ComparisonDoc, String), ApiError> {
     if !(doc.threshold_percent.is_finite() && doc.threshold_percent >= 0.0) {
         return Err(bad("threshold_percent must be a non-negative number".into()));
     }
-    // Compact, keys in one order: the same comparison uploaded twice is the same text,
-    // whatever whitespace its file had.
-    let canonical = serde_json::to_string(&value).map_err(|e| bad(e.to_string()))?;
-    Ok((doc, canonical))
+    // Compact, keys sorted: the same comparison uploaded twice is the same text, whatever
+    // whitespace its file had, and its digest is the checksum the PR comment links to.
+    Ok((doc, canonical_json(&value), comparison_checksum(&value)))
 }
 
 fn store_comparison(store: &RunStore, body: &[u8]) -> Answer {
-    let (doc, canonical) = parse_comparison(body)?;
+    let (doc, canonical, checksum) = parse_comparison(body)?;
     let _guard = COMPARISON_WRITES
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let answer = |status: StatusCode, id: i64, stored: &str| {
-        let body = json!({"comparison_id": id, "stored": stored, "url": comparison_url(id)});
+        let body = json!({
+            "comparison_id": id,
+            "checksum": checksum,
+            "stored": stored,
+            "url": comparison_url(id),
+        });
         Ok((status, Json(body)))
     };
-    if let Some(existing) = store
-        .comparisons()?
-        .into_iter()
-        .find(|c| same_content(&c.detail_json, &canonical))
-    {
+    if let Some(existing) = find_by_checksum(store, &checksum)? {
         return answer(StatusCode::OK, existing.id, "already present");
     }
     let db = store.database()?;
@@ -251,7 +262,12 @@ fn store_comparison(store: &RunStore, body: &[u8]) -> Answer {
     let record = ComparisonRecord {
         id: 0,
         created_unix_ms: crate::results::now_unix_ms(),
-        kind: if doc.gate.is_some() { "gate" } else { "compare" }.into(),
+        kind: if doc.gate.is_some() {
+            "gate"
+        } else {
+            "compare"
+        }
+        .into(),
         baseline_run_id: stored_run(&doc.baseline)?,
         candidate_run_id: stored_run(&doc.candidate)?,
         baseline: doc.baseline.clone(),
@@ -267,14 +283,4 @@ fn store_comparison(store: &RunStore, body: &[u8]) -> Answer {
     };
     let id = store.record_comparison(&record)?;
     answer(StatusCode::CREATED, id, "new")
-}
-
-/// Whether a stored detail is `canonical`, comparing SHA-256 digests of the canonical
-/// text (a stored detail written by `compare` is re-canonicalised first).
-fn same_content(stored: &str, canonical: &str) -> bool {
-    use sha2::{Digest, Sha256};
-    let canonical_of_stored = serde_json::from_str::<Value>(stored)
-        .ok()
-        .and_then(|v| serde_json::to_string(&v).ok());
-    canonical_of_stored.is_some_and(|s| Sha256::digest(s.as_bytes()) == Sha256::digest(canonical.as_bytes()))
 }

@@ -67,7 +67,10 @@ impl Server {
     pub fn writable(results: &Path) -> Server {
         let token_file = results.with_extension("token");
         std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-        Server::start(results, &["--write-token-file", token_file.to_str().unwrap()])
+        Server::start(
+            results,
+            &["--write-token-file", token_file.to_str().unwrap()],
+        )
     }
 
     pub fn get(&self, path: &str) -> Response {
@@ -79,14 +82,24 @@ impl Server {
         self.request(
             "POST",
             path,
-            &[("Authorization", &auth), ("Content-Type", "application/json")],
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
             body,
         )
     }
 
     /// One request on a fresh connection; `Content-Length` is added unless given.
-    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Response {
+        let mut head =
+            format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
         for (name, value) in headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
@@ -168,7 +181,8 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
         let Some(end) = body.windows(2).position(|w| w == b"\r\n") else {
             return out;
         };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16).unwrap_or(0);
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16).unwrap_or(0);
         if size == 0 {
             return out;
         }
