@@ -1,14 +1,11 @@
-//! Writers of the history report ([`TrendReport`]): `report.md`, `report.html` (one
-//! self-contained file with inline SVG charts), `report.json`, `summary.csv`, and the
-//! compact terminal summary.
+//! Writers of the history report ([`TrendReport`]): `report.md`, `report.html` (a
+//! self-contained snapshot of the dashboard's pages, `crate::report::pages`), `report.json`,
+//! `summary.csv`, and the compact terminal summary.
 
-mod charts;
-mod component_pages;
 mod csv_summary;
 mod html;
 mod json;
 mod markdown;
-mod run_pages;
 mod terminal;
 
 use crate::analysis::trends::TrendReport;
