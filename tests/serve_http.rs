@@ -84,19 +84,28 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
     assert_eq!(body["url"], format!("/runs/{run_id}"));
 
     let runs = server.get("/api/runs").json();
+    assert_eq!(runs["page"], "runs");
     assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
-    assert_eq!(runs["runs"][0]["url"], format!("/runs/{run_id}"));
+    assert_eq!(runs["runs"][0]["run_id"], run_id.as_str());
     let one = server.get(&format!("/api/runs/{run_id}")).json();
+    assert_eq!(one["page"], "run");
     assert_eq!(one["run"]["run_id"], run_id.as_str());
 
     // Benchmark ids hold slashes: the history route takes the rest of the path.
     let history = server.get(&format!("/api/history/{bench_id}"));
     assert_eq!(history.status, 200, "{}", history.text());
     let history = history.json();
-    assert_eq!(history["benchmark"], bench_id.as_str());
-    let points = history["groups"][0]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 1);
-    assert_eq!(points[0]["url"], format!("/runs/{run_id}"));
+    assert_eq!(history["page"], "history");
+    assert_eq!(history["bench_id"], bench_id.as_str());
+    let points: Vec<&Value> = history["chart"]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["points"].as_array().unwrap())
+        .filter(|p| !p["y"].is_null())
+        .collect();
+    assert_eq!(points.len(), 1, "{history}");
+    assert_eq!(points[0]["run"], run_id.as_str());
 
     let hardware = server.get("/api/hardware");
     assert_eq!(hardware.status, 200, "{}", hardware.text());
@@ -113,9 +122,19 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
     assert_eq!(again.json()["comparison_id"].as_i64(), Some(id));
     let listed = server.get("/api/comparisons").json();
     assert_eq!(listed["comparisons"].as_array().unwrap().len(), 1);
+    // The comparison page holds the rows of the comparison.json uploaded, in its order.
     let stored = server.get(&format!("/api/comparisons/{id}")).json();
     let original: Value = serde_json::from_slice(&comparison).unwrap();
-    assert_eq!(stored["comparison"], original);
+    let ids = |rows: &Value| -> Vec<String> {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(stored["id"].as_i64(), Some(id));
+    assert!(!ids(&original["comparisons"]).is_empty());
+    assert_eq!(ids(&stored["rows"]), ids(&original["comparisons"]));
 
     let pages = [
         "/".to_string(),
@@ -140,7 +159,20 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
             .nth(1)
             .and_then(|rest| rest.split("</script>").next())
             .unwrap_or_else(|| panic!("{path}: no page data"));
-        let data: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut data: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // The page data is the endpoint's model plus where the page's links point.
+        assert_eq!(data["links"]["run"], "/runs/", "{path}");
+        data.as_object_mut().unwrap().remove("links");
+        // Its scripts come from this server.
+        for asset in [
+            "/assets/stackbench.js",
+            "/assets/vendor/echarts/echarts.min.js",
+        ] {
+            assert!(
+                html.contains(&format!("<script src=\"{asset}\">")),
+                "{path}"
+            );
+        }
         let api = server.get(&format!("/api{}", if path == "/" { "/runs" } else { path }));
         assert_eq!(
             data,
@@ -148,6 +180,41 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
             "{path}: the page's data is its endpoint's model"
         );
         assert_security_headers(path, &api);
+    }
+}
+
+#[test]
+fn assets_come_from_the_binary_with_their_type_and_a_revalidating_etag() {
+    let scratch = tempfile::tempdir().unwrap();
+    let server = Server::writable(&scratch.path().join("served"));
+    let js = server.get("/assets/stackbench.js");
+    assert_eq!(js.status, 200);
+    assert_eq!(
+        js.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert_eq!(js.header("cache-control"), Some("public, no-cache"));
+    assert_security_headers("/assets/stackbench.js", &js);
+    let echarts = server.get("/assets/vendor/echarts/echarts.min.js");
+    assert_eq!(echarts.status, 200);
+    assert!(echarts.text().contains("Apache"));
+    let tag = js.header("etag").expect("an ETag").to_string();
+    let again = server.request(
+        "GET",
+        "/assets/stackbench.js",
+        &[("If-None-Match", &tag)],
+        b"",
+    );
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    for missing in [
+        "/assets/nope.js",
+        "/assets/../Cargo.toml",
+        "/assets/%2E%2E/Cargo.toml",
+    ] {
+        let answer = server.get(missing);
+        assert_eq!(answer.status, 404, "{missing}");
+        assert!(!answer.text().contains("[package]"), "{missing}");
     }
 }
 

@@ -119,6 +119,7 @@ fn prepare(args: &ServeArgs) -> anyhow::Result<(ServeConfig, std::net::TcpListen
         store_label,
         write_token,
         max_upload_bytes: args.max_upload_bytes,
+        prices: config.prices.clone(),
     };
     Ok((config, listener))
 }

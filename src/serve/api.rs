@@ -2,8 +2,9 @@
 //! [`super::models`]); documented, with every parameter and error, in `docs/api.md`.
 
 use super::error::{ApiError, blocking};
-use super::models::{self, RunFilter};
+use super::models;
 use super::{Shared, pages, upload};
+use crate::report::pages::{PageModel, RunsFilter};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
@@ -26,7 +27,7 @@ type ApiResult<T> = Result<Json<T>, ApiError>;
 
 /// The filter of `/api/runs` and `/`; an unknown parameter is a 400 naming it, so a typo
 /// (`?lable=`) is not silently "every run".
-pub fn filter_of(query: Result<Query<RunFilter>, QueryRejection>) -> Result<RunFilter, ApiError> {
+pub fn filter_of(query: Result<Query<RunsFilter>, QueryRejection>) -> Result<RunsFilter, ApiError> {
     query
         .map(|Query(f)| f)
         .map_err(|e| ApiError::bad_request(format!("bad query: {}", e.body_text())))
@@ -34,8 +35,8 @@ pub fn filter_of(query: Result<Query<RunFilter>, QueryRejection>) -> Result<RunF
 
 async fn runs(
     State(state): State<Shared>,
-    query: Result<Query<RunFilter>, QueryRejection>,
-) -> ApiResult<models::RunsModel> {
+    query: Result<Query<RunsFilter>, QueryRejection>,
+) -> ApiResult<PageModel> {
     let filter = filter_of(query)?;
     let store = state.config.store.clone();
     blocking(move || models::runs_model(&store, filter))
@@ -43,7 +44,7 @@ async fn runs(
         .map(Json)
 }
 
-async fn run(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<models::RunModel> {
+async fn run(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<PageModel> {
     pages::check_run_id(&id)?;
     let store = state.config.store.clone();
     blocking(move || models::run_model(&store, &id))
@@ -54,24 +55,21 @@ async fn run(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<m
 async fn history(
     State(state): State<Shared>,
     Path(bench_id): Path<String>,
-) -> ApiResult<models::HistoryModel> {
+) -> ApiResult<PageModel> {
     let store = state.config.store.clone();
     blocking(move || models::history_model(&store, &bench_id))
         .await
         .map(Json)
 }
 
-async fn comparisons(State(state): State<Shared>) -> ApiResult<models::ComparisonsModel> {
+async fn comparisons(State(state): State<Shared>) -> ApiResult<PageModel> {
     let store = state.config.store.clone();
     blocking(move || models::comparisons_model(&store))
         .await
         .map(Json)
 }
 
-async fn comparison(
-    State(state): State<Shared>,
-    Path(id): Path<String>,
-) -> ApiResult<models::ComparisonModel> {
+async fn comparison(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<PageModel> {
     let id = pages::comparison_id(&id)?;
     let store = state.config.store.clone();
     blocking(move || models::comparison_model(&store, &id))
@@ -79,9 +77,10 @@ async fn comparison(
         .map(Json)
 }
 
-async fn hardware(State(state): State<Shared>) -> ApiResult<models::HardwareModel> {
+async fn hardware(State(state): State<Shared>) -> ApiResult<PageModel> {
     let store = state.config.store.clone();
-    blocking(move || models::hardware_model(&store))
+    let prices = state.config.prices.clone();
+    blocking(move || models::hardware_model(&store, prices.as_ref()))
         .await
         .map(Json)
 }

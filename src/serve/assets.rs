@@ -1,20 +1,13 @@
-//! The files pages load from `/assets/`: compiled into the binary (runners are often
-//! offline, and a served page must never reach a CDN), each with its content type and a
-//! strong ETag, so a browser revalidates cheaply and never runs a stale script.
+//! `/assets/...`: the files the pages load (the vendored ECharts with its licence,
+//! `stackbench.js`, `stackbench.css`), compiled into the binary by
+//! [`crate::report::pages::assets`] (runners are often offline; nothing comes from a CDN),
+//! each with its content type and a strong ETag, so a browser revalidates cheaply and
+//! never runs a stale script.
 
 use axum::extract::Path;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-
-/// One embedded file: its path under `/assets/`, content type and bytes.
-struct Asset {
-    path: &'static str,
-    content_type: &'static str,
-    bytes: &'static [u8],
-}
-
-const ASSETS: &[Asset] = &[];
 
 fn etag(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
@@ -25,10 +18,10 @@ fn etag(bytes: &[u8]) -> String {
 
 /// `GET /assets/{path}`: the file, or 404 naming the path (as text, never echoed as HTML).
 pub async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
-    let Some(asset) = ASSETS.iter().find(|a| a.path == path) else {
+    let Some(asset) = crate::report::pages::assets::asset(&path) else {
         return super::error::ApiError::not_found(format!("no asset `{path}`")).into_response();
     };
-    let tag = etag(asset.bytes);
+    let tag = etag(asset.content.as_bytes());
     // Revalidated on every load (`no-cache`), answered 304 while unchanged: a new binary's
     // scripts are never shadowed by a cached old one.
     let cache = HeaderValue::from_static("public, no-cache");
@@ -50,7 +43,7 @@ pub async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
             (ETAG, tag_value),
             (CACHE_CONTROL, cache),
         ],
-        asset.bytes,
+        asset.content,
     )
         .into_response()
 }

@@ -40,6 +40,8 @@ pub struct ServeConfig {
     /// None: the server is read-only and every write answers 403.
     pub write_token: Option<WriteToken>,
     pub max_upload_bytes: usize,
+    /// The `[prices]` of the config, for the hardware page's perf/$ (n/a without).
+    pub prices: Option<crate::config::Prices>,
 }
 
 /// Why the server could not start or stopped.

@@ -27,7 +27,7 @@ pub use comparison::{ComparisonPage, ComparisonRow, ComparisonsPage};
 pub use hardware::HardwarePage;
 pub use history::{HardwareHistory, HistoryPage};
 pub use run::RunPage;
-pub use runs::{RunRow, RunsFilter, RunsPage};
+pub use runs::{RunRow, RunsFilter, RunsPage, run_suites};
 pub use snapshot::SnapshotPage;
 
 use crate::report::format::escape_html;
