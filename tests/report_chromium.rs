@@ -224,7 +224,8 @@ fn a_history_chart_holds_exactly_the_measured_points_and_hovering_one_shows_it()
         "[...document.querySelectorAll('.sb-tooltip')].some(t => t.offsetParent !== null && t.textContent.length > 0)",
     );
     let tip = browser.eval(
-        "(() => { const t = [...document.querySelectorAll('.sb-tooltip')].find(t => t.offsetParent !== null);
+        "(() => { const t = [...document.querySelectorAll('.sb-tooltip')]
+                    .find(t => t.offsetParent !== null && t.textContent.length > 0);
                   const a = t.querySelector('a');
                   return {text: t.textContent, href: a ? a.getAttribute('href') : null}; })()",
     );
