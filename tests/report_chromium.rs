@@ -357,3 +357,93 @@ fn a_hostile_benchmark_name_shows_as_text_and_runs_nothing() {
     );
     assert!(!browser.dialog_opened());
 }
+
+/// A tiny HTTP server for one page as `stackbench serve` sends it: the page at `/`, the
+/// assets under `/assets/`, every answer with the dashboard's Content-Security-Policy.
+fn serve_one_page(html: String) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let line = String::from_utf8_lossy(&request);
+            let path = line.split(' ').nth(1).unwrap_or("/").to_string();
+            if path == "/quit" {
+                return;
+            }
+            let (status, body, kind) = match path.strip_prefix("/assets/") {
+                None if path == "/" => ("200 OK", html.clone(), "text/html; charset=utf-8"),
+                // Browsers ask for it unprompted; not a page error.
+                None if path == "/favicon.ico" => ("204 No Content", String::new(), "text/plain"),
+                Some(p) => match stackbench::report::pages::assets::asset(p) {
+                    Some(a) => ("200 OK", a.content.to_string(), a.content_type),
+                    None => ("404 Not Found", String::new(), "text/plain"),
+                },
+                None => ("404 Not Found", String::new(), "text/plain"),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                 Content-Security-Policy: default-src 'self'; script-src 'self'\r\n\
+                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, handle)
+}
+
+#[test]
+fn a_served_history_page_draws_under_the_dashboards_content_security_policy() {
+    use stackbench::report::pages::{HistoryPage, PageContext, PageModel, render_page};
+    let Some(mut browser) = Browser::start() else {
+        return;
+    };
+    let runs = fixture_runs();
+    let order: stackbench::results::RunOrder = runs
+        .iter()
+        .map(|r| (r.run_id.clone(), r.fingerprint.clone()))
+        .collect();
+    let points: Vec<stackbench::results::HistoryPoint> = runs
+        .iter()
+        .filter(|r| r.benchmarks.iter().any(|b| b.id == HISTORY_ID))
+        .map(|r| stackbench::results::HistoryPoint {
+            run_id: r.run_id.clone(),
+            timestamp: r.timestamp.clone(),
+            created_unix_ms: r.created_unix_ms,
+            label: r.label.clone(),
+            git_revision: r.git_revision.clone(),
+            fingerprint: r.fingerprint.clone(),
+            median_ns: 1000.0 + r.created_unix_ms as f64 % 7.0,
+            min_ns: None,
+            samples: 10,
+        })
+        .collect();
+    let page = HistoryPage::from_points(HISTORY_ID, &points, &order, &Default::default()).unwrap();
+    let html = render_page(&PageModel::History(page), &PageContext::served());
+    let (url, server) = serve_one_page(html);
+    browser.navigate(&url);
+    browser.wait_for("window.stackbench && window.stackbench.ready");
+    assert_eq!(browser.eval("window.stackbench.error || null"), Value::Null);
+    let chart = format!("history:{HISTORY_ID}");
+    assert_eq!(drawn_points(&mut browser, &chart), [points.len() as u64]);
+    let link = browser.eval("document.querySelector('nav a').getAttribute('href')");
+    assert_eq!(link, "/");
+    assert!(
+        browser.page_errors().is_empty(),
+        "{:?}",
+        browser.page_errors()
+    );
+    let _ = std::net::TcpStream::connect(url.trim_start_matches("http://").trim_end_matches('/'))
+        .and_then(|mut s| std::io::Write::write_all(&mut s, b"GET /quit HTTP/1.1\r\n\r\n"));
+    let _ = server.join();
+}

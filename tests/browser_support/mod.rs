@@ -127,6 +127,8 @@ impl Browser {
             .to_string();
         browser.call("Page.enable", json!({}));
         browser.call("Runtime.enable", json!({}));
+        // Browser-side errors (a CSP violation, a failed load) arrive as log entries.
+        browser.call("Log.enable", json!({}));
         browser.call(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": VIEWPORT.0, "height": VIEWPORT.1, "deviceScaleFactor": 1, "mobile": false}),
@@ -259,8 +261,8 @@ impl Browser {
         std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 
-    /// Uncaught exceptions and console errors the page has reported since the last
-    /// navigation.
+    /// Uncaught exceptions, console errors and browser errors (CSP violations, failed
+    /// loads) the page has reported since the last navigation.
     pub fn page_errors(&self) -> Vec<String> {
         self.events
             .iter()
@@ -269,6 +271,10 @@ impl Browser {
                 "Runtime.consoleAPICalled" if params["type"] == "error" => {
                     Some(params["args"].to_string())
                 }
+                "Log.entryAdded" if params["entry"]["level"] == "error" => Some(format!(
+                    "{} ({})",
+                    params["entry"]["text"], params["entry"]["url"]
+                )),
                 _ => None,
             })
             .collect()
@@ -319,4 +325,14 @@ impl Drop for Browser {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The page model inside a page written by `render_page` (`report.html`, a served page):
+/// the JSON of `<script type="application/json" id="page-data">`, for tests that check
+/// what a page shows without a browser.
+pub fn page_data(html: &str) -> Value {
+    const OPEN: &str = "<script type=\"application/json\" id=\"page-data\">";
+    let start = html.find(OPEN).expect("the page has its page data") + OPEN.len();
+    let end = start + html[start..].find("</script>").expect("the page data ends");
+    serde_json::from_str(&html[start..end]).expect("the page data is JSON")
 }
