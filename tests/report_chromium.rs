@@ -157,6 +157,35 @@ fn every_chart_is_drawn_laid_out_and_titled_without_clipping() {
         assert!(c["clipped"] == false, "title clipped: {c}");
         assert!(c["series"].as_u64().unwrap() >= 1, "no series: {c}");
     }
+    // Log size axes tick at whole powers of two, labelled in units (no 512, 614, 717).
+    let ticks = browser.eval(
+        "Object.entries(window.stackbench.models).filter(([id, m]) => m.x.scale === 'log2')
+           .map(([id, m]) => ({id, ticks: window.stackbench.charts[id].getModel()
+             .getComponent('xAxis', 0).axis.getViewLabels()
+             .map(l => ({value: l.tick ? l.tick.value : l.tickValue, label: l.formattedLabel}))}))",
+    );
+    let ticks = ticks.as_array().unwrap();
+    assert!(ticks.len() >= 2, "the size charts: {ticks:?}");
+    for chart in ticks {
+        let labels = chart["ticks"].as_array().unwrap();
+        assert!(labels.len() >= 2, "{chart}");
+        for t in labels {
+            let v = t["value"].as_f64().unwrap();
+            assert!(v > 0.0 && v.log2().fract() == 0.0, "tick {t} of {chart}");
+        }
+    }
+    let memory_ticks: Vec<&str> = ticks.iter().find(|c| c["id"] == "run:memory").unwrap()["ticks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        memory_ticks
+            .iter()
+            .all(|l| l.ends_with(" KiB") || l.ends_with(" MiB") || l.ends_with(" GiB")),
+        "sizes in binary units: {memory_ticks:?}"
+    );
     let memory = charts.iter().find(|c| c["id"] == "run:memory").unwrap();
     assert_eq!(memory["xname"], "size per array (bytes, log scale)");
     assert_eq!(memory["yname"], "bandwidth (GB/s)");
