@@ -157,6 +157,35 @@ fn every_chart_is_drawn_laid_out_and_titled_without_clipping() {
         assert!(c["clipped"] == false, "title clipped: {c}");
         assert!(c["series"].as_u64().unwrap() >= 1, "no series: {c}");
     }
+    // Log size axes tick at whole powers of two, labelled in units (no 512, 614, 717).
+    let ticks = browser.eval(
+        "Object.entries(window.stackbench.models).filter(([id, m]) => m.x.scale === 'log2')
+           .map(([id, m]) => ({id, ticks: window.stackbench.charts[id].getModel()
+             .getComponent('xAxis', 0).axis.getViewLabels()
+             .map(l => ({value: l.tick ? l.tick.value : l.tickValue, label: l.formattedLabel}))}))",
+    );
+    let ticks = ticks.as_array().unwrap();
+    assert!(ticks.len() >= 2, "the size charts: {ticks:?}");
+    for chart in ticks {
+        let labels = chart["ticks"].as_array().unwrap();
+        assert!(labels.len() >= 2, "{chart}");
+        for t in labels {
+            let v = t["value"].as_f64().unwrap();
+            assert!(v > 0.0 && v.log2().fract() == 0.0, "tick {t} of {chart}");
+        }
+    }
+    let memory_ticks: Vec<&str> = ticks.iter().find(|c| c["id"] == "run:memory").unwrap()["ticks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        memory_ticks
+            .iter()
+            .all(|l| l.ends_with(" KiB") || l.ends_with(" MiB") || l.ends_with(" GiB")),
+        "sizes in binary units: {memory_ticks:?}"
+    );
     let memory = charts.iter().find(|c| c["id"] == "run:memory").unwrap();
     assert_eq!(memory["xname"], "size per array (bytes, log scale)");
     assert_eq!(memory["yname"], "bandwidth (GB/s)");
@@ -224,7 +253,8 @@ fn a_history_chart_holds_exactly_the_measured_points_and_hovering_one_shows_it()
         "[...document.querySelectorAll('.sb-tooltip')].some(t => t.offsetParent !== null && t.textContent.length > 0)",
     );
     let tip = browser.eval(
-        "(() => { const t = [...document.querySelectorAll('.sb-tooltip')].find(t => t.offsetParent !== null);
+        "(() => { const t = [...document.querySelectorAll('.sb-tooltip')]
+                    .find(t => t.offsetParent !== null && t.textContent.length > 0);
                   const a = t.querySelector('a');
                   return {text: t.textContent, href: a ? a.getAttribute('href') : null}; })()",
     );
@@ -355,4 +385,94 @@ fn a_hostile_benchmark_name_shows_as_text_and_runs_nothing() {
         "only the two inlined scripts; no element made from a name"
     );
     assert!(!browser.dialog_opened());
+}
+
+/// A tiny HTTP server for one page as `stackbench serve` sends it: the page at `/`, the
+/// assets under `/assets/`, every answer with the dashboard's Content-Security-Policy.
+fn serve_one_page(html: String) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let line = String::from_utf8_lossy(&request);
+            let path = line.split(' ').nth(1).unwrap_or("/").to_string();
+            if path == "/quit" {
+                return;
+            }
+            let (status, body, kind) = match path.strip_prefix("/assets/") {
+                None if path == "/" => ("200 OK", html.clone(), "text/html; charset=utf-8"),
+                // Browsers ask for it unprompted; not a page error.
+                None if path == "/favicon.ico" => ("204 No Content", String::new(), "text/plain"),
+                Some(p) => match stackbench::report::pages::assets::asset(p) {
+                    Some(a) => ("200 OK", a.content.to_string(), a.content_type),
+                    None => ("404 Not Found", String::new(), "text/plain"),
+                },
+                None => ("404 Not Found", String::new(), "text/plain"),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                 Content-Security-Policy: default-src 'self'; script-src 'self'\r\n\
+                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, handle)
+}
+
+#[test]
+fn a_served_history_page_draws_under_the_dashboards_content_security_policy() {
+    use stackbench::report::pages::{HistoryPage, PageContext, PageModel, render_page};
+    let Some(mut browser) = Browser::start() else {
+        return;
+    };
+    let runs = fixture_runs();
+    let order: stackbench::results::RunOrder = runs
+        .iter()
+        .map(|r| (r.run_id.clone(), r.fingerprint.clone()))
+        .collect();
+    let points: Vec<stackbench::results::HistoryPoint> = runs
+        .iter()
+        .filter(|r| r.benchmarks.iter().any(|b| b.id == HISTORY_ID))
+        .map(|r| stackbench::results::HistoryPoint {
+            run_id: r.run_id.clone(),
+            timestamp: r.timestamp.clone(),
+            created_unix_ms: r.created_unix_ms,
+            label: r.label.clone(),
+            git_revision: r.git_revision.clone(),
+            fingerprint: r.fingerprint.clone(),
+            median_ns: 1000.0 + r.created_unix_ms as f64 % 7.0,
+            min_ns: None,
+            samples: 10,
+        })
+        .collect();
+    let page = HistoryPage::from_points(HISTORY_ID, &points, &order, &Default::default()).unwrap();
+    let html = render_page(&PageModel::History(page), &PageContext::served());
+    let (url, server) = serve_one_page(html);
+    browser.navigate(&url);
+    browser.wait_for("window.stackbench && window.stackbench.ready");
+    assert_eq!(browser.eval("window.stackbench.error || null"), Value::Null);
+    let chart = format!("history:{HISTORY_ID}");
+    assert_eq!(drawn_points(&mut browser, &chart), [points.len() as u64]);
+    let link = browser.eval("document.querySelector('nav a').getAttribute('href')");
+    assert_eq!(link, "/");
+    assert!(
+        browser.page_errors().is_empty(),
+        "{:?}",
+        browser.page_errors()
+    );
+    let _ = std::net::TcpStream::connect(url.trim_start_matches("http://").trim_end_matches('/'))
+        .and_then(|mut s| std::io::Write::write_all(&mut s, b"GET /quit HTTP/1.1\r\n\r\n"));
+    let _ = server.join();
 }

@@ -23,7 +23,9 @@ use tungstenite::{Message, WebSocket};
 
 /// How long one protocol answer (and a page load) may take: generous, since other test
 /// binaries compile and run beside this one; nothing asserts on time.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long one read of the socket blocks before the deadline is checked again.
+const READ_POLL: Duration = Duration::from_secs(5);
 
 /// The viewport every page is laid out in (screenshots use it too).
 pub const VIEWPORT: (u32, u32) = (1280, 900);
@@ -100,7 +102,7 @@ impl Browser {
         let host = rest.split('/').next().unwrap_or_default();
         let stream = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
         stream
-            .set_read_timeout(Some(ANSWER_TIMEOUT))
+            .set_read_timeout(Some(READ_POLL))
             .expect("socket timeout");
         let (socket, _) = tungstenite::client::client(url.as_str(), stream)
             .unwrap_or_else(|e| panic!("websocket handshake with {url}: {e}"));
@@ -127,6 +129,8 @@ impl Browser {
             .to_string();
         browser.call("Page.enable", json!({}));
         browser.call("Runtime.enable", json!({}));
+        // Browser-side errors (a CSP violation, a failed load) arrive as log entries.
+        browser.call("Log.enable", json!({}));
         browser.call(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": VIEWPORT.0, "height": VIEWPORT.1, "deviceScaleFactor": 1, "mobile": false}),
@@ -161,6 +165,16 @@ impl Browser {
             let text = match self.socket.read() {
                 Ok(Message::Text(t)) => t.to_string(),
                 Ok(_) => continue,
+                // The socket's read timeout: a busy page (or a loaded machine) is slow,
+                // not gone; the deadline above decides.
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
                 Err(e) => panic!("reading the answer to {method}: {e}"),
             };
             let Ok(value) = serde_json::from_str::<Value>(&text) else {
@@ -259,8 +273,8 @@ impl Browser {
         std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 
-    /// Uncaught exceptions and console errors the page has reported since the last
-    /// navigation.
+    /// Uncaught exceptions, console errors and browser errors (CSP violations, failed
+    /// loads) the page has reported since the last navigation.
     pub fn page_errors(&self) -> Vec<String> {
         self.events
             .iter()
@@ -269,6 +283,10 @@ impl Browser {
                 "Runtime.consoleAPICalled" if params["type"] == "error" => {
                     Some(params["args"].to_string())
                 }
+                "Log.entryAdded" if params["entry"]["level"] == "error" => Some(format!(
+                    "{} ({})",
+                    params["entry"]["text"], params["entry"]["url"]
+                )),
                 _ => None,
             })
             .collect()
@@ -319,4 +337,14 @@ impl Drop for Browser {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The page model inside a page written by `render_page` (`report.html`, a served page):
+/// the JSON of `<script type="application/json" id="page-data">`, for tests that check
+/// what a page shows without a browser.
+pub fn page_data(html: &str) -> Value {
+    const OPEN: &str = "<script type=\"application/json\" id=\"page-data\">";
+    let start = html.find(OPEN).expect("the page has its page data") + OPEN.len();
+    let end = start + html[start..].find("</script>").expect("the page data ends");
+    serde_json::from_str(&html[start..end]).expect("the page data is JSON")
 }

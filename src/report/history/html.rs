@@ -4,15 +4,7 @@
 //! chart library and `stackbench.js` inlined so it opens from a file with no network.
 //! The same page models and script draw `stackbench serve`'s pages.
 
-use crate::analysis::trends::TrendReport;
 use crate::report::pages::{PageContext, PageModel, SnapshotPage, render_page};
-use crate::results::RunRecord;
-
-/// The report from the history and the runs shown whole (no runs list, comparisons or
-/// hardware matrix: see [`render_snapshot`] for those).
-pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
-    render_snapshot(SnapshotPage::of(report, runs))
-}
 
 /// The report from a complete snapshot.
 pub fn render_snapshot(snapshot: SnapshotPage) -> String {
