@@ -75,6 +75,11 @@ pub fn router(config: ServeConfig) -> Router {
         .merge(pages::routes())
         .merge(api::routes())
         .route("/assets/{*path}", get(assets::asset))
+        // Browsers ask for it on every page: "no icon", not a 404 in every console.
+        .route(
+            "/favicon.ico",
+            get(|| async { axum::http::StatusCode::NO_CONTENT }),
+        )
         .fallback(error::not_found)
         // The Bytes extractor of the upload routes reads this; nothing else takes a body.
         .layer(axum::extract::DefaultBodyLimit::max(max_upload_bytes))
