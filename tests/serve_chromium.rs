@@ -7,6 +7,8 @@
 
 #[path = "browser_support/mod.rs"]
 mod browser_support;
+#[path = "schema_support/mod.rs"]
+mod schema_support;
 #[path = "serve_support/mod.rs"]
 mod serve_support;
 

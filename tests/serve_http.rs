@@ -2,6 +2,8 @@
 //! and endpoint, the upload contract (201/200/4xx, nothing stored on any 4xx), the token,
 //! the read-only default, the security headers, and a store that cannot be opened.
 
+#[path = "schema_support/mod.rs"]
+mod schema_support;
 #[path = "serve_support/mod.rs"]
 mod serve_support;
 
@@ -78,7 +80,7 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
 
     let created = server.post_json("/api/runs", &bytes(&run));
     assert_eq!(created.status, 201, "{}", created.text());
-    let body = created.json();
+    let body = created.write_answer();
     assert_eq!(body["run_id"], run_id.as_str());
     assert_eq!(body["stored"], "new");
     assert_eq!(body["url"], format!("/runs/{run_id}"));
@@ -114,12 +116,12 @@ fn every_page_and_endpoint_answers_with_the_same_model() {
     let comparison = comparison_json();
     let posted = server.post_json("/api/comparisons", &comparison);
     assert_eq!(posted.status, 201, "{}", posted.text());
-    let id = posted.json()["comparison_id"].as_i64().unwrap();
+    let id = posted.write_answer()["comparison_id"].as_i64().unwrap();
     assert_eq!(posted.json()["url"], format!("/comparisons/{id}"));
     // The same content again is the same comparison.
     let again = server.post_json("/api/comparisons", &comparison);
     assert_eq!(again.status, 200, "{}", again.text());
-    assert_eq!(again.json()["comparison_id"].as_i64(), Some(id));
+    assert_eq!(again.write_answer()["comparison_id"].as_i64(), Some(id));
     let listed = server.get("/api/comparisons").json();
     assert_eq!(listed["comparisons"].as_array().unwrap().len(), 1);
     // The comparison page holds the rows of the comparison.json uploaded, in its order.
@@ -230,7 +232,7 @@ fn a_read_only_server_refuses_every_write_with_403_and_stores_nothing() {
         let refused = server.post_json(path, &bytes(&run));
         assert_eq!(refused.status, 403, "{path}: {}", refused.text());
         assert!(
-            refused.json()["error"]
+            refused.write_answer()["error"]
                 .as_str()
                 .unwrap()
                 .contains("read-only")
@@ -253,7 +255,7 @@ fn a_missing_or_wrong_token_is_401_and_stores_nothing() {
     ] {
         let refused = server.request("POST", "/api/runs", &headers, &run);
         assert_eq!(refused.status, 401, "{headers:?}: {}", refused.text());
-        assert!(refused.json()["error"].is_string());
+        assert!(refused.write_answer()["error"].is_string());
     }
     assert!(stored_run_ids(&server).is_empty());
 }
@@ -275,7 +277,12 @@ fn malformed_mistyped_oversized_and_conflicting_uploads_are_4xx_and_store_nothin
             &limit.to_string(),
         ],
     );
-    let reason = |r: &Response| r.json()["error"].as_str().unwrap_or_default().to_string();
+    let reason = |r: &Response| {
+        r.write_answer()["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
 
     let mut not_a_run = run.clone();
     not_a_run["schema"] = "something.else.v1".into();
@@ -306,6 +313,7 @@ fn malformed_mistyped_oversized_and_conflicting_uploads_are_4xx_and_store_nothin
         &bytes(&run),
     );
     assert_eq!(mistyped.status, 415, "{}", mistyped.text());
+    assert!(reason(&mistyped).contains("application/json"));
 
     // Declared too large: refused before the body is read (none is sent).
     let declared = server.request(

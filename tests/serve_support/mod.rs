@@ -173,6 +173,14 @@ impl Response {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
+
+    /// The body as JSON, checked against `schemas/serve-write.schema.json` (every write's
+    /// answer and every API error has that shape).
+    pub fn write_answer(&self) -> serde_json::Value {
+        let doc = self.json();
+        super::schema_support::assert_valid("serve-write.schema.json", &doc);
+        doc
+    }
 }
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
