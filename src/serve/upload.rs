@@ -204,7 +204,7 @@ static COMPARISON_WRITES: Mutex<()> = Mutex::new(());
 fn verdict_of(doc: &ComparisonDoc) -> &'static str {
     let inconclusive = doc.comparisons.iter().any(|r| r.status == "inconclusive");
     let all_below_floor =
-        !doc.comparisons.is_empty() && doc.comparisons.iter().all(|r| r.status == "below_floor");
+        !doc.comparisons.is_empty() && doc.comparisons.iter().all(|r| r.status == "below floor");
     if doc.summary.overall_status == "critical" {
         "regression"
     } else if (inconclusive || all_below_floor) && doc.accepted_unsure.is_some() {
@@ -283,4 +283,47 @@ fn store_comparison(store: &RunStore, body: &[u8]) -> Answer {
     };
     let id = store.record_comparison(&record)?;
     answer(StatusCode::CREATED, id, "new")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(statuses: &[&str], overall: &str, accepted: bool) -> ComparisonDoc {
+        let rows: Vec<Value> = statuses.iter().map(|s| json!({"status": s})).collect();
+        let mut value = json!({
+            "schema": COMPARISON_SCHEMA, "baseline": "a", "candidate": "b",
+            "threshold_percent": 5.0, "hardware": {"different": false},
+            "comparisons": rows, "summary": {"overall_status": overall},
+        });
+        if accepted {
+            value["accepted_unsure"] = json!({"by_label": null, "sha": "abcdef1"});
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn an_uploaded_verdict_is_stored_as_compare_and_the_gate_store_theirs() {
+        assert_eq!(
+            verdict_of(&doc(&["degraded"], "critical", false)),
+            "regression"
+        );
+        assert_eq!(
+            verdict_of(&doc(&["inconclusive"], "warning", false)),
+            "unsure"
+        );
+        assert_eq!(
+            verdict_of(&doc(&["inconclusive"], "warning", true)),
+            "unsure, accepted"
+        );
+        // Rows all below the timer floor decided nothing: unsure, never a pass.
+        assert_eq!(
+            verdict_of(&doc(&["below floor"], "healthy", false)),
+            "unsure"
+        );
+        assert_eq!(
+            verdict_of(&doc(&["unchanged", "below floor"], "healthy", false)),
+            "clean"
+        );
+    }
 }
