@@ -238,10 +238,11 @@ pub fn break_at_missing(series: &mut [Series], gap_text: &str) {
     }
 }
 
-/// At most `2 * buckets` of `points` (x ascending): the lowest and the highest point of
+/// About `2 * buckets` of `points` (x ascending): the lowest and the highest point of
 /// each of `buckets` equal slices, in x order. A chart a few hundred pixels wide cannot
 /// show more than that, and unlike a plain stride it keeps every step and outlier; the
-/// snapshot report would otherwise carry 1,000 × 1,000 points. Gaps stay gaps.
+/// snapshot report would otherwise carry 1,000 × 1,000 points. A slice with a gap keeps one
+/// (at most `3 * buckets` points), so a thinned line still breaks where nothing was measured.
 pub fn min_max_decimate(points: &[Point], buckets: usize) -> Vec<Point> {
     if buckets == 0 || points.len() <= 2 * buckets {
         return points.to_vec();
@@ -255,11 +256,12 @@ pub fn min_max_decimate(points: &[Point], buckets: usize) -> Vec<Point> {
         let (Some(lo), Some(hi)) = (measured().min_by(by_y), measured().max_by(by_y)) else {
             continue;
         };
-        let (first, second) = if lo.x <= hi.x { (lo, hi) } else { (hi, lo) };
-        out.push(first.clone());
-        if second.x != first.x {
-            out.push(second.clone());
-        }
+        // A slice with an unmeasured run keeps one gap, so the thinned line still breaks.
+        let gap = slice.iter().find(|p| p.y.is_none());
+        let mut kept: Vec<&Point> = [Some(lo), Some(hi), gap].into_iter().flatten().collect();
+        kept.sort_by(|a, b| a.x.total_cmp(&b.x));
+        kept.dedup_by(|a, b| a.x == b.x);
+        out.extend(kept.into_iter().cloned());
     }
     out
 }
@@ -314,5 +316,9 @@ mod tests {
         assert!(kept.iter().any(|p| p.x < 600.0 && p.y == Some(10.0)));
         assert!(kept.iter().any(|p| p.x >= 600.0 && p.y == Some(12.0)));
         assert_eq!(min_max_decimate(&points[..150], 100).len(), 150);
+        // An unmeasured run survives thinning as a gap.
+        points[500] = Point::gap(500.0, "");
+        let kept = min_max_decimate(&points, 100);
+        assert!(kept.iter().any(|p| p.x == 500.0 && p.y.is_none()));
     }
 }

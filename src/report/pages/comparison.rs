@@ -66,7 +66,7 @@ impl ComparisonsPage {
     pub fn from_records(records: &[ComparisonRecord]) -> ComparisonsPage {
         let mut comparisons: Vec<ComparisonSummary> =
             records.iter().map(ComparisonSummary::of).collect();
-        comparisons.sort_by(|a, b| b.id.cmp(&a.id));
+        comparisons.sort_by_key(|c| std::cmp::Reverse(c.id));
         ComparisonsPage { comparisons }
     }
 }

@@ -215,7 +215,6 @@ fn assemble(
     let mut hardware = Vec::new();
     let mut thinned = false;
     for (i, part) in parts.iter().enumerate() {
-        let trend = &part.trend;
         let points = line_points(part, &x_of);
         let kept = if buckets == usize::MAX {
             points
@@ -225,47 +224,9 @@ fn assemble(
             kept
         };
         series.push(Series::new(part.hardware.clone(), Style::Line, kept).coloured(palette(i)));
-        let steps: Vec<StepView> = trend
-            .change_points
-            .iter()
-            .map(|cp| StepView {
-                run_id: cp.run_id.clone(),
-                x: x_of(&cp.run_id),
-                before_ns: cp.before_ns,
-                after_ns: cp.after_ns,
-                change_percent: cp.change_percent,
-            })
-            .collect();
-        for s in &steps {
-            marks.push(Mark {
-                x: s.x - 0.5,
-                kind: MarkKind::Step,
-                label: format!(
-                    "step {} ({} → {})",
-                    format_percent(Some(s.change_percent)),
-                    format_ns(s.before_ns),
-                    format_ns(s.after_ns)
-                ),
-            });
-        }
-        if let Some(a) = &trend.acknowledged {
-            marks.push(Mark {
-                x: x_of(&a.run_id) - 0.5,
-                kind: MarkKind::Acknowledged,
-                label: format!("acknowledged: {} ({})", a.reason, a.who),
-            });
-        }
-        hardware.push(HardwareHistory {
-            hardware: part.hardware.clone(),
-            status: trend.status.as_str(),
-            measured: trend.points.len(),
-            latest_ns: trend.latest_ns,
-            baseline_ns: trend.baseline_ns,
-            latest_vs_baseline_percent: trend.latest_vs_baseline_percent,
-            noise_floor_percent: trend.noise_floor_percent,
-            steps,
-            acknowledged: trend.acknowledged.clone(),
-        });
+        let (summary, part_marks) = judged(part, &x_of);
+        marks.extend(part_marks);
+        hardware.push(summary);
     }
     let note = if thinned {
         format!(
@@ -298,6 +259,55 @@ fn assemble(
         hardware,
         chart,
     })
+}
+
+/// One hardware's verdict for the page, and its steps and acknowledged shift as markers
+/// (half a run before the run that starts the new level).
+fn judged(part: &Part, x_of: &impl Fn(&str) -> f64) -> (HardwareHistory, Vec<Mark>) {
+    let trend = &part.trend;
+    let steps: Vec<StepView> = trend
+        .change_points
+        .iter()
+        .map(|cp| StepView {
+            run_id: cp.run_id.clone(),
+            x: x_of(&cp.run_id),
+            before_ns: cp.before_ns,
+            after_ns: cp.after_ns,
+            change_percent: cp.change_percent,
+        })
+        .collect();
+    let mut marks: Vec<Mark> = steps
+        .iter()
+        .map(|s| Mark {
+            x: s.x - 0.5,
+            kind: MarkKind::Step,
+            label: format!(
+                "step {} ({} → {})",
+                format_percent(Some(s.change_percent)),
+                format_ns(s.before_ns),
+                format_ns(s.after_ns)
+            ),
+        })
+        .collect();
+    if let Some(a) = &trend.acknowledged {
+        marks.push(Mark {
+            x: x_of(&a.run_id) - 0.5,
+            kind: MarkKind::Acknowledged,
+            label: format!("acknowledged: {} ({})", a.reason, a.who),
+        });
+    }
+    let summary = HardwareHistory {
+        hardware: part.hardware.clone(),
+        status: trend.status.as_str(),
+        measured: trend.points.len(),
+        latest_ns: trend.latest_ns,
+        baseline_ns: trend.baseline_ns,
+        latest_vs_baseline_percent: trend.latest_vs_baseline_percent,
+        noise_floor_percent: trend.noise_floor_percent,
+        steps,
+        acknowledged: trend.acknowledged.clone(),
+    };
+    (summary, marks)
 }
 
 /// The measured points of one hardware's line in nanoseconds, with a gap at each run of the
