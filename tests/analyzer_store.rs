@@ -4,6 +4,8 @@
 
 #[path = "pg_support/mod.rs"]
 mod pg_support;
+// report.html's page data (the JSON the page script draws from).
+mod browser_support;
 
 use pg_support::Engine;
 use rusqlite::Connection;
@@ -549,7 +551,15 @@ fn an_acknowledged_step_becomes_the_baseline_of_history_and_report_on(engine: &E
     let md = std::fs::read_to_string(results.join("reports/report.md")).unwrap();
     assert!(md.contains("### Acknowledged steps") && md.contains("driver 560: intended"));
     let html = std::fs::read_to_string(results.join("reports/report.html")).unwrap();
-    assert!(html.contains("<h3>Acknowledged steps</h3>") && html.contains("driver 560: intended"));
+    let data = browser_support::page_data(&html);
+    let acknowledged: Vec<&str> = data["hardware_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["acknowledged"].as_array().unwrap())
+        .map(|a| a["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(acknowledged, ["driver 560: intended"]);
 
     let missing = tmp.path().join("missing");
     // A server store needs no results directory; a directory's own store does.
