@@ -71,5 +71,4 @@ else
   "$bin/analyze-trends" report "$results" >/dev/null || [ $? -eq 1 ]
   report="file://$results/reports/report.html"
   shot report "$report" 3000
-  shot report-history "$report#histories" 1400
 fi

@@ -418,12 +418,14 @@ fn own_benchmarks(all: &[Measured]) -> Chart {
             )
         })
         .collect();
-    bars(
+    let mut chart = bars(
         "run:own",
         "Benchmarks: median time per iteration",
-        "time per iteration (ns)",
+        "median time per iteration",
         rows,
-    )
+    );
+    chart.x.ticks = TickFormat::Duration;
+    chart
 }
 
 /// stackbench's family charts and the components charts.
