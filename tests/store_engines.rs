@@ -493,6 +493,17 @@ fn an_unreachable_store_exits_2_naming_the_url_without_its_password() {
         err.contains("sqlite:PATH") && !err.contains("hunter2"),
         "{err}"
     );
+    let out = command(&["runs", "--results", "."], &Engine::Sqlite)
+        .env("STACKBENCH_STORE", "postgress://root:hunter2@h/db")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("$STACKBENCH_STORE") && err.contains("root:***@h"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
 }
 
 #[test]

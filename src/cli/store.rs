@@ -53,6 +53,14 @@ pub fn choose_store(
     config: impl FnOnce() -> Result<Config, ConfigError>,
 ) -> anyhow::Result<Option<StoreUrl>> {
     let flag = flag.map(Choice::from_str).transpose().context("--store")?;
+    // Checked here first: the generic environment error would print the value as given,
+    // password and all; the store URL's own error prints it redacted.
+    if flag.is_none()
+        && let Some(text) = std::env::var_os(STORE_SETTING.env).filter(|v| !v.is_empty())
+    {
+        StoreUrl::parse(text.to_string_lossy().trim())
+            .with_context(|| format!("${}", STORE_SETTING.env))?;
+    }
     let resolved: Resolved<Choice> = resolve(
         STORE_SETTING,
         flag,

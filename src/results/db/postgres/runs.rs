@@ -104,6 +104,22 @@ impl PgDb {
         let run_pk: i64 = inserted
             .try_get(0)
             .map_err(|e| sql("inserting the run", e))?;
+        self.insert_benchmarks(&mut tx, run_pk, run, rows)?;
+        pause_before_commit_for_tests(&run.run_id);
+        tx.commit().map_err(|e| sql("committing", e))?;
+        Ok(Some(Inserted::New))
+    }
+
+    /// Each benchmark row with its samples, inside the run's transaction.
+    fn insert_benchmarks(
+        &self,
+        tx: &mut Transaction<'_>,
+        run_pk: i64,
+        run: &RunRecord,
+        rows: &[BenchmarkRow],
+    ) -> Result<(), DbError> {
+        let sql =
+            |context: &str, source| self.pg(&format!("run {}: {context}", run.run_id), source);
         let statement = tx
             .prepare(INSERT_BENCHMARK)
             .map_err(|e| sql("preparing", e))?;
@@ -128,9 +144,7 @@ impl PgDb {
             )
             .map_err(|e| sql(&format!("inserting benchmark {}", b.id), e))?;
         }
-        pause_before_commit_for_tests(&run.run_id);
-        tx.commit().map_err(|e| sql("committing", e))?;
-        Ok(Some(Inserted::New))
+        Ok(())
     }
 
     fn existing(
