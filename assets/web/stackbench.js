@@ -598,5 +598,9 @@
     app.appendChild(el('p', { class: 'error', text: 'This page could not be drawn: ' + e }));
     state.error = String(e);
   }
+  // When the page was built, and when its first frame with the charts was painted (ms
+  // since navigation start): scripts/serve/scale.sh reads these for BENCHMARKS.md.
+  state.readyMs = performance.now();
+  requestAnimationFrame(function () { state.paintedMs = performance.now(); });
   state.ready = true;
 })();
