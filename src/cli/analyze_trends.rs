@@ -19,6 +19,8 @@ const AFTER_HELP: &str = "Examples:
   analyze-trends history gemm/f32/1024 --format csv
   analyze-trends ack gemm/f32/1024 --reason 'driver 560 upgrade'
   analyze-trends prune --keep-days 90 --keep-latest 20
+  analyze-trends record --store http://bench-server:8765   # upload (token: STACKBENCH_STORE_TOKEN)
+  analyze-trends store flush --store http://bench-server:8765  # deliver runs kept in spool/
 
 Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage,
 3 unsure (compare and gate: some benchmark inconclusive; not a pass).";
@@ -68,6 +70,9 @@ pub enum Command {
     Gate(super::gate::GateArgs),
     /// Find the commit where benchmarks regressed: binary search of the gate's judgement.
     Bisect(super::bisect::BisectArgs),
+    /// The store itself: `store flush` delivers runs kept in <results>/spool/.
+    #[command(subcommand)]
+    Store(super::store_flush::StoreCommand),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -92,6 +97,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Ack(args)) => super::ack::ack(args),
         Some(Command::Gate(args)) => super::gate::gate_command(args),
         Some(Command::Bisect(args)) => super::bisect::bisect_command(args),
+        Some(Command::Store(cmd)) => super::store_flush::store_command(cmd),
         Some(Command::Simulate(cmd)) => super::simulate::simulate(cmd),
         None => super::report::report(cli.report),
     }

@@ -21,4 +21,5 @@ pub mod runs;
 pub mod simulate;
 pub mod stackbench;
 pub mod store;
+pub mod store_flush;
 pub mod validate;

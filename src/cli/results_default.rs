@@ -72,6 +72,11 @@ fn defaulted_results<'a>(cli: &'a mut Cli, matches: &ArgMatches) -> Option<&'a m
         // The gate resolves its own (flag > env > file > target/stackbench-gate/results).
         Command::Gate(_) => return None,
         Command::Report(a) => return defaulted(sub, "dir").then_some(&mut a.dir),
+        // `store flush`: the results directory is one subcommand further down.
+        Command::Store(super::store_flush::StoreCommand::Flush(a)) => {
+            let (_, flush) = sub.subcommand()?;
+            return defaulted(flush, "results").then_some(&mut a.results);
+        }
         // Bisect keeps its steps' runs under its own --out, never in the user's history.
         Command::Simulate(_) | Command::Bisect(_) => return None,
     };

@@ -11,6 +11,8 @@ mod measured;
 mod record;
 mod run;
 mod run_evidence;
+pub mod server_client;
+pub mod spool;
 mod store;
 mod time;
 
@@ -34,6 +36,7 @@ pub use run::{
     RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples, SourceInfo,
     probe_fingerprint,
 };
+pub(crate) use store::{import_files, importable};
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };

@@ -382,7 +382,7 @@ pub struct ImportReport {
 
 /// `run` when it holds evidence of something: a run with no measured benchmark and no
 /// failure says nothing, and importing it would add a run that every view must explain.
-fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
+pub(crate) fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
     if run.benchmarks.is_empty() && run.failed.is_empty() {
         return Err(ResultsError::Invalid {
             path: file.to_path_buf(),
@@ -398,7 +398,7 @@ fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
 
 /// The run files named by `paths`: files as given; in a directory, its `*.json` files, or
 /// those of its `runs/` when it is a results directory.
-fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
+pub(crate) fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for path in paths {
         if !path.is_dir() {
