@@ -39,11 +39,8 @@ impl Fleet {
             format!("#!/bin/sh\nmkdir -p \"$CRITERION_HOME\" && cp -r '{FIXTURE}/.' \"$CRITERION_HOME/\"\n"),
         )
         .unwrap();
-        std::fs::set_permissions(
-            &bench,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        std::fs::set_permissions(&bench, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         std::fs::write(
             dir.join("executables.tsv"),
             format!("memory_bandwidth\t{}\n", bench.display()),
@@ -130,7 +127,11 @@ fn a_fleet_task_records_straight_into_the_server_with_the_token_from_a_file() {
 
     let out = fleet.script("merge.sbatch", Some(&server.url), &token);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("every task's run is in the store"), "{}", text(&out));
+    assert!(
+        text(&out).contains("every task's run is in the store"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(server.requests(), 1, "the merge job uploads nothing twice");
 }
 
@@ -148,7 +149,11 @@ fn a_task_whose_server_is_down_keeps_its_run_and_the_merge_job_delivers_it() {
     // The merge job while the server is still down: it fails, and the run stays.
     let out = fleet.script("merge.sbatch", Some(&down), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("still have runs in their spool"), "{}", text(&out));
+    assert!(
+        text(&out).contains("still have runs in their spool"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(fleet.files("nodes/77_0/spool"), spooled);
 
     let server = Stub::start(Faults::default());
@@ -165,7 +170,11 @@ fn without_a_store_the_task_delivers_its_file_for_the_merge_as_before() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let incoming = fleet.files("incoming");
     assert_eq!(incoming.len(), 1, "{}", text(&out));
-    let name = incoming[0].file_name().unwrap().to_string_lossy().into_owned();
+    let name = incoming[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(name.starts_with("77_0-"), "{name}");
     assert!(!fleet.dir.join("nodes/77_0").exists());
 }

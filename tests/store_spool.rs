@@ -117,7 +117,11 @@ fn a_run_recorded_while_the_server_is_down_is_spooled_and_one_flush_delivers_it_
     let server = Stub::start(Faults::default());
     let out = flush(&results, &server.url);
     assert_eq!(out.code, Some(0), "{}", out.text());
-    assert!(out.stdout.contains("delivered 1 spooled runs"), "{}", out.text());
+    assert!(
+        out.stdout.contains("delivered 1 spooled runs"),
+        "{}",
+        out.text()
+    );
     assert_eq!(server.stored(), vec![run_id.clone()]);
     assert!(json_files(&results.join("spool")).is_empty());
 
@@ -148,11 +152,23 @@ fn the_next_record_delivers_the_spool_first_oldest_first() {
     let server = Stub::start(Faults::default());
     let out = record(&results, &server.url);
     assert_eq!(out.code, Some(0), "{}", out.text());
-    assert!(out.stdout.contains("delivered 2 spooled runs"), "{}", out.text());
+    assert!(
+        out.stdout.contains("delivered 2 spooled runs"),
+        "{}",
+        out.text()
+    );
     let stored = server.stored();
     assert_eq!(stored.len(), 3, "{stored:?}");
-    assert_eq!(stored[..2], [first, second], "spooled runs go first, oldest first");
-    assert!(out.stdout.contains(&format!("/runs/{}", stored[2])), "{}", out.text());
+    assert_eq!(
+        stored[..2],
+        [first, second],
+        "spooled runs go first, oldest first"
+    );
+    assert!(
+        out.stdout.contains(&format!("/runs/{}", stored[2])),
+        "{}",
+        out.text()
+    );
     assert!(json_files(&results.join("spool")).is_empty());
 }
 
@@ -209,7 +225,10 @@ fn a_5xx_is_retried_and_a_4xx_is_not() {
     assert!(out.stderr.contains("no or wrong token"), "{}", out.text());
     assert!(!out.text().contains("t0k3n-wr0ng"), "{}", out.text());
     assert!(json_files(&results.join("spool")).is_empty());
-    assert!(out.stderr.contains(&results.join("runs").display().to_string()));
+    assert!(
+        out.stderr
+            .contains(&results.join("runs").display().to_string())
+    );
 
     // The right token, from the environment only.
     let out = analyze(
@@ -248,7 +267,11 @@ fn a_malformed_spooled_file_is_quarantined_with_its_reason_and_the_rest_delivere
         std::fs::read_to_string(results.join("spool/rejected/half-written.json.reason.txt"))
             .unwrap();
     assert!(reason.contains("invalid JSON"), "{reason}");
-    assert!(out.stderr.contains(&kept.display().to_string()), "{}", out.text());
+    assert!(
+        out.stderr.contains(&kept.display().to_string()),
+        "{}",
+        out.text()
+    );
     // Quarantined files are not retried: the spool is clean now.
     assert_eq!(flush(&results, &server.url).code, Some(0));
 }
@@ -309,5 +332,9 @@ fn a_server_url_with_a_password_is_refused_without_echoing_it() {
     let out = record(&tmp.path().join("r"), "http://ci:hunter2@127.0.0.1:9");
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(!out.text().contains("hunter2"), "{}", out.text());
-    assert!(out.stderr.contains("STACKBENCH_STORE_TOKEN"), "{}", out.text());
+    assert!(
+        out.stderr.contains("STACKBENCH_STORE_TOKEN"),
+        "{}",
+        out.text()
+    );
 }

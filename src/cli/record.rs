@@ -126,7 +126,12 @@ fn store_run(
             match store.save(run) {
                 Ok(path) => Ok(Kept::Stored(path.display().to_string())),
                 Err(e) if store_unreachable(&e) => {
-                    spool_run(results, &run.run_id, &bytes, &DeliveryError::Unreachable(e.to_string()))?;
+                    spool_run(
+                        results,
+                        &run.run_id,
+                        &bytes,
+                        &DeliveryError::Unreachable(e.to_string()),
+                    )?;
                     Ok(Kept::Spooled)
                 }
                 Err(e) => Err(e.into()),
@@ -153,7 +158,10 @@ fn store_run(
                             Stored::AlreadyPresent => "already present",
                         };
                         let page = uploaded.page.unwrap_or_else(|| client.url().to_string());
-                        return Ok(Kept::Stored(format!("{page} ({how}; local copy {})", local.display())));
+                        return Ok(Kept::Stored(format!(
+                            "{page} ({how}; local copy {})",
+                            local.display()
+                        )));
                     }
                     Err(e) => classify_upload(e),
                 },

@@ -103,6 +103,9 @@ mod tests {
             Some(Command::History(a)) => a.list.results.clone(),
             Some(Command::Report(a)) => a.dir.clone(),
             Some(Command::Record(a)) => a.results.clone(),
+            Some(Command::Store(super::super::store_flush::StoreCommand::Flush(a))) => {
+                a.results.clone()
+            }
             None => cli.report.dir.clone(),
             other => panic!("unexpected {other:?}"),
         }
@@ -117,6 +120,7 @@ mod tests {
             &["history", "a/b"],
             &["report"],
             &["record"],
+            &["store", "flush"],
             &[],
         ] {
             assert_eq!(

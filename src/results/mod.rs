@@ -36,8 +36,8 @@ pub use run::{
     RUN_SCHEMA, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord, Samples, SourceInfo,
     probe_fingerprint,
 };
-pub(crate) use store::{import_files, importable};
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };
+pub(crate) use store::{import_files, importable};
 pub use time::{format_rfc3339_ms, now_unix_ms};

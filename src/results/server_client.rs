@@ -70,14 +70,19 @@ impl ServerUrl {
         };
         if authority.contains('@') {
             // Not echoed: the part before `@` is the secret.
-            let redacted = format!("{scheme}://***@{}", authority.rsplit('@').next().unwrap_or(""));
+            let redacted = format!(
+                "{scheme}://***@{}",
+                authority.rsplit('@').next().unwrap_or("")
+            );
             return Err(ServerUrlError::Credentials(redacted));
         }
         if authority.is_empty() || authority.starts_with(':') {
             return Err(malformed("no host"));
         }
         if rest.contains(['?', '#']) {
-            return Err(malformed("a query or fragment (give the server's base URL)"));
+            return Err(malformed(
+                "a query or fragment (give the server's base URL)",
+            ));
         }
         let base = format!(
             "{}://{}",
@@ -126,12 +131,15 @@ impl RetryPolicy {
         let mut policy = RetryPolicy::default();
         let read = |name: &'static str| -> Result<Option<u64>, UploadError> {
             match std::env::var(name) {
-                Ok(v) if !v.trim().is_empty() => v.trim().parse().map(Some).map_err(|_| {
-                    UploadError::Setting {
-                        name,
-                        value: v.clone(),
-                    }
-                }),
+                Ok(v) if !v.trim().is_empty() => {
+                    v.trim()
+                        .parse()
+                        .map(Some)
+                        .map_err(|_| UploadError::Setting {
+                            name,
+                            value: v.clone(),
+                        })
+                }
                 _ => Ok(None),
             }
         };
@@ -304,7 +312,12 @@ impl ServerClient {
             .read_to_string()
             .unwrap_or_default();
         let answer: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        let field = |name: &str| answer.get(name).and_then(|v| v.as_str()).map(str::to_string);
+        let field = |name: &str| {
+            answer
+                .get(name)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
         match status {
             200 | 201 => Ok(Uploaded {
                 run_id: field("run_id").unwrap_or_else(|| run_id.to_string()),

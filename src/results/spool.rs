@@ -104,9 +104,7 @@ pub fn classify_upload(error: UploadError) -> DeliveryError {
 
 impl RunSink for RunStore {
     fn deliver(&mut self, run: &RunRecord, _bytes: &[u8]) -> Result<Delivered, DeliveryError> {
-        let inserted = self
-            .database()
-            .and_then(|mut db| Ok(db.insert_run(run)?));
+        let inserted = self.database().and_then(|mut db| Ok(db.insert_run(run)?));
         match inserted {
             Ok(Inserted::New) => Ok(Delivered::New),
             Ok(Inserted::AlreadyPresent) => Ok(Delivered::AlreadyPresent),
@@ -366,7 +364,10 @@ mod tests {
         let report = spool.flush(&mut sink).unwrap();
         assert_eq!(sink.got, ["c", "b"]);
         assert_eq!(report.remaining, 1);
-        assert!(matches!(report.stopped, Some(DeliveryError::Unreachable(_))));
+        assert!(matches!(
+            report.stopped,
+            Some(DeliveryError::Unreachable(_))
+        ));
         assert_eq!(spool.pending().unwrap(), vec![spool.dir().join("a.json")]);
     }
 

@@ -39,7 +39,10 @@ fn a_run_that_measured_nothing_is_neither_uploaded_nor_spooled() {
     assert!(out.stderr.contains("empty-run.json"), "{}", out.text());
     assert!(out.stderr.contains("measured nothing"), "{}", out.text());
     assert!(!out.stderr.contains("SPOOLED"), "{}", out.text());
-    assert!(!results.join("spool").exists(), "a run with no evidence was spooled");
+    assert!(
+        !results.join("spool").exists(),
+        "a run with no evidence was spooled"
+    );
 }
 
 #[test]
@@ -49,7 +52,9 @@ fn a_baseline_that_measured_nothing_is_refused_before_the_server_is_asked() {
     let new = tree.join("plain function/new");
     std::fs::create_dir_all(&new).unwrap();
     for file in ["benchmark.json", "estimates.json", "sample.json"] {
-        let from = std::path::Path::new(FIXTURE).join("plain function/new").join(file);
+        let from = std::path::Path::new(FIXTURE)
+            .join("plain function/new")
+            .join(file);
         std::fs::copy(from, new.join(file)).unwrap();
     }
     // benchmark.json without a name: the reader cannot say which benchmark it is.

@@ -147,7 +147,11 @@ fn serve_one(stream: TcpStream, state: &Mutex<State>, faults: &Faults) {
     let fingerprint = text("fingerprint");
     let status = match state.runs.get(&run_id) {
         Some((stored, _)) if *stored != fingerprint => {
-            return answer(&mut out, 409, r#"{"error":"same id, different fingerprint"}"#);
+            return answer(
+                &mut out,
+                409,
+                r#"{"error":"same id, different fingerprint"}"#,
+            );
         }
         Some(_) => 200,
         None => {
@@ -161,7 +165,11 @@ fn serve_one(stream: TcpStream, state: &Mutex<State>, faults: &Faults) {
     if n <= faults.unavailable_first + faults.drop_answer_first {
         return; // stored, but the answer is lost with the connection
     }
-    let stored = if status == 201 { "new" } else { "already present" };
+    let stored = if status == 201 {
+        "new"
+    } else {
+        "already present"
+    };
     answer(
         &mut out,
         status,
