@@ -47,6 +47,14 @@ step "Criterion 0.3 into cargo's cache, for the generated 0.3 crate the gate tes
 # STACKBENCH_REQUIRE_TOOLS=1 a cache without it fails that test instead of skipping it.
 cargo fetch --locked --quiet --manifest-path tests/fixtures/criterion-0.3-fetch/Cargo.toml
 
+step "PostgreSQL for the store tests: a throwaway server on 127.0.0.1 (ci/postgres.sh), stopped on exit"
+# Every store test runs on SQLite and on this server (tests/pg_support: one database per test).
+pg_dir=$(mktemp -d)
+trap 'ci/postgres.sh stop "$pg_dir/cluster"; rm -rf "$pg_dir"' EXIT
+STACKBENCH_TEST_POSTGRES_URL=$(ci/postgres.sh start "$pg_dir/cluster")
+export STACKBENCH_TEST_POSTGRES_URL
+echo "$STACKBENCH_TEST_POSTGRES_URL"
+
 step "unit and integration tests (the component tests drive the real Python stack)"
 STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet --no-fail-fast
 

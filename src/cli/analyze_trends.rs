@@ -36,6 +36,10 @@ Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage,
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The store: `sqlite:PATH` or `postgres://user@host/db` (else $STACKBENCH_STORE, else
+    /// `store` in stackbench.toml, else <results>/stackbench.db). Run files stay in --results.
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
     /// Without a subcommand: `report` over this results directory.
     #[command(flatten)]
     pub report: ReportArgs,
@@ -70,9 +74,9 @@ pub enum Command {
     Gate(super::gate::GateArgs),
     /// Find the commit where benchmarks regressed: binary search of the gate's judgement.
     Bisect(super::bisect::BisectArgs),
-    /// The store itself: `store flush` delivers runs kept in <results>/spool/.
+    /// The store itself: upgrade its schema (`migrate`), copy it to another (`copy`).
     #[command(subcommand)]
-    Store(super::store_flush::StoreCommand),
+    Store(super::store_admin::StoreCommand),
     /// Simulators for the gate's quality and speed measurements.
     #[command(hide = true, subcommand)]
     Simulate(SimulateCommand),
@@ -82,6 +86,7 @@ pub enum Command {
 pub use crate::analysis::Outcome;
 
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    super::store::choose_store(cli.store.as_deref(), || crate::config::Config::discover(None))?;
     match cli.command {
         Some(Command::Record(args)) => super::record::record(args),
         Some(Command::Compare(args)) => super::compare::compare_command(args),
@@ -97,8 +102,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Ack(args)) => super::ack::ack(args),
         Some(Command::Gate(args)) => super::gate::gate_command(args),
         Some(Command::Bisect(args)) => super::bisect::bisect_command(args),
-        Some(Command::Store(cmd)) => super::store_flush::store_command(cmd),
         Some(Command::Simulate(cmd)) => super::simulate::simulate(cmd),
+        Some(Command::Store(cmd)) => super::store_admin::store_command(cmd),
         None => super::report::report(cli.report),
     }
 }

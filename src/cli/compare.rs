@@ -114,7 +114,7 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         .map(regex::Regex::new)
         .transpose()
         .context("--filter is not a valid regular expression")?;
-    let store = RunStore::new(&args.results);
+    let store = crate::cli::store::open_store(&args.results);
     let (base, cand) = load_sides(&args, &store)?;
     let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
     let options = CompareOptions {

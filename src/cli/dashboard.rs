@@ -13,7 +13,7 @@ use crate::dashboard::app::App;
 use crate::dashboard::terminal::Follow;
 use crate::dashboard::theme::Theme;
 use crate::dashboard::{Dashboard, DashboardError, PAGES, page_by_name, text};
-use crate::results::{RunRecord, RunStore};
+use crate::results::RunRecord;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +27,8 @@ pub enum ViewError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Hardware(#[from] CompareError),
+    #[error("{0:#}")]
+    Store(anyhow::Error),
 }
 
 /// Where the runs and prices come from, shared by `show` and `dashboard`.
@@ -40,6 +42,10 @@ pub struct ViewSources {
     /// ./stackbench.toml when present]
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The store to read: `sqlite:PATH` or `postgres://user@host/db` [default:
+    /// $STACKBENCH_STORE, else the config's `store`, else <results>/stackbench.db]
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// A stackbench.toml whose [prices] table gives the hardware page's perf/$ [default:
     /// the config's; a missing file means no prices: n/a]
     #[arg(long)]
@@ -101,7 +107,11 @@ fn load(
 ) -> Result<(Dashboard, Vec<String>), ViewError> {
     // The config is read only when a flag leaves something to it (or names it).
     let config =
-        if sources.config.is_some() || sources.results.is_none() || sources.prices.is_none() {
+        if sources.config.is_some()
+            || sources.results.is_none()
+            || sources.prices.is_none()
+            || sources.store.is_none()
+        {
             Config::discover(sources.config.as_deref())?
         } else {
             Config::default()
@@ -110,7 +120,8 @@ fn load(
         .results
         .clone()
         .unwrap_or_else(|| config.results_dir());
-    let store = RunStore::new(&results);
+    let store = crate::cli::store::store_for(&results, sources.store.as_deref(), &config)
+        .map_err(ViewError::Store)?;
     let mut data = match Dashboard::load(&store, run, compare) {
         Ok(data) => data,
         // Following a first run: nothing is recorded yet, and that is fine.

@@ -1,7 +1,7 @@
 //! `analyze-trends export`: one row per benchmark per stored run, as CSV or JSON.
 
 use crate::analysis::Outcome;
-use crate::results::{ExportFormat, RunStore, export_runs};
+use crate::results::{ExportFormat, export_runs};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ pub struct ExportArgs {
 }
 
 pub fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
-    let store = RunStore::new(&args.results);
+    let store = crate::cli::store::open_store(&args.results);
     if !store.dir.is_dir() {
         bail!(
             "no runs in {} (record one with `analyze-trends record`)",

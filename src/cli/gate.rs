@@ -354,7 +354,7 @@ fn with_lock(mut env: Vec<(String, String)>, lock: bool) -> Vec<(String, String)
 /// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just
 /// recorded, so `analyze-trends comparisons` lists it.
 fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateComparison) {
-    let store = crate::results::RunStore::new(&options.results);
+    let store = crate::cli::store::open_store(&options.results);
     let [base_id, head_id] = comparison.gate.runs.as_slice() else {
         return;
     };

@@ -4,7 +4,6 @@
 use crate::analysis::hardware::analyze_hardware;
 use crate::analysis::prices::{NoPrices, PriceList, Prices};
 use crate::report::hardware::{HardwareFormat, render};
-use crate::results::RunStore;
 use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
@@ -41,7 +40,7 @@ pub fn hardware(args: HardwareArgs) -> anyhow::Result<()> {
             args.results.display()
         );
     }
-    let loaded = RunStore::new(&args.results).load_all()?;
+    let loaded = crate::cli::store::open_store(&args.results).load_all()?;
     for problem in &loaded.problems {
         eprintln!("warning: {problem}");
     }

@@ -161,7 +161,7 @@ pub(super) fn history_points(
                 .collect();
             bail!(
                 "no usable samples of `{id}` in {}: {} run(s) measured it and none can be judged{}",
-                store.db_path().display(),
+                store.store_url(),
                 evidence.failed_count(),
                 if reasons.is_empty() {
                     " (no run kept a median)".to_string()
@@ -172,7 +172,7 @@ pub(super) fn history_points(
         }
         bail!(
             "no benchmark `{id}` in {} ({} runs){}",
-            store.db_path().display(),
+            store.store_url(),
             all_runs.len(),
             if similar.is_empty() {
                 String::new()

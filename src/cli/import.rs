@@ -16,15 +16,10 @@ pub struct ImportArgs {
     pub paths: Vec<PathBuf>,
     #[arg(long, default_value = "benchmark_results")]
     pub results: PathBuf,
-    /// Where the runs are stored: http(s)://HOST:PORT uploads each file to a results server
-    /// (token in STACKBENCH_STORE_TOKEN) [default: $STACKBENCH_STORE, else the SQLite store
-    /// of --results]
-    #[arg(long)]
-    pub store: Option<String>,
 }
 
 pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
-    let mut destination = Destination::choose(&args.results, args.store.as_deref())?;
+    let mut destination = Destination::choose(&args.results)?;
     let waiting = deliver_spool_first(&args.results, &mut destination)?;
     let (report, into, spooled) = match &mut destination {
         Destination::Server(client) => {
@@ -32,11 +27,11 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
             (report, client.url().to_string(), spooled)
         }
         Destination::Local(store) => match store.import(&args.paths) {
-            Ok(report) => (report, store.db_path().display().to_string(), 0),
+            Ok(report) => (report, store.store_url().to_string(), 0),
             Err(e) if store_unreachable(&e) => {
                 let why = DeliveryError::Unreachable(e.to_string());
                 let (report, spooled) = spool_files(&args.results, &args.paths, &why)?;
-                (report, store.db_path().display().to_string(), spooled)
+                (report, store.store_url().to_string(), spooled)
             }
             Err(e) => return Err(e.into()),
         },

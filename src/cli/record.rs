@@ -23,11 +23,6 @@ pub struct RecordArgs {
     pub results: PathBuf,
     #[arg(long)]
     pub label: Option<String>,
-    /// Where the run is stored: http(s)://HOST:PORT uploads it to a results server (token in
-    /// STACKBENCH_STORE_TOKEN; the run file is still written to <results>/runs/)
-    /// [default: $STACKBENCH_STORE, else the SQLite store of --results]
-    #[arg(long)]
-    pub store: Option<String>,
 }
 
 pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
@@ -71,7 +66,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
             evidence.describe_measured()
         );
     }
-    let mut destination = Destination::choose(&args.results, args.store.as_deref())?;
+    let mut destination = Destination::choose(&args.results)?;
     let stored = match store_run(&args.results, &mut destination, &run)? {
         Kept::Stored(where_) => where_,
         Kept::Spooled => return Ok(Outcome::RegressionFound),

@@ -6,7 +6,7 @@ use crate::analysis::trends::{
     MedianHistory, RunHeader, TrendOptions, analyze_medians, not_measured,
 };
 use crate::report::history::{render_terminal, write_reports_with_runs};
-use crate::results::{RunRecord, RunStore};
+use crate::results::RunRecord;
 use anyhow::bail;
 use clap::Args;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
             args.dir.display()
         );
     }
-    let store = RunStore::new(&args.dir);
+    let store = crate::cli::store::open_store(&args.dir);
     // Medians for the history, whole runs only where the report shows them: a store of a
     // thousand runs is never decoded sample by sample.
     let stored = store.report_history()?;

@@ -72,13 +72,9 @@ fn defaulted_results<'a>(cli: &'a mut Cli, matches: &ArgMatches) -> Option<&'a m
         // The gate resolves its own (flag > env > file > target/stackbench-gate/results).
         Command::Gate(_) => return None,
         Command::Report(a) => return defaulted(sub, "dir").then_some(&mut a.dir),
-        // `store flush`: the results directory is one subcommand further down.
-        Command::Store(super::store_flush::StoreCommand::Flush(a)) => {
-            let (_, flush) = sub.subcommand()?;
-            return defaulted(flush, "results").then_some(&mut a.results);
-        }
         // Bisect keeps its steps' runs under its own --out, never in the user's history.
         Command::Simulate(_) | Command::Bisect(_) => return None,
+        Command::Store(cmd) => return super::store_admin::defaulted_results(cmd, sub, defaulted),
     };
     defaulted(sub, "results").then_some(results)
 }
@@ -103,7 +99,7 @@ mod tests {
             Some(Command::History(a)) => a.list.results.clone(),
             Some(Command::Report(a)) => a.dir.clone(),
             Some(Command::Record(a)) => a.results.clone(),
-            Some(Command::Store(super::super::store_flush::StoreCommand::Flush(a))) => {
+            Some(Command::Store(super::super::store_admin::StoreCommand::Flush(a))) => {
                 a.results.clone()
             }
             None => cli.report.dir.clone(),

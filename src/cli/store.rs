@@ -1,12 +1,20 @@
 //! What the store subcommands (`runs`, `history`, `comparisons`, `prune`, `ack`) share: the
-//! list arguments, opening an existing results directory, and printing rows.
+//! list arguments, opening an existing results directory, and printing rows; and which
+//! store every command opens: `--store URL` (on every subcommand), else `$STACKBENCH_STORE`,
+//! else `store = "..."` in stackbench.toml, else the results directory's own
+//! `sqlite:<results>/stackbench.db`. The binary resolves it once, before the command runs
+//! (`choose_store`), and each command opens its results directory through [`open_store`].
 
+use crate::config::precedence::{Resolved, Setting, resolve};
+use crate::config::{Config, ConfigError};
 use crate::report::rows::{RowFormat, write_rows};
-use crate::results::RunStore;
+use crate::results::{RunStore, StoreUrl};
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::OnceLock;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -16,15 +24,97 @@ pub struct ListArgs {
     pub format: RowFormat,
 }
 
-/// The store of an existing results directory: a query never creates one.
-pub(super) fn existing_store(results: &std::path::Path) -> anyhow::Result<RunStore> {
-    if !results.is_dir() {
+/// The store setting's names in each place it can come from.
+pub const STORE_SETTING: Setting = Setting {
+    flag: "--store",
+    env: "STACKBENCH_STORE",
+    file_key: "store",
+};
+
+/// A store choice: a URL, or the results directory's own SQLite file (`None`).
+#[derive(Clone, Debug, PartialEq)]
+struct Choice(Option<StoreUrl>);
+
+impl FromStr for Choice {
+    type Err = crate::results::db::StoreUrlError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        StoreUrl::parse(s).map(|url| Choice(Some(url)))
+    }
+}
+
+/// The store this process's commands open (set once by [`choose_store`]).
+static CHOSEN: OnceLock<Option<StoreUrl>> = OnceLock::new();
+
+/// Resolves the store (flag > `$STACKBENCH_STORE` > the config's `store` > default) and
+/// remembers it for [`open_store`]. `config` is read only when neither the flag nor the
+/// environment decides.
+pub fn choose_store(
+    flag: Option<&str>,
+    config: impl FnOnce() -> Result<Config, ConfigError>,
+) -> anyhow::Result<Option<StoreUrl>> {
+    let flag = flag
+        .map(Choice::from_str)
+        .transpose()
+        .context("--store")?;
+    let resolved: Resolved<Choice> = resolve(
+        STORE_SETTING,
+        flag,
+        || -> anyhow::Result<Option<(Choice, PathBuf)>> {
+            let config = config()?;
+            let path = config
+                .source
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("stackbench.toml"));
+            match &config.store {
+                None => Ok(None),
+                Some(text) => {
+                    let choice = Choice::from_str(text)
+                        .with_context(|| format!("`store` in {}", path.display()))?;
+                    Ok(Some((choice, path)))
+                }
+            }
+        },
+        Choice(None),
+    )?;
+    let chosen = resolved.value.0;
+    // A second call (tests in one process) keeps the first choice.
+    let _ = CHOSEN.set(chosen.clone());
+    Ok(chosen)
+}
+
+/// For `stackbench` commands, which hold their config already: the results directory with
+/// the store that `flag` > `$STACKBENCH_STORE` > the config's `store` names.
+pub fn store_for(results: &Path, flag: Option<&str>, config: &Config) -> anyhow::Result<RunStore> {
+    let chosen = choose_store(flag, || Ok(config.clone()))?;
+    Ok(match chosen {
+        Some(url) => RunStore::with_store(results, url),
+        None => RunStore::new(results),
+    })
+}
+
+/// The results directory `results` with the chosen store (its own SQLite file by default).
+pub fn open_store(results: &Path) -> RunStore {
+    match CHOSEN.get().cloned().flatten() {
+        Some(url) => RunStore::with_store(results, url),
+        None => RunStore::new(results),
+    }
+}
+
+/// The store of an existing results directory: a query never creates one. A store of its
+/// own (PostgreSQL, or a SQLite file elsewhere that exists) needs no results directory.
+pub(super) fn existing_store(results: &Path) -> anyhow::Result<RunStore> {
+    let store = open_store(results);
+    let elsewhere = match store.store_url() {
+        StoreUrl::Sqlite(path) => path != results.join(crate::results::db::DB_FILE) && path.exists(),
+        _ => true,
+    };
+    if !results.is_dir() && !elsewhere {
         bail!(
             "results directory {} does not exist (record a run with `analyze-trends record` or import some with `analyze-trends import`)",
             results.display()
         );
     }
-    Ok(RunStore::new(results))
+    Ok(store)
 }
 
 pub(super) fn emit<T: Serialize>(rows: &[T], format: RowFormat) -> anyhow::Result<()> {

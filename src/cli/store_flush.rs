@@ -1,46 +1,25 @@
 //! Where `record`, `import` and `analyze-trends store flush` deliver runs, and the spool
-//! they share (see [`crate::results::spool`]): `--store` (else `STACKBENCH_STORE`) names a
-//! results server (`http(s)://…`, uploads through `POST /api/runs`) or a store opened here,
-//! by default the SQLite store of `--results`. Every one of the three commands delivers the
+//! they share (see [`crate::results::spool`]): the chosen store (`--store`, see
+//! `cli/store.rs`) is a results server (`http(s)://…`, uploads through `POST /api/runs`) or a
+//! store opened here (SQLite or PostgreSQL). Every one of the three commands delivers the
 //! spool first, oldest run first, so a run recorded while the store was down reaches it
 //! before the runs recorded after it.
 
 use crate::analysis::Outcome;
-use crate::results::RunStore;
-use crate::results::server_client::{ServerClient, ServerUrl};
+use crate::results::server_client::ServerClient;
 use crate::results::spool::{Delivered, DeliveryError, FlushReport, RunSink, Spool};
+use crate::results::{RunStore, StoreUrl};
 use anyhow::bail;
-use clap::{Args, Subcommand};
+use clap::Args;
 use std::path::{Path, PathBuf};
 
-/// The environment variable naming the store when `--store` is not given.
-pub const STORE_ENV: &str = "STACKBENCH_STORE";
-
-/// `analyze-trends store …`: administration of the store itself.
-// INTEGRATION: the engine slice's `store_admin.rs` holds `migrate` and `copy`; `flush`
-// joins that enum.
-#[derive(Subcommand, Debug)]
-pub enum StoreCommand {
-    /// Deliver the runs kept in <results>/spool/ (recorded or imported while the store was
-    /// unreachable) to the store, oldest first.
-    Flush(FlushArgs),
-}
-
+/// `analyze-trends store flush` (a variant of `store_admin::StoreCommand`); the store is
+/// the global `--store`.
 #[derive(Args, Debug)]
 pub struct FlushArgs {
+    /// The results directory whose spool/ is delivered.
     #[arg(long, default_value = "benchmark_results")]
     pub results: PathBuf,
-    /// The store to deliver to: http(s)://HOST:PORT (a `stackbench serve` results server;
-    /// token in STACKBENCH_STORE_TOKEN) [default: $STACKBENCH_STORE, else the SQLite store
-    /// of --results]
-    #[arg(long)]
-    pub store: Option<String>,
-}
-
-pub fn store_command(command: StoreCommand) -> anyhow::Result<Outcome> {
-    match command {
-        StoreCommand::Flush(args) => flush(args),
-    }
 }
 
 /// Where runs go.
@@ -50,25 +29,15 @@ pub enum Destination {
 }
 
 impl Destination {
-    /// `--store`, else `STACKBENCH_STORE`, else the SQLite store in `results`.
-    // INTEGRATION: the engine slice's `StoreUrl` (flag > env > stackbench.toml > default)
-    // replaces the reading here; its `Server` variant is the `ServerUrl` this takes.
-    pub fn choose(results: &Path, store: Option<&str>) -> anyhow::Result<Destination> {
-        let from_env = std::env::var(STORE_ENV).ok();
-        let setting = store
-            .or(from_env.as_deref())
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
-        match setting {
-            None => Ok(Destination::Local(RunStore::new(results))),
-            Some(url) if ServerUrl::is_server_url(url) => Ok(Destination::Server(
-                ServerClient::from_env(ServerUrl::parse(url)?)?,
-            )),
-            Some(other) => bail!(
-                "store `{other}`: this build stores runs in the SQLite store of --results or \
-                 on a results server (http://HOST:PORT)"
-            ),
-        }
+    /// The store this process chose (`--store` > `STACKBENCH_STORE` > `store` in
+    /// stackbench.toml > the SQLite store of `results`): a results server is uploaded to,
+    /// any other store opened here.
+    pub fn choose(results: &Path) -> anyhow::Result<Destination> {
+        let store = super::store::open_store(results);
+        Ok(match store.store_url() {
+            StoreUrl::Server(url) => Destination::Server(ServerClient::from_env(url.clone())?),
+            _ => Destination::Local(store),
+        })
     }
 
     pub fn sink(&mut self) -> &mut dyn RunSink {
@@ -142,8 +111,8 @@ pub fn spool_run(
 
 /// `analyze-trends store flush`: 0 when the spool is empty afterwards, 1 when runs are still
 /// waiting or were rejected (named above), 2 when the destination is wrong.
-fn flush(args: FlushArgs) -> anyhow::Result<Outcome> {
-    let mut destination = Destination::choose(&args.results, args.store.as_deref())?;
+pub fn flush(args: &FlushArgs) -> anyhow::Result<Outcome> {
+    let mut destination = Destination::choose(&args.results)?;
     let spool = Spool::of_results(&args.results);
     if spool.pending()?.is_empty() {
         println!(

@@ -33,6 +33,10 @@ pub struct ValidateArgs {
     /// Results directory (default: the config's results_dir, else benchmark_results)
     #[arg(long)]
     pub results: Option<PathBuf>,
+    /// The store: `sqlite:PATH` or `postgres://user@host/db` (default: $STACKBENCH_STORE,
+    /// else the config's `store`, else <results>/stackbench.db)
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Judge this stored run instead of measuring (id, latest, previous or a file)
     #[arg(long)]
     pub run: Option<String>,
@@ -65,7 +69,7 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
     let config = Config::discover(args.config.as_deref())?;
     let suite = config.suite(&args.suite)?;
     let results_dir = args.results.clone().unwrap_or_else(|| config.results_dir());
-    let store = RunStore::new(&results_dir);
+    let store = crate::cli::store::store_for(&results_dir, args.store.as_deref(), &config)?;
     let before = match &args.compare_to {
         Some(name) => Some(store.resolve(name).context("--compare-to")?),
         None => None,

@@ -52,6 +52,9 @@ pub enum ConfigError {
 pub struct Config {
     /// Where runs, reports and validation results are kept (default `benchmark_results`).
     pub results_dir: Option<PathBuf>,
+    /// Where runs are stored: `sqlite:PATH` or `postgres://user@host/db` (default: the
+    /// results directory's `stackbench.db`). `--store` and `$STACKBENCH_STORE` win over it.
+    pub store: Option<String>,
     /// Named suites; `quick`, `full`, `pre-installation` and `component` exist without
     /// the file, and an entry here replaces the built-in one of that name.
     #[serde(default)]

@@ -15,7 +15,7 @@ use crate::analysis::{
 use crate::files::atomic::write_atomic;
 use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
 use crate::results::NoEvidence;
-use crate::results::{FailedBenchmark, RunRecord, RunStore};
+use crate::results::{FailedBenchmark, RunRecord};
 use crate::stats::SampleDefect;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -374,7 +374,7 @@ pub fn write_all(
         })?;
         written.files.push(path);
     }
-    let store = RunStore::new(&options.results);
+    let store = crate::cli::store::open_store(&options.results);
     for run in &runs {
         written.runs.push(store.save(run)?);
     }

@@ -1,5 +1,5 @@
 //! The run store under `benchmark_results/`: versioned schema (written atomically through
-//! `crate::files`), the SQLite history database, import/export.
+//! `crate::files`), the history store (SQLite or PostgreSQL), import/export.
 //! A run is one self-contained JSON file holding the raw samples, so every statistic can be
 //! recomputed later by a newer analyzer.
 
@@ -20,7 +20,7 @@ pub use crate::stats::UNUSABLE_SAMPLES;
 pub use comparison::{StoredVerdict, comparison_record, keep_comparison_verdict};
 pub use db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryPoint, MedianSeries, PruneOutcome, RunOrder,
-    StoredRun,
+    StoreUrl, StoredRun,
 };
 pub use export::{ExportFormat, export_runs};
 pub use measured::{MeasuredOnly, measured_only};

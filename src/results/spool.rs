@@ -117,7 +117,7 @@ impl RunSink for RunStore {
     }
 
     fn describe(&self) -> String {
-        self.db_path().display().to_string()
+        self.store_url().to_string()
     }
 }
 
@@ -125,16 +125,6 @@ impl RunSink for RunStore {
 /// the run or being damaged): then the run goes to the spool.
 pub fn store_unreachable(error: &ResultsError) -> bool {
     matches!(error, ResultsError::Db(e) if e.is_unreachable())
-}
-
-// The engine slice (PostgreSQL) defines `DbError::is_unreachable` for its connection
-// errors; the SQLite file store has no such error: a database file is never "unreachable".
-// INTEGRATION: delete this impl when the engine's lands (a duplicate definition error
-// points here).
-impl DbError {
-    pub fn is_unreachable(&self) -> bool {
-        false
-    }
 }
 
 /// The run file for `run`, byte for byte as `record` writes it into `runs/`: compact JSON,

@@ -1,13 +1,15 @@
 //! The results directory: saving with unique ids, loading every run in time order, and
-//! resolving the names `latest`, `previous` and run ids. The history database
-//! (`stackbench.db`, see [`super::db`]) is the store of record; each run is also written as
-//! a JSON file under `runs/`, the interchange format, and any run file there that the
-//! database lacks (an existing `runs/` on first use, a recorder killed between the two
-//! writes, a file copied in by hand) is imported the next time the store is read.
+//! resolving the names `latest`, `previous` and run ids. The history store (by default
+//! `sqlite:<results>/stackbench.db`, or any [`StoreUrl`]: a PostgreSQL store shared by a
+//! fleet; see [`super::db`]) is the store of record; each run is also written as a JSON file
+//! under the results directory's `runs/`, whatever the engine, the interchange format, and
+//! any run file there that the store lacks (an existing `runs/` on first use, a recorder
+//! killed between the two writes, a file copied in by hand) is imported the next time the
+//! store is read.
 
 use super::db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryDb, HistoryPoint, Inserted, MedianSeries,
-    PruneOutcome, RunOrder, StoredRun,
+    Migrated, PruneOutcome, RunOrder, StoreUrl, StoredRun,
 };
 use super::evidence::Evidence;
 use super::run::{FailedBenchmark, RUN_SCHEMA_PREFIX, RUN_SCHEMA_VERSION, RunRecord};
@@ -70,15 +72,51 @@ pub struct ReportHistory {
     pub problems: Vec<ResultsError>,
 }
 
-/// `benchmark_results/` (or any `--results` directory).
+/// `benchmark_results/` (or any `--results` directory) and the store its runs go to.
 #[derive(Clone, Debug)]
 pub struct RunStore {
     pub dir: PathBuf,
+    /// `None`: the default, `sqlite:<dir>/stackbench.db`.
+    url: Option<StoreUrl>,
 }
 
 impl RunStore {
+    /// The results directory `dir` with its SQLite store, `<dir>/stackbench.db`.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        RunStore { dir: dir.into() }
+        RunStore {
+            dir: dir.into(),
+            url: None,
+        }
+    }
+
+    /// The results directory `dir` (run files, reports) with its runs stored at `url`.
+    pub fn with_store(dir: impl Into<PathBuf>, url: StoreUrl) -> Self {
+        RunStore {
+            dir: dir.into(),
+            url: Some(url),
+        }
+    }
+
+    /// Where the runs are stored (`Display` hides a password).
+    pub fn store_url(&self) -> StoreUrl {
+        self.url
+            .clone()
+            .unwrap_or_else(|| StoreUrl::default_for(&self.dir))
+    }
+
+    /// True when there is nothing to read: no results directory and no store of its own
+    /// (a query never creates one). A server store always exists once reachable.
+    fn absent(&self) -> bool {
+        match &self.url {
+            None => !self.dir.is_dir(),
+            Some(StoreUrl::Sqlite(path)) => !self.dir.is_dir() && !path.exists(),
+            Some(_) => false,
+        }
+    }
+
+    /// Upgrades the store to this version's schema (`analyze-trends store migrate`).
+    pub fn migrate(&self) -> Result<Migrated, ResultsError> {
+        Ok(HistoryDb::migrate(&self.store_url())?)
     }
 
     pub fn runs_dir(&self) -> PathBuf {
@@ -111,14 +149,18 @@ impl RunStore {
         Ok(path)
     }
 
-    /// `<dir>/stackbench.db`.
+    /// The SQLite file of the store (`<dir>/stackbench.db` by default); for a server store,
+    /// where the default one would be.
     pub fn db_path(&self) -> PathBuf {
-        self.dir.join(super::db::DB_FILE)
+        match &self.url {
+            Some(StoreUrl::Sqlite(path)) => path.clone(),
+            _ => self.dir.join(super::db::DB_FILE),
+        }
     }
 
-    /// Opens the history database, creating the directory and the database if absent.
+    /// Opens the store, creating the directory and an empty store if absent.
     pub fn database(&self) -> Result<HistoryDb, ResultsError> {
-        Ok(HistoryDb::open(&self.dir)?)
+        Ok(HistoryDb::open_url(&self.store_url())?)
     }
 
     /// The database with every run file of `runs/` in it; files that cannot be imported
@@ -154,7 +196,7 @@ impl RunStore {
     /// created by reading it).
     pub fn load_all(&self) -> Result<LoadedRuns, ResultsError> {
         let mut loaded = LoadedRuns::default();
-        if !self.dir.is_dir() {
+        if self.absent() {
             return Ok(loaded);
         }
         let (db, problems) = self.synced()?;
@@ -182,7 +224,7 @@ impl RunStore {
             path: self.runs_dir(),
             available,
         };
-        if !self.dir.is_dir() {
+        if self.absent() {
             return Err(unknown(Vec::new()));
         }
         let (db, _) = self.synced()?;
@@ -254,7 +296,7 @@ impl RunStore {
     /// latest run of each hardware group (its skips and failures).
     pub fn report_history(&self) -> Result<ReportHistory, ResultsError> {
         let mut out = ReportHistory::default();
-        if !self.dir.is_dir() {
+        if self.absent() {
             return Ok(out);
         }
         let (db, problems) = self.synced()?;
@@ -331,7 +373,7 @@ impl RunStore {
 
     /// Every acknowledgement, oldest first; none when the directory does not exist.
     pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, ResultsError> {
-        if !self.dir.is_dir() {
+        if self.absent() {
             return Ok(Vec::new());
         }
         Ok(self.database()?.acknowledgements()?)

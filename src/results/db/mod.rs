@@ -1,28 +1,32 @@
-//! The history database, `<results>/stackbench.db`: SQLite (compiled in through rusqlite's
-//! `bundled` feature) as the store of record for runs, their benchmarks and samples, every
-//! comparison verdict and every acknowledged step. JSON run files stay the interchange
-//! format; this is what makes history queryable without reading every file.
+//! The history store: runs, their benchmarks and samples, every comparison verdict and every
+//! acknowledged step, in one of two engines with the same tables and the same answers:
+//! SQLite (`sqlite.rs`, the embedded default `<results>/stackbench.db`, compiled in through
+//! rusqlite's `bundled` feature) or PostgreSQL (`postgres.rs`, one store shared by a fleet
+//! of runners). JSON run files stay the interchange format; this is what makes history
+//! queryable without reading every file.
 //!
-//! Why these settings: WAL lets readers work while a `record` writes; a long busy timeout
-//! lets concurrent recorders queue instead of failing; each run is written in one
-//! `BEGIN IMMEDIATE` transaction, so a killed writer leaves either the whole run or none.
-//! `PRAGMA user_version` is the schema version: older databases are migrated forward,
-//! newer ones refused (their tables may mean something this version would misread).
+//! Both engines write a run in one transaction (a killed writer leaves all of it or none),
+//! keep the run id unique (a retried or concurrent duplicate is one run), and run the same
+//! numbered migrations (`migrations/`). [`HistoryDb`] is the one API; the engines are an
+//! enum behind it, so a caller never knows which one answers.
 
 mod codec;
-mod queries;
-mod runs;
-mod schema;
+mod copy;
+pub mod migrations;
+mod model;
+mod postgres;
+mod sqlite;
+mod url;
 
-pub use queries::{
+pub use copy::{CopyError, CopyReport, copy_store};
+pub use migrations::{COMPATIBLE_FROM, Migrated, SCHEMA_VERSION};
+pub use model::{
     Acknowledgement, ComparisonRecord, HistoryPoint, MedianSeries, PruneOutcome, StoredRun,
 };
-pub use runs::Inserted;
-pub use schema::SCHEMA_VERSION;
+pub use url::{StoreUrl, StoreUrlError, redact};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use crate::results::run::RunRecord;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Every run id in time order (oldest first), each with its hardware fingerprint.
 pub type RunOrder = Vec<(String, Option<String>)>;
@@ -30,9 +34,13 @@ pub type RunOrder = Vec<(String, Option<String>)>;
 /// The database's file name inside a results directory.
 pub const DB_FILE: &str = "stackbench.db";
 
-/// How long a writer waits for another's transaction before giving up: far longer than
-/// the slowest single-run insert, so concurrent `record`s queue rather than fail.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+/// What [`HistoryDb::insert_run`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inserted {
+    New,
+    /// The same run id with the same fingerprint was already stored: imports are idempotent.
+    AlreadyPresent,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -57,10 +65,19 @@ pub enum DbError {
         source: rusqlite::Error,
     },
     #[error(
-        "{path} has history schema version {found}, newer than this analyzer understands (version {supported}); upgrade analyze-trends"
+        "{store} has history schema version {found}, which only version {compatible_from} and newer can write; this analyzer understands version {supported}, so it is newer than this analyzer understands: upgrade analyze-trends"
     )]
     NewerSchema {
-        path: PathBuf,
+        store: String,
+        found: i64,
+        compatible_from: i64,
+        supported: i64,
+    },
+    #[error(
+        "{store} has history schema version {found}, older than this analyzer's version {supported}; upgrading a store is explicit: run `analyze-trends store migrate --store {store}` (the previous version can still write it afterwards)"
+    )]
+    OlderSchema {
+        store: String,
         found: i64,
         supported: i64,
     },
@@ -71,148 +88,262 @@ pub enum DbError {
         #[source]
         source: rusqlite::Error,
     },
-    #[error("history database {path}: run {run_id} cannot be read back: {reason}")]
+    #[error("cannot reach the history store {store}: {source}")]
+    Unreachable {
+        store: String,
+        #[source]
+        source: ::postgres::Error,
+    },
+    #[error("history store {store}: {context}: {}", pg_message(source))]
+    Postgres {
+        store: String,
+        context: String,
+        #[source]
+        source: ::postgres::Error,
+    },
+    #[error(
+        "{store} is a results server, not a database: only `record`, `import` and `store flush` deliver runs to it; browse it in a browser or through its /api/, or point this command at the server's own store (--store postgres://… or sqlite:…)"
+    )]
+    ServerIsNotADatabase { store: String },
+    #[error("history store {store}: run {run_id} cannot be read back: {reason}")]
     Unreadable {
-        path: PathBuf,
+        store: String,
         run_id: String,
         reason: String,
     },
     #[error(
-        "run {run_id} is already in {path} with hardware fingerprint {stored}, but the incoming run has {incoming}: two different runs share one id, so it was not imported"
+        "run {run_id} is already in {store} with hardware fingerprint {stored}, but the incoming run has {incoming}: two different runs share one id, so it was not imported"
     )]
     Conflict {
-        path: PathBuf,
+        store: String,
         run_id: String,
         stored: String,
         incoming: String,
     },
 }
 
-/// One open connection to a results directory's history database.
+/// PostgreSQL's own message for a server error (the driver's `Display` says only "db error").
+fn pg_message(e: &::postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
+}
+
+impl DbError {
+    /// True when the store could not be reached or the connection was lost (mid-transaction
+    /// included): the run is intact on this side and can be stored later.
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            DbError::Unreachable { .. } => true,
+            DbError::Postgres { source, .. } => postgres::connection_lost(source),
+            _ => false,
+        }
+    }
+}
+
+/// One open store. Methods answer the same on either engine.
 pub struct HistoryDb {
-    conn: Connection,
-    path: PathBuf,
+    engine: Engine,
+    url: StoreUrl,
+}
+
+enum Engine {
+    Sqlite(sqlite::SqliteDb),
+    Postgres(postgres::PgDb),
 }
 
 impl std::fmt::Debug for HistoryDb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HistoryDb")
-            .field("path", &self.path)
-            .finish()
+        f.debug_struct("HistoryDb").field("url", &self.url).finish()
     }
+}
+
+/// Calls the same method on whichever engine is open.
+macro_rules! on_engine {
+    ($self:expr, $db:ident => $call:expr) => {
+        match $self {
+            Engine::Sqlite($db) => $call,
+            Engine::Postgres($db) => $call,
+        }
+    };
 }
 
 impl HistoryDb {
-    /// Opens (creating if absent) `<dir>/stackbench.db`, checking that an existing file is
-    /// a stackbench database of a schema this version understands before anything writes
-    /// to it, then migrating an older schema forward.
+    /// Opens (creating if absent) `<dir>/stackbench.db`.
     pub fn open(dir: &Path) -> Result<HistoryDb, DbError> {
-        std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let path = dir.join(DB_FILE);
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&path, flags).map_err(|source| DbError::Open {
-            path: path.clone(),
-            source,
-        })?;
-        let mut db = HistoryDb { conn, path };
-        db.conn
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| db.sql("setting the busy timeout", e))?;
-        // Reading the header first: a file that is not SQLite fails here, before the
-        // journal-mode change or a migration could write to it.
-        let found = db.user_version()?;
-        db.refuse_newer(found)?;
-        db.configure()?;
-        schema::migrate(&mut db)?;
-        Ok(db)
+        HistoryDb::open_url(&StoreUrl::default_for(dir))
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Opens the store at `url`, checking that it is a stackbench store of a schema this
+    /// version may write before anything writes to it; an empty one is created. An older
+    /// store is refused with the `store migrate` command to run.
+    pub fn open_url(url: &StoreUrl) -> Result<HistoryDb, DbError> {
+        Self::open_for(url, false)
     }
 
-    fn user_version(&self) -> Result<i64, DbError> {
-        self.conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(|e| self.classify(e, "reading the schema version"))
-    }
-
-    fn refuse_newer(&self, found: i64) -> Result<(), DbError> {
-        if found > SCHEMA_VERSION {
-            return Err(DbError::NewerSchema {
-                path: self.path.clone(),
-                found,
-                supported: SCHEMA_VERSION,
-            });
-        }
-        Ok(())
-    }
-
-    /// WAL so readers never block a recorder; `synchronous = NORMAL` is safe against a
-    /// killed process in WAL mode (only a power cut can lose the last commit, and the run's
-    /// JSON file, written and fsynced first, brings it back on the next sync).
-    fn configure(&self) -> Result<(), DbError> {
-        // Switching a fresh file to WAL needs a moment of exclusive access: concurrent
-        // first openers can see SQLITE_BUSY here even with a busy timeout, so retry.
-        let mut attempts = 0;
-        loop {
-            match self
-                .conn
-                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
-            {
-                Ok(_) => break,
-                Err(e) if is_busy(&e) && attempts < 600 => {
-                    attempts += 1;
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(e) => return Err(self.classify(e, "switching to WAL")),
+    /// Opens an older store too (for `store migrate`, which upgrades it).
+    fn open_for(url: &StoreUrl, for_migration: bool) -> Result<HistoryDb, DbError> {
+        let engine = match url {
+            StoreUrl::Sqlite(path) => Engine::Sqlite(sqlite::SqliteDb::open(path, for_migration)?),
+            StoreUrl::Postgres(conn) => {
+                Engine::Postgres(postgres::PgDb::open(conn, &url.to_string(), for_migration)?)
             }
-        }
-        // Memory-mapped reads: loading every run of a large history is mostly reading
-        // sample blobs, and a mapping spares a system call and a copy per page.
-        self.conn
-            .execute_batch(
-                "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-                 PRAGMA mmap_size = 2147418112;",
-            )
-            .map_err(|e| self.sql("setting pragmas", e))
+            StoreUrl::Server(server) => {
+                return Err(DbError::ServerIsNotADatabase {
+                    store: server.to_string(),
+                });
+            }
+        };
+        Ok(HistoryDb {
+            engine,
+            url: url.clone(),
+        })
     }
 
-    /// `PRAGMA integrity_check`: `ok`, or SQLite's list of problems.
+    /// Brings the store at `url` to [`SCHEMA_VERSION`] in one transaction.
+    pub fn migrate(url: &StoreUrl) -> Result<Migrated, DbError> {
+        let mut db = Self::open_for(url, true)?;
+        on_engine!(&mut db.engine, e => e.migrate())
+    }
+
+    pub fn url(&self) -> &StoreUrl {
+        &self.url
+    }
+
+    /// (schema_version, compatible_from) as the store records them.
+    pub fn schema(&self) -> Result<migrations::Found, DbError> {
+        on_engine!(&self.engine, e => e.found()).map(|found| {
+            found.unwrap_or(migrations::Found {
+                version: 0,
+                compatible_from: 0,
+            })
+        })
+    }
+
+    /// Stores `run` unless a run with its id is already there (then nothing changes; a
+    /// different fingerprint under the same id is a conflict, not a duplicate).
+    pub fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
+        on_engine!(&mut self.engine, e => e.insert_run(run))
+    }
+
+    /// Run ids in time order (oldest first), each with its fingerprint.
+    pub fn run_ids(&self) -> Result<RunOrder, DbError> {
+        on_engine!(&self.engine, e => e.run_ids())
+    }
+
+    /// Whether a run with this id is stored.
+    pub fn has_run(&self, run_id: &str) -> Result<bool, DbError> {
+        on_engine!(&self.engine, e => e.has_run(run_id))
+    }
+
+    /// One whole run by id, or `None` when the store has no such run.
+    pub fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, DbError> {
+        on_engine!(&self.engine, e => e.load_run(run_id))
+    }
+
+    /// Every run, oldest first; unreadable runs come back as errors beside the others.
+    pub fn load_all(&self) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
+        on_engine!(&self.engine, e => e.load_all())
+    }
+
+    /// Every run, newest first, without loading benchmarks.
+    pub fn list_runs(&self) -> Result<Vec<StoredRun>, DbError> {
+        on_engine!(&self.engine, e => e.list_runs())
+    }
+
+    /// Every run, oldest first, and per benchmark id its medians as (index into those
+    /// runs, median ns) in run order: what the history report is computed from.
+    pub fn medians(&self) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
+        on_engine!(&self.engine, e => e.medians())
+    }
+
+    /// Every measured value of `bench_id`, oldest first.
+    pub fn history(&self, bench_id: &str) -> Result<Vec<HistoryPoint>, DbError> {
+        on_engine!(&self.engine, e => e.history(bench_id))
+    }
+
+    /// The failures runs recorded for `bench_id`, oldest run first, as (run id, error).
+    pub fn recorded_failures(&self, bench_id: &str) -> Result<Vec<(String, String)>, DbError> {
+        on_engine!(&self.engine, e => e.recorded_failures(bench_id))
+    }
+
+    /// Benchmark ids that contain `fragment`, for "did you mean" messages.
+    pub fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
+        on_engine!(&self.engine, e => e.similar_benchmark_ids(fragment))
+    }
+
+    pub fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, DbError> {
+        on_engine!(&self.engine, e => e.record_comparison(c))
+    }
+
+    /// Stored comparisons, newest first.
+    pub fn comparisons(&self) -> Result<Vec<ComparisonRecord>, DbError> {
+        on_engine!(&self.engine, e => e.comparisons())
+    }
+
+    pub fn acknowledge(&self, a: &Acknowledgement) -> Result<(), DbError> {
+        on_engine!(&self.engine, e => e.acknowledge(a))
+    }
+
+    /// Every acknowledgement, oldest first.
+    pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, DbError> {
+        on_engine!(&self.engine, e => e.acknowledgements())
+    }
+
+    /// Removes comparisons older than `cutoff_unix_ms`, then every run older than it that
+    /// is not among the `keep_latest` newest of its hardware and that no remaining
+    /// comparison and no acknowledgement refers to. One transaction: all of it or none.
+    pub fn prune(
+        &mut self,
+        cutoff_unix_ms: u64,
+        keep_latest: usize,
+        dry_run: bool,
+    ) -> Result<PruneOutcome, DbError> {
+        on_engine!(&mut self.engine, e => e.prune(cutoff_unix_ms, keep_latest, dry_run))
+    }
+
+    /// Every run's stored content checksum (`None` where a version-1 writer left it out),
+    /// in time order.
+    pub fn stored_checksums(&self) -> Result<Vec<(String, Option<String>)>, DbError> {
+        on_engine!(&self.engine, e => e.stored_checksums())
+    }
+
+    /// An engine's own consistency check: `ok`, or its list of problems.
     pub fn integrity_check(&self) -> Result<String, DbError> {
-        self.conn
-            .pragma_query_value(None, "integrity_check", |row| row.get(0))
-            .map_err(|e| self.sql("checking integrity", e))
-    }
-
-    fn sql(&self, context: &str, source: rusqlite::Error) -> DbError {
-        DbError::Sql {
-            path: self.path.clone(),
-            context: context.to_string(),
-            source,
-        }
-    }
-
-    /// A damaged or foreign file gets its own error: it is the user's file, not ours.
-    fn classify(&self, source: rusqlite::Error, context: &str) -> DbError {
-        match source.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => DbError::NotADatabase {
-                path: self.path.clone(),
-                source,
-            },
-            _ => self.sql(context, source),
+        match &self.engine {
+            Engine::Sqlite(e) => e.integrity_check(),
+            // PostgreSQL checks its own pages; a reachable server is a consistent one.
+            Engine::Postgres(_) => Ok("ok".into()),
         }
     }
 }
 
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-    )
+/// The checksum `store copy` verifies: SHA-256 of the run's JSON with its benchmarks in id
+/// order, exactly as the store gives the run back. Hex, lower case.
+pub fn content_sha256(run: &RunRecord) -> String {
+    use sha2::{Digest, Sha256};
+    let mut canonical = run.with_unusable_failed().into_owned();
+    canonical.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
+    let bytes = serde_json::to_vec(&canonical).unwrap_or_default();
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Fault injection for the crash tests: with this variable set to a number of
+/// milliseconds, a run insert stops that long after writing everything and before
+/// committing, and says so on stderr, so a test can `kill -9` it mid-transaction.
+const PAUSE_ENV: &str = "STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS";
+
+fn pause_before_commit_for_tests(run_id: &str) {
+    let Some(ms) = std::env::var(PAUSE_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    eprintln!("stackbench-db: run {run_id} written, pausing {ms} ms before commit");
+    std::thread::sleep(std::time::Duration::from_millis(ms));
 }

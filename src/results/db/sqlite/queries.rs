@@ -2,91 +2,12 @@
 //! benchmark's history (from the indexed median column), comparisons, acknowledgements,
 //! and cleanup.
 
-use super::{DbError, HistoryDb};
+use super::SqliteDb;
+use crate::results::db::DbError;
+use crate::results::db::model::{
+    Acknowledgement, ComparisonRecord, HistoryPoint, MedianSeries, PruneOutcome, StoredRun,
+};
 use rusqlite::{Row, TransactionBehavior, params};
-use serde::Serialize;
-
-/// One row of `analyze-trends runs`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StoredRun {
-    pub run_id: String,
-    pub timestamp: String,
-    pub created_unix_ms: u64,
-    pub label: Option<String>,
-    pub git_revision: Option<String>,
-    pub git_dirty: Option<bool>,
-    /// The hardware fingerprint (`cpu=<model> x<threads>;gpu=<names>`).
-    pub fingerprint: Option<String>,
-    pub benchmarks: u64,
-    pub failed: u64,
-    pub skipped: u64,
-    /// Criterion results the recorder could not read.
-    pub unreadable: u64,
-}
-
-/// Per benchmark id, its medians as (index into a list of runs, median ns).
-pub type MedianSeries = Vec<(String, Vec<(usize, f64)>)>;
-
-/// One run's value of one benchmark.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HistoryPoint {
-    pub run_id: String,
-    pub timestamp: String,
-    pub created_unix_ms: u64,
-    pub label: Option<String>,
-    pub git_revision: Option<String>,
-    pub fingerprint: Option<String>,
-    pub median_ns: f64,
-    pub min_ns: Option<f64>,
-    pub samples: u64,
-}
-
-/// One stored `compare` or gate verdict.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ComparisonRecord {
-    /// Assigned by the store; 0 before it is recorded.
-    pub id: i64,
-    pub created_unix_ms: u64,
-    /// `compare` or `gate`.
-    pub kind: String,
-    /// The names as given (a Criterion baseline, a run id, `latest`, ...).
-    pub baseline: String,
-    pub candidate: String,
-    /// The stored runs they resolved to, when they were stored runs: what prune protects.
-    pub baseline_run_id: Option<String>,
-    pub candidate_run_id: Option<String>,
-    pub fingerprint: Option<String>,
-    pub threshold_percent: f64,
-    /// `regression`, `unsure`, `unsure, accepted` or `clean`.
-    pub verdict: String,
-    pub degraded: u64,
-    pub improved: u64,
-    pub unchanged: u64,
-    pub inconclusive: u64,
-    /// The full comparison as its JSON writer produced it.
-    #[serde(skip)]
-    pub detail_json: String,
-}
-
-/// An intentional step: from `run_id` on, `bench_id`'s new level is the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Acknowledgement {
-    pub bench_id: String,
-    pub run_id: String,
-    pub reason: String,
-    pub who: String,
-    pub created_unix_ms: u64,
-}
-
-/// What `prune` removed (or would remove).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct PruneOutcome {
-    pub removed_runs: Vec<String>,
-    pub removed_comparisons: u64,
-    /// Old runs kept only because a kept comparison or an acknowledgement refers to them.
-    pub protected_runs: Vec<String>,
-    pub kept_runs: u64,
-}
 
 fn stored_run(row: &Row<'_>) -> rusqlite::Result<StoredRun> {
     Ok(StoredRun {
@@ -124,9 +45,9 @@ fn comparison(row: &Row<'_>) -> rusqlite::Result<ComparisonRecord> {
     })
 }
 
-impl HistoryDb {
+impl SqliteDb {
     /// Runs $query with $params and collects every row through $map.
-    fn collect<T>(
+    pub(super) fn collect<T>(
         &self,
         context: &str,
         query: &str,
@@ -143,7 +64,7 @@ impl HistoryDb {
     }
 
     /// Every run, newest first, without loading benchmarks.
-    pub fn list_runs(&self) -> Result<Vec<StoredRun>, DbError> {
+    pub(in crate::results::db) fn list_runs(&self) -> Result<Vec<StoredRun>, DbError> {
         self.collect(
             "listing runs",
             "SELECT run_id, timestamp, created_unix_ms, label, git_revision, git_dirty,
@@ -158,7 +79,7 @@ impl HistoryDb {
     /// runs, median ns) in run order: what the history report is computed from. It reads
     /// the runs table and the covering `benchmarks_by_id` index only, never a sample, so
     /// 1,000 runs of 1,000 benchmarks come back in about a second.
-    pub fn medians(&self) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
+    pub(in crate::results::db) fn medians(&self) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
         let context = "reading the benchmark medians";
         let runs: Vec<(i64, StoredRun)> = self.collect(
             context,
@@ -205,7 +126,7 @@ impl HistoryDb {
 
     /// Every measured value of `bench_id`, oldest first (the `benchmarks_by_id` index
     /// makes this one index range, whatever the size of the store).
-    pub fn history(&self, bench_id: &str) -> Result<Vec<HistoryPoint>, DbError> {
+    pub(in crate::results::db) fn history(&self, bench_id: &str) -> Result<Vec<HistoryPoint>, DbError> {
         self.collect(
             "reading a benchmark's history",
             "SELECT r.run_id, r.timestamp, r.created_unix_ms, r.label, r.git_revision,
@@ -233,7 +154,7 @@ impl HistoryDb {
     /// The failures runs recorded for `bench_id` (from each run's header, without loading a
     /// sample), oldest run first, as (run id, error). A benchmark whose samples the store
     /// refused has no row in `benchmarks`: this is where its history's evidence lives.
-    pub fn recorded_failures(&self, bench_id: &str) -> Result<Vec<(String, String)>, DbError> {
+    pub(in crate::results::db) fn recorded_failures(&self, bench_id: &str) -> Result<Vec<(String, String)>, DbError> {
         self.collect(
             "reading a benchmark's recorded failures",
             "SELECT r.run_id, json_extract(f.value, '$.error')
@@ -251,7 +172,7 @@ impl HistoryDb {
     }
 
     /// Benchmark ids that contain `fragment`, for "did you mean" messages.
-    pub fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
+    pub(in crate::results::db) fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
         self.collect(
             "searching benchmark ids",
             "SELECT DISTINCT bench_id FROM benchmarks WHERE instr(bench_id, ?1) > 0
@@ -261,7 +182,7 @@ impl HistoryDb {
         )
     }
 
-    pub fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, DbError> {
+    pub(in crate::results::db) fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, DbError> {
         self.conn
             .execute(
                 "INSERT INTO comparisons (created_unix_ms, kind, baseline, baseline_run_id,
@@ -290,7 +211,7 @@ impl HistoryDb {
     }
 
     /// Stored comparisons, newest first.
-    pub fn comparisons(&self) -> Result<Vec<ComparisonRecord>, DbError> {
+    pub(in crate::results::db) fn comparisons(&self) -> Result<Vec<ComparisonRecord>, DbError> {
         self.collect(
             "listing comparisons",
             "SELECT pk, created_unix_ms, kind, baseline, baseline_run_id, candidate,
@@ -302,7 +223,7 @@ impl HistoryDb {
         )
     }
 
-    pub fn acknowledge(&self, a: &Acknowledgement) -> Result<(), DbError> {
+    pub(in crate::results::db) fn acknowledge(&self, a: &Acknowledgement) -> Result<(), DbError> {
         self.conn
             .execute(
                 "INSERT INTO acknowledgements (bench_id, run_id, reason, who, created_unix_ms)
@@ -320,7 +241,7 @@ impl HistoryDb {
     }
 
     /// Every acknowledgement, oldest first.
-    pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, DbError> {
+    pub(in crate::results::db) fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, DbError> {
         self.collect(
             "listing acknowledgements",
             "SELECT bench_id, run_id, reason, who, created_unix_ms FROM acknowledgements
@@ -341,7 +262,7 @@ impl HistoryDb {
     /// Removes comparisons older than `cutoff_unix_ms`, then every run older than it that
     /// is not among the `keep_latest` newest of its hardware and that no remaining
     /// comparison and no acknowledgement refers to. One transaction: all of it or none.
-    pub fn prune(
+    pub(in crate::results::db) fn prune(
         &mut self,
         cutoff_unix_ms: u64,
         keep_latest: usize,

@@ -1,37 +1,27 @@
 //! Writing and reading whole runs. A run goes in as one immediate transaction (its row,
 //! every benchmark, every sample blob), so a reader or a crash sees all of it or none.
 
-use super::codec::{benchmark_from_row, benchmark_row, run_json};
-use super::{DbError, HistoryDb, RunOrder};
+use super::SqliteDb;
+use crate::results::db::codec::{benchmark_from_row, benchmark_row, run_json};
+use crate::results::db::{
+    DbError, Inserted, RunOrder, content_sha256, pause_before_commit_for_tests,
+};
 use crate::results::run::RunRecord;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
-/// What [`HistoryDb::insert_run`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Inserted {
-    New,
-    /// The same run id with the same fingerprint was already stored: imports are idempotent.
-    AlreadyPresent,
-}
-
-/// Fault injection for the crash tests: with this variable set to a number of
-/// milliseconds, a run insert stops that long after writing everything and before
-/// committing, and says so on stderr, so a test can `kill -9` it mid-transaction.
-const PAUSE_ENV: &str = "STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS";
-
 const INSERT_RUN: &str = "INSERT INTO runs (run_id, created_unix_ms, timestamp, label,
     git_revision, git_dirty, fingerprint, schema, benchmark_count, failed_count, skipped_count,
-    unreadable_count, stored_unix_ms, run_json)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    unreadable_count, stored_unix_ms, run_json, content_sha256)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 const INSERT_BENCHMARK: &str = "INSERT INTO benchmarks (run_pk, bench_id, median_ns, min_ns,
     sample_count, throughput_kind, throughput_elements, throughput_bytes, outcome, error,
     record_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 
-impl HistoryDb {
+impl SqliteDb {
     /// Stores `run` unless a run with its id is already there (then nothing changes; a
     /// different fingerprint under the same id is a conflict, not a duplicate).
-    pub fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
+    pub(in crate::results::db) fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
         // Benchmarks whose samples cannot be used are stored as failures, never as rows
         // with a median: every reader of the store then sees the same run.
         let run = run.with_unusable_failed();
@@ -43,7 +33,7 @@ impl HistoryDb {
             source,
         };
         let encode = |e: serde_json::Error| DbError::Unreadable {
-            path: path.clone(),
+            store: format!("sqlite:{}", path.display()),
             run_id: run.run_id.clone(),
             reason: format!("cannot encode: {e}"),
         };
@@ -71,7 +61,7 @@ impl HistoryDb {
                 return Ok(Inserted::AlreadyPresent);
             }
             return Err(DbError::Conflict {
-                path: path.clone(),
+                store: format!("sqlite:{}", path.display()),
                 run_id: run.run_id.clone(),
                 stored: stored.unwrap_or_else(|| "none".into()),
                 incoming: run.fingerprint.clone().unwrap_or_else(|| "none".into()),
@@ -99,6 +89,7 @@ impl HistoryDb {
                 run.skipped.len() as i64,
                 crate::results::now_unix_ms() as i64,
                 header,
+                content_sha256(run),
             ],
         )
         .map_err(|e| sql("inserting the run", e))?;
@@ -144,7 +135,7 @@ impl HistoryDb {
     }
 
     /// Run ids in time order (oldest first), each with its fingerprint.
-    pub fn run_ids(&self) -> Result<RunOrder, DbError> {
+    pub(in crate::results::db) fn run_ids(&self) -> Result<RunOrder, DbError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT run_id, fingerprint FROM runs ORDER BY created_unix_ms, run_id")
@@ -156,8 +147,20 @@ impl HistoryDb {
         Ok(rows)
     }
 
+    /// Every run's stored checksum, oldest first.
+    pub(in crate::results::db) fn stored_checksums(
+        &self,
+    ) -> Result<Vec<(String, Option<String>)>, DbError> {
+        self.collect(
+            "listing checksums",
+            "SELECT run_id, content_sha256 FROM runs ORDER BY created_unix_ms, run_id",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+    }
+
     /// Whether a run with this id is stored.
-    pub fn has_run(&self, run_id: &str) -> Result<bool, DbError> {
+    pub(in crate::results::db) fn has_run(&self, run_id: &str) -> Result<bool, DbError> {
         self.conn
             .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
             .optional()
@@ -166,7 +169,7 @@ impl HistoryDb {
     }
 
     /// One whole run by id, or `None` when the store has no such run.
-    pub fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, DbError> {
+    pub(in crate::results::db) fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, DbError> {
         let row: Option<(i64, String)> = self
             .conn
             .query_row(
@@ -183,19 +186,15 @@ impl HistoryDb {
     /// Every run, oldest first. Runs are rebuilt on all cores, each thread with its own
     /// connection (WAL readers do not block each other); unreadable runs come back as
     /// errors beside the others.
-    pub fn load_all(&self) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
+    pub(in crate::results::db) fn load_all(&self) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
         let ids: Vec<String> = self.run_ids()?.into_iter().map(|(id, _)| id).collect();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, 16);
-        let dir = self
-            .path
-            .parent()
-            .map(|p| p.to_path_buf())
-            .unwrap_or_default();
+        let path = self.path.clone();
         let load_chunk = |chunk: &[String]| -> Vec<Result<RunRecord, DbError>> {
-            let db = match HistoryDb::open(&dir) {
+            let db = match SqliteDb::open(&path, false) {
                 Ok(db) => db,
                 Err(e) => return vec![Err(e)],
             };
@@ -221,7 +220,7 @@ impl HistoryDb {
 
     fn assemble(&self, run_id: &str, pk: i64, run_json: &str) -> Result<RunRecord, DbError> {
         let unreadable = |reason: String| DbError::Unreadable {
-            path: self.path.clone(),
+            store: self.store(),
             run_id: run_id.to_string(),
             reason,
         };
@@ -258,15 +257,4 @@ impl HistoryDb {
         run.fail_unusable();
         Ok(run)
     }
-}
-
-fn pause_before_commit_for_tests(run_id: &str) {
-    let Some(ms) = std::env::var(PAUSE_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    else {
-        return;
-    };
-    eprintln!("stackbench-db: run {run_id} written, pausing {ms} ms before commit");
-    std::thread::sleep(std::time::Duration::from_millis(ms));
 }

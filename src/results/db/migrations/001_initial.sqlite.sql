@@ -1,14 +1,6 @@
-//! The schema and its forward migrations. `PRAGMA user_version` holds the version; each
-//! entry of [`MIGRATIONS`] takes a database from version `i` to `i + 1`, so an old
-//! database is brought up to date in order, inside one transaction.
-
-use super::{DbError, HistoryDb};
-use rusqlite::TransactionBehavior;
-
-/// Version 1: runs, benchmarks per run, samples as compact blobs, comparisons and
-/// acknowledgements. Every table keeps the full JSON of what it indexes, so fields this
-/// version does not know survive a round trip.
-const V1: &str = "
+-- Version 1: runs, benchmarks per run, samples as compact blobs, comparisons and
+-- acknowledgements. Every table keeps the full JSON of what it indexes, so fields this
+-- version does not know survive a round trip.
 CREATE TABLE runs (
     pk               INTEGER PRIMARY KEY,
     run_id           TEXT NOT NULL UNIQUE,
@@ -85,44 +77,3 @@ CREATE TABLE acknowledgements (
 );
 CREATE INDEX acknowledgements_by_bench ON acknowledgements (bench_id);
 CREATE INDEX acknowledgements_by_run ON acknowledgements (run_id);
-";
-
-const MIGRATIONS: &[&str] = &[V1];
-
-/// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// Brings the database to [`SCHEMA_VERSION`]. The version is re-read inside an immediate
-/// transaction, so two processes opening a fresh file at once migrate it exactly once.
-pub(super) fn migrate(db: &mut HistoryDb) -> Result<(), DbError> {
-    if db.user_version()? == SCHEMA_VERSION {
-        return Ok(());
-    }
-    let path = db.path.clone();
-    let sql = |context: &str, source| DbError::Sql {
-        path: path.clone(),
-        context: context.to_string(),
-        source,
-    };
-    let tx = db
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| sql("starting the migration", e))?;
-    let found: i64 = tx
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(|e| sql("reading the schema version", e))?;
-    if found > SCHEMA_VERSION {
-        return Err(DbError::NewerSchema {
-            path: path.clone(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    for (from, step) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
-        tx.execute_batch(step)
-            .map_err(|e| sql(&format!("migrating from schema version {from}"), e))?;
-    }
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-        .map_err(|e| sql("writing the schema version", e))?;
-    tx.commit().map_err(|e| sql("committing the migration", e))
-}
