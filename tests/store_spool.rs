@@ -4,6 +4,7 @@
 //! exactly once, oldest first; a retried upload is one run; 5xx is retried and 4xx is not;
 //! a malformed spooled file is quarantined with its reason, never deleted.
 
+mod pg_support;
 mod upload_support;
 
 use std::path::{Path, PathBuf};
@@ -337,4 +338,58 @@ fn a_server_url_with_a_password_is_refused_without_echoing_it() {
         "{}",
         out.text()
     );
+}
+
+/// A PostgreSQL URL on a localhost port nothing listens on.
+fn postgres_down() -> String {
+    let closed = closed_port_url();
+    let port = closed.rsplit(':').next().unwrap();
+    format!("postgres://stackbench@127.0.0.1:{port}/stackbench")
+}
+
+#[test]
+fn a_run_recorded_while_postgresql_is_down_is_spooled_and_flush_delivers_it_once() {
+    let Some(live) = pg_support::fresh_database("spool") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let out = record(&results, &postgres_down());
+    assert_eq!(out.code, Some(1), "{}", out.text());
+    assert!(out.stderr.contains("SPOOLED"), "{}", out.text());
+    let spooled = json_files(&results.join("spool"));
+    assert_eq!(spooled.len(), 1, "{}", out.text());
+    let first = run_id_of(&spooled[0]);
+
+    // The next record into the live store delivers the spooled run first, then its own.
+    let out = record(&results, &live);
+    assert_eq!(out.code, Some(0), "{}", out.text());
+    assert!(out.stdout.contains("delivered 1 spooled runs"), "{}", out.text());
+    let client = || pg_support::client(&live);
+    let ids: Vec<String> = client()
+        .query("SELECT run_id FROM runs ORDER BY created_unix_ms, run_id", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(ids[0], first);
+    assert!(json_files(&results.join("spool")).is_empty());
+
+    // The second run spooled again, as a flush killed between the store's commit and the
+    // file's removal leaves it: delivering it again is one run.
+    let second = json_files(&results.join("runs"))
+        .into_iter()
+        .find(|f| run_id_of(f) == ids[1])
+        .expect("record wrote the run file of the stored run");
+    std::fs::create_dir_all(results.join("spool")).unwrap();
+    std::fs::copy(&second, results.join("spool/again.json")).unwrap();
+    let out = flush(&results, &live);
+    assert_eq!(out.code, Some(0), "{}", out.text());
+    assert!(out.stdout.contains("1 were already there"), "{}", out.text());
+    let count: i64 = client()
+        .query_one("SELECT COUNT(*) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(count, 2);
 }
