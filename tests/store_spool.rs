@@ -393,3 +393,78 @@ fn a_run_recorded_while_postgresql_is_down_is_spooled_and_flush_delivers_it_once
         .get(0);
     assert_eq!(count, 2);
 }
+
+#[test]
+fn an_import_whose_postgresql_connection_is_lost_mid_transaction_spools_and_loses_nothing() {
+    use std::io::{BufRead, BufReader, Read};
+    let Some(live) = pg_support::fresh_database("spool_lost") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("source");
+    let out = analyze(
+        &[
+            "record",
+            "--criterion-dir",
+            FIXTURE,
+            "--results",
+            source.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.text());
+    let results = tmp.path().join("results");
+    let mut child = Command::new(ANALYZE_TRENDS)
+        .args([
+            "import",
+            source.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "--store",
+            &live,
+        ])
+        .env_remove("STACKBENCH_STORE")
+        // Long enough that the connection is cut inside the transaction, never after it.
+        .env("STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS", "10000")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "no pause: {seen}");
+        seen.push_str(&line);
+        if line.contains("pausing") {
+            break;
+        }
+    }
+    // The server ends the importer's session mid-transaction (as a restart or a network
+    // cut would).
+    let cut: i64 = pg_support::client(&live)
+        .query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(cut, 1);
+    stderr.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{seen}");
+    assert!(seen.contains("SPOOLED"), "{seen}");
+    let count = |url: &str| -> i64 {
+        pg_support::client(url)
+            .query_one("SELECT COUNT(*) FROM runs", &[])
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(count(&live), 0, "the cut transaction left a partial run");
+    assert_eq!(json_files(&results.join("spool")).len(), 1);
+
+    let out = flush(&results, &live);
+    assert_eq!(out.code, Some(0), "{}", out.text());
+    assert_eq!(count(&live), 1);
+}

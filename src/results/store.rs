@@ -251,7 +251,8 @@ impl RunStore {
 
     /// Imports run files and directories of them (a results directory's `runs/` is
     /// found too). Each run is its own transaction; a file that cannot be read or
-    /// stored is reported and the others still go in. Each file is read and checked
+    /// stored is reported and the others still go in (a store that became unreachable
+    /// ends the import with that error instead: see `DbError::is_unreachable`). Each file is read and checked
     /// before anything is written, and the store is opened (created) only for the first
     /// run that can go in: input of which nothing can be imported leaves no trace.
     pub fn import(&self, paths: &[PathBuf]) -> Result<ImportReport, ResultsError> {
@@ -281,6 +282,10 @@ impl RunStore {
                     report.imported.push((run.run_id, run.fingerprint));
                 }
                 Ok(Inserted::AlreadyPresent) => report.already_present.push(run.run_id),
+                // The connection is gone: every later run would fail the same way. The
+                // caller keeps the files (`import` spools them all; the ones already in
+                // count as delivered when the spool is flushed).
+                Err(e) if e.is_unreachable() => return Err(e.into()),
                 Err(e) => report.problems.push(ImportProblem {
                     file,
                     error: ResultsError::from(e).to_string(),
