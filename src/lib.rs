@@ -17,6 +17,7 @@ pub mod gate;
 pub mod harness;
 pub mod report;
 pub mod results;
+pub mod serve;
 pub mod sidecar;
 pub mod stats;
 pub mod system;

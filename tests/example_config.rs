@@ -107,6 +107,20 @@ fn every_command_taking_config_or_prices_accepts_the_example() {
             Some(2),
         ),
         (STACKBENCH, "suite", vec!["smoke", "--config", ex], Some(0)),
+        // Past the config, to the store it cannot open (it would serve until killed).
+        (
+            STACKBENCH,
+            "serve",
+            vec![
+                "--config",
+                ex,
+                "--store",
+                "nosuch:x",
+                "--bind",
+                "127.0.0.1:0",
+            ],
+            Some(2),
+        ),
         (
             STACKBENCH,
             "config",

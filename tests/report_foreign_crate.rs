@@ -2,6 +2,9 @@
 //! such runs): its run page shows that crate's benchmarks, not stackbench's family charts
 //! announced as "not in this run" (tensor ops, vLLM, DeepSpeed…).
 
+// report.html's page data (the JSON the page script draws from).
+mod browser_support;
+
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
@@ -40,8 +43,12 @@ fn a_foreign_crates_report_shows_its_benchmarks_and_no_stackbench_placeholders()
         String::from_utf8_lossy(&report.stderr)
     );
     let html = std::fs::read_to_string(results.join("reports/report.html")).unwrap();
-    let page = &html[html.find("<h2>Run ").expect("a run page")..];
-    let page = &page[..page.find("<h3>").unwrap_or(page.len())];
+    let data = browser_support::page_data(&html);
+    let charts = data["latest_run"]["charts"].as_array().expect("a run page");
+    let titles: Vec<&str> = charts
+        .iter()
+        .map(|c| c["title"].as_str().unwrap())
+        .collect();
     // (A before/after chart with nothing beyond 1 % still says so: that one is this run's.)
     for placeholder in [
         "Memory bandwidth",
@@ -53,10 +60,23 @@ fn a_foreign_crates_report_shows_its_benchmarks_and_no_stackbench_placeholders()
         "vLLM",
         "DeepSpeed",
     ] {
-        assert!(!page.contains(placeholder), "{placeholder}:\n{page}");
+        assert!(
+            titles.iter().all(|t| !t.contains(placeholder)),
+            "{placeholder}: {titles:?}"
+        );
     }
-    assert!(page.contains("This run's benchmarks"), "{page}");
+    let own = charts
+        .iter()
+        .find(|c| c["id"] == "run:own")
+        .expect("this run's benchmarks");
     for id in ["hist/b0000", "hist/b0003"] {
-        assert!(page.contains(id), "{id}:\n{page}");
+        assert!(
+            own["y"]["categories"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c == id),
+            "{id}: {own}"
+        );
     }
 }

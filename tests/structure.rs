@@ -84,6 +84,8 @@ const FLOORS: &[&[&str]] = &[
     &["dashboard"],
     &["report"],
     &["gate", "validate"],
+    // The web dashboard: pages and API over the results store and the report models.
+    &["serve"],
     &["cli"],
 ];
 

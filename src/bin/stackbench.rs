@@ -1,5 +1,5 @@
 //! `stackbench`: the system probe (`info`), suites (`suite`), the hardware verdict
-//! (`validate`), and runs drawn as charts (`dashboard`, `show`).
+//! (`validate`), runs drawn as charts (`dashboard`, `show`), and the web dashboard (`serve`).
 
 use clap::Parser;
 use stackbench::cli::dashboard;
@@ -31,5 +31,6 @@ fn main() -> ExitCode {
         Command::Validate(args) => stackbench::cli::validate::main(args),
         Command::Suite(args) => stackbench::cli::validate::suite_main(args),
         Command::Config(args) => stackbench::cli::config_get::config_main(args),
+        Command::Serve(args) => stackbench::cli::serve::main(args),
     }
 }

@@ -145,7 +145,12 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
     ) {
         eprintln!("warning: verdict not kept in the history: {e}");
     }
-    let text = render(&comparison, args.format);
+    let mut text = render(&comparison, args.format);
+    if args.format == ComparisonFormat::Markdown {
+        // The PR comment links to the comparison's page when a server is configured.
+        let document = render(&comparison, ComparisonFormat::Json);
+        text = crate::report::comparison::link::link_comment(text, &document);
+    }
     std::io::stdout()
         .write_all(text.as_bytes())
         .context("cannot write to stdout")?;

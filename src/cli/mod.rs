@@ -18,6 +18,7 @@ pub mod record;
 pub mod report;
 pub mod results_default;
 pub mod runs;
+pub mod serve;
 pub mod simulate;
 pub mod stackbench;
 pub mod store;

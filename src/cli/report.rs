@@ -5,7 +5,8 @@ use crate::analysis::Outcome;
 use crate::analysis::trends::{
     MedianHistory, RunHeader, TrendOptions, analyze_medians, not_measured,
 };
-use crate::report::history::{render_terminal, write_reports_with_runs};
+use crate::report::history::{render_terminal, write_reports_with_snapshot};
+use crate::report::pages::SnapshotPage;
 use crate::results::RunRecord;
 use anyhow::bail;
 use clap::Args;
@@ -65,7 +66,15 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
             .unwrap_or_default()
     };
     let report = analyze_medians(&history, &not_measured_of, &options, problems);
-    let written = write_reports_with_runs(&report, &stored.whole_runs, &store.reports_dir())?;
+    // report.html is a snapshot of the dashboard's pages: the runs list, stored comparisons
+    // and hardware matrix besides the history.
+    let snapshot = SnapshotPage::of(&report, &stored.whole_runs).with_store(
+        &store,
+        &stored.runs,
+        &stored.whole_runs,
+    )?;
+    let written =
+        write_reports_with_snapshot(&report, &stored.whole_runs, snapshot, &store.reports_dir())?;
     print!("{}", render_terminal(&report));
     for path in written {
         println!("wrote {}", path.display());

@@ -36,6 +36,9 @@ pub enum Command {
     Suite(super::validate::SuiteArgs),
     /// Print one setting of stackbench.toml as the tools resolve it (for scripts).
     Config(super::config_get::ConfigArgs),
+    /// The web dashboard and upload API over a results store (localhost, read-only unless
+    /// given a write token).
+    Serve(super::serve::ServeArgs),
 }
 
 #[cfg(test)]

@@ -69,6 +69,10 @@ pub struct Config {
     pub validate: ValidateConfig,
     #[serde(default)]
     pub gate: GateSettings,
+    /// `stackbench serve` as others reach it: `[serve] url` makes the PR comment link to
+    /// the comparison's page there.
+    #[serde(default)]
+    pub serve: ServeSettings,
     /// What a device costs, for the cross-hardware report's performance per dollar: one
     /// basis and currency, prices keyed by device name (see [`prices`]).
     #[serde(default)]
@@ -109,6 +113,13 @@ pub struct GateSettings {
     /// `time` or `instructions` (counting mode); `analyze-trends gate` parses it, so the
     /// config does not depend on the harness that defines the measures.
     pub measure: Option<String>,
+}
+
+/// `[serve]`: where the dashboard is reachable (`url = "http://bench.lab:8765"`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeSettings {
+    pub url: Option<String>,
 }
 
 impl Config {

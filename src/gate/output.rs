@@ -355,8 +355,9 @@ pub fn write_all(
 ) -> Result<WrittenFiles, GateError> {
     let runs: Vec<RunRecord> = (0..2).map(|i| side_run(sides[i], i, collected)).collect();
     comparison.gate.runs = runs.iter().map(|r| r.run_id.clone()).collect();
-    let markdown = markdown(comparison);
     let json = serde_json::to_string_pretty(comparison).unwrap_or_default() + "\n";
+    // The comment links to the comparison's page when a server is configured.
+    let markdown = crate::report::comparison::link::link_comment(markdown(comparison), &json);
     let files = [
         ("comparison.json", json),
         ("comparison.md", format!("{STICKY_MARKER}\n{markdown}")),

@@ -6,6 +6,7 @@ pub mod comparison;
 pub(crate) mod format;
 pub mod hardware;
 pub mod history;
+pub mod pages;
 pub mod rows;
 
 pub use format::{format_ns, format_percent, sparkline};

@@ -160,3 +160,19 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
     );
     out
 }
+
+/// `markdown` (a comparison's comment) with a link to the comparison's page on the
+/// dashboard (`url`, see [`super::link`]) right under the verdict, where a reviewer looks
+/// first. `url` is a plain http(s) URL (checked by [`super::link::server_url`]).
+pub fn with_dashboard_link(markdown: &str, url: &str) -> String {
+    let line = format!("📈 [Charts and history of this comparison on the dashboard]({url})\n\n");
+    // After the headline paragraph (`**verdict**`), else at the top.
+    let at = markdown
+        .find("\n**")
+        .and_then(|start| {
+            let rest = &markdown[start + 1..];
+            rest.find("\n\n").map(|end| start + 1 + end + 2)
+        })
+        .unwrap_or(0);
+    format!("{}{line}{}", &markdown[..at], &markdown[at..])
+}

@@ -3,11 +3,13 @@
 //! (schema `stackbench.comparison.v1`).
 
 mod json;
+pub mod link;
 mod markdown;
 mod rounds;
 mod table;
 mod unsure;
 
+pub use markdown::with_dashboard_link;
 pub use rounds::{RoundRow, RoundsView, render_gate_markdown};
 pub use unsure::UnsureContext;
 

@@ -1,18 +1,16 @@
-//! Writers of the history report ([`TrendReport`]): `report.md`, `report.html` (one
-//! self-contained file with inline SVG charts), `report.json`, `summary.csv`, and the
-//! compact terminal summary.
+//! Writers of the history report ([`TrendReport`]): `report.md`, `report.html` (a
+//! self-contained snapshot of the dashboard's pages, `crate::report::pages`), `report.json`,
+//! `summary.csv`, and the compact terminal summary.
 
-mod charts;
-mod component_pages;
 mod csv_summary;
 mod html;
 mod json;
 mod markdown;
-mod run_pages;
 mod terminal;
 
 use crate::analysis::trends::TrendReport;
 use crate::files::atomic::{AtomicWriteError, write_atomic};
+use crate::report::pages::SnapshotPage;
 use crate::results::RunRecord;
 use std::path::{Path, PathBuf};
 
@@ -31,9 +29,20 @@ pub fn write_reports_with_runs(
     runs: &[RunRecord],
     dir: &Path,
 ) -> Result<Vec<PathBuf>, AtomicWriteError> {
+    write_reports_with_snapshot(report, runs, SnapshotPage::of(report, runs), dir)
+}
+
+/// As [`write_reports_with_runs`], with `report.html` drawn from `snapshot` (which can
+/// carry the store's runs list, comparisons and hardware matrix besides the history).
+pub fn write_reports_with_snapshot(
+    report: &TrendReport,
+    runs: &[RunRecord],
+    snapshot: SnapshotPage,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, AtomicWriteError> {
     let files: [(&str, Vec<u8>); 4] = [
         ("report.md", markdown::render(report, runs).into_bytes()),
-        ("report.html", html::render(report, runs).into_bytes()),
+        ("report.html", html::render_snapshot(snapshot).into_bytes()),
         ("report.json", json::render(report, runs).into_bytes()),
         ("summary.csv", csv_summary::render(report)),
     ];

@@ -1,0 +1,214 @@
+//! `stackbench serve`: the web dashboard and upload API over a results store. Resolves the
+//! store, the bind address and the write token, checks the store opens before listening
+//! (an unreachable or unreadable store is bad input, exit 2, named without its password),
+//! then prints the URL it serves and serves until killed.
+
+use crate::config::Config;
+use crate::results::RunStore;
+use crate::serve::{DEFAULT_MAX_UPLOAD_BYTES, ServeConfig, WriteToken};
+use anyhow::{Context, bail};
+use clap::Args;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The environment variable naming the store when `--store` is not given.
+pub const STORE_ENV: &str = "STACKBENCH_STORE";
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  stackbench serve                                   # http://127.0.0.1:8765/, read-only
+  stackbench serve --results fleet --write-token-file token.txt
+  STACKBENCH_SERVE_TOKEN=$(cat token.txt) stackbench serve --bind 0.0.0.0:8765
+
+Runners upload with `analyze-trends record --store http://host:8765` and
+STACKBENCH_STORE_TOKEN set to the same token. Without a token the server is read-only:
+every write answers 403. The JSON API is documented in docs/api.md.
+
+Exit codes: 2 bad input (an unreadable store, a bad address or token file); it serves until killed.")]
+pub struct ServeArgs {
+    /// The results directory [default: the config's results_dir, else benchmark_results]
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The config file (results_dir) [default: $STACKBENCH_CONFIG, else ./stackbench.toml
+    /// when present]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The store: `sqlite:PATH` or `postgres://user@host/db` [default: $STACKBENCH_STORE,
+    /// else sqlite:<results>/stackbench.db]
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Address to listen on. Only loopback by default: another machine can reach the
+    /// server only when an address such as 0.0.0.0:8765 is spelled out here.
+    #[arg(long, default_value = "127.0.0.1:8765")]
+    pub bind: String,
+    /// A file holding the write token that uploads must present [default:
+    /// $STACKBENCH_SERVE_TOKEN; neither: read-only]
+    #[arg(long)]
+    pub write_token_file: Option<PathBuf>,
+    /// The largest request body accepted, in bytes (a run file holds every sample)
+    #[arg(long, default_value_t = DEFAULT_MAX_UPLOAD_BYTES)]
+    pub max_upload_bytes: usize,
+}
+
+/// Runs the command: exit 2 for anything wrong before the server listens.
+pub fn main(args: ServeArgs) -> ExitCode {
+    let (config, listener) = match prepare(&args) {
+        Ok(ready) => ready,
+        Err(e) => {
+            eprintln!("stackbench serve: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    match crate::serve::run(config, listener) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("stackbench serve: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Everything up to a bound listener, with the line saying where it serves printed.
+fn prepare(args: &ServeArgs) -> anyhow::Result<(ServeConfig, std::net::TcpListener)> {
+    let addr: SocketAddr = args.bind.parse().with_context(|| {
+        format!(
+            "--bind {}: not an address and port such as 127.0.0.1:8765",
+            args.bind
+        )
+    })?;
+    if args.max_upload_bytes == 0 {
+        bail!("--max-upload-bytes must be at least 1");
+    }
+    let write_token = WriteToken::resolve(args.write_token_file.as_deref())?;
+    // The config is read when named, or when it must name the results directory.
+    let config = if args.config.is_some() || args.results.is_none() {
+        Config::discover(args.config.as_deref())?
+    } else {
+        Config::default()
+    };
+    let results = args.results.clone().unwrap_or_else(|| config.results_dir());
+    let store_url = args
+        .store
+        .clone()
+        .or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
+    let (store, store_label) = open_store(&results, store_url.as_deref(), write_token.is_some())?;
+    let listener = crate::serve::bind(addr)?;
+    let local = listener.local_addr().unwrap_or(addr);
+    if !local.ip().is_loopback() {
+        eprintln!(
+            "stackbench serve: warning: listening on {local}, reachable from other machines{}",
+            if write_token.is_some() {
+                "; uploads need the write token, but it travels in clear text over plain HTTP"
+            } else {
+                ""
+            }
+        );
+    }
+    let mode = if write_token.is_some() {
+        "accepting uploads with the write token"
+    } else {
+        "read-only"
+    };
+    // Tests and scripts read the port of `--bind host:0` from this line.
+    println!("stackbench serve: http://{local}/ (store {store_label}, {mode})");
+    let _ = std::io::stdout().flush();
+    let config = ServeConfig {
+        store,
+        store_label,
+        write_token,
+        max_upload_bytes: args.max_upload_bytes,
+        prices: config.prices.clone(),
+    };
+    Ok((config, listener))
+}
+
+/// `url` without the password of its user-info (`postgres://user:***@host/db`), for every
+/// message that names a store.
+pub fn redact_store_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// The store the server reads, checked to open before anything listens. A read-only
+/// server never creates a results directory; a writable one may start empty.
+fn open_store(
+    results: &Path,
+    url: Option<&str>,
+    writable: bool,
+) -> anyhow::Result<(RunStore, String)> {
+    let dir = match url {
+        None => results.to_path_buf(),
+        Some(url) => match url.strip_prefix("sqlite:") {
+            Some(path) => sqlite_dir(url, Path::new(path))?,
+            None => bail!(
+                "cannot open the store {}: this build serves SQLite stores only (sqlite:PATH)",
+                redact_store_url(url)
+            ),
+        },
+    };
+    let store = RunStore::new(&dir);
+    let label = format!("sqlite:{}", store.db_path().display());
+    if !writable && !dir.is_dir() {
+        bail!(
+            "cannot open the store {label}: the results directory {} does not exist (a read-only server creates nothing; record or import runs first, or start it with a write token)",
+            dir.display()
+        );
+    }
+    store
+        .database()
+        .with_context(|| format!("cannot open the store {label}"))?;
+    Ok((store, label))
+}
+
+/// The results directory of a `sqlite:` store: the store of record is always
+/// `<results>/stackbench.db`, beside `runs/`.
+fn sqlite_dir(url: &str, path: &Path) -> anyhow::Result<PathBuf> {
+    if path
+        .file_name()
+        .is_some_and(|n| n == crate::results::db::DB_FILE)
+    {
+        let parent = path.parent().unwrap_or(Path::new(""));
+        return Ok(if parent.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            parent.to_path_buf()
+        });
+    }
+    bail!(
+        "cannot open the store {url}: a SQLite store is <results directory>/{}",
+        crate::results::db::DB_FILE
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_url_is_named_without_its_password() {
+        assert_eq!(
+            redact_store_url("postgres://bench:hunter2@db.lab:5432/stackbench?sslmode=disable"),
+            "postgres://bench:***@db.lab:5432/stackbench?sslmode=disable"
+        );
+        assert_eq!(
+            redact_store_url("postgres://bench@db/x"),
+            "postgres://bench@db/x"
+        );
+        assert_eq!(
+            redact_store_url("sqlite:r/stackbench.db"),
+            "sqlite:r/stackbench.db"
+        );
+    }
+}
