@@ -7,6 +7,7 @@
 //! the merge job delivers the spool, and fails while it cannot. Without a store, the task
 //! delivers its file into incoming/ as before.
 
+mod pg_support;
 mod upload_support;
 
 use std::path::{Path, PathBuf};
@@ -177,4 +178,36 @@ fn without_a_store_the_task_delivers_its_file_for_the_merge_as_before() {
         .into_owned();
     assert!(name.starts_with("77_0-"), "{name}");
     assert!(!fleet.dir.join("nodes/77_0").exists());
+}
+
+#[test]
+fn a_fleet_records_into_postgresql_and_the_merge_job_reports_from_it() {
+    let Some(store) = pg_support::fresh_database("fleet") else {
+        return;
+    };
+    let fleet = Fleet::new();
+    let out = fleet.script("stackbench.sbatch", Some(&store), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(fleet.files("incoming").is_empty(), "no file to merge");
+    let labels: Vec<String> = pg_support::client(&store)
+        .query("SELECT label FROM runs", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(labels, ["fleet-test/default/node-a"]);
+
+    let out = fleet.script("merge.sbatch", Some(&store), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The cross-hardware report, written from the store (the results directory holds no
+    // run: every row in it came from PostgreSQL).
+    let report = std::fs::read_to_string(fleet.results.join("reports/hardware.json"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", text(&out)));
+    let ids: Vec<String> = std::fs::read_dir(FIXTURE)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(report.contains("gemm"), "{report}\n{ids:?}");
+    assert!(!fleet.results.join("runs").exists());
 }

@@ -5,6 +5,7 @@
 //! a malformed spooled file is quarantined with its reason, never deleted.
 
 mod pg_support;
+mod serve_support;
 mod upload_support;
 
 use std::path::{Path, PathBuf};
@@ -467,4 +468,73 @@ fn an_import_whose_postgresql_connection_is_lost_mid_transaction_spools_and_lose
     let out = flush(&results, &live);
     assert_eq!(out.code, Some(0), "{}", out.text());
     assert_eq!(count(&live), 1);
+}
+
+/// The run ids `GET /api/runs` lists.
+fn served_run_ids(server: &serve_support::Server) -> Vec<String> {
+    let response = server.get("/api/runs");
+    assert_eq!(response.status, 200, "{}", response.text());
+    let doc: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+    let mut ids: Vec<String> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn stackbench_serve_takes_a_spooled_run_once_and_repeated_uploads_stay_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    assert_eq!(record(&results, &closed_port_url()).code, Some(1));
+    let run_id = run_id_of(&json_files(&results.join("spool"))[0]);
+
+    let server_dir = tmp.path().join("server");
+    let server = serve_support::Server::writable(&server_dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let token = [("STACKBENCH_STORE_TOKEN", serve_support::TOKEN)];
+    let flushed = analyze(
+        &["store", "flush", "--results", results.to_str().unwrap(), "--store", &url],
+        &token,
+    );
+    assert_eq!(flushed.code, Some(0), "{}", flushed.text());
+    assert_eq!(served_run_ids(&server), vec![run_id.clone()]);
+
+    // The same run file uploaded again, and by two importers at once: still one run.
+    let spooled_copy = tmp.path().join("copy.json");
+    std::fs::copy(&json_files(&results.join("runs"))[0], &spooled_copy).unwrap();
+    let import = || {
+        let file = spooled_copy.to_str().unwrap().to_string();
+        let url = url.clone();
+        std::thread::spawn(move || {
+            analyze(
+                &["import", &file, "--store", &url],
+                &[("STACKBENCH_STORE_TOKEN", serve_support::TOKEN)],
+            )
+        })
+    };
+    let (a, b) = (import(), import());
+    for out in [a.join().unwrap(), b.join().unwrap()] {
+        assert_eq!(out.code, Some(0), "{}", out.text());
+        assert!(out.stdout.contains("(1 already there)"), "{}", out.text());
+    }
+    assert_eq!(served_run_ids(&server), vec![run_id]);
+}
+
+#[test]
+fn a_read_only_server_answers_403_and_the_run_is_not_spooled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server_dir = tmp.path().join("server");
+    std::fs::create_dir_all(&server_dir).unwrap();
+    let server = serve_support::Server::start(&server_dir, &[]);
+    let results = tmp.path().join("results");
+    let out = record(&results, &format!("http://127.0.0.1:{}", server.port));
+    assert_eq!(out.code, Some(2), "{}", out.text());
+    assert!(out.stderr.contains("HTTP 403"), "{}", out.text());
+    assert!(json_files(&results.join("spool")).is_empty());
+    assert_eq!(json_files(&results.join("runs")).len(), 1, "the local copy stays");
+    assert!(served_run_ids(&server).is_empty());
 }
