@@ -114,7 +114,12 @@ fn eight_writer_processes_of_fifty_runs_each_lose_nothing_on_either_engine() {
                     write_variant(&dir, &base, &format!("w{w}-run{i:02}"), ms);
                 }
                 for s in 0..SHARED_RUNS {
-                    write_variant(&dir, &base, &format!("shared-{s}"), 1_700_000_000_000 + s as u64);
+                    write_variant(
+                        &dir,
+                        &base,
+                        &format!("shared-{s}"),
+                        1_700_000_000_000 + s as u64,
+                    );
                 }
                 dir
             })
@@ -139,11 +144,20 @@ fn eight_writer_processes_of_fifty_runs_each_lose_nothing_on_either_engine() {
             .collect();
         for child in children {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{}: {}", engine.name(), text(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                engine.name(),
+                text(&out.stderr)
+            );
         }
         // Straight from the tables: every run whole, each shared run once.
         let expected = (WRITERS * RUNS_PER_WRITER + SHARED_RUNS) as i64;
-        assert_eq!(engine.count(&results, "SELECT COUNT(*) FROM runs"), expected, "{engine:?}");
+        assert_eq!(
+            engine.count(&results, "SELECT COUNT(*) FROM runs"),
+            expected,
+            "{engine:?}"
+        );
         assert_eq!(
             engine.count(&results, "SELECT COUNT(DISTINCT run_id) FROM runs"),
             expected
@@ -202,7 +216,11 @@ fn kill_9_mid_transaction_leaves_no_partial_run_on_either_engine() {
             &engine,
         );
         // Neither transaction left anything behind.
-        assert_eq!(engine.count(&results, "SELECT COUNT(*) FROM runs"), 0, "{engine:?}");
+        assert_eq!(
+            engine.count(&results, "SELECT COUNT(*) FROM runs"),
+            0,
+            "{engine:?}"
+        );
         assert_eq!(engine.count(&results, "SELECT COUNT(*) FROM benchmarks"), 0);
         assert_eq!(engine.count(&results, "SELECT COUNT(*) FROM samples"), 0);
         // The killed record's file was written first: the next read stores it, whole.
@@ -247,7 +265,8 @@ fn a_version_1_store_is_refused_until_store_migrate_upgrades_it_on_either_engine
         assert_eq!(refused.status.code(), Some(2), "{engine:?}");
         let err = text(&refused.stderr);
         assert!(
-            err.contains("schema version 1") && err.contains("analyze-trends store migrate --store"),
+            err.contains("schema version 1")
+                && err.contains("analyze-trends store migrate --store"),
             "{err}"
         );
         // Refusing wrote nothing: still version 1.
@@ -262,7 +281,10 @@ fn a_version_1_store_is_refused_until_store_migrate_upgrades_it_on_either_engine
         assert_eq!(listed_runs(&results, &engine).len() as i64, before);
         // Every run got its checksum; the store says version 1 can still write it.
         assert_eq!(
-            engine.count(&results, "SELECT COUNT(*) FROM runs WHERE content_sha256 IS NULL"),
+            engine.count(
+                &results,
+                "SELECT COUNT(*) FROM runs WHERE content_sha256 IS NULL"
+            ),
             0
         );
         assert_eq!(
@@ -340,9 +362,20 @@ fn store_copy_round_trips_sqlite_to_postgres_to_sqlite_with_equal_checksums() {
     ok(record(&a, &sqlite));
     let r = a.to_str().unwrap();
     let compare = run(&["compare", "previous", "latest", "--results", r], &sqlite);
-    assert!(matches!(compare.status.code(), Some(0 | 1 | 3)), "{}", text(&compare.stderr));
+    assert!(
+        matches!(compare.status.code(), Some(0 | 1 | 3)),
+        "{}",
+        text(&compare.stderr)
+    );
     ok(run(
-        &["ack", "gemm/cpu/axpy/1024", "--reason", "copy test", "--results", r],
+        &[
+            "ack",
+            "gemm/cpu/axpy/1024",
+            "--reason",
+            "copy test",
+            "--results",
+            r,
+        ],
         &sqlite,
     ));
     let a_url = format!("sqlite:{}", a.join("stackbench.db").display());
@@ -359,12 +392,23 @@ fn store_copy_round_trips_sqlite_to_postgres_to_sqlite_with_equal_checksums() {
     // Idempotent: a second copy finds everything there.
     let again = ok(run(&["store", "copy", &a_url, &pg], &sqlite));
     assert!(again.contains("runs: 0 copied, 2 already there"), "{again}");
-    assert!(again.contains("comparisons: 0 copied, 1 already there"), "{again}");
+    assert!(
+        again.contains("comparisons: 0 copied, 1 already there"),
+        "{again}"
+    );
 
     // The same rows, ids and checksums at both ends.
     let via = |url: &str, what: &str| {
         ok(run(
-            &[what, "--results", b.to_str().unwrap(), "--format", "json", "--store", url],
+            &[
+                what,
+                "--results",
+                b.to_str().unwrap(),
+                "--format",
+                "json",
+                "--store",
+                url,
+            ],
             &sqlite,
         ))
     };
@@ -390,7 +434,10 @@ fn store_copy_round_trips_sqlite_to_postgres_to_sqlite_with_equal_checksums() {
     assert_eq!(original, checksums(&b.join("stackbench.db")));
     let mut pg_client = pg_support::client(&pg);
     let on_pg: Vec<(String, String)> = pg_client
-        .query("SELECT run_id, content_sha256 FROM runs ORDER BY run_id", &[])
+        .query(
+            "SELECT run_id, content_sha256 FROM runs ORDER BY run_id",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|r| (r.get(0), r.get(1)))
@@ -407,7 +454,10 @@ fn closed_port() -> u16 {
 #[test]
 fn an_unreachable_store_exits_2_naming_the_url_without_its_password() {
     let tmp = tempfile::tempdir().unwrap();
-    let url = format!("postgres://bench:hunter2@127.0.0.1:{}/stackbench", closed_port());
+    let url = format!(
+        "postgres://bench:hunter2@127.0.0.1:{}/stackbench",
+        closed_port()
+    );
     let fixture = fixture();
     for args in [
         vec!["runs", "--results", tmp.path().to_str().unwrap()],
@@ -428,12 +478,21 @@ fn an_unreachable_store_exits_2_naming_the_url_without_its_password() {
     }
     // A malformed URL names the accepted forms, without the password either.
     let out = run(
-        &["runs", "--results", ".", "--store", "mysql://root:hunter2@h/db"],
+        &[
+            "runs",
+            "--results",
+            ".",
+            "--store",
+            "mysql://root:hunter2@h/db",
+        ],
         &Engine::Sqlite,
     );
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("sqlite:PATH") && !err.contains("hunter2"), "{err}");
+    assert!(
+        err.contains("sqlite:PATH") && !err.contains("hunter2"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -446,7 +505,11 @@ fn the_store_comes_from_the_flag_then_the_environment_then_stackbench_toml() {
     ok(record(&results, &Engine::Postgres(pg.clone())));
     std::fs::remove_dir_all(results.join("runs")).unwrap();
     let other = format!("sqlite:{}", tmp.path().join("other.db").display());
-    std::fs::write(tmp.path().join("stackbench.toml"), format!("store = \"{pg}\"\n")).unwrap();
+    std::fs::write(
+        tmp.path().join("stackbench.toml"),
+        format!("store = \"{pg}\"\n"),
+    )
+    .unwrap();
     let count = |extra: &[&str], env: Option<&str>| -> usize {
         let mut args = vec!["runs", "--results", "results", "--format", "json"];
         args.extend_from_slice(extra);

@@ -365,10 +365,17 @@ fn a_run_recorded_while_postgresql_is_down_is_spooled_and_flush_delivers_it_once
     // The next record into the live store delivers the spooled run first, then its own.
     let out = record(&results, &live);
     assert_eq!(out.code, Some(0), "{}", out.text());
-    assert!(out.stdout.contains("delivered 1 spooled runs"), "{}", out.text());
+    assert!(
+        out.stdout.contains("delivered 1 spooled runs"),
+        "{}",
+        out.text()
+    );
     let client = || pg_support::client(&live);
     let ids: Vec<String> = client()
-        .query("SELECT run_id FROM runs ORDER BY created_unix_ms, run_id", &[])
+        .query(
+            "SELECT run_id FROM runs ORDER BY created_unix_ms, run_id",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|row| row.get(0))
@@ -387,7 +394,11 @@ fn a_run_recorded_while_postgresql_is_down_is_spooled_and_flush_delivers_it_once
     std::fs::copy(&second, results.join("spool/again.json")).unwrap();
     let out = flush(&results, &live);
     assert_eq!(out.code, Some(0), "{}", out.text());
-    assert!(out.stdout.contains("1 were already there"), "{}", out.text());
+    assert!(
+        out.stdout.contains("1 were already there"),
+        "{}",
+        out.text()
+    );
     let count: i64 = client()
         .query_one("SELECT COUNT(*) FROM runs", &[])
         .unwrap()
@@ -497,7 +508,14 @@ fn stackbench_serve_takes_a_spooled_run_once_and_repeated_uploads_stay_one_run()
     let url = format!("http://127.0.0.1:{}", server.port);
     let token = [("STACKBENCH_STORE_TOKEN", serve_support::TOKEN)];
     let flushed = analyze(
-        &["store", "flush", "--results", results.to_str().unwrap(), "--store", &url],
+        &[
+            "store",
+            "flush",
+            "--results",
+            results.to_str().unwrap(),
+            "--store",
+            &url,
+        ],
         &token,
     );
     assert_eq!(flushed.code, Some(0), "{}", flushed.text());
@@ -535,6 +553,10 @@ fn a_read_only_server_answers_403_and_the_run_is_not_spooled() {
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(out.stderr.contains("HTTP 403"), "{}", out.text());
     assert!(json_files(&results.join("spool")).is_empty());
-    assert_eq!(json_files(&results.join("runs")).len(), 1, "the local copy stays");
+    assert_eq!(
+        json_files(&results.join("runs")).len(),
+        1,
+        "the local copy stays"
+    );
     assert!(served_run_ids(&server).is_empty());
 }

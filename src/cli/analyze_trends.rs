@@ -86,7 +86,9 @@ pub enum Command {
 pub use crate::analysis::Outcome;
 
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
-    super::store::choose_store(cli.store.as_deref(), || crate::config::Config::discover(None))?;
+    super::store::choose_store(cli.store.as_deref(), || {
+        crate::config::Config::discover(None)
+    })?;
     match cli.command {
         Some(Command::Record(args)) => super::record::record(args),
         Some(Command::Compare(args)) => super::compare::compare_command(args),

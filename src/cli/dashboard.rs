@@ -106,16 +106,15 @@ fn load(
     following: bool,
 ) -> Result<(Dashboard, Vec<String>), ViewError> {
     // The config is read only when a flag leaves something to it (or names it).
-    let config =
-        if sources.config.is_some()
-            || sources.results.is_none()
-            || sources.prices.is_none()
-            || sources.store.is_none()
-        {
-            Config::discover(sources.config.as_deref())?
-        } else {
-            Config::default()
-        };
+    let config = if sources.config.is_some()
+        || sources.results.is_none()
+        || sources.prices.is_none()
+        || sources.store.is_none()
+    {
+        Config::discover(sources.config.as_deref())?
+    } else {
+        Config::default()
+    };
     let results = sources
         .results
         .clone()

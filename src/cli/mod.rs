@@ -22,6 +22,6 @@ pub mod serve;
 pub mod simulate;
 pub mod stackbench;
 pub mod store;
-pub mod store_flush;
 pub mod store_admin;
+pub mod store_flush;
 pub mod validate;

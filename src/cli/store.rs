@@ -52,10 +52,7 @@ pub fn choose_store(
     flag: Option<&str>,
     config: impl FnOnce() -> Result<Config, ConfigError>,
 ) -> anyhow::Result<Option<StoreUrl>> {
-    let flag = flag
-        .map(Choice::from_str)
-        .transpose()
-        .context("--store")?;
+    let flag = flag.map(Choice::from_str).transpose().context("--store")?;
     let resolved: Resolved<Choice> = resolve(
         STORE_SETTING,
         flag,
@@ -105,7 +102,9 @@ pub fn open_store(results: &Path) -> RunStore {
 pub(super) fn existing_store(results: &Path) -> anyhow::Result<RunStore> {
     let store = open_store(results);
     let elsewhere = match store.store_url() {
-        StoreUrl::Sqlite(path) => path != results.join(crate::results::db::DB_FILE) && path.exists(),
+        StoreUrl::Sqlite(path) => {
+            path != results.join(crate::results::db::DB_FILE) && path.exists()
+        }
         _ => true,
     };
     if !results.is_dir() && !elsewhere {

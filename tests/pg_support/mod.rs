@@ -82,7 +82,13 @@ pub fn fresh_database(name: &str) -> Option<String> {
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let safe: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .take(30)
         .collect();
     let db = format!("test_{}_{n}_{safe}", std::process::id());
@@ -100,7 +106,10 @@ fn with_database(base: &str, db: &str) -> String {
         Some((h, q)) => (h, format!("?{q}")),
         None => (base, String::new()),
     };
-    let cut = head.rfind('/').filter(|&i| i > "postgres://".len()).unwrap_or(head.len());
+    let cut = head
+        .rfind('/')
+        .filter(|&i| i > "postgres://".len())
+        .unwrap_or(head.len());
     format!("{}/{db}{query}", &head[..cut])
 }
 

@@ -136,10 +136,16 @@ mod tests {
     #[test]
     fn urls_parse_by_scheme_and_print_without_passwords() {
         let pg = StoreUrl::parse("postgres://bench:s3cret@db.lab:5433/stackbench").unwrap();
-        assert_eq!(pg.to_string(), "postgres://bench:***@db.lab:5433/stackbench");
+        assert_eq!(
+            pg.to_string(),
+            "postgres://bench:***@db.lab:5433/stackbench"
+        );
         assert!(!format!("{pg:?}").contains("s3cret"));
         let q = StoreUrl::parse("postgresql://u@h/d?sslmode=disable&password=p4ss").unwrap();
-        assert_eq!(q.to_string(), "postgresql://u@h/d?sslmode=disable&password=***");
+        assert_eq!(
+            q.to_string(),
+            "postgresql://u@h/d?sslmode=disable&password=***"
+        );
         assert_eq!(
             StoreUrl::parse("sqlite:results/stackbench.db").unwrap(),
             StoreUrl::Sqlite("results/stackbench.db".into())
@@ -148,13 +154,20 @@ mod tests {
             StoreUrl::parse("sqlite:///tmp/x.db").unwrap(),
             StoreUrl::Sqlite("/tmp/x.db".into())
         );
-        let err = StoreUrl::parse("mysql://root:hunter2@h/d").unwrap_err().to_string();
-        assert!(err.contains("unknown scheme") && !err.contains("hunter2"), "{err}");
+        let err = StoreUrl::parse("mysql://root:hunter2@h/d")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown scheme") && !err.contains("hunter2"),
+            "{err}"
+        );
         assert!(StoreUrl::parse("sqlite:").is_err());
         let server = StoreUrl::parse("http://bench.lab:8765/").unwrap();
         assert_eq!(server.to_string(), "http://bench.lab:8765");
         assert!(matches!(server, StoreUrl::Server(_)));
-        let err = StoreUrl::parse("https://u:pw@bench.lab").unwrap_err().to_string();
+        let err = StoreUrl::parse("https://u:pw@bench.lab")
+            .unwrap_err()
+            .to_string();
         assert!(!err.contains("pw@"), "{err}");
     }
 }

@@ -126,7 +126,10 @@ mod tests {
         // A store one additive step ahead is still ours to write.
         assert_eq!(plan(found(3, 2), "s", false).unwrap(), Plan::Ready);
         let err = plan(found(4, 3), "s", false).unwrap_err().to_string();
-        assert!(err.contains("version 4") && err.contains("version 2"), "{err}");
+        assert!(
+            err.contains("version 4") && err.contains("version 2"),
+            "{err}"
+        );
         let err = plan(found(1, 1), "s", false).unwrap_err().to_string();
         assert!(err.contains("store migrate"), "{err}");
         assert_eq!(

@@ -57,8 +57,9 @@ impl PgDb {
             context: context.to_string(),
             source,
         };
-        let mut config: ::postgres::Config =
-            url.parse().map_err(|e| pg("reading the connection URL", e))?;
+        let mut config: ::postgres::Config = url
+            .parse()
+            .map_err(|e| pg("reading the connection URL", e))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }

@@ -238,9 +238,7 @@ impl PgDb {
         Ok(())
     }
 
-    pub(in crate::results::db) fn acknowledgements(
-        &self,
-    ) -> Result<Vec<Acknowledgement>, DbError> {
+    pub(in crate::results::db) fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, DbError> {
         self.collect(
             "listing acknowledgements",
             "SELECT bench_id, run_id, reason, who, created_unix_ms FROM acknowledgements

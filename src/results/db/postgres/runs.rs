@@ -66,7 +66,8 @@ impl PgDb {
         rows: &[BenchmarkRow],
         header: &str,
     ) -> Result<Option<Inserted>, DbError> {
-        let sql = |context: &str, source| self.pg(&format!("run {}: {context}", run.run_id), source);
+        let sql =
+            |context: &str, source| self.pg(&format!("run {}: {context}", run.run_id), source);
         let mut client = self.client();
         let mut tx = client
             .transaction()
@@ -100,7 +101,9 @@ impl PgDb {
             // Another writer holds (or held) this id: same run, or a conflict.
             return self.existing(&mut tx, run);
         };
-        let run_pk: i64 = inserted.try_get(0).map_err(|e| sql("inserting the run", e))?;
+        let run_pk: i64 = inserted
+            .try_get(0)
+            .map_err(|e| sql("inserting the run", e))?;
         let statement = tx
             .prepare(INSERT_BENCHMARK)
             .map_err(|e| sql("preparing", e))?;

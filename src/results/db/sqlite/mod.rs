@@ -183,13 +183,12 @@ impl SqliteDb {
 
     /// Fills `content_sha256` of runs written without it (by version 1).
     fn backfill_checksums(&self) -> Result<(), DbError> {
-        let missing: Vec<String> = self
-            .collect(
-                "listing runs without a checksum",
-                "SELECT run_id FROM runs WHERE content_sha256 IS NULL",
-                [],
-                |row| row.get(0),
-            )?;
+        let missing: Vec<String> = self.collect(
+            "listing runs without a checksum",
+            "SELECT run_id FROM runs WHERE content_sha256 IS NULL",
+            [],
+            |row| row.get(0),
+        )?;
         for run_id in missing {
             if let Some(run) = self.load_run(&run_id)? {
                 self.conn

@@ -79,7 +79,9 @@ impl SqliteDb {
     /// runs, median ns) in run order: what the history report is computed from. It reads
     /// the runs table and the covering `benchmarks_by_id` index only, never a sample, so
     /// 1,000 runs of 1,000 benchmarks come back in about a second.
-    pub(in crate::results::db) fn medians(&self) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
+    pub(in crate::results::db) fn medians(
+        &self,
+    ) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
         let context = "reading the benchmark medians";
         let runs: Vec<(i64, StoredRun)> = self.collect(
             context,
@@ -126,7 +128,10 @@ impl SqliteDb {
 
     /// Every measured value of `bench_id`, oldest first (the `benchmarks_by_id` index
     /// makes this one index range, whatever the size of the store).
-    pub(in crate::results::db) fn history(&self, bench_id: &str) -> Result<Vec<HistoryPoint>, DbError> {
+    pub(in crate::results::db) fn history(
+        &self,
+        bench_id: &str,
+    ) -> Result<Vec<HistoryPoint>, DbError> {
         self.collect(
             "reading a benchmark's history",
             "SELECT r.run_id, r.timestamp, r.created_unix_ms, r.label, r.git_revision,
@@ -154,7 +159,10 @@ impl SqliteDb {
     /// The failures runs recorded for `bench_id` (from each run's header, without loading a
     /// sample), oldest run first, as (run id, error). A benchmark whose samples the store
     /// refused has no row in `benchmarks`: this is where its history's evidence lives.
-    pub(in crate::results::db) fn recorded_failures(&self, bench_id: &str) -> Result<Vec<(String, String)>, DbError> {
+    pub(in crate::results::db) fn recorded_failures(
+        &self,
+        bench_id: &str,
+    ) -> Result<Vec<(String, String)>, DbError> {
         self.collect(
             "reading a benchmark's recorded failures",
             "SELECT r.run_id, json_extract(f.value, '$.error')
@@ -172,7 +180,10 @@ impl SqliteDb {
     }
 
     /// Benchmark ids that contain `fragment`, for "did you mean" messages.
-    pub(in crate::results::db) fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
+    pub(in crate::results::db) fn similar_benchmark_ids(
+        &self,
+        fragment: &str,
+    ) -> Result<Vec<String>, DbError> {
         self.collect(
             "searching benchmark ids",
             "SELECT DISTINCT bench_id FROM benchmarks WHERE instr(bench_id, ?1) > 0
@@ -182,7 +193,10 @@ impl SqliteDb {
         )
     }
 
-    pub(in crate::results::db) fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, DbError> {
+    pub(in crate::results::db) fn record_comparison(
+        &self,
+        c: &ComparisonRecord,
+    ) -> Result<i64, DbError> {
         self.conn
             .execute(
                 "INSERT INTO comparisons (created_unix_ms, kind, baseline, baseline_run_id,

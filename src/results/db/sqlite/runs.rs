@@ -21,7 +21,10 @@ const INSERT_BENCHMARK: &str = "INSERT INTO benchmarks (run_pk, bench_id, median
 impl SqliteDb {
     /// Stores `run` unless a run with its id is already there (then nothing changes; a
     /// different fingerprint under the same id is a conflict, not a duplicate).
-    pub(in crate::results::db) fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
+    pub(in crate::results::db) fn insert_run(
+        &mut self,
+        run: &RunRecord,
+    ) -> Result<Inserted, DbError> {
         // Benchmarks whose samples cannot be used are stored as failures, never as rows
         // with a median: every reader of the store then sees the same run.
         let run = run.with_unusable_failed();
@@ -169,7 +172,10 @@ impl SqliteDb {
     }
 
     /// One whole run by id, or `None` when the store has no such run.
-    pub(in crate::results::db) fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, DbError> {
+    pub(in crate::results::db) fn load_run(
+        &self,
+        run_id: &str,
+    ) -> Result<Option<RunRecord>, DbError> {
         let row: Option<(i64, String)> = self
             .conn
             .query_row(
@@ -186,7 +192,9 @@ impl SqliteDb {
     /// Every run, oldest first. Runs are rebuilt on all cores, each thread with its own
     /// connection (WAL readers do not block each other); unreadable runs come back as
     /// errors beside the others.
-    pub(in crate::results::db) fn load_all(&self) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
+    pub(in crate::results::db) fn load_all(
+        &self,
+    ) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
         let ids: Vec<String> = self.run_ids()?.into_iter().map(|(id, _)| id).collect();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
