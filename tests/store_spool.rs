@@ -560,3 +560,26 @@ fn a_read_only_server_answers_403_and_the_run_is_not_spooled() {
     );
     assert!(served_run_ids(&server).is_empty());
 }
+
+#[test]
+fn a_command_that_reads_the_store_says_a_server_is_not_a_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let out = analyze(
+        &[
+            "runs",
+            "--results",
+            results.to_str().unwrap(),
+            "--store",
+            "http://127.0.0.1:9",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.text());
+    assert!(
+        out.stderr.contains("is a results server, not a database"),
+        "{}",
+        out.text()
+    );
+}
