@@ -38,6 +38,10 @@ if [[ "$1" == gate ]]; then
     exit "${FAKE_GATE_EXIT:-0}"
 fi
 if [[ "$1" == hardware ]]; then echo "hardware report as $5"; fi
+if [[ "$1" == import && " $* " == *" --store "* ]]; then
+    echo "${STACKBENCH_STORE_TOKEN:-}" >> "$FAKE_LOG.token"
+    exit "${FAKE_STORE_EXIT:-0}"
+fi
 """
 
 INSTALL = 'mkdir -p "$STACKBENCH_BIN/bin" && cp "$FAKE_TOOL" "$STACKBENCH_BIN/bin/analyze-trends"'
@@ -86,7 +90,8 @@ def step_env(name, inputs, outputs):
                  "LABELS": inputs["labels"]},
         "Job summary and the runs' JSON": {"RUNNER_JSON": RUNNER_JSON, "COMMENT_MODE": "on-change",
                                            "BASE_SHA": base.get("sha", ""), "HEAD_SHA": base.get("head", ""),
-                                           "RESULTS_DIR": inputs["results-dir"]},
+                                           "RESULTS_DIR": inputs["results-dir"], "STORE": inputs["store"],
+                                           "STACKBENCH_STORE_TOKEN": inputs["store-token"]},
         FAIL_STEP: {"CODE": gate.get("code", ""), "UNSURE_FAILS": inputs["unsure-fails"],
                     "HEAD_SHA": base.get("head", "")},
     }[name]
@@ -101,7 +106,7 @@ def run_job(tmp, **overrides):
     inputs = {"base-ref": "main", "head-ref": "pr", "base-setup": "", "head-setup": "", "sides": "revisions",
               "benches": "", "filter": "", "criterion-args": "", "cpus": "", "results-dir": "",
               "labels": "[]", "unsure-fails": "true", "threshold": "5", "measure": "time",
-              "lock-clocks": "false",
+              "lock-clocks": "false", "store": "", "store-token": "",
               "temp": str(runner.temp),
               **overrides}
     if inputs["labels"] == "HEAD_LABEL":
@@ -109,7 +114,8 @@ def run_job(tmp, **overrides):
     tool = root / "fake-analyze-trends"
     tool.write_text(FAKE_ANALYZE_TRENDS)
     tool.chmod(0o755)
-    common = {"FAKE_TOOL": str(tool), "FAKE_LOG": str(root / "calls"), "FAKE_GATE_EXIT": overrides.get("exit", "0")}
+    common = {"FAKE_TOOL": str(tool), "FAKE_LOG": str(root / "calls"), "FAKE_GATE_EXIT": overrides.get("exit", "0"),
+              "FAKE_STORE_EXIT": overrides.get("store-exit", "0")}
     outputs, failed = {}, None
     for name in STEPS:
         result, out = runner.run(step_script("gate.yml", "gate", name), {**step_env(name, inputs, outputs), **common},
@@ -120,7 +126,9 @@ def run_job(tmp, **overrides):
             break
     calls = read_calls(root / "calls")
     gates = [c for c in calls if c[:1] == ["gate"]]
+    token_log = root / "calls.token"
     return {"failed": failed, "gate": gates[0] if gates else None, "calls": calls, "runner": runner,
+            "tokens": token_log.read_text().splitlines() if token_log.exists() else [],
             "shas": (merge_base, main_tip, pr_tip), "artifact": runner.temp / "stackbench-gate/artifact"}
 
 
@@ -209,6 +217,29 @@ def check_time_default(job):
     assert "--lock-clocks" not in argv, argv
 
 
+def store_imports(job):
+    return [c for c in job["calls"] if c[:1] == ["import"] and "--store" in c]
+
+
+def check_store(job):
+    assert job["failed"] is None, job["failed"]
+    imports = store_imports(job)
+    assert len(imports) == 1 and pairs(imports[0], "--store") == ["http://bench:8765"], job["calls"]
+    assert imports[0][1] == str(job["artifact"] / "runs"), imports[0]
+    assert job["tokens"] == ["t0ken"], job["tokens"]
+
+
+def check_store_down(job):
+    # The verdict stands: a store that is down warns, the runs stay in the artifact.
+    assert job["failed"] is None, job["failed"]
+    assert len(store_imports(job)) == 1, job["calls"]
+    assert (job["artifact"] / "runs/head.json").exists()
+
+
+def check_no_store(job):
+    assert store_imports(job) == [] and job["tokens"] == [], job["calls"]
+
+
 def refused_at(step, code=2):
     def check(job):
         assert job["failed"] and job["failed"][:2] == (step, code), job["failed"]
@@ -217,6 +248,11 @@ def refused_at(step, code=2):
 
 
 CASES = {
+    "store: the gate job imports both runs into it, token from the secret": (check_store, dict(
+        store="http://bench:8765", store_token="t0ken")),
+    "store down: the gate job warns and passes, the runs stay in the artifact": (check_store_down, dict(
+        store="http://bench:8765", **{"store-exit": "1"})),
+    "no store: nothing is imported anywhere": (check_no_store, dict()),
     "revision sides: merge base, benches, filter, base env, Criterion args, artifact": (check_revisions, dict(
         benches="gemm attention", filter="^gemm/cpu", criterion_args="--warm-up-time 1", cpus="2-3",
         base_setup='echo STACKBENCH_PYTHON=/venvs/base/bin/python >> "$STACKBENCH_SIDE_ENV"; '
@@ -246,8 +282,8 @@ CASES = {
 }
 
 
-def run_hardware_job(tmp, runners):
-    """The merge job's import-and-report step over `runners` downloaded artifacts."""
+def run_hardware_job(tmp, runners, step="Import and report", env=None):
+    """The merge job's import-and-report step (or `step`) over `runners` downloaded artifacts."""
     root = Path(tmp)
     runner = Runner(root)
     work = runner.temp / "stackbench-hardware"
@@ -260,7 +296,7 @@ def run_hardware_job(tmp, runners):
     tool.parent.mkdir(parents=True)
     tool.write_text(FAKE_ANALYZE_TRENDS)
     tool.chmod(0o755)
-    result, _ = runner.run(step_script("gate.yml", "hardware", "Import and report"), {"FAKE_LOG": str(root / "calls")})
+    result, _ = runner.run(step_script("gate.yml", "hardware", step), {"FAKE_LOG": str(root / "calls"), **(env or {})})
     calls = read_calls(root / "calls")
     return result, calls, work, runner
 
@@ -282,7 +318,27 @@ def check_hardware_without_runs(tmp):
     assert calls == [], calls
 
 
+DELIVER = "Deliver every runner's runs to the shared store"
+
+
+def check_hardware_store(tmp):
+    env = {"STORE": "http://bench:8765", "STACKBENCH_STORE_TOKEN": "t0ken"}
+    result, calls, work, _ = run_hardware_job(tmp, 2, DELIVER, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(calls) == 1 and calls[0][0] == "import" and pairs(calls[0], "--store") == [env["STORE"]], calls
+    imported = sorted(Path(p).parent.name for p in calls[0][1:] if p.endswith("/runs"))
+    assert imported == ["stackbench-gate-0", "stackbench-gate-1"], calls[0]
+
+
+def check_hardware_store_down(tmp):
+    env = {"STORE": "http://bench:8765", "FAKE_STORE_EXIT": "1"}
+    result, _, _, _ = run_hardware_job(tmp, 1, DELIVER, env)
+    assert result.returncode == 1 and "could not all be delivered" in result.stdout, (result.returncode, result.stdout)
+
+
 HARDWARE_CASES = {
+    "merge job with a store: delivers every runner's runs to it": check_hardware_store,
+    "merge job with the store down: fails saying the runs are in the artifacts": check_hardware_store_down,
     "merge job: imports every runner's runs, writes three report formats": check_hardware,
     "merge job with no runs: fails saying so": check_hardware_without_runs,
 }

@@ -14,6 +14,8 @@ mod history;
 mod import;
 #[path = "no_verdict/record.rs"]
 mod record;
+#[path = "no_verdict/remote.rs"]
+mod remote;
 #[path = "no_verdict/show.rs"]
 mod show;
 #[path = "no_verdict/support.rs"]

@@ -22,14 +22,24 @@ Options:
   --suite quick|full     (default quick)
   --label TEXT           label stored with every run (default fleet-<timestamp>)
   --criterion-args ARGS  extra Criterion arguments (space-separated)
+  --store URL            record straight into this store instead of merging files: a
+                         results server http(s)://HOST:PORT (`stackbench serve`) or a
+                         PostgreSQL store postgres://USER@HOST/DB; uploads are retried,
+                         and a run the store cannot take stays in the task's spool for
+                         the merge job to deliver (default: files into incoming/, merged)
+  --token-file FILE      the server's write token, read by each task from FILE (on the
+                         shared filesystem, mode 600); without it, STACKBENCH_STORE_TOKEN
+                         from this environment (sbatch passes it on)
   --shared-nodes         do not ask for --exclusive nodes (tests on a one-node cluster)
   -h, --help             this help
 
 The checkout (its target/ holds the executables) and DIR must be on a shared filesystem.
 Prints the array job ids and the merge job id, one `name=id` per line.
 
-Example:
+Examples:
   ci/slurm/submit.sh --results /shared/stackbench --tasks 4 --sbatch-arg=--partition=gpu
+  ci/slurm/submit.sh --results /shared/stackbench --tasks 4 \
+      --store http://bench-server:8765 --token-file /shared/stackbench/upload.token
 EOF
 }
 
@@ -40,6 +50,7 @@ die() {
 
 ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components)
 results="" tasks=1 filter="" suite=quick label="" criterion_args="" targets_csv="" exclusive=1
+store="" token_file=""
 kinds=() common=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -53,6 +64,8 @@ while [[ $# -gt 0 ]]; do
         --suite) suite="${2:?--suite needs a value}"; shift ;;
         --label) label="${2:?--label needs a value}"; shift ;;
         --criterion-args) criterion_args="${2:?--criterion-args needs a value}"; shift ;;
+        --store) store="${2:?--store needs a value}"; shift ;;
+        --token-file) token_file="${2:?--token-file needs a value}"; shift ;;
         --shared-nodes) exclusive=0 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
@@ -75,11 +88,16 @@ for kind in "${kinds[@]}"; do
         die "bad --kind '$kind': expected NAME=SBATCH_ARGS, NAME of letters, digits, . _ -"
 done
 
+if [[ -n "$token_file" ]]; then
+    [[ -r "$token_file" ]] || die "--token-file '$token_file' is not a readable file"
+    token_file="$(cd "$(dirname "$token_file")" && pwd)/$(basename "$token_file")"
+fi
+[[ -z "$token_file" || -n "$store" ]] || die "--token-file needs --store"
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 mkdir -p "$results" || die "cannot create the results directory '$results'"
 results="$(cd "$results" && pwd)"
 fleet="$results/fleet/$(date -u +%Y%m%dT%H%M%SZ)-$$"
-mkdir -p "$fleet/incoming" "$fleet/logs" || die "cannot create '$fleet'"
+mkdir -p "$fleet/incoming" "$fleet/nodes" "$fleet/logs" || die "cannot create '$fleet'"
 
 # Build once, here: the tasks run these executables directly.
 echo "submit.sh: building the bench executables and analyze-trends (release)" >&2
@@ -106,6 +124,7 @@ export STACKBENCH_REPO="$repo" STACKBENCH_FLEET_DIR="$fleet" STACKBENCH_FLEET_RE
 export STACKBENCH_FLEET_FILTER="$filter" STACKBENCH_SUITE="$suite"
 export STACKBENCH_FLEET_LABEL="${label:-fleet-$(basename "$fleet")}"
 export STACKBENCH_FLEET_CRITERION_ARGS="$criterion_args"
+export STACKBENCH_FLEET_STORE="$store" STACKBENCH_FLEET_TOKEN_FILE="$token_file"
 
 node_args=(--nodes=1 --ntasks=1)
 [[ $exclusive -eq 1 ]] && node_args+=(--exclusive)

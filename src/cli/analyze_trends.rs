@@ -19,6 +19,8 @@ const AFTER_HELP: &str = "Examples:
   analyze-trends history gemm/f32/1024 --format csv
   analyze-trends ack gemm/f32/1024 --reason 'driver 560 upgrade'
   analyze-trends prune --keep-days 90 --keep-latest 20
+  analyze-trends record --store http://bench-server:8765   # upload (token: STACKBENCH_STORE_TOKEN)
+  analyze-trends store flush --store http://bench-server:8765  # deliver runs kept in spool/
 
 Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage,
 3 unsure (compare and gate: some benchmark inconclusive; not a pass).";

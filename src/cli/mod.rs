@@ -23,4 +23,5 @@ pub mod simulate;
 pub mod stackbench;
 pub mod store;
 pub mod store_admin;
+pub mod store_flush;
 pub mod validate;

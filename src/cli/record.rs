@@ -1,12 +1,16 @@
 //! `analyze-trends record`: one Criterion baseline kept as a run in the store.
 
+use super::store_flush::{Destination, deliver_spool_first, spool_run};
 use crate::analysis::Outcome;
 use crate::criterion_output::{CriterionError, CriterionTree};
-use crate::results::{counted_run, run_from_tree};
+use crate::files::atomic::write_atomic;
+use crate::results::server_client::Stored;
+use crate::results::spool::{DeliveryError, classify_upload, run_file_bytes, store_unreachable};
+use crate::results::{RunRecord, RunStore, counted_run, run_from_tree};
 use crate::sidecar::criterion_home;
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct RecordArgs {
@@ -62,14 +66,18 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
             evidence.describe_measured()
         );
     }
-    let path = crate::cli::store::open_store(&args.results).save(&run)?;
+    let mut destination = Destination::choose(&args.results)?;
+    let stored = match store_run(&args.results, &mut destination, &run)? {
+        Kept::Stored(where_) => where_,
+        Kept::Spooled => return Ok(Outcome::RegressionFound),
+    };
     println!(
         "recorded {} benchmarks ({} skipped, {} failed) as run {} in {}; evidence: {}",
         run.benchmarks.len(),
         run.skipped.len(),
         run.failed.len(),
         run.run_id,
-        path.display(),
+        stored,
         evidence.describe_measured()
     );
     if counted + not_countable > 0 {
@@ -84,4 +92,85 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// Where a recorded run ended up.
+enum Kept {
+    /// Stored; the text says where (the run file, or the server and its page).
+    Stored(String),
+    /// Kept in the spool, and said so.
+    Spooled,
+}
+
+/// Stores `run` at the destination, after the spool (a run recorded while the store was
+/// down goes in before this one). When the store cannot be reached, the run goes to the
+/// spool.
+fn store_run(
+    results: &Path,
+    destination: &mut Destination,
+    run: &RunRecord,
+) -> anyhow::Result<Kept> {
+    let waiting = deliver_spool_first(results, destination)?;
+    let bytes = run_file_bytes(run).context("cannot serialise the run")?;
+    match destination {
+        Destination::Local(store) => {
+            if let Some(why @ DeliveryError::Unreachable(_)) = &waiting {
+                spool_run(results, &run.run_id, &bytes, why)?;
+                return Ok(Kept::Spooled);
+            }
+            match store.save(run) {
+                Ok(path) => Ok(Kept::Stored(path.display().to_string())),
+                Err(e) if store_unreachable(&e) => {
+                    spool_run(
+                        results,
+                        &run.run_id,
+                        &bytes,
+                        &DeliveryError::Unreachable(e.to_string()),
+                    )?;
+                    Ok(Kept::Spooled)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Destination::Server(client) => {
+            // The run file stays in the results directory whatever the store: the local
+            // copy a user can import anywhere later.
+            let local = RunStore::new(results)
+                .runs_dir()
+                .join(format!("{}.json", run.run_id));
+            write_atomic(&local, &bytes)?;
+            let failure = match waiting {
+                Some(why @ DeliveryError::Unreachable(_)) => why,
+                Some(why) => bail!(
+                    "the spooled runs could not be delivered ({why}); run {} is in {}",
+                    run.run_id,
+                    local.display()
+                ),
+                None => match client.upload_run(&run.run_id, &bytes) {
+                    Ok(uploaded) => {
+                        let how = match uploaded.stored {
+                            Stored::New => "new",
+                            Stored::AlreadyPresent => "already present",
+                        };
+                        let page = uploaded.page.unwrap_or_else(|| client.url().to_string());
+                        return Ok(Kept::Stored(format!(
+                            "{page} ({how}; local copy {})",
+                            local.display()
+                        )));
+                    }
+                    Err(e) => classify_upload(e),
+                },
+            };
+            if let DeliveryError::Unreachable(_) = failure {
+                spool_run(results, &run.run_id, &bytes, &failure)?;
+                return Ok(Kept::Spooled);
+            }
+            bail!(
+                "{failure}; run {} is kept in {} (upload it with `analyze-trends import FILE --store {}`)",
+                run.run_id,
+                local.display(),
+                client.url()
+            )
+        }
+    }
 }

@@ -99,6 +99,9 @@ mod tests {
             Some(Command::History(a)) => a.list.results.clone(),
             Some(Command::Report(a)) => a.dir.clone(),
             Some(Command::Record(a)) => a.results.clone(),
+            Some(Command::Store(super::super::store_admin::StoreCommand::Flush(a))) => {
+                a.results.clone()
+            }
             None => cli.report.dir.clone(),
             other => panic!("unexpected {other:?}"),
         }
@@ -113,6 +116,7 @@ mod tests {
             &["history", "a/b"],
             &["report"],
             &["record"],
+            &["store", "flush"],
             &[],
         ] {
             assert_eq!(

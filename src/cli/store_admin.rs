@@ -20,6 +20,9 @@ pub enum StoreCommand {
     /// engine, either direction), then verify the target by counts and per-run checksums.
     /// Running it again copies only what is missing.
     Copy(CopyArgs),
+    /// Deliver the runs kept in <results>/spool/ (recorded or imported while the store was
+    /// unreachable) to the store, oldest first.
+    Flush(super::store_flush::FlushArgs),
 }
 
 #[derive(Args, Debug)]
@@ -42,6 +45,8 @@ pub struct CopyArgs {
 
 pub fn store_command(cmd: StoreCommand) -> anyhow::Result<crate::analysis::Outcome> {
     match cmd {
+        // Its own outcome: runs still waiting in the spool are a failure found (exit 1).
+        StoreCommand::Flush(args) => return super::store_flush::flush(&args),
         StoreCommand::Migrate(args) => migrate(&args),
         StoreCommand::Copy(args) => copy(&args),
     }
@@ -106,6 +111,10 @@ pub(super) fn defaulted_results<'a>(
             (defaulted(sub, "results")
                 && sub.value_source("results") == Some(ValueSource::DefaultValue))
             .then_some(&mut args.results)
+        }
+        StoreCommand::Flush(args) => {
+            let (_, sub) = matches.subcommand()?;
+            defaulted(sub, "results").then_some(&mut args.results)
         }
         StoreCommand::Copy(_) => None,
     }

@@ -11,6 +11,8 @@ mod measured;
 mod record;
 mod run;
 mod run_evidence;
+pub mod server_client;
+pub mod spool;
 mod store;
 mod time;
 
@@ -37,4 +39,5 @@ pub use run::{
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };
+pub(crate) use store::{import_files, importable};
 pub use time::{format_rfc3339_ms, now_unix_ms};

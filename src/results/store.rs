@@ -251,7 +251,8 @@ impl RunStore {
 
     /// Imports run files and directories of them (a results directory's `runs/` is
     /// found too). Each run is its own transaction; a file that cannot be read or
-    /// stored is reported and the others still go in. Each file is read and checked
+    /// stored is reported and the others still go in (a store that became unreachable
+    /// ends the import with that error instead: see `DbError::is_unreachable`). Each file is read and checked
     /// before anything is written, and the store is opened (created) only for the first
     /// run that can go in: input of which nothing can be imported leaves no trace.
     pub fn import(&self, paths: &[PathBuf]) -> Result<ImportReport, ResultsError> {
@@ -281,6 +282,10 @@ impl RunStore {
                     report.imported.push((run.run_id, run.fingerprint));
                 }
                 Ok(Inserted::AlreadyPresent) => report.already_present.push(run.run_id),
+                // The connection is gone: every later run would fail the same way. The
+                // caller keeps the files (`import` spools them all; the ones already in
+                // count as delivered when the spool is flushed).
+                Err(e) if e.is_unreachable() => return Err(e.into()),
                 Err(e) => report.problems.push(ImportProblem {
                     file,
                     error: ResultsError::from(e).to_string(),
@@ -424,7 +429,7 @@ pub struct ImportReport {
 
 /// `run` when it holds evidence of something: a run with no measured benchmark and no
 /// failure says nothing, and importing it would add a run that every view must explain.
-fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
+pub(crate) fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
     if run.benchmarks.is_empty() && run.failed.is_empty() {
         return Err(ResultsError::Invalid {
             path: file.to_path_buf(),
@@ -440,7 +445,7 @@ fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
 
 /// The run files named by `paths`: files as given; in a directory, its `*.json` files, or
 /// those of its `runs/` when it is a results directory.
-fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
+pub(crate) fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for path in paths {
         if !path.is_dir() {

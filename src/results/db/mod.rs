@@ -101,6 +101,10 @@ pub enum DbError {
         #[source]
         source: ::postgres::Error,
     },
+    #[error(
+        "{store} is a results server, not a database: only `record`, `import` and `store flush` deliver runs to it; browse it in a browser or through its /api/, or point this command at the server's own store (--store postgres://… or sqlite:…)"
+    )]
+    ServerIsNotADatabase { store: String },
     #[error("history store {store}: run {run_id} cannot be read back: {reason}")]
     Unreadable {
         store: String,
@@ -184,6 +188,11 @@ impl HistoryDb {
             StoreUrl::Sqlite(path) => Engine::Sqlite(sqlite::SqliteDb::open(path, for_migration)?),
             StoreUrl::Postgres(conn) => {
                 Engine::Postgres(postgres::PgDb::open(conn, &url.to_string(), for_migration)?)
+            }
+            StoreUrl::Server(server) => {
+                return Err(DbError::ServerIsNotADatabase {
+                    store: server.to_string(),
+                });
             }
         };
         Ok(HistoryDb {

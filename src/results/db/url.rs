@@ -2,6 +2,7 @@
 //! `postgres://user@host/db` (a shared PostgreSQL server). The URL is printed in errors and
 //! listings, so its `Display` never shows a password: `postgres://user:***@host/db`.
 
+use crate::results::server_client::ServerUrl;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -13,11 +14,14 @@ pub enum StoreUrl {
     Sqlite(PathBuf),
     /// A PostgreSQL connection URL, as given (with its password, if any).
     Postgres(String),
+    /// A results server (`stackbench serve`): `record`, `import` and `store flush` upload
+    /// to it (`POST /api/runs`); it is not a database this process opens.
+    Server(ServerUrl),
 }
 
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "`{given}` is not a store URL: {reason} (use `sqlite:PATH` or `postgres://user@host[:port]/database`)"
+    "`{given}` is not a store URL: {reason} (use `sqlite:PATH`, `postgres://user@host[:port]/database` or a results server `http(s)://HOST:PORT`)"
 )]
 pub struct StoreUrlError {
     /// The text as given, password redacted.
@@ -48,6 +52,11 @@ impl StoreUrl {
             }
             return Ok(StoreUrl::Postgres(text.to_string()));
         }
+        if ServerUrl::is_server_url(text) {
+            return ServerUrl::parse(text)
+                .map(StoreUrl::Server)
+                .map_err(|e| error(&e.to_string()));
+        }
         Err(error("unknown scheme"))
     }
 
@@ -60,7 +69,7 @@ impl StoreUrl {
     pub fn sqlite_path(&self) -> Option<&Path> {
         match self {
             StoreUrl::Sqlite(path) => Some(path),
-            StoreUrl::Postgres(_) => None,
+            StoreUrl::Postgres(_) | StoreUrl::Server(_) => None,
         }
     }
 }
@@ -77,6 +86,7 @@ impl fmt::Display for StoreUrl {
         match self {
             StoreUrl::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
             StoreUrl::Postgres(url) => f.write_str(&redact(url)),
+            StoreUrl::Server(url) => write!(f, "{url}"),
         }
     }
 }
@@ -152,5 +162,12 @@ mod tests {
             "{err}"
         );
         assert!(StoreUrl::parse("sqlite:").is_err());
+        let server = StoreUrl::parse("http://bench.lab:8765/").unwrap();
+        assert_eq!(server.to_string(), "http://bench.lab:8765");
+        assert!(matches!(server, StoreUrl::Server(_)));
+        let err = StoreUrl::parse("https://u:pw@bench.lab")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("pw@"), "{err}");
     }
 }
