@@ -307,6 +307,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         threshold_percent: threshold.value,
         out: args.out,
         results: results.value,
+        store: crate::cli::store::chosen_store(),
         base_env: with_lock(args.base_env, args.lock_clocks),
         head_env: with_lock(args.head_env, args.lock_clocks),
         criterion_args,

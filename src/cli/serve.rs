@@ -134,6 +134,7 @@ fn open_store(
     if let Some(path) = url.sqlite_path()
         && !writable
         && !path.exists()
+        && !results.is_dir()
     {
         bail!(
             "cannot open the store {label}: it does not exist (a read-only server creates nothing; record or import runs first, or start it with a write token)"

@@ -97,6 +97,12 @@ pub fn store_for(results: &Path, flag: Option<&str>, config: &Config) -> anyhow:
     })
 }
 
+/// The store [`choose_store`] chose, when one was named (`None`: each results directory's
+/// own SQLite file).
+pub fn chosen_store() -> Option<StoreUrl> {
+    CHOSEN.get().cloned().flatten()
+}
+
 /// The results directory `results` with the chosen store (its own SQLite file by default).
 pub fn open_store(results: &Path) -> RunStore {
     match CHOSEN.get().cloned().flatten() {

@@ -41,6 +41,8 @@ pub struct GateOptions {
     pub threshold_percent: f64,
     pub out: PathBuf,
     pub results: PathBuf,
+    /// Where both sides' runs are recorded: `None` is `<results>/stackbench.db`.
+    pub store: Option<crate::results::db::StoreUrl>,
     pub base_env: Vec<(String, String)>,
     pub head_env: Vec<(String, String)>,
     pub criterion_args: Vec<String>,

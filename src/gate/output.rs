@@ -15,7 +15,7 @@ use crate::analysis::{
 use crate::files::atomic::write_atomic;
 use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
 use crate::results::NoEvidence;
-use crate::results::{FailedBenchmark, RunRecord};
+use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use crate::stats::SampleDefect;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -375,7 +375,10 @@ pub fn write_all(
         })?;
         written.files.push(path);
     }
-    let store = crate::cli::store::open_store(&options.results);
+    let store = match &options.store {
+        Some(url) => RunStore::with_store(&options.results, url.clone()),
+        None => RunStore::new(&options.results),
+    };
     for run in &runs {
         written.runs.push(store.save(run)?);
     }
@@ -522,6 +525,7 @@ mod tests {
             threshold_percent: 5.0,
             out: PathBuf::from("out"),
             results: PathBuf::from("results"),
+            store: None,
             base_env: Vec::new(),
             head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
             criterion_args: Vec::new(),

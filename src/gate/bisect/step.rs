@@ -96,6 +96,9 @@ fn gate_options(
         threshold_percent: options.threshold_percent,
         out,
         results: options.out.join("results"),
+        // A step's runs are scratch: they stay in the bisect's own directory, never in a
+        // shared store.
+        store: None,
         base_env: Vec::new(),
         head_env: Vec::new(),
         criterion_args: options.criterion_args.clone(),
