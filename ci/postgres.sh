@@ -4,7 +4,8 @@
 # on 127.0.0.1 at a free port with its socket in DIR, and prints its URL; `stop DIR` stops it.
 # Trust authentication on localhost only (pg_hba from initdb --auth=trust allows local and
 # 127.0.0.1/::1 connections, and the server listens on 127.0.0.1 alone); durability is off
-# (fsync, synchronous_commit) because the data dies with the test run. Takes a few seconds.
+# (fsync, synchronous_commit) because the data dies with the test run, unless
+# STACKBENCH_PG_DURABLE=1. Takes a few seconds.
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
@@ -59,8 +60,11 @@ start)
     as_owner "$bin/initdb" --no-sync --auth=trust --username=postgres --encoding=UTF8 \
         --locale=C -D "$dir/data" >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
+    # STACKBENCH_PG_DURABLE=1 keeps PostgreSQL's own durability (for measurements of writes).
+    durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    [[ ${STACKBENCH_PG_DURABLE:-0} == 1 ]] && durability=""
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $durability -c max_connections=200" \
         >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     echo "$port" >"$dir/port"
     echo "postgres://postgres@127.0.0.1:$port/postgres"

@@ -7,8 +7,8 @@
 #   3. per engine, import throughput (one run of BENCHMARKS benchmarks, then 50 small runs);
 #   4. per engine, concurrent writers: WRITERS processes each importing RUNS_PER_WRITER runs.
 # Goals: history API <= 50 ms, page rendered <= 1 s.
-# PostgreSQL is Debian's, started here by ci/postgres.sh with fsync and synchronous_commit ON
-# (the test cluster turns them off; a measurement of writes must not).
+# PostgreSQL is Debian's, started here by ci/postgres.sh with STACKBENCH_PG_DURABLE=1: fsync,
+# synchronous_commit and full_page_writes stay on (the test cluster turns them off).
 # Usage: scripts/serve/scale.sh [WORKDIR] [RUNS] [BENCHMARKS] [SAMPLES] [WRITERS] [RUNS_PER_WRITER]
 set -euo pipefail
 work=$(realpath -m "${1:-/tmp/stackbench-serve-scale}")
@@ -37,16 +37,14 @@ echo "sqlite store: $(du -h "$work/sqlite/stackbench.db" | cut -f1)"
 pg_dir=$work/pg
 ci/postgres.sh stop "$pg_dir" >/dev/null 2>&1 || true
 rm -rf "$pg_dir"
-pg_admin=$(ci/postgres.sh start "$pg_dir")
+pg_admin=$(STACKBENCH_PG_DURABLE=1 ci/postgres.sh start "$pg_dir")
 servers=()
 cleanup() {
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     ci/postgres.sh stop "$pg_dir" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-psql -q "$pg_admin" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" \
-    -c "SELECT pg_reload_conf()" >/dev/null
-echo "postgres: $(psql -tA "$pg_admin" -c 'SHOW server_version'), fsync $(psql -tA "$pg_admin" -c 'SHOW fsync')"
+echo "postgres: $(psql -tA "$pg_admin" -c 'SHOW server_version'), fsync $(psql -tA "$pg_admin" -c 'SHOW fsync'), synchronous_commit $(psql -tA "$pg_admin" -c 'SHOW synchronous_commit')"
 pg_url() { # a fresh database on the cluster, by name
     psql -q "$pg_admin" -c "CREATE DATABASE $1" >/dev/null
     echo "${pg_admin%/*}/$1"
