@@ -138,7 +138,14 @@ impl RunStore {
         // What is kept never holds samples no statistic can use (see `fail_unusable`).
         let run = run.with_unusable_failed();
         let run = run.as_ref();
-        let path = self.runs_dir().join(format!("{}.json", run.run_id));
+        let path =
+            run_file_in(&self.runs_dir(), &run.run_id).ok_or_else(|| ResultsError::Invalid {
+                path: self.runs_dir(),
+                reason: format!(
+                    "run id `{}` is not a plain file name (no `/`, `\\`, NUL or leading dot)",
+                    run.run_id
+                ),
+            })?;
         let mut bytes = serde_json::to_vec(run).map_err(|e| AtomicWriteError {
             path: path.clone(),
             source: std::io::Error::other(e),
@@ -396,7 +403,11 @@ impl RunStore {
         let outcome = db.prune(cutoff_unix_ms, keep_latest, dry_run)?;
         if !dry_run {
             for id in &outcome.removed_runs {
-                let file = self.runs_dir().join(format!("{id}.json"));
+                // An imported id may hold `/` or `..`: such a run's file is never one of ours
+                // to delete, wherever the joined path would point.
+                let Some(file) = run_file_in(&self.runs_dir(), id) else {
+                    continue;
+                };
                 match std::fs::remove_file(&file) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -487,6 +498,13 @@ fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Reads one run file, refusing a schema newer than this analyzer (its fields may mean
 /// something this version would misread).
+/// `<runs>/<id>.json` when that names a file directly inside `runs` (an id with a path
+/// separator or a leading dot, `..` included, names none).
+pub(crate) fn run_file_in(runs: &Path, id: &str) -> Option<PathBuf> {
+    let plain = !id.is_empty() && !id.starts_with('.') && !id.contains(['/', '\\', '\0']);
+    plain.then(|| runs.join(format!("{id}.json")))
+}
+
 pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
     let invalid = |reason: String| ResultsError::Invalid {
         path: path.to_path_buf(),
@@ -519,6 +537,13 @@ pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
     }
     let mut run: RunRecord =
         serde_json::from_slice(&bytes).map_err(|e| invalid(format!("unexpected shape: {e}")))?;
+    // The id names the run's file in `runs/`: one that could point elsewhere is refused.
+    if run_file_in(Path::new("runs"), &run.run_id).is_none() {
+        return Err(invalid(format!(
+            "run id `{}` is not a plain file name (no `/`, `\\`, NUL or leading dot)",
+            run.run_id
+        )));
+    }
     run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
     // The Criterion reader's sample check, for runs written by hand, by another tool or by
     // an older version: samples no statistic can use make the benchmark a failure.
@@ -584,5 +609,17 @@ mod tests {
         assert_eq!(report.problems[0].file, elsewhere);
         assert!(report.problems[0].error.contains("cpu=other x8"));
         assert_eq!(store.list_runs().unwrap().0.len(), 1);
+    }
+
+    #[test]
+    fn prune_deletes_only_files_directly_inside_runs() {
+        let runs = Path::new("/r/runs");
+        assert_eq!(
+            run_file_in(runs, "nightly-3"),
+            Some(PathBuf::from("/r/runs/nightly-3.json"))
+        );
+        for id in ["../../etc/passwd", "a/b", "..", ".hidden", "", "a\\b"] {
+            assert_eq!(run_file_in(runs, id), None, "{id}");
+        }
     }
 }

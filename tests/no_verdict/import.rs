@@ -119,3 +119,32 @@ fn a_directory_without_run_files_is_nothing_to_import() {
     assert!(out.stderr.contains("no-runs-here"), "{}", out.text());
     assert!(!results.exists(), "nothing to import left a trace");
 }
+
+#[test]
+fn a_run_id_that_is_a_path_is_refused_naming_the_file_and_writes_nothing_outside_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, mut doc) = record_fixture(&tmp.path().join("source"));
+    doc["run_id"] = Value::from("../../escaped");
+    let hostile = tmp.path().join("hostile.json");
+    std::fs::write(&hostile, doc.to_string()).unwrap();
+    let results = tmp.path().join("results");
+    let out = run(
+        ANALYZE_TRENDS,
+        &[
+            "import",
+            hostile.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_ne!(out.code, Some(0), "{}", out.text());
+    assert!(out.stderr.contains("hostile.json"), "{}", out.text());
+    assert!(
+        out.stderr.contains("not a plain file name"),
+        "{}",
+        out.text()
+    );
+    assert!(!tmp.path().join("escaped.json").exists());
+    assert!(!results.join("escaped.json").exists());
+}
