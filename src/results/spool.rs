@@ -127,14 +127,7 @@ pub fn store_unreachable(error: &ResultsError) -> bool {
     matches!(error, ResultsError::Db(e) if e.is_unreachable())
 }
 
-/// The run file for `run`, byte for byte as `record` writes it into `runs/`: compact JSON,
-/// unusable samples failed (see `RunStore::save`), one newline.
-pub fn run_file_bytes(run: &RunRecord) -> Result<Vec<u8>, serde_json::Error> {
-    let kept = run.with_unusable_failed();
-    let mut bytes = serde_json::to_vec(kept.as_ref())?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
+pub use super::store::run_file_bytes;
 
 /// What one flush did.
 #[derive(Debug, Default)]

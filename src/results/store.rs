@@ -130,27 +130,19 @@ impl RunStore {
     /// Writes `run` atomically as `runs/<run_id>.json`, then stores it in the database in
     /// one transaction; the id carries the process id, so two concurrent `record`s never
     /// pick the same file. The database is opened (and checked) first, so a damaged or
-    /// newer database stops the save before anything is written.
-    /// Compact JSON: a run holds every sample, and pretty-printing puts each number on its
-    /// own line (about four times the bytes to store and parse).
+    /// newer database stops the save before anything is written. The file's bytes are
+    /// [`run_file_bytes`].
     pub fn save(&self, run: &RunRecord) -> Result<PathBuf, ResultsError> {
         let mut db = self.database()?;
-        // What is kept never holds samples no statistic can use (see `fail_unusable`).
-        let run = run.with_unusable_failed();
-        let run = run.as_ref();
         let path =
             run_file_in(&self.runs_dir(), &run.run_id).ok_or_else(|| ResultsError::Invalid {
                 path: self.runs_dir(),
-                reason: format!(
-                    "run id `{}` is not a plain file name (no `/`, `\\`, NUL or leading dot)",
-                    run.run_id
-                ),
+                reason: not_a_plain_file_name(&run.run_id),
             })?;
-        let mut bytes = serde_json::to_vec(run).map_err(|e| AtomicWriteError {
+        let bytes = run_file_bytes(run).map_err(|e| AtomicWriteError {
             path: path.clone(),
             source: std::io::Error::other(e),
         })?;
-        bytes.push(b'\n');
         write_atomic(&path, &bytes)?;
         db.insert_run(run)?;
         Ok(path)
@@ -505,6 +497,20 @@ pub(crate) fn run_file_in(runs: &Path, id: &str) -> Option<PathBuf> {
     plain.then(|| runs.join(format!("{id}.json")))
 }
 
+fn not_a_plain_file_name(id: &str) -> String {
+    format!("run id `{id}` is not a plain file name (no `/`, `\\`, NUL or leading dot)")
+}
+
+/// The run file for `run`, byte for byte as `record` writes it into `runs/` (and the spool
+/// keeps it): compact JSON, unusable samples failed (see `fail_unusable`), one newline.
+/// Compact: a run holds every sample, and pretty-printing puts each number on its own line.
+pub fn run_file_bytes(run: &RunRecord) -> Result<Vec<u8>, serde_json::Error> {
+    let kept = run.with_unusable_failed();
+    let mut bytes = serde_json::to_vec(kept.as_ref())?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
     let invalid = |reason: String| ResultsError::Invalid {
         path: path.to_path_buf(),
@@ -539,10 +545,7 @@ pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
         serde_json::from_slice(&bytes).map_err(|e| invalid(format!("unexpected shape: {e}")))?;
     // The id names the run's file in `runs/`: one that could point elsewhere is refused.
     if run_file_in(Path::new("runs"), &run.run_id).is_none() {
-        return Err(invalid(format!(
-            "run id `{}` is not a plain file name (no `/`, `\\`, NUL or leading dot)",
-            run.run_id
-        )));
+        return Err(invalid(not_a_plain_file_name(&run.run_id)));
     }
     run.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
     // The Criterion reader's sample check, for runs written by hand, by another tool or by
