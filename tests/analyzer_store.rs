@@ -7,15 +7,13 @@ mod pg_support;
 // report.html's page data (the JSON the page script draws from).
 mod browser_support;
 
-use pg_support::Engine;
+use pg_support::{Engine, PAUSE_ENV};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
-const PAUSE_ENV: &str = "STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8")
@@ -142,23 +140,9 @@ fn four_records_at_once_all_land_whole_in_the_database() {
     assert!(runs.iter().all(|r| r["benchmarks"] == 12));
 }
 
-/// Starts `args` with the pause hook, waits until the run is written but not committed,
-/// and kills the process with SIGKILL.
+/// `args` killed with SIGKILL between writing its run and committing it.
 fn kill_mid_transaction(args: &[&str]) {
-    let mut child = command(args)
-        .env(PAUSE_ENV, "60000")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let paused = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|l| l.contains("pausing") && l.contains("before commit"));
-    assert!(paused, "the writer never reached its transaction");
-    child.kill().unwrap(); // SIGKILL
-    assert!(!child.wait().unwrap().success());
+    pg_support::kill_mid_transaction(command(args));
 }
 
 #[test]

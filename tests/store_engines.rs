@@ -7,14 +7,12 @@
 #[path = "pg_support/mod.rs"]
 mod pg_support;
 
-use pg_support::{Engine, ORPHAN_BENCHMARKS, PARTIAL_RUNS};
+use pg_support::{Engine, ORPHAN_BENCHMARKS, PARTIAL_RUNS, PAUSE_ENV};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
-const PAUSE_ENV: &str = "STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8")
@@ -168,23 +166,9 @@ fn eight_writer_processes_of_fifty_runs_each_lose_nothing_on_either_engine() {
     }
 }
 
-/// Starts `args` with the pause hook, waits until the run is written but not committed,
-/// and kills the process with SIGKILL.
+/// `args` killed with SIGKILL between writing its run and committing it.
 fn kill_mid_transaction(args: &[&str], engine: &Engine) {
-    let mut child = command(args, engine)
-        .env(PAUSE_ENV, "60000")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let paused = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|l| l.contains("pausing") && l.contains("before commit"));
-    assert!(paused, "the writer never reached its transaction");
-    child.kill().unwrap(); // SIGKILL
-    assert!(!child.wait().unwrap().success());
+    pg_support::kill_mid_transaction(command(args, engine));
 }
 
 #[test]

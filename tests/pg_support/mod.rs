@@ -182,3 +182,28 @@ pub const PARTIAL_RUNS: &str = "SELECT COUNT(*) FROM runs r WHERE r.benchmark_co
      WHERE b.run_pk = r.pk)";
 pub const ORPHAN_BENCHMARKS: &str =
     "SELECT COUNT(*) FROM benchmarks WHERE run_pk NOT IN (SELECT pk FROM runs)";
+
+/// The store's fault-injection hook: a run insert pauses this many milliseconds after
+/// writing everything and before committing, and says so on stderr.
+pub const PAUSE_ENV: &str = "STACKBENCH_DB_TEST_PAUSE_BEFORE_COMMIT_MS";
+
+/// Starts `command` with the pause hook, waits until its run is written but not committed,
+/// and kills it with SIGKILL.
+pub fn kill_mid_transaction(mut command: std::process::Command) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = command
+        .env(PAUSE_ENV, "60000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let paused = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("pausing") && l.contains("before commit"));
+    assert!(paused, "the writer never reached its transaction");
+    child.kill().unwrap(); // SIGKILL
+    assert!(!child.wait().unwrap().success());
+}
