@@ -9,7 +9,8 @@
 #
 # The PyPI torch wheel for Linux carries the CUDA libraries (about 5.5 GB); it runs on a
 # CPU-only machine, and it is the wheel a user of a GPU machine would have, so the same
-# environment serves both.
+# environment serves both. --no-cache-dir: a second copy of those wheels in pip's cache
+# would cost CI's disk another 3 GB for an install that happens once.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,7 +39,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
     echo "setup_python_env: all packages already installed, nothing to do"
 else
     echo "setup_python_env: installing ${missing[*]} (torch from PyPI takes minutes the first time)"
-    "$python" -m pip install --disable-pip-version-check --quiet "${missing[@]}"
+    "$python" -m pip install --disable-pip-version-check --no-cache-dir --quiet "${missing[@]}"
 fi
 
 # ptxas for the kernel check (scripts/gpu/check_kernels.sh): the nvcc wheel of the same
@@ -48,7 +49,7 @@ nvrtc_version="$("$python" -c 'import importlib.metadata as m; print(m.version("
 if [[ -n "$nvrtc_version" ]] && ! compgen -G "$venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" >/dev/null; then
     release="$(echo "$nvrtc_version" | cut -d. -f1,2)"
     echo "setup_python_env: installing nvidia-cuda-nvcc $release.* (ptxas for the NVRTC kernel check)"
-    "$python" -m pip install --disable-pip-version-check --quiet --no-deps "nvidia-cuda-nvcc==$release.*"
+    "$python" -m pip install --disable-pip-version-check --no-cache-dir --quiet --no-deps "nvidia-cuda-nvcc==$release.*"
 fi
 
 "$python" - <<'PY'

@@ -9,6 +9,19 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "free disk: the build, the Python stack and the test stores need room (ci/test.sh)"
+# A clean run builds target/ (debug tests and release benches) and installs the PyPI
+# torch wheel with its CUDA libraries into .venv-components (about 6 GB): a disk that
+# fills up halfway fails a later step with ENOSPC, so say it here, with the numbers.
+free_gib=$(( $(df -Pk . | awk 'NR==2 {print $4}') / 1024 / 1024 ))
+echo "free on $(df -P . | awk 'NR==2 {print $6}'): ${free_gib} GiB"
+if [[ $free_gib -lt 15 ]]; then
+    echo "ci/test.sh: only ${free_gib} GiB free; a clean run needs about 25 GiB (target/ and the torch virtualenv)" >&2
+    exit 1
+elif [[ $free_gib -lt 30 ]]; then
+    echo "warning: ${free_gib} GiB free; a clean run needs about 25 GiB" >&2
+fi
+
 step "formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
