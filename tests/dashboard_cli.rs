@@ -6,6 +6,8 @@
 //! `STACKBENCH_REQUIRE_TOOLS=1` (ci/test.sh sets it), which makes a missing tmux a failure.
 
 mod dashboard_support;
+#[path = "pg_support/mod.rs"]
+mod pg_support;
 
 use std::path::Path;
 use std::process::Command;
@@ -20,6 +22,8 @@ fn show_text(args: &[&str], results: &Path) -> String {
         .args(args)
         .arg("--results")
         .arg(results)
+        .env_remove("STACKBENCH_STORE")
+        .env_remove("STACKBENCH_CONFIG")
         .output()
         .unwrap();
     assert!(
@@ -273,6 +277,47 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
             .trim(),
         "1"
     );
+}
+
+/// The fixture store copied into PostgreSQL (`analyze-trends store copy`) reads the same
+/// through `--store`: every `show` page is the text the SQLite store gives, and the
+/// terminal dashboard opens on it and switches pages, with a results directory that holds
+/// no store of its own.
+#[test]
+fn the_dashboard_and_every_page_read_a_postgresql_store_as_they_read_sqlite() {
+    let Some(url) = pg_support::fresh_database("dashboard_pages") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let from = format!("sqlite:{}", dir.path().join("stackbench.db").display());
+    let copied = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .args(["store", "copy", &from, &url])
+        .output()
+        .unwrap();
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    let viewer = tempfile::tempdir().unwrap();
+    let page = ["--page", "all", "--width", "100"];
+    let on_sqlite = show_text(&page, dir.path());
+    let on_postgres = show_text(&[&page[..], &["--store", &url]].concat(), viewer.path());
+    assert_eq!(on_postgres, on_sqlite);
+    assert!(on_postgres.contains("── 9 Hardware ──"), "{on_postgres}");
+    if !dashboard_support::tool_present("tmux", "-V") {
+        return;
+    }
+    let tmux = start_dashboard(viewer.path(), &format!("--store '{url}'"));
+    tmux.wait_for("Memory bandwidth");
+    tmux.keys(&["5"]);
+    tmux.wait_for("before nightly-17 → after nightly-18");
+    tmux.keys(&["7"]);
+    let outcomes = tmux.wait_for("Not measured in this run (6)");
+    assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
 }
 
 #[test]

@@ -10,6 +10,9 @@
 
 mod schema_support;
 
+#[path = "pg_support/mod.rs"]
+mod pg_support;
+
 #[path = "gate_support/repo.rs"]
 mod repo;
 use repo::{git, prebuild, write};
@@ -299,6 +302,73 @@ fn a_comment_only_change_passes() {
     assert!(ids.contains(&&gate_rows[0]["baseline"]), "{kept:#}");
     assert!(ids.contains(&&gate_rows[0]["candidate"]), "{kept:#}");
     assert_ne!(gate_rows[0]["baseline"], gate_rows[0]["candidate"]);
+    assert_clean(&f.repo);
+}
+
+/// `analyze-trends --store postgres://… gate` records both of its runs and its verdict in
+/// that store: `runs` and `comparisons` read them back from PostgreSQL, and the results
+/// directory keeps the run files but no SQLite store of its own.
+#[test]
+fn a_gate_given_a_postgresql_store_records_its_runs_and_verdict_there() {
+    let Some(url) = pg_support::fresh_database("gate_store") else {
+        return;
+    };
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let result = gate_command(
+        &f.repo,
+        out.path(),
+        &with_revs("base", "comment"),
+        CRITERION,
+    )
+    .args(["--store", &url])
+    .output()
+    .unwrap();
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    let recorded = runs(out.path());
+    assert_eq!(recorded.len(), 2, "run files in --results");
+    assert!(
+        !out.path().join("results/stackbench.db").exists(),
+        "the gate wrote a SQLite store beside the PostgreSQL one it was given"
+    );
+    let results = out.path().join("results");
+    let listed = |what: &str| -> Value {
+        let out = Command::new(BIN)
+            .args([what, "--format", "json", "--store", &url, "--results"])
+            .arg(&results)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let stored = listed("runs");
+    let stored_ids: Vec<&Value> = stored
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["run_id"])
+        .collect();
+    for run in &recorded {
+        assert!(stored_ids.contains(&&run["run_id"]), "{stored:#}");
+    }
+    assert_eq!(stored_ids.len(), 2, "{stored:#}");
+    let kept = listed("comparisons");
+    schema_support::assert_valid("comparisons.schema.json", &kept);
+    let gate_rows: Vec<&Value> = kept
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["kind"] == "gate")
+        .collect();
+    assert_eq!(gate_rows.len(), 1, "{kept:#}");
+    assert!(stored_ids.contains(&&gate_rows[0]["baseline"]), "{kept:#}");
+    assert!(stored_ids.contains(&&gate_rows[0]["candidate"]), "{kept:#}");
+    // Counted straight from the tables, not through the binary that wrote them.
+    let mut client = pg_support::client(&url);
+    let count = |sql: &str| -> i64 { client.query_one(sql, &[]).unwrap().get(0) };
+    assert_eq!(count("SELECT COUNT(*) FROM runs"), 2);
+    assert!(count("SELECT COUNT(*) FROM benchmarks") >= 2);
+    assert_eq!(count(pg_support::PARTIAL_RUNS), 0);
     assert_clean(&f.repo);
 }
 
