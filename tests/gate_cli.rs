@@ -365,7 +365,7 @@ fn a_gate_given_a_postgresql_store_records_its_runs_and_verdict_there() {
     assert!(stored_ids.contains(&&gate_rows[0]["candidate"]), "{kept:#}");
     // Counted straight from the tables, not through the binary that wrote them.
     let mut client = pg_support::client(&url);
-    let count = |sql: &str| -> i64 { client.query_one(sql, &[]).unwrap().get(0) };
+    let mut count = |sql: &str| -> i64 { client.query_one(sql, &[]).unwrap().get(0) };
     assert_eq!(count("SELECT COUNT(*) FROM runs"), 2);
     assert!(count("SELECT COUNT(*) FROM benchmarks") >= 2);
     assert_eq!(count(pg_support::PARTIAL_RUNS), 0);
