@@ -315,15 +315,10 @@ fn a_gate_given_a_postgresql_store_records_its_runs_and_verdict_there() {
     };
     let f = fixture();
     let out = tempfile::tempdir().unwrap();
-    let result = gate_command(
-        &f.repo,
-        out.path(),
-        &with_revs("base", "comment"),
-        CRITERION,
-    )
-    .args(["--store", &url])
-    .output()
-    .unwrap();
+    // `--store` is analyze-trends' global flag; it goes before Criterion's `--`.
+    let mut args = with_revs("base", "comment");
+    args.extend(["--store", url.as_str()]);
+    let result = gate(&f.repo, out.path(), &args);
     assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
     let recorded = runs(out.path());
     assert_eq!(recorded.len(), 2, "run files in --results");
