@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the virtualenv the component tier's tests and benches run in, and
 # installs the CPU Python stack the component workers drive: torch, onnxruntime, onnx,
-# openvino, numpy. Idempotent: when every package already imports, it installs nothing
+# openvino, numpy, and transformers (the model sweep builds its models from configs with
+# random weights; nothing is downloaded). Idempotent: when every package already imports, it installs nothing
 # and takes a few seconds, so CI can call it on every run.
 #
 # Usage: ci/setup_python_env.sh [VENV_DIR]   (default: .venv-components at the repo root)
@@ -15,9 +16,9 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${1:-$repo_root/.venv-components}"
 bootstrap="${STACKBENCH_BOOTSTRAP_PYTHON:-python3}"
-packages=(numpy torch onnx onnxruntime openvino)
+packages=(numpy torch onnx onnxruntime openvino transformers)
 # Import names of the packages above, in the same order.
-modules=(numpy torch onnx onnxruntime openvino)
+modules=(numpy torch onnx onnxruntime openvino transformers)
 
 if [[ -x "$venv/bin/python" ]]; then
     echo "setup_python_env: reusing virtualenv $venv"
@@ -38,7 +39,9 @@ if [[ ${#missing[@]} -eq 0 ]]; then
     echo "setup_python_env: all packages already installed, nothing to do"
 else
     echo "setup_python_env: installing ${missing[*]} (torch from PyPI takes minutes the first time)"
-    "$python" -m pip install --disable-pip-version-check --quiet "${missing[@]}"
+    # --no-cache-dir: pip's cache would hold a second copy of the torch wheel and its CUDA
+    # libraries (gigabytes), and CI runners have run out of disk with it.
+    "$python" -m pip install --disable-pip-version-check --no-cache-dir --quiet "${missing[@]}"
 fi
 
 # ptxas for the kernel check (scripts/gpu/check_kernels.sh): the nvcc wheel of the same
@@ -48,13 +51,13 @@ nvrtc_version="$("$python" -c 'import importlib.metadata as m; print(m.version("
 if [[ -n "$nvrtc_version" ]] && ! compgen -G "$venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" >/dev/null; then
     release="$(echo "$nvrtc_version" | cut -d. -f1,2)"
     echo "setup_python_env: installing nvidia-cuda-nvcc $release.* (ptxas for the NVRTC kernel check)"
-    "$python" -m pip install --disable-pip-version-check --quiet --no-deps "nvidia-cuda-nvcc==$release.*"
+    "$python" -m pip install --disable-pip-version-check --no-cache-dir --quiet --no-deps "nvidia-cuda-nvcc==$release.*"
 fi
 
 "$python" - <<'PY'
 import importlib, sys
 print(f"setup_python_env: python {sys.version.split()[0]} at {sys.executable}")
-for name in ("numpy", "torch", "onnx", "onnxruntime", "openvino"):
+for name in ("numpy", "torch", "onnx", "onnxruntime", "openvino", "transformers"):
     module = importlib.import_module(name)
     version = getattr(module, "__version__", None)
     if version is None and name == "openvino":
