@@ -336,7 +336,13 @@ def quantize_int8(torch, model, params):
                     linear.weight.copy_(child.weight.t())
                     linear.bias.copy_(child.bias)
                 setattr(parent, child_name, linear)
-    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    import warnings
+
+    with warnings.catch_warnings():
+        # Deprecated in favour of torchao (not in the stack) but still the CPU int8 path of
+        # this torch; the warning would flood the stderr tail the runner keeps.
+        warnings.simplefilter("ignore")
+        quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     dynamic_linear = torch.ao.nn.quantized.dynamic.Linear
     int8_weights = sum(m.in_features * m.out_features for m in quantized.modules() if isinstance(m, dynamic_linear))
     if int8_weights == 0:
