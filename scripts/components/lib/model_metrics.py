@@ -96,6 +96,10 @@ class AllocatorSampler(Sampler):
         super().__init__(torch.cuda.memory_allocated)
         self.torch = torch
         self.device = device
+        # The high-water mark restarts at what is allocated now (the cell's model): an
+        # earlier cell's peak must not become this one's.
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
 
     def summary(self):
         if not self.count:
