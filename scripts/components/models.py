@@ -20,11 +20,17 @@ The timed call of each phase:
 * ``forward``: the encoder (BERT, the T5 encoder), the vision model (ViT) or the speech
   encoder (Whisper).
 
+ONNX Runtime and OpenVINO run graphs exported from the same torch model (TorchScript
+exporter, dynamic batch and sequence axes): the forward or prefill graph, and for a
+decoder-only model's decode a step graph (one token plus every layer's past keys and
+values in, the logits and the extended keys and values out), driven by the same greedy
+loop. Encoder-decoder decode (T5, Whisper) is not exported: a reasoned skip there.
+
 Checked before timing (``verify``): the built model's parameter count equals the plan's
 ``params_expected`` (the Rust formula); outputs are finite and of the right shape; decode's
-cached greedy tokens equal an uncached recompute of the whole sequence on a short prompt
-(a difference is accepted only at a near-tie of the reference logits, within the
-precision's rounding); ONNX Runtime and OpenVINO outputs match torch's on the same weights
+cached greedy tokens equal an uncached recompute of the whole sequence on a short prompt,
+on the backend itself (a difference is accepted only at a near-tie of the reference
+logits, within the precision's rounding: ``NEAR_TIE``); ONNX Runtime and OpenVINO outputs match torch's on the same weights
 and inputs within the precision's tolerance (``TOLERANCE``).
 
 Metrics of every cell: ``latency_p{50,90,99}_ns`` and ``e2e_p{50,90,99}_ns`` per call,
@@ -60,7 +66,10 @@ TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "int8"
 TOLERANCE = {"fp32": 1e-3, "fp16": 2e-2, "bf16": 6e-2, "int8": 1e-1}
 # A cached greedy token may differ from the uncached one only where the reference's two
 # logits are this close (relative to max |logit|): a tie that rounding can break either way.
-NEAR_TIE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 4e-2, "int8": 1e-2}
+# int8 is dynamic quantization: each call's activations are scaled by that call's range, so
+# a one-token step and a whole-sequence recompute round differently (1.3 % of max |logit|
+# was seen on ci-llama).
+NEAR_TIE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 4e-2, "int8": 5e-2}
 # Decode's cached-versus-uncached check runs on a prefix of the prompt this long, for this
 # many new tokens: short, so the recompute costs little even for big models.
 CHECK_PROMPT, CHECK_TOKENS = 8, 8
@@ -253,23 +262,26 @@ class Models(Component):
         return bench
 
     def make_exported(self, cell, spec):
-        if cell["phase"] == "decode":
+        if cell["phase"] == "decode" and spec["task"] != "decoder":
             raise Skip(
-                f"{self.backend}: decode needs a KV-cached decoder graph (past keys and values as inputs and outputs), "
-                "which this worker does not export; decode is measured on torch and vllm"
+                f"{self.backend}: this worker exports KV-cached decode graphs for decoder-only models; "
+                f"{spec['arch']}'s encoder-decoder decode (cross-attention cache) is measured on torch"
             )
         reason = exported_precision_reason(self, cell["precision"])
         if reason:
             raise Skip(reason)
-        path, params, origin, reference, inputs = self.export(cell, spec)
-        kind = OrtForward if self.backend == "onnxruntime" else OvForward
-        return kind(self, cell, spec, path, params, origin, reference, inputs)
+        graphs, params, origin, reference, inputs = self.export(cell, spec)
+        runner = OrtRunner if self.backend == "onnxruntime" else OvRunner
+        runners = {phase: runner(self, path, cell["precision"]) for phase, path in graphs.items()}
+        kind = ExportedDecode if cell["phase"] == "decode" else ExportedForward
+        return kind(self, cell, spec, runners, params, origin, reference, inputs)
 
     def export(self, cell, spec):
-        """The cell's ONNX file (exported once per model, phase and export dtype, dynamic
-        batch and sequence axes), the torch fp32 reference outputs on the cell's inputs,
-        and those inputs. The torch model is dropped afterwards: the cell's memory is the
-        runtime's."""
+        """The cell's ONNX graphs by phase (``forward`` or ``prefill``, and ``step`` for
+        decode: one new token against the past keys and values), each exported once per
+        model and dtype with dynamic batch and sequence axes; torch's fp32 reference
+        outputs of the first graph on the cell's inputs; those inputs. The torch model is
+        dropped afterwards: the cell's memory is the runtime's."""
         torch = self.torch
         export_precision = cell["precision"] if (self.backend == "onnxruntime" and cell["precision"] in ("fp16", "bf16")) else "fp32"
         model, params, origin, _ = self.torch_model(cell["model"], spec, "fp32")
@@ -278,41 +290,65 @@ class Models(Component):
         # model is released below, so the torch cells never run with it.
         if hasattr(model, "set_attn_implementation"):
             model.set_attn_implementation("eager")
-        config = model.config
-        inputs = zoo.make_inputs(torch, config, spec["task"], cell["batch"], cell.get("seq"))
-        wrapper = ExportWrapper(model, spec["task"], cell["phase"]).eval()
+        inputs = zoo.make_inputs(torch, model.config, spec["task"], cell["batch"], cell.get("seq"))
+        first = "prefill" if cell["phase"] == "decode" else cell["phase"]
+        wrapper = ExportWrapper(model, spec["task"], first).eval()
         with torch.inference_mode():
-            reference = [t.float().numpy() for t in wrapper(*inputs.values())]
-        key = (cell["model"], cell["phase"], export_precision)
-        if key not in self.exports:
-            if self.export_dir is None:
-                self.export_dir = tempfile.mkdtemp(prefix="stackbench-models-")
-            path = os.path.join(self.export_dir, "-".join(key) + ".onnx")
-            target = wrapper if export_precision == "fp32" else ExportWrapper(model.to(getattr(torch, TORCH_DTYPES[export_precision])), spec["task"], cell["phase"]).eval()
-            try:
-                export_onnx(torch, target, cast_floats(torch, inputs, export_precision), wrapper.output_names(len(reference)), path)
-            except torch.onnx.errors.UnsupportedOperatorError as error:
-                # Mixtral's expert routing (aten::histc) has no ONNX conversion: the model
-                # cannot reach this backend through ONNX, which is a reasoned skip.
-                self.release()
-                raise Skip(f"{self.backend}: torch {torch.__version__}'s ONNX exporter cannot convert {cell['model']}: {error}") from None
-            self.exports[key] = path
-        path = self.exports[key]
+            outputs = wrapper(*inputs.values())
+        reference = [t.float().numpy() for t in outputs]
+        phases = [first] + (["step"] if cell["phase"] == "decode" else [])
+        missing = [phase for phase in phases if (cell["model"], phase, export_precision) not in self.exports]
+        if missing:
+            target = model if export_precision == "fp32" else model.to(getattr(torch, TORCH_DTYPES[export_precision]))
+            examples = {first: inputs}
+            if "step" in phases:
+                # The step graph is traced on one token against the prompt's cache.
+                token = outputs[0][:, -1].argmax(-1, keepdim=True)
+                examples["step"] = {"input_ids": token, **dict(zip(past_names(len(outputs) // 2), outputs[1:], strict=True))}
+            for phase in missing:
+                self.export_graph(cell, spec, target, phase, cast_floats(torch, examples[phase], export_precision), export_precision, len(reference))
+        graphs = {"first" if phase == first else phase: self.exports[(cell["model"], phase, export_precision)] for phase in phases}
         if self.backend == "onnxruntime" and cell["precision"] == "int8":
-            path = self.ort_int8(path)
+            graphs = {phase: self.ort_int8(path) for phase, path in graphs.items()}
         self.release()
         # numpy has no bfloat16: such a feed stays float32 (ONNX Runtime then refuses it by name).
         feeds = {k: v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy() for k, v in cast_floats(torch, inputs, export_precision).items()}
-        return path, params, origin, reference, feeds
+        return graphs, params, origin, reference, feeds
+
+    def export_graph(self, cell, spec, model, phase, example, export_precision, output_count):
+        torch = self.torch
+        if self.export_dir is None:
+            self.export_dir = tempfile.mkdtemp(prefix="stackbench-models-")
+        key = (cell["model"], phase, export_precision)
+        path = os.path.join(self.export_dir, "-".join(key) + ".onnx")
+        wrapper = ExportWrapper(model, spec["task"], phase).eval()
+        try:
+            export_onnx(torch, wrapper, example, wrapper.output_names(output_count), path)
+        except torch.onnx.errors.UnsupportedOperatorError as error:
+            # Mixtral's expert routing (aten::histc) has no ONNX conversion: the model
+            # cannot reach this backend through ONNX, which is a reasoned skip.
+            self.release()
+            raise Skip(f"{self.backend}: torch {torch.__version__}'s ONNX exporter cannot convert {cell['model']}: {error}") from None
+        self.exports[key] = path
 
     def ort_int8(self, path):
         """ONNX Runtime's dynamic quantization of the fp32 graph: int8 weights, activations
         quantized per call (``onnxruntime.quantization.quantize_dynamic``)."""
         quantized = path.replace(".onnx", "-int8.onnx")
         if not os.path.exists(quantized):
+            import logging
+
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            quantize_dynamic(path, quantized, weight_type=QuantType.QInt8)
+            # It advises shape pre-processing on the root logger for every graph: noise in
+            # the stderr tail the runner keeps.
+            root = logging.getLogger()
+            level = root.level
+            root.setLevel(logging.ERROR)
+            try:
+                quantize_dynamic(path, quantized, weight_type=QuantType.QInt8)
+            finally:
+                root.setLevel(level)
         return quantized
 
     def make_vllm(self, cell, spec):
@@ -373,11 +409,24 @@ def ov_core(component):
     return component.core
 
 
+def past_names(layers, prefix="past"):
+    return [f"{prefix}.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+
+
 class ExportWrapper:
-    """The module exported for a task and phase: positional tensors in, tensors out."""
+    """The module exported for a task and phase: positional tensors in, tensors out. A
+    decoder's ``prefill`` returns the last position's logits and every layer's keys and
+    values; its ``step`` takes one token and those keys and values and returns the same."""
 
     def __new__(cls, model, task, phase):
         import torch
+        import transformers
+
+        def flat_cache(out):
+            flat = [out.logits[:, -1:]]
+            for layer in zoo.output_cache(out).layers:
+                flat += [layer.keys, layer.values]
+            return tuple(flat)
 
         class Wrapper(torch.nn.Module):
             def __init__(self):
@@ -386,12 +435,13 @@ class ExportWrapper:
                 self.last_only = {"logits_to_keep": 1} if zoo.keeps_last_logits(model) else {}
 
             def forward(self, *args):
+                if task == "decoder" and phase == "step":
+                    pairs = [(args[1 + 2 * i], args[2 + 2 * i]) for i in range((len(args) - 1) // 2)]
+                    cache = transformers.DynamicCache(ddp_cache_data=pairs, config=self.model.config)
+                    kwargs = {zoo.cache_kwarg(self.model): cache}
+                    return flat_cache(self.model(input_ids=args[0], use_cache=True, **kwargs, **self.last_only))
                 if task == "decoder":
-                    out = self.model(input_ids=args[0], use_cache=True, **self.last_only)
-                    flat = [out.logits[:, -1:]]
-                    for layer in zoo.output_cache(out).layers:
-                        flat += [layer.keys, layer.values]
-                    return tuple(flat)
+                    return flat_cache(self.model(input_ids=args[0], use_cache=True, **self.last_only))
                 if task == "vision":
                     return (self.model(pixel_values=args[0]).last_hidden_state,)
                 if task == "encoder":
@@ -403,10 +453,7 @@ class ExportWrapper:
             def output_names(self, count):
                 if task != "decoder":
                     return ["hidden"]
-                names = ["logits"]
-                for i in range((count - 1) // 2):
-                    names += [f"present.{i}.key", f"present.{i}.value"]
-                return names
+                return ["logits"] + past_names((count - 1) // 2, "present")
 
         return Wrapper()
 
@@ -417,10 +464,15 @@ def export_onnx(torch, wrapper, inputs, output_names, path):
     import warnings
 
     axes = {}
-    for name, tensor in inputs.items():
-        axes[name] = {0: "batch", 1: "seq"} if name == "input_ids" else {0: "batch"}
+    for name in inputs:
+        if name.startswith("past"):
+            axes[name] = {0: "batch", 2: "past"}
+        elif name == "input_ids" and "past.0.key" not in inputs:
+            axes[name] = {0: "batch", 1: "seq"}
+        else:
+            axes[name] = {0: "batch"}
     for name in output_names:
-        axes[name] = {0: "batch", 2: "seq"} if name.startswith("present") else {0: "batch", 1: "seq"} if name == "hidden" else {0: "batch"}
+        axes[name] = {0: "batch", 2: "total"} if name.startswith("present") else {0: "batch", 1: "seq"} if name == "hidden" else {0: "batch"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
@@ -537,6 +589,34 @@ class Cell(Benchmark):
         return metrics
 
 
+class DecodeTiming:
+    """TTFT marked inside each timed decode call, TPOT from it and the call's E2E (vLLM's
+    definitions); mixed into a cell whose ``decode(on_first_token)`` does the work."""
+
+    # ``step`` marks its own start and its first token.
+    marks_per_step = 2
+
+    def step(self):
+        marks = [self.clock.mark()]
+        self.decode(on_first_token=lambda: marks.append(self.clock.mark()))
+        self.sync()
+        self.first_marks.append(marks)
+
+    def sync(self):
+        pass
+
+    def metrics(self, latencies_ns):
+        self.clock.synchronize()
+        ttft = [self.clock.elapsed_ns(start, first) for start, first in getattr(self, "first_marks", [])]
+        self.ttft_ns = (getattr(self, "ttft_ns", []) + ttft)[-20000:]
+        self.first_marks = []
+        metrics = super().metrics(latencies_ns)
+        metrics.update(latency_metrics(self.ttft_ns, prefix="ttft"))
+        metrics.update(tpot_metrics(latencies_ns, self.ttft_ns, self.new_tokens))
+        metrics["new_tokens"] = self.new_tokens
+        return metrics
+
+
 class TorchCell(Cell):
     def __init__(self, component, cell, spec, model, params, origin, extra):
         super().__init__(component, cell, spec, params, origin)
@@ -600,19 +680,19 @@ class TorchForward(TorchCell):
             check_tensor(self.torch, f"{self.task} output", out, want)
 
 
-class TorchDecode(TorchCell):
+class TorchDecode(DecodeTiming, TorchCell):
     """Prefill plus greedy cached steps to ``new_tokens``; TTFT marked inside each call."""
-
-    marks_per_step = 2
 
     def __init__(self, *args):
         super().__init__(*args)
         self.decoder = zoo.GreedyDecoder(self.torch, self.model, self.task, self.inputs, self.new_tokens, zoo.decoder_start(self.config))
         self.first_marks = []
-        self.ttft_ns = []
 
     def call(self):
         return self.decoder.decode()
+
+    def decode(self, on_first_token=None):
+        return self.decoder.decode(on_first_token=on_first_token)
 
     def verify(self):
         self.check_params()
@@ -632,22 +712,6 @@ class TorchDecode(TorchCell):
         if problem:
             raise Mismatch(f"KV-cached greedy decode differs from an uncached recompute: {problem}")
 
-    def step(self):
-        marks = [self.clock.mark()]
-        self.decoder.decode(on_first_token=lambda: marks.append(self.clock.mark()))
-        self.sync()
-        self.first_marks.append(marks)
-
-    def metrics(self, latencies_ns):
-        self.clock.synchronize()
-        self.ttft_ns = (self.ttft_ns + [self.clock.elapsed_ns(start, first) for start, first in self.first_marks])[-20000:]
-        self.first_marks = []
-        metrics = super().metrics(latencies_ns)
-        metrics.update(latency_metrics(self.ttft_ns, prefix="ttft"))
-        metrics.update(tpot_metrics(latencies_ns, self.ttft_ns, self.new_tokens))
-        metrics["new_tokens"] = self.new_tokens
-        return metrics
-
 
 def tpot_metrics(e2e_ns, ttft_ns, new_tokens):
     """TPOT = (E2E − TTFT)/(N − 1) per call, pairing the newest calls' E2E and TTFT."""
@@ -665,21 +729,82 @@ def check_tensor(torch, what, tensor, shape):
         raise Mismatch(f"{what}: non-finite values")
 
 
-class ExportedCell(Cell):
-    """A cell on an exported ONNX graph: compared with torch's fp32 outputs."""
+class OrtRunner:
+    """One ONNX Runtime session on the plan's device; ``run`` returns host arrays (so on a
+    GPU provider a call includes its copies and ends when the device is done)."""
 
-    def __init__(self, component, cell, spec, path, params, origin, reference, inputs):
+    def __init__(self, component, path, precision):
+        from stackbench_worker import captured_stderr
+
+        ort = component.extra["onnxruntime"]
+        options = ort.SessionOptions()
+        threads = os.environ.get("STACKBENCH_TORCH_THREADS", "").strip()
+        if threads:
+            options.intra_op_num_threads = int(threads)
+        wanted = [p for p in ORT_PROVIDERS[component.device] if p in ort.get_available_providers()]
+        providers = wanted[:1] + (["CPUExecutionProvider"] if wanted[:1] != ["CPUExecutionProvider"] else [])
+        try:
+            with captured_stderr() as log:
+                self.session = ort.InferenceSession(path, sess_options=options, providers=providers)
+        except Exception as error:  # noqa: BLE001 -- classified below
+            text = str(error)
+            if "NOT_IMPLEMENTED" in text or "Could not find an implementation" in text:
+                raise Skip(f"{precision} on onnxruntime {ort.__version__} {providers[0]}: {text.strip().splitlines()[0]}") from None
+            raise
+        # ORT falls back to the CPU when the requested provider cannot start, and only logs it.
+        if self.session.get_providers()[:1] != providers[:1]:
+            raise RuntimeError(f"onnxruntime did not start {providers[0]}: the session's providers are {self.session.get_providers()}; it logged: {log.text.strip()[-500:]}")
+        self.label = f"onnxruntime {providers[0]}"
+        self.facts = {"execution_provider": providers[0], "onnx_model": os.path.basename(path)}
+
+    def run(self, feeds):
+        return self.session.run(None, feeds)
+
+
+class OvRunner:
+    """One OpenVINO compiled model and infer request; ``infer`` is synchronous. Outputs
+    are copied out of the request's buffers: a decode step feeds them back as inputs."""
+
+    def __init__(self, component, path, precision):
+        core = ov_core(component)
+        hint = {"fp32": "f32", "bf16": "bf16", "fp16": "f16"}[precision]
+        device = OPENVINO_DEVICES[component.device]
+        started = time.perf_counter_ns()
+        self.compiled = core.compile_model(core.read_model(path), device, {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": hint})
+        compile_ns = time.perf_counter_ns() - started
+        self.request = self.compiled.create_infer_request()
+        self.outputs = len(self.compiled.outputs)
+        precision_used = str(self.compiled.get_property("INFERENCE_PRECISION_HINT"))
+        self.label = f"OpenVINO {device} ({precision_used})"
+        self.facts = {"openvino_device": device, "compile_time_ns": compile_ns, "inference_precision": precision_used}
+
+    def run(self, feeds):
+        self.request.infer(feeds)
+        return [self.request.get_output_tensor(i).data.copy() for i in range(self.outputs)]
+
+
+class ExportedCell(Cell):
+    """A cell on exported ONNX graphs (``runners`` by phase, ``first`` the prefill or
+    forward one): its first graph's outputs are compared with torch's fp32 ones."""
+
+    def __init__(self, component, cell, spec, runners, params, origin, reference, feeds):
         super().__init__(component, cell, spec, params, origin)
         self.np = component.extra["numpy"]
-        self.path, self.reference, self.feeds = path, reference, inputs
+        self.runners, self.reference, self.feeds = runners, reference, feeds
+        self.first = runners["first"]
         # The hidden states' sequence axis: the prompt, ViT's patches + [CLS], Whisper's
         # encoder positions.
         self.seq = cell["seq"] if self.task == "decoder" else reference[0].shape[1]
 
+    def memory_probe(self):
+        if self.component.device in ("cuda", "rocm"):
+            return engine_memory_sampler(self.component.torch)
+        return super().memory_probe()
+
     def facts(self):
         facts = super().facts()
-        facts["onnx_opset"] = OPSET
-        facts["tolerance"] = TOLERANCE[self.precision]
+        facts.update(self.first.facts)
+        facts.update({"onnx_opset": OPSET, "tolerance": TOLERANCE[self.precision]})
         return facts
 
     def compare(self, outputs, label):
@@ -697,73 +822,70 @@ class ExportedCell(Cell):
                 raise Mismatch(f"{label}: output {index} differs from torch's by {error:.3g} (max relative), above {TOLERANCE[self.precision]}")
 
 
-class OrtForward(ExportedCell):
+class ExportedForward(ExportedCell):
+    def verify(self):
+        self.compare(self.first.run(self.feeds), self.first.label)
+
+    def step(self):
+        self.first.run(self.feeds)
+
+
+class ExportedDecode(DecodeTiming, ExportedCell):
+    """Greedy decode on two graphs: prefill, then one step per new token with the keys and
+    values passed back in. They travel through host arrays between steps, as in a plain
+    ONNX Runtime or OpenVINO loop (no IO binding or stateful model)."""
+
     def __init__(self, *args):
         super().__init__(*args)
-        ort = self.component.extra["onnxruntime"]
-        from stackbench_worker import captured_stderr
-
-        options = ort.SessionOptions()
-        threads = os.environ.get("STACKBENCH_TORCH_THREADS", "").strip()
-        if threads:
-            options.intra_op_num_threads = int(threads)
-        wanted = [p for p in ORT_PROVIDERS[self.component.device] if p in ort.get_available_providers()]
-        providers = wanted[:1] + (["CPUExecutionProvider"] if wanted[:1] != ["CPUExecutionProvider"] else [])
-        try:
-            with captured_stderr() as log:
-                self.session = ort.InferenceSession(self.path, sess_options=options, providers=providers)
-        except Exception as error:  # noqa: BLE001 -- classified below
-            text = str(error)
-            if "NOT_IMPLEMENTED" in text or "Could not find an implementation" in text:
-                raise Skip(f"{self.precision} on onnxruntime {ort.__version__} {providers[0]}: {text.strip().splitlines()[0]}") from None
-            raise
-        if self.session.get_providers()[:1] != providers[:1]:
-            raise RuntimeError(f"onnxruntime did not start {providers[0]}: the session's providers are {self.session.get_providers()}; it logged: {log.text.strip()[-500:]}")
-        self.provider = providers[0]
-
-    def memory_probe(self):
-        if self.component.device in ("cuda", "rocm"):
-            return engine_memory_sampler(self.component.torch)
-        return super().memory_probe()
+        self.step_graph = self.runners["step"]
+        self.layers = (len(self.reference) - 1) // 2
+        self.first_marks = []
 
     def facts(self):
         facts = super().facts()
-        facts.update({"execution_provider": self.provider, "onnx_model": os.path.basename(self.path)})
+        facts["kv_cache"] = "host arrays between a prefill graph and a step graph"
         return facts
 
-    def verify(self):
-        self.compare(self.session.run(None, self.feeds), f"onnxruntime {self.provider}")
-
-    def step(self):
-        self.session.run(None, self.feeds)
-
-
-class OvForward(ExportedCell):
-    def __init__(self, *args):
-        super().__init__(*args)
-        core = ov_core(self.component)
-        hint = {"fp32": "f32", "bf16": "bf16", "fp16": "f16"}[self.precision]
-        model = core.read_model(self.path)
-        started = time.perf_counter_ns()
-        self.compiled = core.compile_model(model, OPENVINO_DEVICES[self.component.device], {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": hint})
-        self.compile_ns = time.perf_counter_ns() - started
-        self.request = self.compiled.create_infer_request()
-        self.inference_precision = str(self.compiled.get_property("INFERENCE_PRECISION_HINT"))
-
-    def facts(self):
-        facts = super().facts()
-        facts.update({"openvino_device": OPENVINO_DEVICES[self.component.device], "compile_time_ns": self.compile_ns, "inference_precision": self.inference_precision})
-        return facts
-
-    def run_once(self):
-        self.request.infer(self.feeds)
-        return [self.request.get_output_tensor(i).data.copy() for i in range(len(self.compiled.outputs))]
+    def decode(self, on_first_token=None, feeds=None, new_tokens=None):
+        np = self.np
+        outputs = self.first.run(self.feeds if feeds is None else feeds)
+        token = outputs[0][:, -1].argmax(-1)[:, None].astype(np.int64)
+        if on_first_token is not None:
+            on_first_token()
+        tokens = [token]
+        names = past_names(self.layers)
+        for _ in range(1, self.new_tokens if new_tokens is None else new_tokens):
+            outputs = self.step_graph.run({"input_ids": token, **dict(zip(names, outputs[1:], strict=True))})
+            token = outputs[0][:, -1].argmax(-1)[:, None].astype(np.int64)
+            tokens.append(token)
+        return np.concatenate(tokens, axis=1)
 
     def verify(self):
-        self.compare(self.run_once(), f"OpenVINO {OPENVINO_DEVICES[self.component.device]} ({self.inference_precision})")
-
-    def step(self):
-        self.request.infer(self.feeds)
+        np = self.np
+        self.compare(self.first.run(self.feeds), self.first.label)
+        tokens = self.decode()
+        vocab = self.reference[0].shape[-1]
+        if tokens.shape != (self.batch, self.new_tokens) or tokens.min() < 0 or tokens.max() >= vocab:
+            raise Mismatch(f"{self.first.label}: decode gave tokens of shape {tokens.shape} in [{tokens.min()}, {tokens.max()}], expected {(self.batch, self.new_tokens)} in [0, {vocab})")
+        # Cached against uncached on this runtime: the step graph's greedy tokens against
+        # the prefill graph run over the whole sequence for each new token.
+        prompt = self.feeds["input_ids"][:, :CHECK_PROMPT]
+        count = min(CHECK_TOKENS, self.new_tokens)
+        cached = self.decode(feeds={"input_ids": prompt}, new_tokens=count)
+        sequence = prompt
+        for position in range(count):
+            logits = self.first.run({"input_ids": sequence})[0][:, -1].astype(np.float64)
+            want = logits.argmax(-1)
+            scale = float(np.abs(logits).max()) or 1.0
+            for row in np.nonzero(want != cached[:, position])[0]:
+                margin = (logits[row, want[row]] - logits[row, cached[row, position]]) / scale
+                if margin > NEAR_TIE[self.precision]:
+                    raise Mismatch(
+                        f"{self.first.label}: KV-cached decode chose token {cached[row, position]} at new token {position} of request {row}, "
+                        f"an uncached recompute {want[row]} (logit margin {margin:.3g}, above the near-tie bound {NEAR_TIE[self.precision]})"
+                    )
+            # Teacher-forced with the cached tokens, so later positions stay comparable.
+            sequence = np.concatenate([sequence, cached[:, position : position + 1]], axis=1)
 
 
 def engine_memory_sampler(torch):
