@@ -202,6 +202,18 @@ class TinyGpt2(unittest.TestCase):
         self.assertEqual(zoo.count_params_meta(self.torch, self.transformers, self.spec), count)
         self.assertIn("torch.manual_seed(0)", self.origin)
 
+    def test_a_local_directory_is_used_as_is(self):
+        folder = tempfile.mkdtemp()
+        self.model.save_pretrained(folder)
+        local = {"arch": "gpt2", "task": "decoder", "config": None, "local_dir": folder}
+        built, origin = zoo.build_model(self.torch, self.transformers, local)
+        self.assertEqual(origin, f"weights from {folder}")
+        for (name, a), (_, b) in zip(built.state_dict().items(), self.model.state_dict().items(), strict=True):
+            self.assertTrue(self.torch.equal(a, b), name)
+        os.remove(os.path.join(folder, "model.safetensors"))
+        _, origin = zoo.build_model(self.torch, self.transformers, local)
+        self.assertEqual(origin, f"random weights, torch.manual_seed(0), config from {folder}")
+
     def test_cached_greedy_decode_equals_the_uncached_recompute(self):
         inputs = zoo.make_inputs(self.torch, self.model.config, "decoder", 2, 8)
         decoder = zoo.GreedyDecoder(self.torch, self.model, "decoder", inputs, 6, 0)
