@@ -585,6 +585,8 @@ class Cell(Benchmark):
                 "memory_method": self.memory_method,
             }
         )
+        if hasattr(self.memory, "peak_source"):
+            metrics["memory_peak_source"] = self.memory.peak_source
         metrics.update(self.energy.metrics(self.window_calls * self.elements, self.unit[:-1]))
         return metrics
 

@@ -140,6 +140,16 @@ class Windows(unittest.TestCase):
     def test_the_process_rss_is_read(self):
         self.assertGreater(model_metrics.read_rss_bytes(), 1 << 20)
 
+    def test_the_rss_peak_sees_a_spike_between_samples(self):
+        sampler = model_metrics.RssSampler(interval_s=10.0)  # only the two end samples
+        sampler.start()
+        spike = bytearray(64 << 20)  # zero-filled: every page touched
+        del spike
+        sampler.stop()
+        peak, average = sampler.summary()
+        self.assertEqual(sampler.peak_source, "VmHWM")
+        self.assertGreaterEqual(peak - average, 60 << 20)
+
     def fake_rapl(self, zones):
         root = tempfile.mkdtemp()
         for zone, (name, energy) in zones.items():
