@@ -8,7 +8,7 @@ cell: the notes describe the whole measurement, like the latency reservoir.
 Memory, by the device the cell ran on (the note ``memory_method`` says which):
 
 * ``cpu_rss_sampled``: the process's resident set (``/proc/self/statm``) read by a
-  background thread every ``RSS_INTERVAL_S`` and once at each end of the window; the
+  background thread every ``SAMPLE_INTERVAL_S`` and once at each end of the window; the
   average is theirs, the peak the kernel's own high-water mark (``VmHWM``, reset at the
   window's start through ``/proc/self/clear_refs``), which misses no spike; where Linux
   refuses the reset, the peak of the samples. The interval is coarse on purpose: the
@@ -35,7 +35,7 @@ import threading
 POWERCAP = "/sys/class/powercap"
 
 
-RSS_INTERVAL_S = 0.02
+SAMPLE_INTERVAL_S = 0.02
 
 
 def read_rss_bytes(statm="/proc/self/statm"):
@@ -48,7 +48,7 @@ class Sampler:
     """Reads ``read()`` every ``interval_s`` on a thread between ``start`` and ``stop``;
     keeps the peak, the sum and the count over every window since it was made."""
 
-    def __init__(self, read, interval_s=0.002):
+    def __init__(self, read, interval_s=SAMPLE_INTERVAL_S):
         self.read = read
         self.interval_s = interval_s
         self.peak = 0
@@ -107,7 +107,7 @@ class RssSampler(Sampler):
     """The process's resident set: sampled for the average, the kernel's high-water mark
     (reset at each window's start) for the peak where Linux allows the reset."""
 
-    def __init__(self, interval_s=RSS_INTERVAL_S):
+    def __init__(self, interval_s=SAMPLE_INTERVAL_S):
         super().__init__(read_rss_bytes, interval_s)
         self.peak_source = "samples"
 
