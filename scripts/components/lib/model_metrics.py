@@ -14,6 +14,8 @@ Memory, by the device the cell ran on (the note ``memory_method`` says which):
   refuses the reset, the peak of the samples. The interval is coarse on purpose: the
   thread takes the GIL for each read: at 2 ms it slowed a tiny GPT-2's decode loop by
   9 % (best of 15 runs on a 2-core machine), at 20 ms by 2 %.
+* ``mps_driver_allocated_sampled``: ``torch.mps.driver_allocated_memory`` sampled (peak
+  and average of the samples).
 * ``cuda_max_memory_allocated`` / ``rocm_max_memory_allocated``: torch's caching allocator
   high-water mark (weights included), the average from the same thread sampling
   ``memory_allocated``. Memory an engine holds outside torch's allocator is not in it.
@@ -92,6 +94,10 @@ def memory_sampler(device, torch=None):
     """(sampler, method) for the device a cell runs on."""
     if device in ("cuda", "rocm"):
         return AllocatorSampler(torch, device), f"{device}_max_memory_allocated"
+    if device == "mps":
+        # Apple's unified memory: what the Metal driver holds for this process, which the
+        # resident set does not show.
+        return Sampler(torch.mps.driver_allocated_memory), "mps_driver_allocated_sampled"
     return RssSampler(), "cpu_rss_sampled"
 
 
