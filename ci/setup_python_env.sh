@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the virtualenv the component tier's tests and benches run in, and
 # installs the CPU Python stack the component workers drive: torch, onnxruntime, onnx,
-# openvino, numpy. Idempotent: when every package already imports, it installs nothing
+# openvino, numpy, and transformers (the model sweep builds its models from configs with
+# random weights; nothing is downloaded). Idempotent: when every package already imports, it installs nothing
 # and takes a few seconds, so CI can call it on every run.
 #
 # Usage: ci/setup_python_env.sh [VENV_DIR]   (default: .venv-components at the repo root)
@@ -16,9 +17,9 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${1:-$repo_root/.venv-components}"
 bootstrap="${STACKBENCH_BOOTSTRAP_PYTHON:-python3}"
-packages=(numpy torch onnx onnxruntime openvino)
+packages=(numpy torch onnx onnxruntime openvino transformers)
 # Import names of the packages above, in the same order.
-modules=(numpy torch onnx onnxruntime openvino)
+modules=(numpy torch onnx onnxruntime openvino transformers)
 
 if [[ -x "$venv/bin/python" ]]; then
     echo "setup_python_env: reusing virtualenv $venv"
@@ -55,7 +56,7 @@ fi
 "$python" - <<'PY'
 import importlib, sys
 print(f"setup_python_env: python {sys.version.split()[0]} at {sys.executable}")
-for name in ("numpy", "torch", "onnx", "onnxruntime", "openvino"):
+for name in ("numpy", "torch", "onnx", "onnxruntime", "openvino", "transformers"):
     module = importlib.import_module(name)
     version = getattr(module, "__version__", None)
     if version is None and name == "openvino":

@@ -3,7 +3,8 @@
 //! reference against the whole one, the SDPA and flash-attn probes, Triton's cold-cache
 //! compile, vLLM's per-request times and the notes its chart reads, DeepSpeed's memory
 //! phases on a fake allocator, the engine-memory sampler, torch's GPU detection,
-//! ONNX Runtime's provider labels and the GPU-run checker. They need the CPU stack's torch
+//! ONNX Runtime's provider labels, the GPU-run checker, and the model sweep's plan reader,
+//! memory and energy windows and tiny-model build, decode and int8 quantization. They need the CPU stack's torch
 //! (and the triton it brings), so they run with the same interpreter as `components_real`
 //! and are required in CI.
 

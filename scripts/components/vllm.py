@@ -33,6 +33,7 @@ import re  # noqa: E402
 import time  # noqa: E402
 
 from engine_memory import EngineMemory  # noqa: E402
+from request_times import RequestTimes, request_metrics  # noqa: E402,F401 -- tests reach them here too
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_module, import_reason, latency_metrics, main, suite  # noqa: E402
 
 MODEL_ENV = "STACKBENCH_VLLM_MODEL"
@@ -115,48 +116,6 @@ def vocab_size(llm):
         return llm.llm_engine.model_config.get_vocab_size()
     except AttributeError:
         return len(llm.get_tokenizer())
-
-
-class RequestTimes:
-    """Per-request TTFT, E2E and TPOT from one batch, on the host clock, as the engine's
-    steps deliver tokens: the times a client of the engine sees. vLLM's definitions:
-    TTFT from submission to the first output token, TPOT = (E2E − TTFT)/(n_out − 1).
-    Outputs are deltas (``RequestOutputKind.DELTA``, as a streaming server gets them):
-    each carries only the tokens new since the last step."""
-
-    def __init__(self, started_ns):
-        self.started_ns = started_ns
-        self.first_ns = {}
-        self.produced = {}
-        self.done = {}
-
-    def observe(self, outputs, now_ns):
-        """Notes the first step at which each request has a token, and when it finishes."""
-        for output in outputs:
-            new = len(output.outputs[0].token_ids) if output.outputs else 0
-            produced = self.produced.get(output.request_id, 0) + new
-            self.produced[output.request_id] = produced
-            if produced and output.request_id not in self.first_ns:
-                self.first_ns[output.request_id] = now_ns - self.started_ns
-            if output.finished:
-                self.done[output.request_id] = (now_ns - self.started_ns, produced)
-
-    def per_request(self):
-        """[(ttft_ns, e2e_ns, tpot_ns or None, n_out)] for the finished requests."""
-        rows = []
-        for request_id, (e2e, n_out) in self.done.items():
-            ttft = self.first_ns.get(request_id, e2e)
-            tpot = (e2e - ttft) / (n_out - 1) if n_out > 1 else None
-            rows.append((ttft, e2e, tpot, n_out))
-        return rows
-
-
-def request_metrics(rows):
-    """p50/p90/p99 of TTFT, TPOT and per-request E2E over ``rows`` from ``per_request``."""
-    metrics = latency_metrics([r[0] for r in rows], prefix="ttft")
-    metrics.update(latency_metrics([r[2] for r in rows if r[2] is not None], prefix="tpot"))
-    metrics.update(latency_metrics([r[1] for r in rows], prefix="request_e2e"))
-    return metrics
 
 
 class Offline(Benchmark):

@@ -261,6 +261,13 @@ class Benchmark:
     def step(self):
         raise NotImplementedError
 
+    def begin_run(self, iters):
+        """Called just before a run's timed loop, outside it: where a benchmark starts what
+        must cover exactly the timed calls (a memory sampler, an energy counter)."""
+
+    def end_run(self):
+        """Called just after the timed loop and its synchronize, before ``metrics``."""
+
     def metrics(self, latencies_ns):
         """Extra metrics after a run, from the reservoir of per-call latencies."""
         return latency_metrics(latencies_ns)
@@ -345,7 +352,11 @@ class _Server:
         bench = self.require_bench()
         if iters < 1:
             raise ValueError(f"iters must be >= 1, got {iters}")
-        total_ns, per_call = timed_loop(bench, iters)
+        bench.begin_run(iters)
+        try:
+            total_ns, per_call = timed_loop(bench, iters)
+        finally:
+            bench.end_run()
         self.latencies.extend(per_call)
         if len(self.latencies) > RESERVOIR:
             del self.latencies[: len(self.latencies) - RESERVOIR]
