@@ -7,6 +7,7 @@
 
 pub mod clocks;
 pub mod cpu;
+pub mod device_memory;
 pub mod gpu;
 pub mod gpu_peaks;
 pub mod memory;
