@@ -66,7 +66,12 @@ impl BenchSink for Harness {
 
 /// The id recorded when a whole component could not be asked what it offers.
 pub fn whole_component_id(component: &str) -> BenchId {
-    BenchId::new(FAMILY, component, "all", "all")
+    whole_id(FAMILY, component)
+}
+
+/// The id recorded for everything a worker of `family` would have offered.
+pub fn whole_id(family: &str, worker: &str) -> BenchId {
+    BenchId::new(family, worker, "all", "all")
 }
 
 /// Runs every component in `components` with the interpreter the environment names.
