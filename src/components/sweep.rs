@@ -69,10 +69,10 @@ impl Sweep<'_> {
     fn worker_config(&self, backend: SweepBackend) -> RunnerConfig {
         let mut config = self.config.clone();
         config.family = MODELS.name;
-        config.env = vec![
+        config.env.extend([
             (PLAN_ENV.into(), self.plan_path.display().to_string()),
             (BACKEND_ENV.into(), backend.id().into()),
-        ];
+        ]);
         config
     }
 
