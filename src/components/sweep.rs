@@ -512,3 +512,88 @@ pub fn probe_peaks() -> Vec<Peak> {
         .and_then(|p| serde_json::from_value(p).ok())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::DType;
+    use crate::workload::models::Precision;
+    use crate::workload::models::plan::{RawAxes, SweepAxes};
+
+    fn peak(backend: BackendKind, dtype: DType, theoretical: f64, measured: Option<f64>) -> Peak {
+        Peak {
+            backend,
+            device: "d".into(),
+            metric: PeakMetric::FlopsPerSecond,
+            dtype: Some(dtype),
+            theoretical: Some(theoretical),
+            measured,
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_peak_is_the_devices_at_the_cells_precision() {
+        let peaks = [
+            peak(BackendKind::Cpu, DType::F32, 2e11, Some(3e11)),
+            peak(BackendKind::Cuda, DType::Bf16, 9.9e14, None),
+        ];
+        assert_eq!(
+            peak_for(&peaks, SweepDevice::Cpu, Precision::Fp32),
+            Ok(3e11)
+        );
+        assert_eq!(
+            peak_for(&peaks, SweepDevice::Cuda, Precision::Bf16),
+            Ok(9.9e14)
+        );
+        let none = peak_for(&peaks, SweepDevice::Cpu, Precision::Bf16).unwrap_err();
+        assert_eq!(none, "the probe has no bf16 peak on cpu");
+        assert!(
+            peak_for(&peaks, SweepDevice::Cpu, Precision::Int8)
+                .unwrap_err()
+                .contains("int8")
+        );
+        assert!(peak_for(&peaks, SweepDevice::Qnn, Precision::Fp32).is_err());
+    }
+
+    #[test]
+    fn mfu_is_flops_per_element_times_rate_over_the_peak_and_over_100_percent_fails() {
+        let raw = RawAxes {
+            models: Some(vec!["gpt2-small".into()]),
+            seq: Some(vec!["512".into()]),
+            ..RawAxes::default()
+        };
+        let plan = SweepPlan::from_axes(&SweepAxes::resolve(&raw, SweepDevice::Cpu).unwrap());
+        let sweep = Sweep {
+            plan: &plan,
+            plan_path: Path::new("/p"),
+            config: RunnerConfig::default(),
+            budget: Err("unread".into()),
+            absent: None,
+            peaks: vec![peak(BackendKind::Cpu, DType::F32, 1e12, None)],
+        };
+        let cell = &plan.cells[0];
+        let per_token = crate::workload::models::find("gpt2-small")
+            .unwrap()
+            .flops_per_token_at(512) as f64;
+        let notes = BTreeMap::from([("tokens_per_s".to_string(), Value::from(1000.0))]);
+        let u = mfu(&notes, &sweep, cell).unwrap();
+        assert_eq!(u.flops_per_element, per_token);
+        assert!((u.mfu - per_token * 1000.0 / 1e12).abs() < 1e-12);
+        let mut written = BTreeMap::new();
+        u.write(&mut written);
+        assert!(!written.contains_key(CHECK_AFTER_TIMING_NOTE));
+        let fast = BTreeMap::from([("tokens_per_s".to_string(), Value::from(1e7))]);
+        let mut written = BTreeMap::new();
+        mfu(&fast, &sweep, cell).unwrap().write(&mut written);
+        let why = written[CHECK_AFTER_TIMING_NOTE].as_str().unwrap();
+        assert!(why.contains("exceeds 100 %"), "{why}");
+        assert!(
+            mfu(&BTreeMap::new(), &sweep, cell)
+                .unwrap_err()
+                .contains("no tokens_per_s")
+        );
+        // No budget read: nothing is refused for memory; the positions still are.
+        assert_eq!(sweep.precheck(cell), None);
+    }
+}
