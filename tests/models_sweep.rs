@@ -304,7 +304,7 @@ fn ctrl_c_keeps_the_finished_cells_and_marks_the_run_partial() {
         return;
     };
     let log = setup.dir.path().join("workers.log");
-    let mut child = setup
+    let child = setup
         .command(&[])
         .env("FAKE_MODELS_LOG", &log)
         .env("FAKE_MODELS_SLEEP_S", "0.02")

@@ -175,7 +175,7 @@ fn measured(notes: &BTreeMap<String, Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::run::FailedBenchmark;
+    use crate::results::FailedBenchmark;
     use serde_json::json;
 
     fn run_with(report: Value, failed: Vec<FailedBenchmark>) -> RunRecord {
