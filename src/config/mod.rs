@@ -353,6 +353,7 @@ mod tests {
         let config = Config::load(&path).unwrap();
         assert_eq!(config.suite("smoke").unwrap().targets.len(), 2);
         assert_eq!(config.component("vllm").enabled, Some(false));
+        assert_eq!(config.sweep("serving").unwrap().batch, Some(vec![1, 8, 32]));
         assert_eq!(config.thresholds.len(), 2);
         assert_eq!(config.gate().rounds, Some(3));
         assert_eq!(config.price_for("NVIDIA H100 80GB HBM3"), Some(2.5));
