@@ -4,7 +4,7 @@
 //! `models/<backend>/<model>-<precision>-<phase>/b<B>_s<S>`; see `src/workload/models.rs`.
 
 use stackbench::components::RunnerConfig;
-use stackbench::components::interpreter::Interpreter;
+use stackbench::components::suite::configured_interpreter;
 use stackbench::components::sweep::{self, Sweep};
 use stackbench::harness::Harness;
 use stackbench::system::device_memory::absent_reason;
@@ -38,7 +38,15 @@ fn main() -> ExitCode {
         absent: absent_reason(plan.device, Path::new("/")),
         peaks: sweep::probe_peaks(),
     };
-    let interpreter = Interpreter::discover().map_err(|e| e.to_string());
+    let interpreter = configured_interpreter(settings.python.as_deref());
+    if let Ok(found) = &interpreter {
+        let (version, path) = (&found.version, found.path.display());
+        eprintln!(
+            "stackbench models: Python {version} at {path} (from {})",
+            found.source
+        );
+    }
+    let interpreter = interpreter.map_err(|e| e.to_string());
     sweep::run_sweep(&mut harness, &interpreter, &sweep);
     harness.finish()
 }

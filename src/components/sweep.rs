@@ -91,14 +91,20 @@ impl Sweep<'_> {
             return Some(reason.clone());
         }
         let spec = self.plan.spec(cell)?;
-        let context = cell.seq + self.plan.new_tokens;
+        // Only a decode cell adds new tokens to its positions; a forward or prefill holds
+        // the prompt alone (BERT at seq 512 fits its 512 positions).
+        let new_tokens = match cell.phase {
+            crate::workload::models::Phase::Decode => self.plan.new_tokens,
+            _ => 0,
+        };
+        let context = cell.seq + new_tokens;
         if let Some(max) = spec.max_positions()
             && spec.task().uses_seq()
             && context > max
         {
             return Some(format!(
-                "sequence too long: {} prompt + {} new tokens exceed {}'s {max} positions",
-                cell.seq, self.plan.new_tokens, spec.name
+                "sequence too long: {} prompt + {new_tokens} new tokens exceed {}'s {max} positions",
+                cell.seq, spec.name
             ));
         }
         let budget = self.budget.as_ref().ok()?;
@@ -595,5 +601,43 @@ mod tests {
         );
         // No budget read: nothing is refused for memory; the positions still are.
         assert_eq!(sweep.precheck(cell), None);
+    }
+
+    #[test]
+    fn only_a_decode_cell_adds_its_new_tokens_to_the_positions() {
+        let raw = RawAxes {
+            models: Some(vec!["bert-base".into(), "gpt2-small".into()]),
+            seq: Some(vec!["512".into(), "1024".into()]),
+            ..RawAxes::default()
+        };
+        let plan = SweepPlan::from_axes(&SweepAxes::resolve(&raw, SweepDevice::Cpu).unwrap());
+        let sweep = Sweep {
+            plan: &plan,
+            plan_path: Path::new("/p"),
+            config: RunnerConfig::default(),
+            budget: Err("unread".into()),
+            absent: None,
+            peaks: Vec::new(),
+        };
+        let reason = |id: &str| {
+            let cell = plan
+                .cells
+                .iter()
+                .find(|c| format!("{}/{}", c.benchmark(), c.parameters()) == id)
+                .unwrap();
+            sweep.precheck(cell)
+        };
+        assert_eq!(reason("bert-base-fp32-forward/b1_s512"), None);
+        assert!(
+            reason("bert-base-fp32-forward/b1_s1024")
+                .unwrap()
+                .contains("512 positions")
+        );
+        assert_eq!(reason("gpt2-small-fp32-prefill/b1_s1024"), None);
+        let long = reason("gpt2-small-fp32-decode/b1_s1024").unwrap();
+        assert_eq!(
+            long,
+            "sequence too long: 1024 prompt + 16 new tokens exceed gpt2-small's 1024 positions"
+        );
     }
 }
