@@ -190,10 +190,11 @@ mod tests {
 
     #[test]
     fn gpu_memory_reads_nvidia_smi_and_amdgpu_sysfs() {
-        let m = parse_nvidia_smi("81000, 81559\n").unwrap();
+        // What an H100 80GB answered on the device machine (2026-11-27): MiB free, total.
+        let m = parse_nvidia_smi("81079, 81559\n").unwrap();
         assert_eq!(
             (m.free_bytes, m.total_bytes),
-            (81000 << 20, Some(81559 << 20))
+            (81079 << 20, Some(81559 << 20))
         );
         assert!(parse_nvidia_smi("[N/A], 1").is_none());
         let dir = tempfile::tempdir().unwrap();
