@@ -10,12 +10,12 @@ usage() {
 Usage: ./run_benchmarks.sh [OPTIONS]
 
 Runs every stackbench bench target (gemm, memory_bandwidth, tensor_ops, attention,
-components), records the run under the results directory and writes the report.
+components, models), records the run under the results directory and writes the report.
 
 Options:
   --quick             the quick suite: a few points per axis (default; minutes)
   --full              every axis value
-  --suite NAME        a suite by name: quick, full, pre-installation, component,
+  --suite NAME        a suite by name: quick, full, pre-installation, component, sweep,
                       or one defined in stackbench.toml (stackbench suite NAME shows it)
   --config FILE       the config file (default: ./stackbench.toml when present)
   --filter REGEX      only benchmarks whose id matches REGEX (Criterion's filter),
@@ -62,7 +62,7 @@ die() {
     exit 2
 }
 
-ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components)
+ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components models)
 suite="${STACKBENCH_SUITE:-quick}"
 filter=""
 label=""
@@ -109,8 +109,8 @@ fi
 config_file="${STACKBENCH_CONFIG:-}"
 [[ -z "$config_file" && -f "$(dirname "$0")/stackbench.toml" ]] && config_file="$(dirname "$0")/stackbench.toml"
 case "$suite" in
-    quick | full | pre-installation | component) ;;
-    *) [[ -n "$config_file" ]] || die "unknown suite '$suite': expected quick, full, pre-installation, component, or a suite defined in stackbench.toml" ;;
+    quick | full | pre-installation | component | sweep) ;;
+    *) [[ -n "$config_file" ]] || die "unknown suite '$suite': expected quick, full, pre-installation, component, sweep, or a suite defined in stackbench.toml" ;;
 esac
 [[ -z "$config_file" || -f "$config_file" ]] || die "the config file '$config_file' does not exist"
 export STACKBENCH_SUITE="$suite"

@@ -107,6 +107,13 @@ fn every_command_taking_config_or_prices_accepts_the_example() {
             Some(2),
         ),
         (STACKBENCH, "suite", vec!["smoke", "--config", ex], Some(0)),
+        // The plan only: a sweep would run the models bench target.
+        (
+            STACKBENCH,
+            "sweep",
+            vec!["--config", ex, "--sweep", "serving", "--print-plan"],
+            Some(0),
+        ),
         // Past the config, to the store it cannot open (it would serve until killed).
         (
             STACKBENCH,

@@ -2,6 +2,7 @@
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
 pub mod compare;
+pub mod compatibility;
 pub mod estimator;
 pub mod hardware;
 pub mod noise;

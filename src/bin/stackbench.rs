@@ -32,5 +32,6 @@ fn main() -> ExitCode {
         Command::Suite(args) => stackbench::cli::validate::suite_main(args),
         Command::Config(args) => stackbench::cli::config_get::config_main(args),
         Command::Serve(args) => stackbench::cli::serve::main(args),
+        Command::Sweep(args) => stackbench::cli::sweep::main(args),
     }
 }

@@ -24,4 +24,5 @@ pub mod stackbench;
 pub mod store;
 pub mod store_admin;
 pub mod store_flush;
+pub mod sweep;
 pub mod validate;

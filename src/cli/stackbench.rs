@@ -34,6 +34,10 @@ pub enum Command {
     Validate(super::validate::ValidateArgs),
     /// Show what a suite (built-in or from stackbench.toml) runs.
     Suite(super::validate::SuiteArgs),
+    /// A model sweep: models x batch x seq x precision x backend on this machine, recorded
+    /// as a run, with the compatibility map of every cell. Exit 0 every cell measured or
+    /// skipped with a reason, 1 a cell failed, 2 bad input, 130 interrupted (run kept, partial).
+    Sweep(super::sweep::SweepArgs),
     /// Print one setting of stackbench.toml as the tools resolve it (for scripts).
     Config(super::config_get::ConfigArgs),
     /// The web dashboard and upload API over a results store (localhost, read-only unless

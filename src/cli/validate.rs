@@ -18,7 +18,7 @@ use std::process::ExitCode;
   stackbench validate --run latest --suite quick    # judge a stored run, measure nothing
   stackbench validate --config lab.toml --suite smoke --filter triad")]
 pub struct ValidateArgs {
-    /// Suite to run: built-in (quick, full, pre-installation, component) or from the config
+    /// Suite to run: built-in (quick, full, pre-installation, component, sweep) or from the config
     #[arg(long, default_value = "pre-installation")]
     pub suite: String,
     /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
@@ -129,6 +129,8 @@ fn measure(
         package_dir: &runner::package_dir(),
         criterion_dir: criterion_dir.path(),
         filter: args.filter.as_deref(),
+        env: Vec::new(),
+        forward_interrupt: false,
     })?;
     Ok(run)
 }

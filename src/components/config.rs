@@ -54,6 +54,11 @@ pub struct RunnerConfig {
     pub measurement: Option<Duration>,
     /// Components to run; `None` runs every one.
     pub only: Option<Vec<String>>,
+    /// The id's first part: `components`, or `models` for the model sweep, whose workers
+    /// are one script run once per backend (the id's second part).
+    pub family: &'static str,
+    /// Extra environment of each worker (the sweep's plan file and backend).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for RunnerConfig {
@@ -70,6 +75,8 @@ impl Default for RunnerConfig {
             warm_up: None,
             measurement: None,
             only: None,
+            family: super::FAMILY,
+            env: Vec::new(),
         }
     }
 }

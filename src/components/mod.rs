@@ -33,6 +33,7 @@ pub mod interpreter;
 pub mod protocol;
 pub mod session;
 pub mod suite;
+pub mod sweep;
 pub mod worker;
 
 pub use config::RunnerConfig;

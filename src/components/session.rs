@@ -7,7 +7,6 @@
 //! cost seconds each. When the worker dies, the session remembers why, so the component's
 //! remaining benchmarks are skipped with that reason instead of each timing out again.
 
-use super::FAMILY;
 use super::config::RunnerConfig;
 use super::interpreter::Interpreter;
 use super::protocol::{BenchmarkSpec, Description, FailureKind, Op, RunResult, ThroughputSpec};
@@ -209,7 +208,7 @@ impl ComponentSession {
             .iter()
             .map(|spec| OfferedBenchmark {
                 id: BenchId::new(
-                    FAMILY,
+                    self.config.family,
                     &self.component,
                     spec.benchmark.clone(),
                     spec.parameters.clone(),

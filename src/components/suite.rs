@@ -66,7 +66,12 @@ impl BenchSink for Harness {
 
 /// The id recorded when a whole component could not be asked what it offers.
 pub fn whole_component_id(component: &str) -> BenchId {
-    BenchId::new(FAMILY, component, "all", "all")
+    whole_id(FAMILY, component)
+}
+
+/// The id recorded for everything a worker of `family` would have offered.
+pub fn whole_id(family: &str, worker: &str) -> BenchId {
+    BenchId::new(family, worker, "all", "all")
 }
 
 /// Runs every component in `components` with the interpreter the environment names.
@@ -88,10 +93,7 @@ pub fn run_configured_suite(sink: &mut impl BenchSink, runs: &[ComponentRun]) {
     {
         let known = interpreters.iter().position(|(p, _)| p == python);
         let index = known.unwrap_or_else(|| {
-            let found = match python {
-                Some(path) => Interpreter::discover_in(&FileChosenPython(path.clone().into())),
-                None => Interpreter::discover(),
-            };
+            let found = configured_interpreter(python.as_deref());
             if let Ok(interpreter) = &found {
                 eprintln!(
                     "stackbench components: Python {} at {} (from {})",
@@ -110,6 +112,17 @@ pub fn run_configured_suite(sink: &mut impl BenchSink, runs: &[ComponentRun]) {
                 format!("no usable Python interpreter: {error}"),
             ),
         }
+    }
+}
+
+/// The interpreter of a component (or the model sweep) whose `stackbench.toml` settings
+/// may name one: `STACKBENCH_PYTHON` first, then the file's `python`, then discovery.
+pub fn configured_interpreter(
+    python: Option<&std::path::Path>,
+) -> Result<Interpreter, InterpreterError> {
+    match python {
+        Some(path) => Interpreter::discover_in(&FileChosenPython(path.as_os_str().to_owned())),
+        None => Interpreter::discover(),
     }
 }
 

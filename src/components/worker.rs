@@ -192,6 +192,7 @@ impl Worker {
             .arg(script)
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONPATH", python_path_with(&config.helpers_dir))
+            .envs(config.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -9,6 +9,7 @@
 pub mod precedence;
 pub mod prices;
 pub mod suites;
+pub mod sweeps;
 pub mod thresholds;
 
 use serde::Deserialize;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 pub use prices::{PriceBasis, Prices};
 pub use suites::{ResolvedSuite, SamplingOverride, SuiteConfig};
+pub use sweeps::SweepConfig;
 pub use thresholds::{ThresholdRule, ValidateConfig};
 
 /// The file looked up in the current directory when no path is given.
@@ -44,6 +46,8 @@ pub enum ConfigError {
     },
     #[error("unknown suite '{name}' (known: {known})")]
     UnknownSuite { name: String, known: String },
+    #[error("unknown sweep '{name}' (defined in the config: {known})")]
+    UnknownSweep { name: String, known: String },
 }
 
 /// The whole file. Every section defaults, so `""` is a valid config.
@@ -59,6 +63,9 @@ pub struct Config {
     /// the file, and an entry here replaces the built-in one of that name.
     #[serde(default)]
     pub suites: BTreeMap<String, SuiteConfig>,
+    /// Model sweeps by name (`stackbench sweep --sweep NAME`).
+    #[serde(default)]
+    pub sweeps: BTreeMap<String, SweepConfig>,
     /// Settings of the Python component tier, per component name.
     #[serde(default)]
     pub components: BTreeMap<String, ComponentSettings>,
@@ -174,6 +181,11 @@ impl Config {
                 .check()
                 .map_err(|(k, m)| (format!("suites.{name}.{k}"), m))?;
         }
+        for (name, sweep) in &self.sweeps {
+            sweep
+                .check()
+                .map_err(|(k, m)| (format!("sweeps.{name}.{k}"), m))?;
+        }
         for (name, settings) in &self.components {
             settings
                 .check()
@@ -235,6 +247,21 @@ impl Config {
         names.sort();
         names.dedup();
         names
+    }
+
+    /// The sweep `name` of `[sweeps.NAME]`.
+    pub fn sweep(&self, name: &str) -> Result<&SweepConfig, ConfigError> {
+        self.sweeps.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.sweeps.keys().map(String::as_str).collect();
+            ConfigError::UnknownSweep {
+                name: name.into(),
+                known: if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                },
+            }
+        })
     }
 
     /// Settings of one component (all unset when the file has none).
@@ -326,6 +353,7 @@ mod tests {
         let config = Config::load(&path).unwrap();
         assert_eq!(config.suite("smoke").unwrap().targets.len(), 2);
         assert_eq!(config.component("vllm").enabled, Some(false));
+        assert_eq!(config.sweep("serving").unwrap().batch, Some(vec![1, 8, 32]));
         assert_eq!(config.thresholds.len(), 2);
         assert_eq!(config.gate().rounds, Some(3));
         assert_eq!(config.price_for("NVIDIA H100 80GB HBM3"), Some(2.5));

@@ -17,7 +17,7 @@ use std::time::Duration;
 pub const ALL_TARGETS: &[&str] = &crate::workload::family::TARGETS;
 
 /// Suites that exist without a config file.
-pub const BUILT_IN: &[&str] = &["quick", "full", "pre-installation", "component"];
+pub const BUILT_IN: &[&str] = &["quick", "full", "pre-installation", "component", "sweep"];
 
 /// What the pre-installation suite measures: memory bandwidth beyond the caches, host to
 /// device and back, GEMM per precision at one size each backend's quick axes carry, and a
@@ -221,6 +221,13 @@ fn built_in(name: &str) -> Option<SuiteConfig> {
         "component" => Some(SuiteConfig {
             description: Some("the installed Python components only".into()),
             targets: Some(strings(&["components"])),
+            ..SuiteConfig::default()
+        }),
+        "sweep" => Some(SuiteConfig {
+            description: Some(
+                "a model sweep (stackbench sweep): the cells of STACKBENCH_MODELS_PLAN".into(),
+            ),
+            targets: Some(strings(&["models"])),
             ..SuiteConfig::default()
         }),
         _ => None,

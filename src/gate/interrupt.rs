@@ -1,30 +1,5 @@
-//! Ctrl-C during a gate: the handler only raises a flag; the loops that wait on children
-//! check it, kill the child's process group, and unwind so every worktree is removed and
-//! nothing is left half-written. A second Ctrl-C falls back to the default (immediate exit).
+//! Ctrl-C during a gate: the flag lives in [`crate::system::interrupt`] (the model sweep
+//! uses it too); the gate's loops check it, kill the child's process group, and unwind so
+//! every worktree is removed.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_signal: libc::c_int) {
-    // Only async-signal-safe work here: a store, then the default action for the next one.
-    INTERRUPTED.store(true, Ordering::SeqCst);
-    // SAFETY: resetting a signal disposition is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-    }
-}
-
-/// Installs the handler for SIGINT and SIGTERM (a CI runner cancelling a job sends TERM).
-pub fn install() {
-    let handler = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only touches an atomic and resets the disposition.
-    unsafe {
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
-    }
-}
-
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
+pub use crate::system::interrupt::{install, interrupted};

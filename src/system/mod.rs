@@ -7,8 +7,10 @@
 
 pub mod clocks;
 pub mod cpu;
+pub mod device_memory;
 pub mod gpu;
 pub mod gpu_peaks;
+pub mod interrupt;
 pub mod memory;
 pub mod pcie;
 pub mod peak;

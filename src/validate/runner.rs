@@ -35,6 +35,13 @@ pub struct SuiteRun<'a> {
     pub criterion_dir: &'a Path,
     /// Criterion's filter, narrowing the suite further.
     pub filter: Option<&'a str>,
+    /// Extra environment of the targets (a model sweep's plan file, its per-cell timeout).
+    pub env: Vec<(String, std::ffi::OsString)>,
+    /// Run each target in its own process group and pass Ctrl-C on to it as a request
+    /// (the caller installed [`crate::system::interrupt`]): the target finishes its
+    /// benchmark in flight and records what it has, instead of dying with the terminal's
+    /// signal. Without it, targets share the caller's group and its Ctrl-C.
+    pub forward_interrupt: bool,
 }
 
 /// The package this binary was built from: the bench targets live beside it.
@@ -62,10 +69,16 @@ pub fn run_suite(plan: &SuiteRun) -> Result<RunRecord, RunnerError> {
         if let Some(config) = plan.config {
             command.env(crate::config::CONFIG_ENV, config);
         }
-        let status = command.status().map_err(|source| RunnerError::Spawn {
+        command.envs(plan.env.iter().map(|(k, v)| (k, v)));
+        let spawn = |source| RunnerError::Spawn {
             dir: plan.package_dir.to_path_buf(),
             source,
-        })?;
+        };
+        let status = if plan.forward_interrupt {
+            run_forwarding_interrupt(command).map_err(spawn)?
+        } else {
+            command.status().map_err(spawn)?
+        };
         if !status.success() {
             notes.push(format!(
                 "bench target {target} exited with {status} (its failures are judged below)"
@@ -115,6 +128,47 @@ fn unmeasured_run(criterion_dir: &Path, label: Option<String>) -> RunRecord {
         failed,
         ..RunRecord::new(created_unix_ms, criterion_dir, "new", system)
     }
+}
+
+/// How long a target's group may outlive the cargo that started it (a cell in flight when
+/// Ctrl-C came finishes first; its calls are bounded by the runner's timeouts).
+const GROUP_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(900);
+
+/// Runs `command` in its own process group; on Ctrl-C (the flag) sends SIGINT to the whole
+/// group once, then waits until every process of the group is gone (cargo may exit before
+/// the bench executable it started, which is still writing its record).
+fn run_forwarding_interrupt(mut command: Command) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::CommandExt;
+    let mut child = command.process_group(0).spawn()?;
+    let group = libc::pid_t::try_from(child.id()).unwrap_or(0);
+    let mut forwarded = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if !forwarded && crate::system::interrupt::interrupted() && group > 1 {
+            eprintln!(
+                "==> interrupted: the sweep finishes its cell in flight and keeps every finished cell"
+            );
+            // SAFETY: signalling the process group this function created.
+            unsafe { libc::kill(-group, libc::SIGINT) };
+            forwarded = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // Bounded: a container whose init reaps no orphans would keep a zombie in the group.
+    let deadline = std::time::Instant::now() + GROUP_EXIT_WAIT;
+    // SAFETY: signal 0 only asks whether any process of our group is left.
+    while group > 1 && unsafe { libc::kill(-group, 0) } == 0 {
+        if std::time::Instant::now() > deadline {
+            eprintln!(
+                "==> the bench target's process group is still there after {GROUP_EXIT_WAIT:?}; reading what it wrote"
+            );
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(status)
 }
 
 fn stderr_handle() -> Stdio {

@@ -47,6 +47,8 @@ pub enum SizeAxis {
     SequenceLength,
     /// Bytes if the value reads as a size, else a plain number (free-form values).
     BytesOrNumber,
+    /// `b8_s512` (or `b8` where the input size is fixed): the tokens of one call, B·S (B).
+    BatchTokens,
 }
 
 /// How the cross-hardware matrix names one workload of a family.
@@ -95,8 +97,24 @@ pub const COMPONENTS: Family = Family {
     label: Label::WithRunsOn("components/"),
 };
 
+/// Model sweeps: the id's second part is the runtime (torch, onnxruntime, openvino, vllm),
+/// so one model cell on two runtimes is one workload measured two ways.
+pub const MODELS: Family = Family {
+    name: "models",
+    runs_on: RunsOn::Backend,
+    size: SizeAxis::BatchTokens,
+    label: Label::WithFunction("model "),
+};
+
 /// Every family, in the order `run_benchmarks.sh` runs their bench targets.
-pub const FAMILIES: &[Family] = &[GEMM, MEMORY_BANDWIDTH, TENSOR_OPS, ATTENTION, COMPONENTS];
+pub const FAMILIES: &[Family] = &[
+    GEMM,
+    MEMORY_BANDWIDTH,
+    TENSOR_OPS,
+    ATTENTION,
+    COMPONENTS,
+    MODELS,
+];
 
 /// The bench targets, one per family, in [`FAMILIES`]' order.
 pub const TARGETS: [&str; FAMILIES.len()] = {
@@ -190,6 +208,7 @@ impl SizeAxis {
             SizeAxis::BytesOrNumber => parse_bytes_id(value)
                 .map(|b| b as f64)
                 .or_else(|| value.parse::<f64>().ok()),
+            SizeAxis::BatchTokens => batch_tokens(value),
         }
     }
 }
@@ -209,6 +228,16 @@ pub fn sequence_length(value: &str) -> Option<f64> {
         .split('_')
         .find_map(|p| p.strip_prefix('s'))
         .and_then(|s| s.parse().ok())
+}
+
+/// The tokens of one model-sweep call: B·S for `b8_s512`, B for `b8`.
+pub fn batch_tokens(value: &str) -> Option<f64> {
+    let batch: f64 = value.split('_').next()?.strip_prefix('b')?.parse().ok()?;
+    let seq = match value.split_once('_') {
+        Some((_, rest)) => sequence_length(rest)?,
+        None => 1.0,
+    };
+    Some(batch * seq)
 }
 
 fn dims(value: &str) -> Option<Vec<f64>> {
@@ -265,6 +294,8 @@ mod tests {
             "components/attention/sdpa_flash/b4_h16_s2048_d64_bf16",
             "components/collectives/all_reduce/nccl_8r_1048576",
             "components/deepspeed/zero_step/stage3_ranks1_d1024_t4096",
+            "models/torch/gpt2-small-bf16-prefill/b8_s512",
+            "models/onnxruntime/ci-vit-fp32-forward/b4",
         ];
         ids.extend(components.map(String::from));
         ids
@@ -306,6 +337,9 @@ mod tests {
         assert_eq!(log2_size("attention", "b1_h8_s1024_d64"), Some(10.0));
         assert_eq!(log2_size("components", "1KiB"), Some(10.0));
         assert_eq!(log2_size("someone_elses", "64"), Some(6.0));
+        assert_eq!(log2_size("models", "b8_s512"), Some(12.0));
+        assert_eq!(log2_size("models", "b16"), Some(4.0));
+        assert_eq!(log2_size("models", "s512"), None);
         assert_eq!(log2_size("gemm", "odd"), None);
         assert_eq!(log2_size("memory_bandwidth", "0B"), None);
     }
