@@ -108,7 +108,9 @@ def _check_cell(path, index, cell, models):
     _one_of(path, f"{key}.precision", cell.get("precision"), PRECISIONS)
     _one_of(path, f"{key}.phase", cell.get("phase"), TASKS[task][1])
     _positive_int(path, f"{key}.batch", cell.get("batch"))
-    if task in FIXED_INPUT_TASKS and cell.get("seq") is None:
+    # A fixed input size (an image, 30 s of audio) has no sequence axis: the Rust plan
+    # writes 0 there, a hand-written plan may leave it out.
+    if task in FIXED_INPUT_TASKS and cell.get("seq") in (None, 0):
         return
     _positive_int(path, f"{key}.seq", cell.get("seq"))
 
