@@ -933,14 +933,11 @@ class VllmCell(Cell):
 
     def verify(self):
         self.check_params()
+        from request_times import check_repeatable_greedy
+
         first = self.llm.generate(self.prompts, self.params_final, use_tqdm=False)
         second = self.llm.generate(self.prompts, self.params_final, use_tqdm=False)
-        for a, b in zip(first, second, strict=True):
-            tokens = list(a.outputs[0].token_ids)
-            if len(tokens) != self.out_len:
-                raise Mismatch(f"a request produced {len(tokens)} tokens, expected {self.out_len}")
-            if tokens != list(b.outputs[0].token_ids):
-                raise Mismatch("greedy decoding of the same prompts gave different tokens")
+        check_repeatable_greedy(first, second, self.out_len)
 
     def step(self):
         from request_times import RequestTimes

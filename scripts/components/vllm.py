@@ -33,7 +33,7 @@ import re  # noqa: E402
 import time  # noqa: E402
 
 from engine_memory import EngineMemory  # noqa: E402
-from request_times import RequestTimes, request_metrics  # noqa: E402,F401 -- tests reach them here too
+from request_times import RequestTimes, check_repeatable_greedy, request_metrics  # noqa: E402,F401 -- tests reach them here too
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_module, import_reason, latency_metrics, main, suite  # noqa: E402
 
 MODEL_ENV = "STACKBENCH_VLLM_MODEL"
@@ -151,14 +151,7 @@ class Offline(Benchmark):
         }
 
     def verify(self):
-        first = self.generate(self.params)
-        second = self.generate(self.params)
-        for a, b in zip(first, second, strict=True):
-            tokens = list(a.outputs[0].token_ids)
-            if len(tokens) != self.out_len:
-                raise Mismatch(f"a request produced {len(tokens)} tokens, expected {self.out_len}")
-            if tokens != list(b.outputs[0].token_ids):
-                raise Mismatch("greedy decoding of the same prompts gave different tokens")
+        check_repeatable_greedy(self.generate(self.params), self.generate(self.params), self.out_len)
 
     def step(self):
         """One batch through the engine's own loop (what ``LLM.generate`` does), noting

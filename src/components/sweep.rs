@@ -562,6 +562,19 @@ mod tests {
         assert!(peak_for(&peaks, SweepDevice::Qnn, Precision::Fp32).is_err());
     }
 
+    /// A sweep over `plan` whose memory budget was never read (nothing is refused for
+    /// memory), with `peaks` as the probe's.
+    fn unread_budget_sweep(plan: &SweepPlan, peaks: Vec<Peak>) -> Sweep<'_> {
+        Sweep {
+            plan,
+            plan_path: Path::new("/p"),
+            config: RunnerConfig::default(),
+            budget: Err("unread".into()),
+            absent: None,
+            peaks,
+        }
+    }
+
     #[test]
     fn mfu_is_flops_per_element_times_rate_over_the_peak_and_over_100_percent_fails() {
         let raw = RawAxes {
@@ -570,14 +583,8 @@ mod tests {
             ..RawAxes::default()
         };
         let plan = SweepPlan::from_axes(&SweepAxes::resolve(&raw, SweepDevice::Cpu).unwrap());
-        let sweep = Sweep {
-            plan: &plan,
-            plan_path: Path::new("/p"),
-            config: RunnerConfig::default(),
-            budget: Err("unread".into()),
-            absent: None,
-            peaks: vec![peak(BackendKind::Cpu, DType::F32, 1e12, None)],
-        };
+        let sweep =
+            unread_budget_sweep(&plan, vec![peak(BackendKind::Cpu, DType::F32, 1e12, None)]);
         let cell = &plan.cells[0];
         let per_token = crate::workload::models::find("gpt2-small")
             .unwrap()
@@ -611,14 +618,7 @@ mod tests {
             ..RawAxes::default()
         };
         let plan = SweepPlan::from_axes(&SweepAxes::resolve(&raw, SweepDevice::Cpu).unwrap());
-        let sweep = Sweep {
-            plan: &plan,
-            plan_path: Path::new("/p"),
-            config: RunnerConfig::default(),
-            budget: Err("unread".into()),
-            absent: None,
-            peaks: Vec::new(),
-        };
+        let sweep = unread_budget_sweep(&plan, Vec::new());
         let reason = |id: &str| {
             let cell = plan
                 .cells

@@ -262,3 +262,26 @@ class TinyGpt2(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RepeatableGreedyTest(unittest.TestCase):
+    """vLLM's check before timing (both the component and the sweep's backend): each request
+    makes exactly the asked-for tokens, and the same ones on a second generation."""
+
+    @staticmethod
+    def outputs(*token_lists):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(outputs=[SimpleNamespace(token_ids=tokens)]) for tokens in token_lists]
+
+    def test_same_tokens_of_the_right_count_pass_and_anything_else_is_a_mismatch(self):
+        from request_times import check_repeatable_greedy
+        from stackbench_worker import Mismatch
+
+        check_repeatable_greedy(self.outputs([1, 2, 3], [4, 5, 6]), self.outputs([1, 2, 3], [4, 5, 6]), 3)
+        with self.assertRaisesRegex(Mismatch, "produced 2 tokens, expected 3"):
+            check_repeatable_greedy(self.outputs([1, 2]), self.outputs([1, 2]), 3)
+        with self.assertRaisesRegex(Mismatch, "different tokens"):
+            check_repeatable_greedy(self.outputs([1, 2, 3]), self.outputs([1, 2, 4]), 3)
+        with self.assertRaises(ValueError):
+            check_repeatable_greedy(self.outputs([1, 2, 3]), self.outputs(), 3)

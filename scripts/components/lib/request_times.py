@@ -6,7 +6,7 @@ the model sweep's vLLM backend (scripts/components/models.py).
 Imports only the worker helpers (standard library).
 """
 
-from stackbench_worker import latency_metrics
+from stackbench_worker import Mismatch, latency_metrics
 
 
 class RequestTimes:
@@ -49,3 +49,14 @@ def request_metrics(rows):
     metrics.update(latency_metrics([r[2] for r in rows if r[2] is not None], prefix="tpot"))
     metrics.update(latency_metrics([r[1] for r in rows], prefix="request_e2e"))
     return metrics
+
+
+def check_repeatable_greedy(first, second, out_len):
+    """Two greedy generations of the same prompts (``LLM.generate`` outputs) must give each
+    request exactly ``out_len`` tokens, and the same tokens both times; else ``Mismatch``."""
+    for a, b in zip(first, second, strict=True):
+        tokens = list(a.outputs[0].token_ids)
+        if len(tokens) != out_len:
+            raise Mismatch(f"a request produced {len(tokens)} tokens, expected {out_len}")
+        if tokens != list(b.outputs[0].token_ids):
+            raise Mismatch("greedy decoding of the same prompts gave different tokens")
