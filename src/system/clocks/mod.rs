@@ -189,6 +189,37 @@ pub(crate) struct Devices {
     states: Vec<DeviceState>,
 }
 
+impl DeviceState {
+    /// Reads `controller`'s clocks and, when `lock_requested`, locks them.
+    fn read_and_lock(mut controller: Box<dyn ClockController>, lock_requested: bool) -> Self {
+        let mut unread = Vec::new();
+        let before = controller.read().unwrap_or_else(|why| {
+            unread.push(format!("before: {why}"));
+            ClockPair::default()
+        });
+        let lock = if !lock_requested {
+            LockState::NotRequested
+        } else {
+            match controller.lock() {
+                Ok(clocks) => LockState::Locked {
+                    clocks,
+                    restored: false,
+                    restore_error: None,
+                },
+                Err(refused) => LockState::NotLocked {
+                    reason: refused.to_string(),
+                },
+            }
+        };
+        DeviceState {
+            controller,
+            before,
+            unread,
+            lock,
+        }
+    }
+}
+
 impl Devices {
     /// Restores every device still locked; safe to call again (a device is restored once).
     /// Returns how many were restored now.
@@ -249,48 +280,34 @@ impl ClockGuard {
         lock_requested: bool,
         no_device: &str,
     ) -> ClockGuard {
-        let mut reasons = Vec::new();
-        let mut states = Vec::new();
-        for mut controller in controllers {
-            let mut unread = Vec::new();
-            let before = controller.read().unwrap_or_else(|why| {
-                unread.push(format!("before: {why}"));
-                ClockPair::default()
-            });
-            let lock = if !lock_requested {
-                LockState::NotRequested
-            } else {
-                match controller.lock() {
-                    Ok(clocks) => LockState::Locked {
-                        clocks,
-                        restored: false,
-                        restore_error: None,
-                    },
-                    Err(refused) => {
-                        reasons.push((controller.device(), refused.to_string()));
-                        LockState::NotLocked {
-                            reason: refused.to_string(),
-                        }
-                    }
-                }
-            };
-            states.push(DeviceState {
-                controller,
-                before,
-                unread,
-                lock,
-            });
+        let devices = Arc::new(Mutex::new(Devices { states: Vec::new() }));
+        // The signal path goes in before the first lock, and the devices stay held while
+        // they are locked: a Ctrl-C that lands between a lock and its registration would
+        // otherwise end the process with that device still locked. A signal arriving
+        // meanwhile waits on the mutex, then restores every device locked so far.
+        if lock_requested {
+            restore::register(&devices);
         }
-        if states.is_empty() {
-            reasons.push(("no GPU".into(), no_device.to_string()));
+        let mut reasons = Vec::new();
+        {
+            let mut held = match devices.lock() {
+                Ok(held) => held,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            for controller in controllers {
+                let state = DeviceState::read_and_lock(controller, lock_requested);
+                if let LockState::NotLocked { reason } = &state.lock {
+                    reasons.push((state.controller.device(), reason.clone()));
+                }
+                held.states.push(state);
+            }
+            if held.states.is_empty() {
+                reasons.push(("no GPU".into(), no_device.to_string()));
+            }
         }
         let said = not_locked_line(lock_requested, &reasons);
         if let Some(line) = &said {
             eprintln!("{line}");
-        }
-        let devices = Arc::new(Mutex::new(Devices { states }));
-        if lock_requested {
-            restore::register(&devices);
         }
         ClockGuard {
             lock_requested,
