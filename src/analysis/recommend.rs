@@ -597,3 +597,182 @@ fn shortfall(cells: &[&Candidate], slos: &[Slo]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slo(text: &str) -> Slo {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn slos_parse_with_units_spaces_and_either_case() {
+        let ttft = slo("ttft_p99<=200ms");
+        assert_eq!((ttft.note_key.as_str(), ttft.bound), ("ttft_p99_ns", 2e8));
+        assert_eq!(ttft.kind, SloKind::Latency);
+        assert_eq!(slo(" TPOT_p99 <= 50 ms ").bound, 5e7);
+        assert_eq!(slo("latency_p99<=1.5s").bound, 1.5e9);
+        assert_eq!(slo("tpot_p50<=800us").bound, 8e5);
+        let rate = slo("tokens_per_s>=1000");
+        assert_eq!((rate.kind, rate.bound), (SloKind::Rate, 1000.0));
+        assert!(rate.met_by(1000.0) && !rate.met_by(999.0));
+        assert!(ttft.met_by(2e8) && !ttft.met_by(2.1e8));
+    }
+
+    #[test]
+    fn bad_slos_are_typed_errors_naming_the_text_and_the_forms() {
+        for bad in [
+            "ttft_p99<200ms",
+            "ttft_p99<=200",
+            "ttft_p99<=-3ms",
+            "ttft_p99>=200ms",
+            "tokens_per_s<=5",
+            "goodput>=5",
+            "tokens_per_s>=lots",
+            "",
+        ] {
+            let error = bad.parse::<Slo>().unwrap_err();
+            let text = error.to_string();
+            assert!(text.contains(&format!("{bad:?}")), "{text}");
+            assert!(text.contains("ttft_p99<=200ms"), "{text}");
+        }
+    }
+
+    /// A decode cell of `model` on `hardware` with a price and figures.
+    fn cell(hardware: &str, price: Option<f64>, rate: f64, ttft_ms: f64) -> Candidate {
+        Candidate {
+            benchmark_id: format!("models/torch/m-fp32-decode/b1_s128@{hardware}"),
+            run_id: format!("run-{hardware}"),
+            model: "m".into(),
+            phase: "decode".into(),
+            hardware: hardware.into(),
+            device: format!("device-{hardware}"),
+            backend: "torch".into(),
+            precision: "fp32".into(),
+            batch: 1,
+            seq: Some(128),
+            rate_unit: "tokens/s".into(),
+            rate,
+            figures: BTreeMap::from([
+                ("tokens_per_s".into(), rate),
+                ("ttft_p99_ns".into(), ttft_ms * 1e6),
+            ]),
+            price,
+            energy_j_per_unit: None,
+            power_w: None,
+        }
+    }
+
+    fn best_hardware(verdict: &Verdict) -> &str {
+        match verdict {
+            Verdict::Best { cell, .. } => &cell.hardware,
+            other => panic!("no pick: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn per_dollar_and_throughput_pick_different_hardware() {
+        let fast = cell("big-gpu", Some(4.0), 2000.0, 50.0);
+        let cheap = cell("small-gpu", Some(1.0), 800.0, 120.0);
+        let cells = [&fast, &cheap];
+        let slos = [slo("ttft_p99<=200ms")];
+        assert_eq!(
+            best_hardware(&select(&cells, &slos, Rank::Throughput)),
+            "big-gpu"
+        );
+        assert_eq!(
+            best_hardware(&select(&cells, &slos, Rank::PerDollar)),
+            "small-gpu"
+        );
+        // A tighter SLO leaves only the fast one, whatever it costs.
+        let tight = [slo("ttft_p99<=100ms")];
+        assert_eq!(
+            best_hardware(&select(&cells, &tight, Rank::PerDollar)),
+            "big-gpu"
+        );
+    }
+
+    #[test]
+    fn an_slo_no_cell_meets_says_so_with_the_best_figure_seen() {
+        let a = cell("a", Some(1.0), 2000.0, 250.0);
+        let b = cell("b", Some(1.0), 900.0, 300.0);
+        let verdict = select(&[&a, &b], &[slo("ttft_p99<=200ms")], Rank::Throughput);
+        let Verdict::NoCellMeetsSlo { detail } = verdict else {
+            panic!("{verdict:?}")
+        };
+        assert!(
+            detail.contains("no measured cell meets ttft_p99<=200ms"),
+            "{detail}"
+        );
+        assert!(detail.contains("best ttft_p99 was 250 ms"), "{detail}");
+        // A figure no cell reports is named, not treated as met.
+        let verdict = select(&[&a], &[slo("tpot_p99<=50ms")], Rank::Throughput);
+        assert!(
+            verdict.describe().contains("no cell reports tpot_p99"),
+            "{verdict:?}"
+        );
+        assert_eq!(select(&[], &[], Rank::Throughput), Verdict::NoData);
+    }
+
+    #[test]
+    fn a_missing_price_or_energy_figure_is_listed_never_guessed() {
+        let unpriced = cell("a", None, 2000.0, 50.0);
+        let verdict = select(&[&unpriced], &[], Rank::PerDollar);
+        assert_eq!(
+            verdict,
+            Verdict::NotRanked {
+                reason: Unranked::NoPrice,
+                cells: 1
+            }
+        );
+        assert!(verdict.describe().starts_with("no price"));
+        // A priced cell wins over an unpriced faster one: the unpriced is not ranked at all.
+        let priced = cell("b", Some(2.0), 100.0, 50.0);
+        assert_eq!(
+            best_hardware(&select(&[&unpriced, &priced], &[], Rank::PerDollar)),
+            "b"
+        );
+        let verdict = select(&[&unpriced], &[], Rank::PerWatt);
+        assert!(
+            verdict.describe().starts_with("no energy figure"),
+            "{verdict:?}"
+        );
+        // Energy per token beats telemetry power; power alone also ranks.
+        let mut counted = cell("c", None, 1000.0, 50.0);
+        counted.energy_j_per_unit = Some(0.5);
+        counted.power_w = Some(100.0);
+        let mut powered = cell("d", None, 1000.0, 50.0);
+        powered.power_w = Some(400.0);
+        assert_eq!(counted.score(Rank::PerWatt), Ok(2.0));
+        assert_eq!(powered.score(Rank::PerWatt), Ok(2.5));
+        assert_eq!(
+            best_hardware(&select(&[&counted, &powered], &[], Rank::PerWatt)),
+            "d"
+        );
+    }
+
+    #[test]
+    fn sweep_ids_split_into_their_axes() {
+        assert_eq!(
+            split_function("tinyllama-1.1b-bf16-decode"),
+            Some(("tinyllama-1.1b", "bf16", "decode"))
+        );
+        assert_eq!(split_function("decode"), None);
+        assert_eq!(split_params("b8_s512"), Some((8, Some(512))));
+        assert_eq!(split_params("b4"), Some((4, None)));
+        assert_eq!(split_params("b4_s0"), Some((4, None)));
+        assert_eq!(split_params("x4"), None);
+    }
+
+    #[test]
+    fn an_empty_store_and_an_unknown_model_are_errors() {
+        let request = Request {
+            slos: Vec::new(),
+            rank: Rank::Throughput,
+            models: vec!["nope".into()],
+        };
+        let nothing = recommend(&[], &request, &super::super::prices::NoPrices);
+        assert_eq!(nothing, Err(RecommendError::NoSweeps));
+    }
+}
