@@ -67,7 +67,7 @@ fn table(rec: &Recommendation) -> String {
     for row in &rec.rows {
         out.push_str(&format!("  {} {}\n", row.model, row.phase));
         for (i, verdict) in row.cells.iter().enumerate() {
-            out.push_str(&format!("    [{}] {}\n", i + 1, verdict.describe()));
+            out.push_str(&format!("    [{}] {}\n", i + 1, score_text(rec, verdict)));
         }
         out.push_str(&format!("    best: {}\n", score_text(rec, &row.pick)));
     }
