@@ -101,12 +101,23 @@ fn results(dir: &Path) -> (PathBuf, PathBuf) {
                 (VIT, &[("samples_per_s", 300.0), ("latency_p99_ns", 4e6)]),
             ],
         ),
-        sweep_run(
-            "fp-b",
-            "GPU-B",
-            1_500,
-            &[(GPT2, &[("tokens_per_s", 900.0), ("ttft_p99_ns", 120e6)])],
-        ),
+        {
+            // B's ci-vit cell failed after its worker reported figures: never a candidate.
+            let mut run = sweep_run(
+                "fp-b",
+                "GPU-B",
+                1_500,
+                &[
+                    (GPT2, &[("tokens_per_s", 900.0), ("ttft_p99_ns", 120e6)]),
+                    (VIT, &[("samples_per_s", 5000.0)]),
+                ],
+            );
+            run.failed.push(stackbench::results::FailedBenchmark {
+                id: VIT.into(),
+                error: "result mismatch".into(),
+            });
+            run
+        },
     ];
     for run in runs {
         store.save(&run).expect("saving a sweep run");
@@ -159,7 +170,10 @@ fn the_table_names_the_fastest_cell_and_says_no_data_where_a_machine_has_none() 
     );
     // The vision model has no TTFT, so it cannot meet a TTFT SLO; machine B has no data.
     assert!(stdout.contains("no cell reports ttft_p99"), "{stdout}");
-    assert!(stdout.contains("no data"), "{stdout}");
+    assert!(
+        stdout.contains("[2] no data"),
+        "the failed cell of B counted: {stdout}"
+    );
     assert!(
         !stdout.contains("9000000000"),
         "the older run of A counted: {stdout}"

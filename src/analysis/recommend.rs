@@ -304,61 +304,67 @@ fn sweep_device(run: &RunRecord) -> String {
 /// Every measured cell of `run` that the run itself also holds samples for (a failed
 /// cell is never a candidate).
 pub fn candidates(run: &RunRecord, prices: &dyn PriceList) -> Vec<Candidate> {
-    let hardware = run.fingerprint.clone().unwrap_or_else(|| "unknown".into());
     let device = sweep_device(run);
     let price = prices.price(&device);
-    let mut out = Vec::new();
-    for (id, notes) in measured_notes(run) {
-        if run.failed.iter().any(|f| f.id == id) || run.benchmark(&id).is_none() {
-            continue;
-        }
-        let parts: Vec<&str> = id.split('/').collect();
-        let [_, backend, function, params] = parts.as_slice() else {
-            continue;
-        };
-        let (Some((model, precision, phase)), Some((batch, seq))) =
-            (split_function(function), split_params(params))
-        else {
-            continue;
-        };
-        let figures: BTreeMap<String, f64> = notes
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_f64().filter(|v| v.is_finite())?)))
-            .collect();
-        let (rate_unit, rate) = match (figures.get("tokens_per_s"), figures.get("samples_per_s")) {
-            (Some(&r), _) => ("tokens/s", r),
-            (None, Some(&r)) => ("samples/s", r),
-            (None, None) => continue,
-        };
-        let energy = figures
-            .get("energy_j_per_token")
-            .or_else(|| figures.get("energy_j_per_sample"))
-            .copied();
-        let power_w = run
-            .benchmark(&id)
-            .and_then(|b| b.telemetry.as_ref())
-            .and_then(|t| t.power_watts.as_ref())
-            .map(|p| p.mean);
-        out.push(Candidate {
-            benchmark_id: id.clone(),
-            run_id: run.run_id.clone(),
-            model: model.into(),
-            phase: phase.into(),
-            hardware: hardware.clone(),
-            device: device.clone(),
-            backend: (*backend).into(),
-            precision: precision.into(),
-            batch,
-            seq,
-            rate_unit: rate_unit.into(),
-            rate,
-            figures,
-            price,
-            energy_j_per_unit: energy,
-            power_w,
-        });
-    }
-    out
+    measured_notes(run)
+        .into_iter()
+        .filter(|(id, _)| !run.failed.iter().any(|f| &f.id == id))
+        .filter_map(|(id, notes)| candidate(run, &id, &notes, &device, price))
+        .collect()
+}
+
+/// One measured cell as a candidate; `None` for an id that is not a sweep cell's, a cell
+/// the run holds no samples for, or one that reported no rate.
+fn candidate(
+    run: &RunRecord,
+    id: &str,
+    notes: &BTreeMap<String, Value>,
+    device: &str,
+    price: Option<f64>,
+) -> Option<Candidate> {
+    let bench = run.benchmark(id)?;
+    let parts: Vec<&str> = id.split('/').collect();
+    let [_, backend, function, params] = parts.as_slice() else {
+        return None;
+    };
+    let (model, precision, phase) = split_function(function)?;
+    let (batch, seq) = split_params(params)?;
+    let figures: BTreeMap<String, f64> = notes
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_f64().filter(|v| v.is_finite())?)))
+        .collect();
+    let (rate_unit, rate) = match (figures.get("tokens_per_s"), figures.get("samples_per_s")) {
+        (Some(&r), _) => ("tokens/s", r),
+        (None, Some(&r)) => ("samples/s", r),
+        (None, None) => return None,
+    };
+    let energy_j_per_unit = figures
+        .get("energy_j_per_token")
+        .or_else(|| figures.get("energy_j_per_sample"))
+        .copied();
+    let power_w = bench
+        .telemetry
+        .as_ref()
+        .and_then(|t| t.power_watts.as_ref())
+        .map(|p| p.mean);
+    Some(Candidate {
+        benchmark_id: id.into(),
+        run_id: run.run_id.clone(),
+        model: model.into(),
+        phase: phase.into(),
+        hardware: run.fingerprint.clone().unwrap_or_else(|| "unknown".into()),
+        device: device.into(),
+        backend: (*backend).into(),
+        precision: precision.into(),
+        batch,
+        seq,
+        rate_unit: rate_unit.into(),
+        rate,
+        figures,
+        price,
+        energy_j_per_unit,
+        power_w,
+    })
 }
 
 /// The newest run of each fingerprint that holds `models/` benchmarks.
