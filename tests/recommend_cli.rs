@@ -229,6 +229,21 @@ fn per_watt_lists_a_cell_without_an_energy_figure() {
         !stdout.contains("ci-vit"),
         "the model filter let ci-vit through: {stdout}"
     );
+
+    let args = with_paths(&results, &config, &["--rank", "per-watt", "--format", "md"]);
+    let out = recommend(dir.path(), &args);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("| model | phase | GPU-A (fp-a) | GPU-B (fp-b) | best |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "| ci-vit | forward | no energy figure (1 cell(s) meet the SLOs) | no data |"
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -772,7 +772,9 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_store_and_an_unknown_model_are_errors() {
+    fn a_store_without_sweeps_is_an_error_not_an_empty_recommendation() {
+        // (An unknown model is checked through the binary, on recorded runs:
+        // tests/recommend_cli.rs.)
         let request = Request {
             slos: Vec::new(),
             rank: Rank::Throughput,
