@@ -7,6 +7,7 @@ pub mod estimator;
 pub mod hardware;
 pub mod noise;
 pub mod prices;
+pub mod recommend;
 pub mod simulate;
 pub mod throughput;
 pub mod trends;

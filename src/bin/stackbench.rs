@@ -33,5 +33,6 @@ fn main() -> ExitCode {
         Command::Config(args) => stackbench::cli::config_get::config_main(args),
         Command::Serve(args) => stackbench::cli::serve::main(args),
         Command::Sweep(args) => stackbench::cli::sweep::main(args),
+        Command::Recommend(args) => stackbench::cli::recommend::main(args),
     }
 }

@@ -14,6 +14,7 @@ pub mod hardware;
 pub mod history;
 pub mod import;
 pub mod prune;
+pub mod recommend;
 pub mod record;
 pub mod report;
 pub mod results_default;

@@ -38,6 +38,10 @@ pub enum Command {
     /// as a run, with the compatibility map of every cell. Exit 0 every cell measured or
     /// skipped with a reason, 1 a cell failed, 2 bad input, 130 interrupted (run kept, partial).
     Sweep(super::sweep::SweepArgs),
+    /// The best hardware, backend, precision and batch per model from the stored sweeps,
+    /// for stated SLOs, ranked by throughput, perf per dollar or per watt. Exit 0 with a
+    /// recommendation, 2 bad input (a bad SLO, an unknown model, no sweep in the store).
+    Recommend(super::recommend::RecommendArgs),
     /// Print one setting of stackbench.toml as the tools resolve it (for scripts).
     Config(super::config_get::ConfigArgs),
     /// The web dashboard and upload API over a results store (localhost, read-only unless

@@ -7,6 +7,7 @@ pub(crate) mod format;
 pub mod hardware;
 pub mod history;
 pub mod pages;
+pub mod recommend;
 pub mod rows;
 
 pub use format::{format_ns, format_percent, sparkline};

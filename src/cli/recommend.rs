@@ -1,0 +1,91 @@
+//! `stackbench recommend`: the best hardware, backend, precision and batch per model from
+//! the stored sweeps, for stated SLOs and a ranking. Thin: it parses the flags, opens the
+//! store, and prints what [`crate::analysis::recommend`] decides. Exit 0 with a
+//! recommendation, 2 for bad input (a bad SLO, an unknown model, an empty store).
+
+use crate::analysis::prices::{NoPrices, PriceList};
+use crate::analysis::recommend::{Rank, Request, Slo, recommend};
+use crate::config::Config;
+use crate::report::recommend::{RecommendFormat, render};
+use anyhow::{Context, bail};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug, Clone)]
+#[command(after_help = "Examples:
+  stackbench recommend                                     # fastest measured cell per model
+  stackbench recommend --slo ttft_p99<=200ms --slo tpot_p99<=50ms
+  stackbench recommend --slo tokens_per_s>=1000 --rank per-dollar --model gpt2-small
+  stackbench recommend --rank per-watt --format json > recommend.json
+
+SLO forms: ttft_p99<=200ms, tpot_p99<=50ms, latency_p99<=1s, tokens_per_s>=1000,
+samples_per_s>=50. Only measured cells count; the newest sweep of each machine is used.
+Per-dollar needs the [prices] table of the config; a device without a price is \"no price\".")]
+pub struct RecommendArgs {
+    /// An SLO every picked cell must meet (repeatable), e.g. ttft_p99<=200ms
+    #[arg(long, value_name = "SLO")]
+    pub slo: Vec<String>,
+    /// What the pick maximises
+    #[arg(long, value_enum, default_value_t = Rank::Throughput)]
+    pub rank: Rank,
+    #[arg(long, value_enum, default_value_t = RecommendFormat::Table)]
+    pub format: RecommendFormat,
+    /// Only these models (repeatable or comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
+    /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Results directory (default: the config's results_dir, else benchmark_results)
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The store: `sqlite:PATH` or `postgres://user@host/db`
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+}
+
+/// Runs `stackbench recommend`; every error is bad input (exit 2).
+pub fn main(args: RecommendArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("stackbench recommend: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn execute(args: &RecommendArgs) -> anyhow::Result<()> {
+    let slos = args
+        .slo
+        .iter()
+        .map(|text| text.parse::<Slo>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let config = Config::discover(args.config.as_deref())?;
+    let results = args.results.clone().unwrap_or_else(|| config.results_dir());
+    let store = crate::cli::store::store_for(&results, args.store.as_deref(), &config)?;
+    if store.is_absent() {
+        bail!(
+            "results directory {} does not exist (run `stackbench sweep` first)",
+            results.display()
+        );
+    }
+    let loaded = store.load_all().context("reading the store")?;
+    for problem in &loaded.problems {
+        eprintln!("warning: {problem}");
+    }
+    let prices: &dyn PriceList = match &config.prices {
+        Some(prices) => prices,
+        None => &NoPrices,
+    };
+    let request = Request {
+        slos,
+        rank: args.rank,
+        models: args.model.clone(),
+    };
+    let rec = recommend(&loaded.runs, &request, prices)
+        .with_context(|| format!("store of {}", results.display()))?;
+    print!("{}", render(&rec, args.format)?);
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The recommendation's views (`stackbench recommend --format table|md|json`): one writer
+//! per format over [`Recommendation`], so the terminal, Markdown and JSON say the same
+//! thing. Every column of the matrix is a hardware fingerprint; a cell shows its pick,
+//! "no data", or why nothing qualifies, never a blank.
+
+use crate::analysis::recommend::{Rank, Recommendation, Verdict};
+
+/// The formats `stackbench recommend --format` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecommendFormat {
+    Table,
+    Md,
+    Json,
+}
+
+/// The recommendation in `format`.
+pub fn render(rec: &Recommendation, format: RecommendFormat) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        RecommendFormat::Table => table(rec),
+        RecommendFormat::Md => markdown(rec),
+        RecommendFormat::Json => serde_json::to_string_pretty(rec)? + "\n",
+    })
+}
+
+fn slo_text(rec: &Recommendation) -> String {
+    if rec.slos.is_empty() {
+        "none".into()
+    } else {
+        rec.slos
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `2.1e3 tokens/s`, `812.0 tokens/s per USD per device-hour`: a score with its unit.
+fn score_text(rec: &Recommendation, verdict: &Verdict) -> String {
+    let Verdict::Best { cell, score } = verdict else {
+        return verdict.describe();
+    };
+    let unit = match rec.rank {
+        Rank::Throughput => cell.rate_unit.clone(),
+        Rank::PerDollar => format!("{} per ({})", cell.rate_unit, rec.price_basis),
+        Rank::PerWatt => format!("{} per J", cell.rate_unit.trim_end_matches("/s")),
+    };
+    format!("{} on {}: {score:.4} {unit}", cell.axes(), cell.device)
+}
+
+fn table(rec: &Recommendation) -> String {
+    let mut out = format!(
+        "Recommendation (SLO: {}; rank: {}; newest sweep per machine)\n\nhardware:\n",
+        slo_text(rec),
+        rec.rank
+    );
+    for (i, h) in rec.hardware.iter().enumerate() {
+        let price = h.price.map_or("no price".into(), |p| format!("{p}"));
+        out.push_str(&format!(
+            "  [{}] {} ({}), run {}, price {price}\n",
+            i + 1,
+            h.fingerprint,
+            h.device,
+            h.run_id
+        ));
+    }
+    out.push_str("\nmatrix:\n");
+    for row in &rec.rows {
+        out.push_str(&format!("  {} {}\n", row.model, row.phase));
+        for (i, verdict) in row.cells.iter().enumerate() {
+            out.push_str(&format!("    [{}] {}\n", i + 1, score_text(rec, verdict)));
+        }
+        out.push_str(&format!("    best: {}\n", score_text(rec, &row.pick)));
+    }
+    out
+}
+
+fn markdown(rec: &Recommendation) -> String {
+    let mut out = format!(
+        "## Recommendation\n\nSLO: {}; rank: {}; the newest sweep of each machine.\n\n",
+        slo_text(rec),
+        rec.rank
+    );
+    out.push_str("| model | phase |");
+    for h in &rec.hardware {
+        out.push_str(&format!(" {} ({}) |", h.device, h.fingerprint));
+    }
+    out.push_str(" best |\n|---|---|");
+    out.push_str(&"---|".repeat(rec.hardware.len() + 1));
+    out.push('\n');
+    for row in &rec.rows {
+        out.push_str(&format!("| {} | {} |", row.model, row.phase));
+        for verdict in &row.cells {
+            out.push_str(&format!(" {} |", verdict.describe().replace('|', "\\|")));
+        }
+        out.push_str(&format!(
+            " {} |\n",
+            score_text(rec, &row.pick).replace('|', "\\|")
+        ));
+    }
+    out
+}
