@@ -107,6 +107,13 @@ fn every_command_taking_config_or_prices_accepts_the_example() {
             Some(2),
         ),
         (STACKBENCH, "suite", vec!["smoke", "--config", ex], Some(0)),
+        // Past the config (its prices), into the store: it holds no sweep, which is the error.
+        (
+            STACKBENCH,
+            "recommend",
+            vec!["--config", ex, "--rank", "per-dollar", "--results", &r],
+            Some(2),
+        ),
         // The plan only: a sweep would run the models bench target.
         (
             STACKBENCH,
