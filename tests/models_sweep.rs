@@ -224,6 +224,30 @@ fn measured_ids(run: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A sweep whose every cell is skipped (here: each predicted out of memory) measured
+/// nothing: it is no pass. Exit 2 with the evidence rule's words, the map still printed,
+/// and no run kept.
+#[test]
+fn a_sweep_that_measured_nothing_is_not_a_pass_and_keeps_no_run() {
+    let sweep = "models = [\"gpt2-small\"]\nbatch = [1]\nseq = [16]\nmemory_limit_gib = 0.2\n";
+    let Some(setup) = Setup::new(sweep) else {
+        return;
+    };
+    let out = setup.command(&[]).output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("nothing to judge"), "{stderr}");
+    assert!(stdout.contains("out of memory"), "{stdout}");
+    assert!(
+        !setup.dir.path().join("results/runs").exists()
+            || std::fs::read_dir(setup.dir.path().join("results/runs"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "a sweep that measured nothing kept a run"
+    );
+}
+
 #[test]
 fn a_sweep_records_its_cells_and_prints_the_compatibility_map() {
     let sweep = "models = [\"ci-gpt2\", \"ci-vit\", \"gpt2-small\"]\nbatch = [1, 2]\nseq = [16]\n\

@@ -36,7 +36,8 @@ pub enum Command {
     Suite(super::validate::SuiteArgs),
     /// A model sweep: models x batch x seq x precision x backend on this machine, recorded
     /// as a run, with the compatibility map of every cell. Exit 0 every cell measured or
-    /// skipped with a reason, 1 a cell failed, 2 bad input, 130 interrupted (run kept, partial).
+    /// skipped with a reason, 1 a cell failed, 2 bad input or nothing measured at all (no
+    /// run kept), 130 interrupted (run kept, partial).
     Sweep(super::sweep::SweepArgs),
     /// The best hardware, backend, precision and batch per model from the stored sweeps,
     /// for stated SLOs, ranked by throughput, perf per dollar or per watt. Exit 0 with a

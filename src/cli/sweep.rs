@@ -13,7 +13,7 @@ use crate::workload::models::plan::{PLAN_ENV, RawAxes, SweepAxes, SweepPlan};
 use crate::workload::models::{self, SweepBackend};
 use anyhow::Context;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -55,15 +55,8 @@ pub struct SweepArgs {
     /// Cap, in GiB, on the memory a cell may use (default: what the device has free)
     #[arg(long, value_name = "GIB")]
     pub memory_limit: Option<f64>,
-    /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Results directory (default: the config's results_dir, else benchmark_results)
-    #[arg(long)]
-    pub results: Option<PathBuf>,
-    /// The store: `sqlite:PATH` or `postgres://user@host/db`
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
+    #[command(flatten)]
+    pub location: crate::cli::store::RunsLocation,
     /// A label stored with the run (default: sweep/<NAME>)
     #[arg(long)]
     pub label: Option<String>,
@@ -113,7 +106,7 @@ fn execute(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         print!("{}", catalogue_text());
         return Ok(ExitCode::SUCCESS);
     }
-    let config = Config::discover(args.config.as_deref())?;
+    let config = args.location.config()?;
     let axes = axes(args, &config)?;
     let plan = SweepPlan::from_axes(&axes);
     if args.print_plan {
@@ -122,8 +115,7 @@ fn execute(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     }
     let settings = args.sweep.as_deref().and_then(|n| config.sweeps.get(n));
     let env = sweep_env(args, settings)?;
-    let results_dir = args.results.clone().unwrap_or_else(|| config.results_dir());
-    let store = crate::cli::store::store_for(&results_dir, args.store.as_deref(), &config)?;
+    let (_, store) = args.location.open(&config)?;
     crate::system::interrupt::install();
     let scratch = tempfile::Builder::new()
         .prefix("stackbench-sweep-")
@@ -151,12 +143,27 @@ fn execute(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             label.push_str(" (partial)");
         }
     }
+    let (_, failed, _, missing) = map.counts();
+    // The evidence rule every verdict uses: a sweep whose every cell was skipped measured
+    // nothing, and says so (exit 2) instead of passing; like `record`, it keeps no run.
+    let evidence = crate::results::Evidence::of_run(&run);
+    if !interrupted
+        && missing == 0
+        && let Err(nothing) = evidence.require_some(|| {
+            format!(
+                "the sweep's {} cells (every one skipped: see the map above)",
+                map.cells.len()
+            )
+        })
+    {
+        print!("{}", map.to_text());
+        anyhow::bail!("{nothing}; no run recorded");
+    }
     if !args.no_save {
         let path = store.save(&run).context("keeping the sweep's run")?;
         eprintln!("==> sweep: run kept as {}", path.display());
     }
     print!("{}", map.to_text());
-    let (_, failed, _, missing) = map.counts();
     Ok(if interrupted {
         ExitCode::from(130)
     } else if failed + missing > 0 {
