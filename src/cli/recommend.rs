@@ -5,11 +5,9 @@
 
 use crate::analysis::prices::{NoPrices, PriceList};
 use crate::analysis::recommend::{Rank, Request, Slo, recommend};
-use crate::config::Config;
 use crate::report::recommend::{RecommendFormat, render};
 use anyhow::{Context, bail};
 use clap::Args;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug, Clone)]
@@ -34,15 +32,8 @@ pub struct RecommendArgs {
     /// Only these models (repeatable or comma-separated)
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
-    /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Results directory (default: the config's results_dir, else benchmark_results)
-    #[arg(long)]
-    pub results: Option<PathBuf>,
-    /// The store: `sqlite:PATH` or `postgres://user@host/db`
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
+    #[command(flatten)]
+    pub location: crate::cli::store::RunsLocation,
 }
 
 /// Runs `stackbench recommend`; every error is bad input (exit 2).
@@ -62,9 +53,8 @@ fn execute(args: &RecommendArgs) -> anyhow::Result<()> {
         .iter()
         .map(|text| text.parse::<Slo>())
         .collect::<Result<Vec<_>, _>>()?;
-    let config = Config::discover(args.config.as_deref())?;
-    let results = args.results.clone().unwrap_or_else(|| config.results_dir());
-    let store = crate::cli::store::store_for(&results, args.store.as_deref(), &config)?;
+    let config = args.location.config()?;
+    let (results, store) = args.location.open(&config)?;
     if store.is_absent() {
         bail!(
             "results directory {} does not exist (run `stackbench sweep` first)",

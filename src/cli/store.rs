@@ -87,6 +87,36 @@ pub fn choose_store(
     Ok(chosen)
 }
 
+/// Where a `stackbench` command that reads or keeps runs finds them: `--config`,
+/// `--results` and `--store`, resolved the same way for every such command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunsLocation {
+    /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Results directory (default: the config's results_dir, else benchmark_results)
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// The store: `sqlite:PATH` or `postgres://user@host/db`
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+}
+
+impl RunsLocation {
+    /// The config `--config` names, else the one found by the usual rule.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        Ok(Config::discover(self.config.as_deref())?)
+    }
+
+    /// The results directory and its store: `--results` > the config's `results_dir`, and
+    /// `--store` > `$STACKBENCH_STORE` > the config's `store`.
+    pub fn open(&self, config: &Config) -> anyhow::Result<(PathBuf, RunStore)> {
+        let results = self.results.clone().unwrap_or_else(|| config.results_dir());
+        let store = store_for(&results, self.store.as_deref(), config)?;
+        Ok((results, store))
+    }
+}
+
 /// For `stackbench` commands, which hold their config already: the results directory with
 /// the store that `flag` > `$STACKBENCH_STORE` > the config's `store` names.
 pub fn store_for(results: &Path, flag: Option<&str>, config: &Config) -> anyhow::Result<RunStore> {
