@@ -197,6 +197,18 @@ fn comparison(out: &Path) -> Value {
     doc
 }
 
+/// The gate's rows of an `analyze-trends comparisons --format json` listing, which must
+/// satisfy the published schema.
+fn gate_verdicts(listed: &Value) -> Vec<&Value> {
+    schema_support::assert_valid("comparisons.schema.json", listed);
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["kind"] == "gate")
+        .collect()
+}
+
 fn ids_with_status(c: &Value, status: &str) -> Vec<String> {
     c["comparisons"]
         .as_array()
@@ -289,13 +301,7 @@ fn a_comment_only_change_passes() {
         .unwrap();
     assert!(listed.status.success(), "{}", stderr(&listed));
     let kept: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    schema_support::assert_valid("comparisons.schema.json", &kept);
-    let gate_rows: Vec<&Value> = kept
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|row| row["kind"] == "gate")
-        .collect();
+    let gate_rows = gate_verdicts(&kept);
     assert_eq!(gate_rows.len(), 1, "{kept:#}");
     // The listing names stored runs by their ids: the two runs the gate just recorded.
     let ids: Vec<&Value> = runs.iter().map(|r| &r["run_id"]).collect();
@@ -348,13 +354,7 @@ fn a_gate_given_a_postgresql_store_records_its_runs_and_verdict_there() {
     }
     assert_eq!(stored_ids.len(), 2, "{stored:#}");
     let kept = listed("comparisons");
-    schema_support::assert_valid("comparisons.schema.json", &kept);
-    let gate_rows: Vec<&Value> = kept
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|row| row["kind"] == "gate")
-        .collect();
+    let gate_rows = gate_verdicts(&kept);
     assert_eq!(gate_rows.len(), 1, "{kept:#}");
     assert!(stored_ids.contains(&&gate_rows[0]["baseline"]), "{kept:#}");
     assert!(stored_ids.contains(&&gate_rows[0]["candidate"]), "{kept:#}");
