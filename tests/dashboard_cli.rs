@@ -8,6 +8,7 @@
 mod dashboard_support;
 #[path = "pg_support/mod.rs"]
 mod pg_support;
+mod sweep_support;
 
 use std::path::Path;
 use std::process::Command;
@@ -130,6 +131,38 @@ fn show_prints_the_hardware_page() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bad.toml"), "{stderr}");
+}
+
+/// `show --page models` prints the recommendation matrix from the stored sweeps of two
+/// machines (the config given): ranked by throughput, A's 2000 tokens/s wins ci-gpt2 over
+/// B's 900, and B's failed ci-vit cell is no data.
+#[test]
+fn show_prints_the_models_page_from_stored_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let (results, config) = sweep_support::results(dir.path());
+    let out = Command::new(BIN)
+        .args(["show", "--page", "models", "--width", "140", "--results"])
+        .arg(&results)
+        .arg("--config")
+        .arg(&config)
+        .env_remove("STACKBENCH_STORE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("── 10 Models ──"), "{text}");
+    assert!(text.contains("2 machines; rank: throughput"), "{text}");
+    let gpt2 = text
+        .lines()
+        .find(|l| l.contains("ci-gpt2 · decode"))
+        .unwrap_or_else(|| panic!("no ci-gpt2 row:\n{text}"));
+    assert!(gpt2.contains("GPU-A: torch fp32 b1 s128"), "{gpt2}");
+    let vit = text
+        .lines()
+        .find(|l| l.contains("ci-vit · forward"))
+        .unwrap_or_else(|| panic!("no ci-vit row:\n{text}"));
+    assert!(vit.contains("no data"), "{vit}");
 }
 
 struct Tmux {

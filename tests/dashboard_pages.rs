@@ -2,6 +2,7 @@
 //! (`dashboard_support`), plus the keys and the colour rules.
 
 mod dashboard_support;
+mod sweep_support;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use stackbench::dashboard::app::App;
@@ -346,4 +347,69 @@ fn hardware_page_ranks_devices_and_writes_not_measured_and_na() {
         .unwrap_or_else(|| panic!("Grace's bar:\n{screen}"));
     assert!(grace.contains("perf/$ n/a"), "{grace}");
     assert!(!grace.contains("not measured"), "{grace}");
+}
+
+/// Page 10 (key 0) from the sweeps of two priced machines (`sweep_support`): the
+/// recommendation matrix and the selected row's bars, as `stackbench recommend` decides.
+fn models_app() -> (tempfile::TempDir, App) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (results, config) = sweep_support::results(dir.path());
+    let store = stackbench::results::RunStore::new(&results);
+    let prices = stackbench::analysis::prices::Prices::load(&config)
+        .expect("the prices parse")
+        .expect("the config has a [prices] table");
+    let data = Dashboard::load(&store, None, None)
+        .expect("the sweeps load")
+        .with_prices(&prices);
+    let mut app = App::new(data, Theme::plain());
+    key(&mut app, KeyCode::Char('0'));
+    (dir, app)
+}
+
+#[test]
+fn models_page_shows_the_recommendation_and_says_no_data() {
+    let (_dir, mut app) = models_app();
+    assert_eq!(PAGES[app.page].name, "models", "key 0 opens the tenth page");
+    let rec = app.data.recommendation.as_ref().expect("a recommendation");
+    assert_eq!(rec.hardware.len(), 2, "{rec:?}");
+    let screen = render_screen(&app, 120, 40);
+    // ci-gpt2 decode: A's newest sweep (2000 tokens/s) beats B (900); A's older sweep at
+    // 9e9 tokens/s is not the newest and must not show.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("ci-gpt2 · decode"))
+        .unwrap_or_else(|| panic!("no ci-gpt2 row:\n{screen}"));
+    assert!(row.contains("2000 tokens/s"), "{row}");
+    assert!(row.contains("900 tokens/s"), "{row}");
+    assert!(row.contains("GPU-A: torch fp32 b1 s128"), "{row}");
+    assert!(!screen.contains("9000000000"), "{screen}");
+    // ci-vit forward: B's cell failed, so B has no data; the bars say so rather than 0.
+    let vit = screen
+        .lines()
+        .find(|l| l.contains("ci-vit · forward"))
+        .unwrap_or_else(|| panic!("no ci-vit row:\n{screen}"));
+    assert!(vit.contains("no data"), "{vit}");
+    key(&mut app, KeyCode::Down);
+    let screen = render_screen(&app, 120, 40);
+    assert!(
+        screen.contains("ci-vit · forward on each machine"),
+        "{screen}"
+    );
+    let bar = screen
+        .lines()
+        .find(|l| l.contains("GPU-B") && l.contains("no data"))
+        .unwrap_or_else(|| panic!("no GPU-B bar:\n{screen}"));
+    assert!(bar.contains("no data"), "{bar}");
+    insta::assert_snapshot!("page10_models_two_machines_120x40", screen);
+}
+
+#[test]
+fn models_page_without_sweeps_says_why() {
+    let mut app = fixture_app();
+    key(&mut app, KeyCode::Char('0'));
+    let screen = render_screen(&app, 100, 20);
+    assert!(
+        screen.contains("No recommendation: the store holds no measured model sweep cell"),
+        "{screen}"
+    );
 }

@@ -57,7 +57,7 @@ pub struct ViewSources {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
+    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9, 0 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
 )]
 pub struct DashboardArgs {
     /// The run to show: `latest`, `previous`, a run id or a run file.

@@ -35,10 +35,10 @@ pub struct App {
     pub quit: bool,
 }
 
-const KEYS: &str = "←/→ 1-9 page · ↑/↓ select · r run · c compare · ? help · q quit";
+const KEYS: &str = "←/→ 0-9 page · ↑/↓ select · r run · c compare · ? help · q quit";
 
 const HELP: [&str; 8] = [
-    "←/→ or 1–9   switch page",
+    "←/→ or 1–9, 0 switch page (0 is the tenth)",
     "↑/↓          select a benchmark or series",
     "r            pick the run to show",
     "c            pick the run to compare with",
@@ -78,8 +78,9 @@ impl App {
             KeyCode::Char('q') | KeyCode::Esc => self.quit = true,
             KeyCode::Right | KeyCode::Tab => self.page = (self.page + 1) % pages,
             KeyCode::Left | KeyCode::BackTab => self.page = (self.page + pages - 1) % pages,
-            KeyCode::Char(c @ '1'..='9') => {
-                let index = c as usize - '1' as usize;
+            KeyCode::Char(c @ '0'..='9') => {
+                // 1 is the first page and 0 the tenth, as on a keyboard's row.
+                let index = (c as usize - '0' as usize + 9) % 10;
                 if index < pages {
                     self.page = index;
                 }
@@ -183,9 +184,9 @@ impl App {
         let mut spans = Vec::new();
         for (i, page) in PAGES.iter().enumerate() {
             let text = if compact && i != self.page {
-                format!(" {} ", i + 1)
+                format!(" {} ", key_of(i))
             } else {
-                format!(" {} {} ", i + 1, page.title)
+                format!(" {} {} ", key_of(i), page.title)
             };
             spans.push(if i == self.page {
                 Span::styled(text, self.theme.selected())
@@ -253,4 +254,9 @@ fn overlay(
     let inner = block.inner(rect);
     block.render(rect, buf);
     draw(inner, buf);
+}
+
+/// The key of page `index`: 1 to 9, then 0 for the tenth.
+fn key_of(index: usize) -> usize {
+    (index + 1) % 10
 }

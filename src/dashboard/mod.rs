@@ -15,6 +15,7 @@ pub mod widgets;
 
 use crate::analysis::hardware::{HardwareReport, analyze_hardware};
 use crate::analysis::prices::{NoPrices, PriceList};
+use crate::analysis::recommend::{Rank, Recommendation, Request, recommend};
 use crate::analysis::trends::{TrendOptions, TrendReport, analyze_history};
 use crate::results::{Acknowledgement, RunRecord, RunStore};
 use crate::view::model::Measured;
@@ -51,6 +52,9 @@ pub struct Dashboard {
     /// The cross-hardware report over every run (page 9); without prices until
     /// [`Dashboard::with_prices`] gives some, so perf/$ reads "n/a".
     pub hardware: HardwareReport,
+    /// The recommendation over the stored sweeps (page 10): no SLO, ranked by throughput,
+    /// priced once [`Dashboard::with_prices`] gives prices; the reason when there is none.
+    pub recommendation: Result<Recommendation, String>,
     /// Set while following a suite as it runs.
     pub live: Option<crate::sidecar::progress::Progress>,
 }
@@ -118,6 +122,7 @@ impl Dashboard {
         compare: Option<usize>,
     ) -> Dashboard {
         let hardware = analyze_hardware(&runs, &NoPrices);
+        let recommendation = recommend_for_page(&runs, &NoPrices);
         let mut dashboard = Dashboard {
             runs,
             problems,
@@ -126,6 +131,7 @@ impl Dashboard {
             measured: Vec::new(),
             trends,
             hardware,
+            recommendation,
             live: None,
         };
         dashboard.select_run(run);
@@ -136,6 +142,7 @@ impl Dashboard {
     /// `stackbench.toml`), so its perf/$ has figures.
     pub fn with_prices(mut self, prices: &dyn PriceList) -> Dashboard {
         self.hardware = analyze_hardware(&self.runs, prices);
+        self.recommendation = recommend_for_page(&self.runs, prices);
         self
     }
 
@@ -163,6 +170,19 @@ impl Dashboard {
     }
 }
 
+/// The models page's recommendation: every model, no SLO, ranked by throughput.
+fn recommend_for_page(
+    runs: &[RunRecord],
+    prices: &dyn PriceList,
+) -> Result<Recommendation, String> {
+    let request = Request {
+        slos: Vec::new(),
+        rank: Rank::Throughput,
+        models: Vec::new(),
+    };
+    recommend(runs, &request, prices).map_err(|e| e.to_string())
+}
+
 /// What one page is drawn with.
 pub struct View<'a> {
     pub data: &'a Dashboard,
@@ -180,9 +200,9 @@ pub struct Page {
     pub items: fn(&Dashboard) -> usize,
 }
 
-/// Pages 1–7 in key order, then the summary `run_benchmarks.sh` prints, then the
-/// cross-hardware page. Add new pages here.
-pub const PAGES: [Page; 9] = [
+/// Pages 1–7 in key order, then the summary `run_benchmarks.sh` prints, the
+/// cross-hardware page, and the models page (key 0). Add new pages here.
+pub const PAGES: [Page; 10] = [
     pages::baseline::PAGE,
     pages::gemm::PAGE,
     pages::tensor_ops::PAGE,
@@ -192,6 +212,7 @@ pub const PAGES: [Page; 9] = [
     pages::outcomes::PAGE,
     pages::summary::PAGE,
     pages::hardware::PAGE,
+    pages::models::PAGE,
 ];
 
 /// A page by its `show --page` name.

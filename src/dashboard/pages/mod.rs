@@ -6,6 +6,7 @@ pub mod compare;
 pub mod components;
 pub mod gemm;
 pub mod hardware;
+pub mod models;
 pub mod outcomes;
 pub mod summary;
 pub mod tensor_ops;
