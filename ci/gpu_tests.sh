@@ -62,6 +62,43 @@ if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
 else
     echo "== the Python components: skipped, STACKBENCH_PYTHON is not set (point it at a GPU torch env)"
 fi
+# Model sweeps on the GPU. Unconfirmed until a GPU job runs it: the worker on CUDA/ROCm
+# (bf16/fp16, torch's int8), memory from the device's own counter (never 0, never the host's
+# RSS), NVML energy per token, MFU against the probe's GPU peak, ONNX Runtime's CUDA
+# provider, vLLM as a backend where installed, and `stackbench sweep` recording it all.
+# check_gpu_sweep.py fails the job on any of those.
+if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
+    gpu_device=""
+    if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+        gpu_device=cuda
+    elif command -v rocm-smi >/dev/null && rocm-smi --showid 2>/dev/null | grep -q 'GPU'; then
+        gpu_device=rocm
+    fi
+    if [[ -n "$gpu_device" ]]; then
+        echo "== model sweeps on $gpu_device: every ci- model once, then a sweep through stackbench"
+        sweep_home=$(mktemp -d)
+        cargo run --release --quiet --bin stackbench -- sweep --print-plan \
+            --models ci-gpt2,ci-llama,ci-bert,ci-t5,ci-vit,ci-whisper,ci-mixtral \
+            --batch 1,8 --seq 128 --precision fp32,bf16,fp16 --device "$gpu_device" >"$sweep_home/plan.json"
+        STACKBENCH_MODELS_PLAN="$sweep_home/plan.json" CRITERION_HOME="$sweep_home/criterion" \
+            cargo bench --bench models -- --test
+        "$STACKBENCH_PYTHON" scripts/components/check_gpu_sweep.py \
+            "$sweep_home/criterion/stackbench/targets/models.json" "$gpu_device"
+        sweep_status=0
+        cargo run --release --quiet --bin stackbench -- sweep --models gpt2-small,tinyllama-1.1b,bert-base \
+            --batch 1,8 --seq 128,512 --precision fp32,bf16,fp16,int8 --backend torch,onnxruntime,vllm \
+            --device "$gpu_device" --results "$sweep_home/results" || sweep_status=$?
+        # 0: every cell measured or skipped with a reason; 1: a cell failed (the map says which).
+        if [[ $sweep_status -ne 0 ]]; then
+            echo "stackbench sweep on $gpu_device exited $sweep_status (see the compatibility map above)" >&2
+            exit 1
+        fi
+        cargo run --release --quiet --bin stackbench -- recommend --results "$sweep_home/results" \
+            --slo ttft_p99\<=200ms
+    else
+        echo "== model sweeps: skipped, neither nvidia-smi nor rocm-smi lists a GPU"
+    fi
+fi
 # A benchmark that failed its correctness check is recorded as failed in the sidecar.
 if grep -l '"outcome": "failed"' "$CRITERION_HOME"/stackbench/targets/*.json 2>/dev/null; then
     echo "some GPU benchmarks failed (see the files above)" >&2

@@ -3,10 +3,10 @@
 //! reference against the whole one, the SDPA and flash-attn probes, Triton's cold-cache
 //! compile, vLLM's per-request times and the notes its chart reads, DeepSpeed's memory
 //! phases on a fake allocator, the engine-memory sampler, torch's GPU detection,
-//! ONNX Runtime's provider labels, the GPU-run checker, and the model sweep's plan reader,
-//! memory and energy windows and tiny-model build, decode and int8 quantization. They need the CPU stack's torch
-//! (and the triton it brings), so they run with the same interpreter as `components_real`
-//! and are required in CI.
+//! ONNX Runtime's provider labels, the GPU-run and GPU-sweep checkers, and the model
+//! sweep's plan reader, memory and energy windows and tiny-model build, decode and int8
+//! quantization. They need the CPU stack's torch (and the triton it brings), so they run
+//! with the same interpreter as `components_real` and are required in CI.
 
 mod components_support;
 
