@@ -301,6 +301,11 @@
     if (details.open) pending.push(draw);
   }
 
+  // On paper nothing can be clicked open: the compatibility maps print open.
+  window.addEventListener('beforeprint', function () {
+    document.querySelectorAll('details.compatibility').forEach(function (d) { d.open = true; });
+  });
+
   window.addEventListener('resize', function () {
     Object.keys(state.charts).forEach(function (k) { state.charts[k].resize(); });
   });
@@ -308,7 +313,7 @@
   // ---- pages -------------------------------------------------------------------------
 
   function nav(current) {
-    var items = [['runs', 'Runs'], ['comparisons', 'Comparisons'], ['hardware', 'Hardware']];
+    var items = [['runs', 'Runs'], ['comparisons', 'Comparisons'], ['hardware', 'Hardware'], ['sweeps', 'Sweeps']];
     var n = el('nav');
     items.forEach(function (item) {
       var a = el('a', { href: href(item[0]), text: item[1] });
@@ -466,6 +471,55 @@
     hardwareBody(page, app);
   }
 
+  // ---- model sweeps -----------------------------------------------------------------
+
+  // The matrix: a pick or the reason there is none in every cell, never a blank.
+  function matrixTable(page) {
+    var cell = function (c) { return el('span', { class: 'verdict ' + c.status.replace(/_/g, '-'), text: c.text }); };
+    return table(['model', 'phase'].concat(page.matrix_columns, ['best']),
+      page.matrix.map(function (r) {
+        return [r.model, r.phase].concat(r.cells.map(cell), [cell(r.pick)]);
+      }), 'matrix');
+  }
+
+  function chartGrid(parent, charts) {
+    var grid = el('div', { class: 'charts' });
+    charts.forEach(function (c) { grid.appendChild(figure(c, false)); });
+    parent.appendChild(grid);
+  }
+
+  function sweepBody(page, parent) {
+    var rec = page.recommendation;
+    var slos = rec.slos.length ? rec.slos.map(function (s) { return s.text; }).join(', ') : 'none';
+    parent.appendChild(el('p', { text: 'The newest sweep of each machine. SLO: ' + slos + '; rank: ' + rec.rank +
+      '. Only measured cells: nothing is interpolated across batch, sequence length or hardware.' }));
+    parent.appendChild(el('h3', { text: 'Recommendation matrix' }));
+    parent.appendChild(matrixTable(page));
+    parent.appendChild(el('h3', { text: 'Hardware comparison' }));
+    chartGrid(parent, page.hardware_charts);
+    parent.appendChild(el('h3', { text: 'Throughput by batch size' }));
+    chartGrid(parent, page.batch_charts);
+    parent.appendChild(el('h3', { text: 'Peak memory by sequence length' }));
+    if (!page.memory_charts.length) parent.appendChild(el('p', { text: 'No workload with a sequence axis was measured.' }));
+    chartGrid(parent, page.memory_charts);
+    parent.appendChild(el('h3', { text: 'Compatibility maps' }));
+    page.hardware.forEach(function (h) {
+      var d = el('details', { class: 'compatibility' },
+        el('summary', { text: h.device + ' (' + h.fingerprint + '), run ' + h.run_id + ': ' + h.measured +
+          ' measured, ' + h.failed + ' failed, ' + h.skipped + ' skipped' }));
+      d.appendChild(table(['outcome', 'cell', 'detail'], h.compatibility.map(function (c) {
+        return [statusCell(c.outcome), code(c.id), c.detail];
+      })));
+      parent.appendChild(d);
+    });
+  }
+
+  function renderSweep(page) {
+    app.appendChild(nav('sweeps'));
+    app.appendChild(el('h1', { text: 'Model sweeps' }));
+    sweepBody(page, app);
+  }
+
   // ---- report.html -------------------------------------------------------------------
 
   function family(id) { return String(id).split('/')[0]; }
@@ -476,6 +530,7 @@
     var toc = el('nav');
     [['latest-run', 'Latest run'], ['regressions', 'Regressions'], ['hardware-groups', 'Latest vs baseline'],
      ['histories', 'History'], ['runs', 'Runs'], ['comparisons', 'Comparisons'], ['hardware', 'Hardware']]
+      .concat(page.sweeps ? [['sweeps', 'Model sweeps']] : [])
       .forEach(function (t) { toc.appendChild(el('a', { href: '#' + t[0], text: t[1] })); });
     app.appendChild(toc);
     problems(page.problems);
@@ -517,6 +572,11 @@
     if (page.hardware) hardwareBody(page.hardware, hardware);
     else hardware.appendChild(el('p', { text: 'No whole runs to compare.' }));
     app.appendChild(hardware);
+    if (page.sweeps) {
+      var sweeps = section('sweeps', 'Model sweeps');
+      sweepBody(page.sweeps, sweeps);
+      app.appendChild(sweeps);
+    }
   }
 
   function groupSummary(g, parent) {
@@ -578,7 +638,7 @@
 
   var renderers = {
     runs: renderRuns, run: renderRun, history: renderHistory, comparisons: renderComparisons,
-    comparison: renderComparison, hardware: renderHardware, snapshot: renderSnapshot
+    comparison: renderComparison, hardware: renderHardware, sweep: renderSweep, snapshot: renderSnapshot
   };
   try {
     var render = renderers[data.page];
