@@ -3,72 +3,16 @@
 //! them: the table and JSON output, the JSON schema, and the exit codes of bad input.
 
 mod schema_support;
+mod sweep_support;
 
-use serde_json::{Value, json};
-use stackbench::results::{RunRecord, RunStore, run_from_criterion};
-use stackbench::sidecar::{BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport};
-use std::collections::BTreeMap;
+use serde_json::Value;
+use stackbench::results::RunStore;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use sweep_support::sweep_run;
 
 const PRICES: &str =
     "[prices]\nbasis = \"hour\"\n[prices.devices]\n\"GPU-A\" = 4.0\n\"GPU-B\" = 1.0\n";
-
-/// One measured cell: (id, notes).
-type Cell<'a> = (&'a str, &'a [(&'a str, f64)]);
-
-/// A sweep run of machine `fingerprint` whose GPU is `gpu`, created at `ms`.
-fn sweep_run(fingerprint: &str, gpu: &str, ms: u64, cells: &[Cell]) -> RunRecord {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8");
-    let mut run = run_from_criterion(&fixture, "new", None).expect("the criterion fixture reads");
-    let template = run.benchmarks[0].clone();
-    run.run_id = format!("run-{fingerprint}-{ms}");
-    run.created_unix_ms = ms;
-    run.fingerprint = Some(fingerprint.into());
-    run.system = Some(json!({
-        "fingerprint": fingerprint,
-        "cpu": {"model": "Some CPU"},
-        "backends": {"cuda": {"status": "available", "devices": [{"name": gpu}]}},
-    }));
-    let mut benchmarks = BTreeMap::new();
-    run.benchmarks = cells
-        .iter()
-        .map(|(id, notes)| {
-            let parts: Vec<&str> = id.splitn(4, '/').collect();
-            let outcome = BenchmarkOutcome::Measured {
-                notes: notes
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), json!(v)))
-                    .collect(),
-            };
-            let entry = BenchmarkEntry {
-                group: format!("{}/{}", parts[0], parts[1]),
-                function: parts[2].into(),
-                value: parts[3].into(),
-                outcome,
-            };
-            benchmarks.insert(id.to_string(), entry);
-            let mut bench = template.clone();
-            bench.id = id.to_string();
-            bench.group = format!("{}/{}", parts[0], parts[1]);
-            bench.function = Some(parts[2].into());
-            bench.value = Some(parts[3].into());
-            bench
-        })
-        .collect();
-    let report = TargetReport {
-        schema: TARGET_REPORT_SCHEMA.into(),
-        target: "models".into(),
-        suite: "sweep".into(),
-        started_unix_s: 0,
-        benchmarks,
-        gpu_clocks: None,
-        measure: None,
-        counted: Default::default(),
-    };
-    run.targets = vec![serde_json::to_value(report).expect("a target report serialises")];
-    run
-}
 
 const GPT2: &str = "models/torch/ci-gpt2-fp32-decode/b1_s128";
 const VIT: &str = "models/torch/ci-vit-fp32-forward/b1";

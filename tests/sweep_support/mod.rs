@@ -1,0 +1,86 @@
+//! Recorded model-sweep runs for the tests of `recommend`, `sweep-report` and the served
+//! sweep page: a run of one machine (fingerprint and GPU name) holding measured `models/`
+//! cells with the notes a sweep's worker reports, built on the Criterion fixture so every
+//! cell has real samples, without running a sweep.
+
+#![allow(dead_code)]
+
+use serde_json::json;
+use stackbench::results::{RunRecord, run_from_criterion};
+use stackbench::sidecar::{BenchmarkEntry, BenchmarkOutcome, TARGET_REPORT_SCHEMA, TargetReport};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One measured cell: (id, notes).
+pub type Cell<'a> = (&'a str, &'a [(&'a str, f64)]);
+
+/// A sweep run of machine `fingerprint` whose GPU is `gpu`, created at `ms`.
+pub fn sweep_run(fingerprint: &str, gpu: &str, ms: u64, cells: &[Cell]) -> RunRecord {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8");
+    let mut run = run_from_criterion(&fixture, "new", None).expect("the criterion fixture reads");
+    let template = run.benchmarks[0].clone();
+    run.run_id = format!("run-{fingerprint}-{ms}");
+    run.created_unix_ms = ms;
+    run.fingerprint = Some(fingerprint.into());
+    run.system = Some(json!({
+        "fingerprint": fingerprint,
+        "cpu": {"model": "Some CPU"},
+        "backends": {"cuda": {"status": "available", "devices": [{"name": gpu}]}},
+    }));
+    let mut benchmarks = BTreeMap::new();
+    run.benchmarks = cells
+        .iter()
+        .map(|(id, notes)| {
+            let parts: Vec<&str> = id.splitn(4, '/').collect();
+            let outcome = BenchmarkOutcome::Measured {
+                notes: notes
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), json!(v)))
+                    .collect(),
+            };
+            let entry = BenchmarkEntry {
+                group: format!("{}/{}", parts[0], parts[1]),
+                function: parts[2].into(),
+                value: parts[3].into(),
+                outcome,
+            };
+            benchmarks.insert(id.to_string(), entry);
+            let mut bench = template.clone();
+            bench.id = id.to_string();
+            bench.group = format!("{}/{}", parts[0], parts[1]);
+            bench.function = Some(parts[2].into());
+            bench.value = Some(parts[3].into());
+            bench
+        })
+        .collect();
+    let report = TargetReport {
+        schema: TARGET_REPORT_SCHEMA.into(),
+        target: "models".into(),
+        suite: "sweep".into(),
+        started_unix_s: 0,
+        benchmarks,
+        gpu_clocks: None,
+        measure: None,
+        counted: Default::default(),
+    };
+    run.targets = vec![serde_json::to_value(report).expect("a target report serialises")];
+    run
+}
+
+/// Adds a cell `run`'s sweep skipped with `reason` (what a predicted out-of-memory or an
+/// unsupported dtype records): in the compatibility map, never a candidate.
+pub fn skip_cell(run: &mut RunRecord, id: &str, reason: &str) {
+    let parts: Vec<&str> = id.splitn(4, '/').collect();
+    let entry = BenchmarkEntry {
+        group: format!("{}/{}", parts[0], parts[1]),
+        function: parts[2].into(),
+        value: parts[3].into(),
+        outcome: BenchmarkOutcome::Skipped {
+            reason: reason.into(),
+        },
+    };
+    let mut report: TargetReport =
+        serde_json::from_value(run.targets[0].clone()).expect("the sweep's target report");
+    report.benchmarks.insert(id.to_string(), entry);
+    run.targets[0] = serde_json::to_value(report).expect("a target report serialises");
+}
