@@ -493,3 +493,52 @@ fn the_served_sweep_page_and_its_endpoint_show_the_same_model() {
         "{nav}"
     );
 }
+
+#[test]
+fn report_html_has_the_sweep_section_when_the_store_holds_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = results(dir.path());
+    let done = Command::new(env!("CARGO_BIN_EXE_analyze-trends"))
+        .arg("report")
+        .arg(&results)
+        .env_remove("STACKBENCH_CONFIG")
+        .env_remove("STACKBENCH_STORE")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(done.status.code(), Some(0 | 1)),
+        "{}",
+        text(&done.stderr)
+    );
+    let html_path = results.join("reports/report.html");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let data = browser_support::page_data(&html);
+    let sweeps = &data["sweeps"];
+    assert_eq!(sweeps["schema"], "stackbench.sweep-report.v1", "{sweeps:#}");
+    assert_eq!(sweeps["matrix"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        sweeps["hardware"][0]["run_id"], "run-fp-a-2000",
+        "the newest sweep of A, not the older one"
+    );
+    let Some(mut browser) = Browser::start() else {
+        return;
+    };
+    let url = format!("file://{}", html_path.display());
+    browser.navigate(&url);
+    browser.wait_for("window.stackbench && window.stackbench.ready");
+    assert_eq!(browser.eval("window.stackbench.error || null"), Value::Null);
+    browser.wait_for("document.querySelector('#sweeps table.matrix')");
+    let ids = browser.eval("Object.keys(window.stackbench.charts)");
+    let ids: Vec<String> = ids
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_every_kind_of_figure(&ids, &mut browser);
+    assert!(
+        browser.page_errors().is_empty(),
+        "{:?}",
+        browser.page_errors()
+    );
+}
