@@ -320,6 +320,24 @@ fn the_html_report_draws_its_charts_from_a_file_in_chromium() {
     let url = format!("file://{}", out.join("sweep-report.html").display());
     let ids = drawn_charts(&mut browser, &url);
     assert_every_kind_of_figure(&ids, &mut browser);
+    // The layout for paper: every series in the legend, the maps open, nothing thrown.
+    browser.eval("window.stackbench.printLayout(); true");
+    let open = browser
+        .eval("Array.from(document.querySelectorAll('details.compatibility')).every(d => d.open)");
+    assert_eq!(open, Value::Bool(true));
+    let legend = browser.eval(
+        "(c => [c.getOption().legend[0].type, c.getOption().grid[0].top])(window.stackbench.charts['sweep-batch-ci-gpt2-fp32-decode'])",
+    );
+    assert_eq!(
+        legend[0], "plain",
+        "four series wrap into a plain legend: {legend}"
+    );
+    assert!(legend[1].as_f64().unwrap_or(0.0) > 40.0, "{legend}");
+    assert!(
+        browser.page_errors().is_empty(),
+        "{:?}",
+        browser.page_errors()
+    );
 }
 
 /// The pages of `pdf` as greyscale images at 50 dpi (`pdftoppm -gray -r 50`), each as
@@ -397,6 +415,10 @@ fn the_pdf_is_printed_by_chromium_and_its_first_page_is_not_blank() {
         "only what was asked for"
     );
     let pdf = out.join("sweep-report.pdf");
+    // To look at the PDF a run printed: STACKBENCH_KEEP_SWEEP_PDF=/tmp/x.pdf.
+    if let Ok(keep) = std::env::var("STACKBENCH_KEEP_SWEEP_PDF") {
+        std::fs::copy(&pdf, keep).unwrap();
+    }
     assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF"));
     let Some(pages) = pdf_pages(&pdf) else {
         return;

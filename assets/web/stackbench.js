@@ -16,7 +16,7 @@
   var data = JSON.parse(source.textContent);
   var links = data.links || {};
   var app = document.getElementById('app');
-  var state = { charts: {}, models: {}, ready: false, data: data, draw: drawChart };
+  var state = { charts: {}, models: {}, printed: {}, ready: false, data: data, draw: drawChart };
   window.stackbench = state;
 
   // ---- DOM helpers -------------------------------------------------------------------
@@ -301,10 +301,35 @@
     if (details.open) pending.push(draw);
   }
 
-  // On paper nothing can be clicked open: the compatibility maps print open.
-  window.addEventListener('beforeprint', function () {
+  // On paper nothing can be clicked open or scrolled: the compatibility maps print open,
+  // and a chart's legend lists every series (wrapped over as many lines as it needs, the
+  // plot moved down by as much) instead of a page of them behind scroll arrows.
+  function printLayout() {
     document.querySelectorAll('details.compatibility').forEach(function (d) { d.open = true; });
-  });
+    Object.keys(state.charts).forEach(function (id) {
+      var instance = state.charts[id], chart = state.models[id];
+      // Printed once: a second print must not move the plot down again.
+      if (state.printed[id]) return;
+      state.printed[id] = true;
+      var width = Math.max(200, instance.getWidth() - 16);
+      var used = 0, rows = 1;
+      chart.series.forEach(function (s) {
+        // About 6.5 px a character at the legend's 12 px, plus the symbol and gap.
+        var item = 35 + 6.5 * String(s.name).length;
+        if (used > 0 && used + item > width) { rows += 1; used = 0; }
+        used += item;
+      });
+      if (rows === 1) return;
+      var extra = 20 * (rows - 1);
+      var container = instance.getDom();
+      container.style.height = (container.clientHeight + extra) + 'px';
+      // A legend of another type is a new component: it gets its whole placement again.
+      instance.setOption({ legend: { type: 'plain', top: 0, left: 8, right: 8 }, grid: { top: 40 + extra } });
+      instance.resize();
+    });
+  }
+  window.addEventListener('beforeprint', printLayout);
+  state.printLayout = printLayout;
 
   window.addEventListener('resize', function () {
     Object.keys(state.charts).forEach(function (k) { state.charts[k].resize(); });
