@@ -209,6 +209,63 @@ fn markdown_and_json_hold_every_model_row_a_no_data_cell_and_the_stores_numbers(
 }
 
 #[test]
+fn a_machine_without_a_price_or_a_cell_meeting_the_slo_says_why_in_its_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = results(dir.path());
+    let config = dir.path().join("stackbench.toml");
+    std::fs::write(
+        &config,
+        "[prices]\nbasis = \"hour\"\n[prices.devices]\n\"GPU-A\" = 4.0\n",
+    )
+    .unwrap();
+    let out = dir.path().join("priced");
+    let done = sweep_report(
+        dir.path(),
+        &results,
+        &out,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--rank",
+            "per-dollar",
+            "--format",
+            "md",
+        ],
+    );
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    let md = std::fs::read_to_string(out.join("sweep-report.md")).unwrap();
+    assert!(
+        md.contains("| ci-gpt2 | decode | torch fp32 b4 s128: 1600.0000 tokens/s per (USD per device-hour) | no price (1 cell(s) meet the SLOs) |"),
+        "{md}"
+    );
+
+    let strict = dir.path().join("strict");
+    let done = sweep_report(
+        dir.path(),
+        &results,
+        &strict,
+        &[
+            "--slo",
+            "ttft_p99<=10ms",
+            "--model",
+            "ci-gpt2",
+            "--format",
+            "md",
+        ],
+    );
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    let md = std::fs::read_to_string(strict.join("sweep-report.md")).unwrap();
+    assert!(
+        md.contains("no measured cell meets ttft_p99<=10ms; best ttft_p99 was 50.0 ms"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("| ci-vit |"),
+        "the model filter let ci-vit through"
+    );
+}
+
+#[test]
 fn a_store_without_a_sweep_is_exit_2_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");
