@@ -206,6 +206,17 @@ fn markdown_and_json_hold_every_model_row_a_no_data_cell_and_the_stores_numbers(
     let mut broken = doc.clone();
     broken.as_object_mut().unwrap().remove("matrix");
     assert!(!schema_support::violations("sweep-report.schema.json", &broken).is_empty());
+
+    // A second report replaces the first whole: no file of the old one, nothing aside.
+    let again = sweep_report(
+        dir.path(),
+        &dir.path().join("results"),
+        &out,
+        &["--format", "md"],
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(names_in(&out), ["sweep-report.md"]);
+    assert_eq!(names_in(dir.path()), ["report", "results"]);
 }
 
 #[test]

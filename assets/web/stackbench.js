@@ -216,7 +216,8 @@
     return {
       xAxis: xAxis,
       yAxis: {
-        type: 'value', name: axisName(chart.y), nameLocation: 'middle', nameGap: 56,
+        // Byte ticks (`953.7 MiB`) are wider than numbers: the title keeps clear of them.
+        type: 'value', name: axisName(chart.y), nameLocation: 'middle', nameGap: chart.y.ticks === 'bytes' ? 72 : 56,
         scale: chart.y.ticks === 'duration',
         axisLabel: { formatter: tickFormatter(chart.y.ticks) }
       },
