@@ -114,6 +114,22 @@ fn every_command_taking_config_or_prices_accepts_the_example() {
             vec!["--config", ex, "--rank", "per-dollar", "--results", &r],
             Some(2),
         ),
+        // The same for the sweep report: nothing to report, so nothing is written.
+        (
+            STACKBENCH,
+            "sweep-report",
+            vec![
+                "--config",
+                ex,
+                "--rank",
+                "per-dollar",
+                "--results",
+                &r,
+                "--out",
+                "sweep-report",
+            ],
+            Some(2),
+        ),
         // The plan only: a sweep would run the models bench target.
         (
             STACKBENCH,

@@ -16,7 +16,7 @@
   var data = JSON.parse(source.textContent);
   var links = data.links || {};
   var app = document.getElementById('app');
-  var state = { charts: {}, models: {}, ready: false, data: data, draw: drawChart };
+  var state = { charts: {}, models: {}, printed: {}, ready: false, data: data, draw: drawChart };
   window.stackbench = state;
 
   // ---- DOM helpers -------------------------------------------------------------------
@@ -216,7 +216,8 @@
     return {
       xAxis: xAxis,
       yAxis: {
-        type: 'value', name: axisName(chart.y), nameLocation: 'middle', nameGap: 56,
+        // Byte ticks (`953.7 MiB`) are wider than numbers: the title keeps clear of them.
+        type: 'value', name: axisName(chart.y), nameLocation: 'middle', nameGap: chart.y.ticks === 'bytes' ? 72 : 56,
         scale: chart.y.ticks === 'duration',
         axisLabel: { formatter: tickFormatter(chart.y.ticks) }
       },
@@ -301,6 +302,36 @@
     if (details.open) pending.push(draw);
   }
 
+  // On paper nothing can be clicked open or scrolled: the compatibility maps print open,
+  // and a chart's legend lists every series (wrapped over as many lines as it needs, the
+  // plot moved down by as much) instead of a page of them behind scroll arrows.
+  function printLayout() {
+    document.querySelectorAll('details.compatibility').forEach(function (d) { d.open = true; });
+    Object.keys(state.charts).forEach(function (id) {
+      var instance = state.charts[id], chart = state.models[id];
+      // Printed once: a second print must not move the plot down again.
+      if (state.printed[id]) return;
+      state.printed[id] = true;
+      var width = Math.max(200, instance.getWidth() - 16);
+      var used = 0, rows = 1;
+      chart.series.forEach(function (s) {
+        // About 6.5 px a character at the legend's 12 px, plus the symbol and gap.
+        var item = 35 + 6.5 * String(s.name).length;
+        if (used > 0 && used + item > width) { rows += 1; used = 0; }
+        used += item;
+      });
+      if (rows === 1) return;
+      var extra = 20 * (rows - 1);
+      var container = instance.getDom();
+      container.style.height = (container.clientHeight + extra) + 'px';
+      // A legend of another type is a new component: it gets its whole placement again.
+      instance.setOption({ legend: { type: 'plain', top: 0, left: 8, right: 8 }, grid: { top: 40 + extra } });
+      instance.resize();
+    });
+  }
+  window.addEventListener('beforeprint', printLayout);
+  state.printLayout = printLayout;
+
   window.addEventListener('resize', function () {
     Object.keys(state.charts).forEach(function (k) { state.charts[k].resize(); });
   });
@@ -308,7 +339,7 @@
   // ---- pages -------------------------------------------------------------------------
 
   function nav(current) {
-    var items = [['runs', 'Runs'], ['comparisons', 'Comparisons'], ['hardware', 'Hardware']];
+    var items = [['runs', 'Runs'], ['comparisons', 'Comparisons'], ['hardware', 'Hardware'], ['sweeps', 'Sweeps']];
     var n = el('nav');
     items.forEach(function (item) {
       var a = el('a', { href: href(item[0]), text: item[1] });
@@ -466,6 +497,55 @@
     hardwareBody(page, app);
   }
 
+  // ---- model sweeps -----------------------------------------------------------------
+
+  // The matrix: a pick or the reason there is none in every cell, never a blank.
+  function matrixTable(page) {
+    var cell = function (c) { return el('span', { class: 'verdict ' + c.status.replace(/_/g, '-'), text: c.text }); };
+    return table(['model', 'phase'].concat(page.matrix_columns, ['best']),
+      page.matrix.map(function (r) {
+        return [r.model, r.phase].concat(r.cells.map(cell), [cell(r.pick)]);
+      }), 'matrix');
+  }
+
+  function chartGrid(parent, charts) {
+    var grid = el('div', { class: 'charts' });
+    charts.forEach(function (c) { grid.appendChild(figure(c, false)); });
+    parent.appendChild(grid);
+  }
+
+  function sweepBody(page, parent) {
+    var rec = page.recommendation;
+    var slos = rec.slos.length ? rec.slos.map(function (s) { return s.text; }).join(', ') : 'none';
+    parent.appendChild(el('p', { text: 'The newest sweep of each machine. SLO: ' + slos + '; rank: ' + rec.rank +
+      '. Only measured cells: nothing is interpolated across batch, sequence length or hardware.' }));
+    parent.appendChild(el('h3', { text: 'Recommendation matrix' }));
+    parent.appendChild(matrixTable(page));
+    parent.appendChild(el('h3', { text: 'Hardware comparison' }));
+    chartGrid(parent, page.hardware_charts);
+    parent.appendChild(el('h3', { text: 'Throughput by batch size' }));
+    chartGrid(parent, page.batch_charts);
+    parent.appendChild(el('h3', { text: 'Peak memory by sequence length' }));
+    if (!page.memory_charts.length) parent.appendChild(el('p', { text: 'No workload with a sequence axis was measured.' }));
+    chartGrid(parent, page.memory_charts);
+    parent.appendChild(el('h3', { text: 'Compatibility maps' }));
+    page.hardware.forEach(function (h) {
+      var d = el('details', { class: 'compatibility' },
+        el('summary', { text: h.device + ' (' + h.fingerprint + '), run ' + h.run_id + ': ' + h.measured +
+          ' measured, ' + h.failed + ' failed, ' + h.skipped + ' skipped' }));
+      d.appendChild(table(['outcome', 'cell', 'detail'], h.compatibility.map(function (c) {
+        return [statusCell(c.outcome), code(c.id), c.detail];
+      })));
+      parent.appendChild(d);
+    });
+  }
+
+  function renderSweep(page) {
+    app.appendChild(nav('sweeps'));
+    app.appendChild(el('h1', { text: 'Model sweeps' }));
+    sweepBody(page, app);
+  }
+
   // ---- report.html -------------------------------------------------------------------
 
   function family(id) { return String(id).split('/')[0]; }
@@ -476,6 +556,7 @@
     var toc = el('nav');
     [['latest-run', 'Latest run'], ['regressions', 'Regressions'], ['hardware-groups', 'Latest vs baseline'],
      ['histories', 'History'], ['runs', 'Runs'], ['comparisons', 'Comparisons'], ['hardware', 'Hardware']]
+      .concat(page.sweeps ? [['sweeps', 'Model sweeps']] : [])
       .forEach(function (t) { toc.appendChild(el('a', { href: '#' + t[0], text: t[1] })); });
     app.appendChild(toc);
     problems(page.problems);
@@ -517,6 +598,11 @@
     if (page.hardware) hardwareBody(page.hardware, hardware);
     else hardware.appendChild(el('p', { text: 'No whole runs to compare.' }));
     app.appendChild(hardware);
+    if (page.sweeps) {
+      var sweeps = section('sweeps', 'Model sweeps');
+      sweepBody(page.sweeps, sweeps);
+      app.appendChild(sweeps);
+    }
   }
 
   function groupSummary(g, parent) {
@@ -578,7 +664,7 @@
 
   var renderers = {
     runs: renderRuns, run: renderRun, history: renderHistory, comparisons: renderComparisons,
-    comparison: renderComparison, hardware: renderHardware, snapshot: renderSnapshot
+    comparison: renderComparison, hardware: renderHardware, sweep: renderSweep, snapshot: renderSnapshot
   };
   try {
     var render = renderers[data.page];

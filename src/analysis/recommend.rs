@@ -285,7 +285,7 @@ fn measured_notes(run: &RunRecord) -> BTreeMap<String, BTreeMap<String, Value>> 
 
 /// The sweep's device on `run`'s machine: its GPU when the probe has one available,
 /// else its CPU (the name prices are listed under).
-fn sweep_device(run: &RunRecord) -> String {
+pub fn sweep_device(run: &RunRecord) -> String {
     let text = |pointer: &str| {
         run.system
             .as_ref()

@@ -34,5 +34,6 @@ fn main() -> ExitCode {
         Command::Serve(args) => stackbench::cli::serve::main(args),
         Command::Sweep(args) => stackbench::cli::sweep::main(args),
         Command::Recommend(args) => stackbench::cli::recommend::main(args),
+        Command::SweepReport(args) => stackbench::cli::sweep_report::main(args),
     }
 }

@@ -26,4 +26,5 @@ pub mod store;
 pub mod store_admin;
 pub mod store_flush;
 pub mod sweep;
+pub mod sweep_report;
 pub mod validate;

@@ -21,19 +21,71 @@ SLO forms: ttft_p99<=200ms, tpot_p99<=50ms, latency_p99<=1s, tokens_per_s>=1000,
 samples_per_s>=50. Only measured cells count; the newest sweep of each machine is used.
 Per-dollar needs the [prices] table of the config; a device without a price is \"no price\".")]
 pub struct RecommendArgs {
+    #[command(flatten)]
+    pub request: RequestArgs,
+    #[arg(long, value_enum, default_value_t = RecommendFormat::Table)]
+    pub format: RecommendFormat,
+    #[command(flatten)]
+    pub location: crate::cli::store::RunsLocation,
+}
+
+/// What is asked of the recommendation: the flags `recommend` and `sweep-report` share.
+#[derive(Args, Debug, Clone)]
+pub struct RequestArgs {
     /// An SLO every picked cell must meet (repeatable), e.g. ttft_p99<=200ms
     #[arg(long, value_name = "SLO")]
     pub slo: Vec<String>,
     /// What the pick maximises
     #[arg(long, value_enum, default_value_t = Rank::Throughput)]
     pub rank: Rank,
-    #[arg(long, value_enum, default_value_t = RecommendFormat::Table)]
-    pub format: RecommendFormat,
     /// Only these models (repeatable or comma-separated)
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
-    #[command(flatten)]
-    pub location: crate::cli::store::RunsLocation,
+}
+
+impl RequestArgs {
+    /// The request; a bad `--slo` names its valid forms.
+    pub fn request(&self) -> anyhow::Result<Request> {
+        let slos = self
+            .slo
+            .iter()
+            .map(|text| text.parse::<Slo>())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Request {
+            slos,
+            rank: self.rank,
+            models: self.model.clone(),
+        })
+    }
+}
+
+/// The stored runs of `location` and the price list of its config, for `recommend` and
+/// `sweep-report`: a results directory that does not exist is bad input; unreadable runs
+/// are warned about and left out.
+pub fn load_runs(
+    location: &crate::cli::store::RunsLocation,
+) -> anyhow::Result<(
+    std::path::PathBuf,
+    Vec<crate::results::RunRecord>,
+    Box<dyn PriceList>,
+)> {
+    let config = location.config()?;
+    let (results, store) = location.open(&config)?;
+    if store.is_absent() {
+        bail!(
+            "results directory {} does not exist (run `stackbench sweep` first)",
+            results.display()
+        );
+    }
+    let loaded = store.load_all().context("reading the store")?;
+    for problem in &loaded.problems {
+        eprintln!("warning: {problem}");
+    }
+    let prices: Box<dyn PriceList> = match config.prices {
+        Some(prices) => Box::new(prices),
+        None => Box::new(NoPrices),
+    };
+    Ok((results, loaded.runs, prices))
 }
 
 /// Runs `stackbench recommend`; every error is bad input (exit 2).
@@ -48,33 +100,9 @@ pub fn main(args: RecommendArgs) -> ExitCode {
 }
 
 fn execute(args: &RecommendArgs) -> anyhow::Result<()> {
-    let slos = args
-        .slo
-        .iter()
-        .map(|text| text.parse::<Slo>())
-        .collect::<Result<Vec<_>, _>>()?;
-    let config = args.location.config()?;
-    let (results, store) = args.location.open(&config)?;
-    if store.is_absent() {
-        bail!(
-            "results directory {} does not exist (run `stackbench sweep` first)",
-            results.display()
-        );
-    }
-    let loaded = store.load_all().context("reading the store")?;
-    for problem in &loaded.problems {
-        eprintln!("warning: {problem}");
-    }
-    let prices: &dyn PriceList = match &config.prices {
-        Some(prices) => prices,
-        None => &NoPrices,
-    };
-    let request = Request {
-        slos,
-        rank: args.rank,
-        models: args.model.clone(),
-    };
-    let rec = recommend(&loaded.runs, &request, prices)
+    let request = args.request.request()?;
+    let (results, runs, prices) = load_runs(&args.location)?;
+    let rec = recommend(&runs, &request, prices.as_ref())
         .with_context(|| format!("store of {}", results.display()))?;
     print!("{}", render(&rec, args.format)?);
     Ok(())

@@ -68,11 +68,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
     let report = analyze_medians(&history, &not_measured_of, &options, problems);
     // report.html is a snapshot of the dashboard's pages: the runs list, stored comparisons
     // and hardware matrix besides the history.
-    let snapshot = SnapshotPage::of(&report, &stored.whole_runs).with_store(
-        &store,
-        &stored.runs,
-        &stored.whole_runs,
-    )?;
+    let snapshot = SnapshotPage::of(&report, &stored.whole_runs)
+        .with_store(&store, &stored.runs, &stored.whole_runs)?
+        .with_sweeps(&store, &stored.runs, &history.series)?;
     let written =
         write_reports_with_snapshot(&report, &stored.whole_runs, snapshot, &store.reports_dir())?;
     print!("{}", render_terminal(&report));

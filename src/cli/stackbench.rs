@@ -43,6 +43,11 @@ pub enum Command {
     /// for stated SLOs, ranked by throughput, perf per dollar or per watt. Exit 0 with a
     /// recommendation, 2 bad input (a bad SLO, an unknown model, no sweep in the store).
     Recommend(super::recommend::RecommendArgs),
+    /// The stored sweeps as a report directory: Markdown, HTML, JSON and PDF with the
+    /// hardware comparison, throughput by batch, memory by sequence length, the
+    /// recommendation matrix and the compatibility maps. Exit 0 written, 2 bad input (no
+    /// sweep in the store, a bad SLO, an unknown model, no Chromium for pdf).
+    SweepReport(super::sweep_report::SweepReportArgs),
     /// Print one setting of stackbench.toml as the tools resolve it (for scripts).
     Config(super::config_get::ConfigArgs),
     /// The web dashboard and upload API over a results store (localhost, read-only unless

@@ -9,5 +9,6 @@ pub mod history;
 pub mod pages;
 pub mod recommend;
 pub mod rows;
+pub mod sweep;
 
 pub use format::{format_ns, format_percent, sparkline};

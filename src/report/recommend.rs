@@ -34,8 +34,9 @@ fn slo_text(rec: &Recommendation) -> String {
     }
 }
 
-/// `2.1e3 tokens/s`, `812.0 tokens/s per USD per device-hour`: a score with its unit.
-fn score_text(rec: &Recommendation, verdict: &Verdict) -> String {
+/// `2.1e3 tokens/s`, `812.0 tokens/s per USD per device-hour`: a score with its unit
+/// (the sweep page's matrix prints the same text).
+pub fn score_text(rec: &Recommendation, verdict: &Verdict) -> String {
     let Verdict::Best { cell, score } = verdict else {
         return verdict.describe();
     };

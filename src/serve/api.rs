@@ -21,9 +21,19 @@ pub fn routes() -> Router<Shared> {
         )
         .route("/api/comparisons/{id}", get(comparison))
         .route("/api/hardware", get(hardware))
+        .route("/api/sweeps", get(sweeps))
 }
 
 type ApiResult<T> = Result<Json<T>, ApiError>;
+
+/// The query of `/api/sweeps` and `/sweeps`; an unknown parameter is a 400 naming it.
+pub fn sweep_query_of(
+    query: Result<Query<models::SweepQuery>, QueryRejection>,
+) -> Result<models::SweepQuery, ApiError> {
+    query
+        .map(|Query(q)| q)
+        .map_err(|e| ApiError::bad_request(format!("bad query: {}", e.body_text())))
+}
 
 /// The filter of `/api/runs` and `/`; an unknown parameter is a 400 naming it, so a typo
 /// (`?lable=`) is not silently "every run".
@@ -81,6 +91,18 @@ async fn hardware(State(state): State<Shared>) -> ApiResult<PageModel> {
     let store = state.config.store.clone();
     let prices = state.config.prices.clone();
     blocking(move || models::hardware_model(&store, prices.as_ref()))
+        .await
+        .map(Json)
+}
+
+async fn sweeps(
+    State(state): State<Shared>,
+    query: Result<Query<models::SweepQuery>, QueryRejection>,
+) -> ApiResult<PageModel> {
+    let query = sweep_query_of(query)?;
+    let store = state.config.store.clone();
+    let prices = state.config.prices.clone();
+    blocking(move || models::sweep_model(&store, prices.as_ref(), &query))
         .await
         .map(Json)
 }

@@ -13,6 +13,7 @@ use crate::report::pages::{
     RunsPage, run_suites,
 };
 use crate::results::{ComparisonRecord, ResultsError, RunRecord, RunStore};
+use serde::Deserialize;
 
 pub fn run_url(run_id: &str) -> String {
     format!("/runs/{}", super::pages::encode_segment(run_id))
@@ -162,4 +163,67 @@ pub fn hardware_model(
         &loaded.runs,
         list,
     ))))
+}
+
+/// The query of `/sweeps` and `/api/sweeps`: what `stackbench recommend` takes as flags,
+/// each list comma-separated (`?slo=ttft_p99<=200ms,tpot_p99<=50ms&rank=per-dollar&model=a`).
+/// An unknown parameter is a 400 naming it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepQuery {
+    pub slo: Option<String>,
+    pub rank: Option<String>,
+    pub model: Option<String>,
+}
+
+impl SweepQuery {
+    /// The recommendation request the query asks for; a bad SLO or rank is a 400.
+    pub fn request(&self) -> Result<crate::analysis::recommend::Request, ApiError> {
+        use crate::analysis::recommend::{Rank, Request, Slo};
+        let list = |text: &Option<String>| -> Vec<String> {
+            text.iter()
+                .flat_map(|t| t.split(','))
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let slos = list(&self.slo)
+            .iter()
+            .map(|t| t.parse::<Slo>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let rank = match self.rank.as_deref() {
+            None | Some("") => Rank::Throughput,
+            Some(text) => <Rank as clap::ValueEnum>::from_str(text, true).map_err(|_| {
+                ApiError::bad_request(format!(
+                    "rank {text:?}: valid ranks are throughput, per-dollar, per-watt"
+                ))
+            })?,
+        };
+        Ok(Request {
+            slos,
+            rank,
+            models: list(&self.model),
+        })
+    }
+}
+
+/// `/sweeps` and `/api/sweeps`: the newest model sweep per machine and the recommendation
+/// matrix for the query, priced by the server's `[prices]` when it has them. A store
+/// without a measured sweep cell, or a model it does not hold, is a 404 saying so.
+pub fn sweep_model(
+    store: &RunStore,
+    prices: Option<&crate::analysis::prices::Prices>,
+    query: &SweepQuery,
+) -> Result<PageModel, ApiError> {
+    let request = query.request()?;
+    let loaded = store.load_all()?;
+    let list: &dyn PriceList = match prices {
+        Some(prices) => prices,
+        None => &NoPrices,
+    };
+    crate::report::pages::SweepPage::of(&loaded.runs, &request, list)
+        .map(|page| PageModel::Sweep(Box::new(page)))
+        .map_err(|e| ApiError::not_found(e.to_string()))
 }

@@ -27,6 +27,7 @@ pub fn routes() -> Router<Shared> {
         .route("/comparisons", get(comparisons_page))
         .route("/comparisons/{id}", get(comparison_page))
         .route("/hardware", get(hardware_page))
+        .route("/sweeps", get(sweeps_page))
 }
 
 type PageResult = Result<Html<String>, PageError>;
@@ -105,7 +106,7 @@ pub fn error_page(status: u16, title: &str, reason: &str) -> String {
          <title>{title} · stackbench</title><link rel=\"stylesheet\" href=\"/assets/{css}\">\
          </head><body><main><h1>{title}</h1><p class=\"error\">{reason}</p>\
          <p><a href=\"/\">Runs</a> · <a href=\"/comparisons\">Comparisons</a> · \
-         <a href=\"/hardware\">Hardware</a></p></main>\
+         <a href=\"/hardware\">Hardware</a> · <a href=\"/sweeps\">Sweeps</a></p></main>\
          <script type=\"application/json\" id=\"page-data\">{data}</script></body></html>\n",
         title = escape_html(&format!("{status} {title}")),
         css = crate::report::pages::assets::CSS_PATH,
@@ -154,6 +155,17 @@ async fn hardware_page(State(state): State<Shared>) -> PageResult {
     let store = state.config.store.clone();
     let prices = state.config.prices.clone();
     let model = blocking(move || models::hardware_model(&store, prices.as_ref())).await?;
+    Ok(served(&model))
+}
+
+async fn sweeps_page(
+    State(state): State<Shared>,
+    query: Result<Query<models::SweepQuery>, QueryRejection>,
+) -> PageResult {
+    let query = api::sweep_query_of(query)?;
+    let store = state.config.store.clone();
+    let prices = state.config.prices.clone();
+    let model = blocking(move || models::sweep_model(&store, prices.as_ref(), &query)).await?;
     Ok(served(&model))
 }
 

@@ -166,11 +166,14 @@ impl Browser {
                 Ok(Message::Text(t)) => t.to_string(),
                 Ok(_) => continue,
                 // The socket's read timeout: a busy page (or a loaded machine) is slow,
-                // not gone; the deadline above decides.
+                // not gone; the deadline above decides. A read a signal interrupted (a
+                // child process of the test ending) is tried again the same way.
                 Err(tungstenite::Error::Io(e))
                     if matches!(
                         e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
                     ) =>
                 {
                     continue;

@@ -1,7 +1,9 @@
-//! Sweep runs for the tests of what reads stored sweeps (`stackbench recommend`, the
-//! dashboard's models page): a run of the models target built from a Criterion fixture with
-//! the given cells and notes, and a results directory holding the sweeps of two priced
-//! machines.
+//! Recorded model-sweep runs for the tests of `recommend`, `sweep-report`, the served
+//! sweep page and the dashboard's models page: a run of one machine (fingerprint and GPU
+//! name) holding measured `models/` cells with the notes a sweep's worker reports, built on
+//! the Criterion fixture so every cell has real samples, without running a sweep; and a
+//! results directory holding the sweeps of two priced machines.
+
 #![allow(dead_code)]
 
 use serde_json::json;
@@ -67,6 +69,24 @@ pub fn sweep_run(fingerprint: &str, gpu: &str, ms: u64, cells: &[Cell]) -> RunRe
     };
     run.targets = vec![serde_json::to_value(report).expect("a target report serialises")];
     run
+}
+
+/// Adds a cell `run`'s sweep skipped with `reason` (what a predicted out-of-memory or an
+/// unsupported dtype records): in the compatibility map, never a candidate.
+pub fn skip_cell(run: &mut RunRecord, id: &str, reason: &str) {
+    let parts: Vec<&str> = id.splitn(4, '/').collect();
+    let entry = BenchmarkEntry {
+        group: format!("{}/{}", parts[0], parts[1]),
+        function: parts[2].into(),
+        value: parts[3].into(),
+        outcome: BenchmarkOutcome::Skipped {
+            reason: reason.into(),
+        },
+    };
+    let mut report: TargetReport =
+        serde_json::from_value(run.targets[0].clone()).expect("the sweep's target report");
+    report.benchmarks.insert(id.to_string(), entry);
+    run.targets[0] = serde_json::to_value(report).expect("a target report serialises");
 }
 
 pub const GPT2: &str = "models/torch/ci-gpt2-fp32-decode/b1_s128";

@@ -22,6 +22,7 @@ mod history;
 mod run;
 mod runs;
 mod snapshot;
+mod sweep;
 
 pub use comparison::{ComparisonPage, ComparisonRow, ComparisonsPage};
 pub use hardware::HardwarePage;
@@ -29,6 +30,7 @@ pub use history::{HardwareHistory, HistoryPage};
 pub use run::RunPage;
 pub use runs::{RunRow, RunsFilter, RunsPage, run_suites};
 pub use snapshot::SnapshotPage;
+pub use sweep::{SWEEP_REPORT_SCHEMA, SweepPage, bytes_text, rate_text};
 
 use crate::report::format::escape_html;
 use serde::Serialize;
@@ -43,6 +45,8 @@ pub enum PageModel {
     Comparisons(ComparisonsPage),
     Comparison(ComparisonPage),
     Hardware(HardwarePage),
+    /// The newest model sweep per machine and the recommendation matrix.
+    Sweep(Box<SweepPage>),
     /// `report.html`: the pages above in one document.
     Snapshot(Box<SnapshotPage>),
 }
@@ -57,6 +61,7 @@ impl PageModel {
             PageModel::Comparisons(_) => "Comparisons".into(),
             PageModel::Comparison(c) => format!("Comparison {} → {}", c.baseline, c.candidate),
             PageModel::Hardware(_) => "Cross-hardware matrix".into(),
+            PageModel::Sweep(_) => "Model sweeps".into(),
             PageModel::Snapshot(_) => "Benchmark report".into(),
         }
     }
@@ -72,6 +77,7 @@ pub struct Links {
     pub comparisons: String,
     pub comparison: String,
     pub hardware: String,
+    pub sweeps: String,
 }
 
 /// How a page gets its scripts and where its links go.
@@ -95,6 +101,7 @@ impl PageContext {
                 comparisons: "/comparisons".into(),
                 comparison: "/comparisons/".into(),
                 hardware: "/hardware".into(),
+                sweeps: "/sweeps".into(),
             },
         }
     }
@@ -110,6 +117,7 @@ impl PageContext {
                 comparisons: "#comparisons".into(),
                 comparison: "#comparison-".into(),
                 hardware: "#hardware".into(),
+                sweeps: "#sweeps".into(),
             },
         }
     }

@@ -2,11 +2,14 @@
 //! and script inlined, no network): the newest run's page, the regressions, per hardware
 //! the latest run against its baseline, each benchmark's history (grouped by family,
 //! drawn when its family is opened, so 1,000 benchmarks stay fast), the runs, the stored
-//! comparisons and the hardware matrix.
+//! comparisons, the hardware matrix and, when the store holds model sweeps, the sweep
+//! page with its recommendation matrix.
 
-use super::{ComparisonPage, ComparisonsPage, HardwarePage, HistoryPage, RunPage, RunsPage};
+use super::{
+    ComparisonPage, ComparisonsPage, HardwarePage, HistoryPage, RunPage, RunsPage, SweepPage,
+};
 use crate::analysis::trends::{NotMeasured, TrendReport};
-use crate::results::{Acknowledgement, RunStore, StoredRun};
+use crate::results::{Acknowledgement, MedianSeries, RunStore, StoredRun};
 use serde::Serialize;
 
 /// Slices a history chart's runs are thinned to once there are more than twice as many:
@@ -64,6 +67,9 @@ pub struct SnapshotPage {
     /// Each stored comparison's page.
     pub comparison_pages: Vec<ComparisonPage>,
     pub hardware: Option<HardwarePage>,
+    /// The newest sweep per machine and the recommendation matrix (throughput, no SLO);
+    /// `None` when the store holds no measured sweep cell.
+    pub sweeps: Option<SweepPage>,
 }
 
 impl SnapshotPage {
@@ -83,7 +89,40 @@ impl SnapshotPage {
             comparisons: ComparisonsPage::default(),
             comparison_pages: Vec::new(),
             hardware: None,
+            sweeps: None,
         }
+    }
+
+    /// Adds the sweep section when the store holds model sweeps. The newest sweep of each
+    /// machine is found from the medians (`series` of `models/` ids, indexing `runs`), so
+    /// only those runs are read whole.
+    pub fn with_sweeps(
+        mut self,
+        store: &RunStore,
+        runs: &[StoredRun],
+        series: &MedianSeries,
+    ) -> Result<SnapshotPage, crate::results::ResultsError> {
+        let mut newest: std::collections::BTreeMap<Option<&str>, usize> = Default::default();
+        for (_, points) in series.iter().filter(|(id, _)| id.starts_with("models/")) {
+            for &(index, _) in points.iter().filter(|(index, _)| *index < runs.len()) {
+                let key = runs[index].fingerprint.as_deref();
+                let entry = newest.entry(key).or_insert(index);
+                *entry = (*entry).max(index);
+            }
+        }
+        let mut sweeps = Vec::with_capacity(newest.len());
+        for index in newest.into_values() {
+            sweeps.push(store.resolve(&runs[index].run_id)?);
+        }
+        let request = crate::analysis::recommend::Request {
+            slos: Vec::new(),
+            rank: crate::analysis::recommend::Rank::Throughput,
+            models: Vec::new(),
+        };
+        // No measured cell in those runs (every cell failed) is no sweep section, not an
+        // error of the whole report.
+        self.sweeps = SweepPage::of(&sweeps, &request, &crate::analysis::prices::NoPrices).ok();
+        Ok(self)
     }
 
     /// Adds the store's runs, comparisons and the hardware matrix of `whole_runs`.
