@@ -79,6 +79,8 @@ for target in gemm memory_bandwidth tensor_ops attention components models; do
     echo "--- $target"
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
 done
+# The GPU job's sweep checker on this CPU record: the notes it reads exist and hold up.
+"$venv_python" scripts/components/check_gpu_sweep.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/models.json" cpu
 
 step "GPU kernels: NVRTC + ptxas (sm_80, sm_90, sm_100) and clang (NVPTX, gfx90a, gfx942)"
 # clang 17+ knows gfx942 (MI300); Debian 12 ships clang-19.
