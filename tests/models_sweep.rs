@@ -296,6 +296,26 @@ fn a_sweep_records_its_cells_and_prints_the_compatibility_map() {
             .unwrap_or_else(|| panic!("no line for {id} in\n{stdout}"))
             .to_owned()
     };
+    // Every device is a column: MPS and QNN say why there are no runs on this Linux machine,
+    // in the output and in the run kept.
+    assert!(stdout.contains("  cpu: swept\n"), "{stdout}");
+    for (device, reason) in [
+        ("mps", "MPS is not present on this machine"),
+        ("qnn", "QNN is not present on this machine"),
+    ] {
+        assert!(
+            stdout.contains(&format!("  {device}: absent: {reason}")),
+            "{stdout}"
+        );
+        let notes = run["notes"].as_array().unwrap();
+        assert!(
+            notes.iter().any(|n| n
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("device column {device}: absent: {reason}"))),
+            "{notes:?}"
+        );
+    }
     let oom = line("models/torch/gpt2-small-fp32-prefill/b1_s16");
     assert!(
         oom.contains("skipped") && oom.contains("out of memory (predicted 0."),

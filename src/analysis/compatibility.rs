@@ -7,6 +7,7 @@
 
 use crate::results::RunRecord;
 use crate::sidecar::{BenchmarkOutcome, TargetReport};
+use crate::workload::models::SweepDevice;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -115,6 +116,68 @@ impl CompatibilityMap {
     }
 }
 
+/// One device column of the map: every device a sweep can target, MPS and QNN included, so
+/// a Mac or Snapdragon user gets real runs and anyone else the reason there are none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceColumn {
+    pub device: SweepDevice,
+    pub state: DeviceState,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceState {
+    /// This sweep's cells ran here.
+    Swept,
+    /// The machine may have it; another sweep with `--device` fills the column.
+    NotSwept,
+    /// Not on this machine, and why.
+    Absent(String),
+}
+
+/// Every device's column for a sweep of `swept`, `absent` saying why a device is not here
+/// (`system::device_memory::absent_reason` on a live machine).
+pub fn device_columns(
+    swept: SweepDevice,
+    absent: impl Fn(SweepDevice) -> Option<String>,
+) -> Vec<DeviceColumn> {
+    SweepDevice::ALL
+        .iter()
+        .map(|&device| DeviceColumn {
+            device,
+            state: match absent(device) {
+                Some(reason) => DeviceState::Absent(reason),
+                None if device == swept => DeviceState::Swept,
+                None => DeviceState::NotSwept,
+            },
+        })
+        .collect()
+}
+
+impl DeviceColumn {
+    /// `mps: absent: MPS is not present on this machine ...`: one line, for the map and
+    /// the run's notes.
+    pub fn describe(&self) -> String {
+        let state = match &self.state {
+            DeviceState::Swept => "swept".to_string(),
+            DeviceState::NotSwept => format!(
+                "present, not swept: `stackbench sweep --device {}` fills this column",
+                self.device
+            ),
+            DeviceState::Absent(reason) => format!("absent: {reason}"),
+        };
+        format!("{}: {state}", self.device)
+    }
+}
+
+/// The device columns as the lines under the map.
+pub fn device_columns_text(columns: &[DeviceColumn]) -> String {
+    let mut out = String::from("devices (one sweep fills one column):\n");
+    for column in columns {
+        out.push_str(&format!("  {}\n", column.describe()));
+    }
+    out
+}
+
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
     let shown: String = line.chars().take(160).collect();
@@ -177,6 +240,32 @@ mod tests {
     use super::*;
     use crate::results::FailedBenchmark;
     use serde_json::json;
+
+    #[test]
+    fn every_device_is_a_column_with_mps_and_qnn_given_a_reason_when_absent() {
+        // A Linux machine with a CUDA GPU, swept on the CPU.
+        let absent = |d: SweepDevice| match d {
+            SweepDevice::Rocm | SweepDevice::Mps | SweepDevice::Qnn => Some(format!("no {d} here")),
+            _ => None,
+        };
+        let columns = device_columns(SweepDevice::Cpu, absent);
+        let text = device_columns_text(&columns);
+        assert_eq!(columns.len(), SweepDevice::ALL.len());
+        assert!(text.contains("  cpu: swept\n"), "{text}");
+        assert!(
+            text.contains("  cuda: present, not swept: `stackbench sweep --device cuda`"),
+            "{text}"
+        );
+        for device in ["rocm", "mps", "qnn"] {
+            assert!(
+                text.contains(&format!("  {device}: absent: no {device} here\n")),
+                "{text}"
+            );
+        }
+        // Asked for a device this machine lacks: its column is absent, not swept.
+        let columns = device_columns(SweepDevice::Mps, absent);
+        assert!(!columns.iter().any(|c| c.state == DeviceState::Swept));
+    }
 
     fn run_with(report: Value, failed: Vec<FailedBenchmark>) -> RunRecord {
         let mut run = RunRecord::new(0, std::path::Path::new("/c"), "new", None);

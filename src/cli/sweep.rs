@@ -6,7 +6,7 @@
 //! with a reason, 1 a cell failed, 2 bad input, 130 interrupted (the finished cells are
 //! recorded, the run marked partial).
 
-use crate::analysis::compatibility::CompatibilityMap;
+use crate::analysis::compatibility::{CompatibilityMap, device_columns, device_columns_text};
 use crate::config::Config;
 use crate::workload::family::MODELS;
 use crate::workload::models::plan::{PLAN_ENV, RawAxes, SweepAxes, SweepPlan};
@@ -132,6 +132,14 @@ fn execute(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| format!("sweep/{name}")),
     );
     let map = CompatibilityMap::from_run(&run, MODELS.name, &planned_ids(&plan), plan.device.id());
+    let devices = device_columns(plan.device, |d| {
+        crate::system::device_memory::absent_reason(d, Path::new("/"))
+    });
+    run.notes.extend(
+        devices
+            .iter()
+            .map(|c| format!("device column {}", c.describe())),
+    );
     if interrupted {
         let (measured, ..) = map.counts();
         run.notes.push(format!(
@@ -156,14 +164,14 @@ fn execute(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             )
         })
     {
-        print!("{}", map.to_text());
+        print!("{}{}", map.to_text(), device_columns_text(&devices));
         anyhow::bail!("{nothing}; no run recorded");
     }
     if !args.no_save {
         let path = store.save(&run).context("keeping the sweep's run")?;
         eprintln!("==> sweep: run kept as {}", path.display());
     }
-    print!("{}", map.to_text());
+    print!("{}{}", map.to_text(), device_columns_text(&devices));
     Ok(if interrupted {
         ExitCode::from(130)
     } else if failed + missing > 0 {
