@@ -22,7 +22,8 @@ pub fn render(rec: &Recommendation, format: RecommendFormat) -> Result<String, s
     })
 }
 
-fn slo_text(rec: &Recommendation) -> String {
+/// The SLOs as `ttft_p99<=200ms, tokens_per_s>=1000`, or `none`.
+pub fn slo_text(rec: &Recommendation) -> String {
     if rec.slos.is_empty() {
         "none".into()
     } else {

@@ -141,15 +141,7 @@ fn md_chart(out: &mut String, chart: &Chart) {
 /// The report as Markdown: the matrix, then every chart as a table, then the maps.
 pub fn markdown(page: &SweepPage) -> String {
     let rec = &page.recommendation;
-    let slos = if rec.slos.is_empty() {
-        "none".into()
-    } else {
-        rec.slos
-            .iter()
-            .map(|s| s.text.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let slos = crate::report::recommend::slo_text(rec);
     let mut out = format!(
         "# Model sweep report\n\nThe newest sweep of each machine; SLO: {slos}; rank: {}. \
          Only measured cells: nothing is interpolated across batch, sequence length or hardware.\n\n",
