@@ -55,8 +55,12 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 args = json.loads(sys.argv[1])
 from optimum_benchmark import Benchmark, BenchmarkConfig, InferenceConfig, InlineConfig, PyTorchConfig
 for batch in args["batches"]:
+    # optimum-benchmark 0.6.0's pytorch backend passes inter_op_num_threads to
+    # torch.set_num_threads and intra_op_num_threads to torch.set_num_interop_threads (the
+    # names are swapped), so the intra-op thread count is given as inter_op_num_threads;
+    # the threads torch used are read back below.
     backend = PyTorchConfig(model=args["model_dir"], device="cpu", no_weights=False, torch_dtype="float32",
-                            task="text-generation", library="transformers", intra_op_num_threads=args["threads"])
+                            task="text-generation", library="transformers", inter_op_num_threads=args["threads"])
     scenario = InferenceConfig(latency=True, memory=False, energy=False,
                                input_shapes={"batch_size": batch, "sequence_length": args["seq"]},
                                generate_kwargs={"max_new_tokens": args["new_tokens"], "min_new_tokens": args["new_tokens"]},
@@ -64,7 +68,8 @@ for batch in args["batches"]:
     config = BenchmarkConfig(name=f"side-by-side-b{batch}", launcher=InlineConfig(), scenario=scenario,
                              backend=backend, print_report=False, log_report=False)
     report = Benchmark.launch(config).to_dict()
-    print(%r + json.dumps({"batch": batch, "report": report}), flush=True)
+    import torch
+    print(%r + json.dumps({"batch": batch, "report": report, "torch_threads": torch.get_num_threads()}), flush=True)
 """ % MARKER
 
 # Runs in optimum-benchmark's interpreter too, so both sides read files written by the
@@ -143,6 +148,8 @@ def optimum_round(args, model_dir):
     for line in done.stdout.splitlines():
         if line.startswith(MARKER):
             found = json.loads(line[len(MARKER) :])
+            if found["torch_threads"] != args.threads:
+                raise RuntimeError(f"optimum-benchmark ran with {found['torch_threads']} torch threads, not {args.threads}")
             reports[found["batch"]] = found["report"]
     figures = {}
     for batch in args.batches:
@@ -152,6 +159,7 @@ def optimum_round(args, model_dir):
             "prefill_mean_s": report["prefill"]["latency"]["mean"],
             "generate_p50_s": report["generate"]["latency"]["p50"],
             "decode_mean_s": report["decode"]["latency"]["mean"],
+            "decode_p50_s": report["decode"]["latency"]["p50"],
             "per_token_p50_s": report["per_token"]["latency"]["p50"],
             "per_token_mean_s": report["per_token"]["latency"]["mean"],
             "decode_tokens_per_s": report["decode"]["throughput"]["value"],
@@ -165,9 +173,9 @@ def target_notes(criterion_dir, full_id):
     path = os.path.join(criterion_dir, "stackbench", "targets", "models.json")
     with open(path, encoding="utf-8") as handle:
         entry = json.load(handle)["benchmarks"][full_id]
-    outcome = entry["outcome"]
-    measured = outcome.get("Measured") or outcome.get("measured") or outcome
-    return measured.get("notes", {})
+    if entry.get("outcome") != "measured":
+        raise RuntimeError(f"{full_id} was not measured: {entry.get('reason') or entry.get('error')}")
+    return entry.get("notes", {})
 
 
 def stackbench_round(args, check, overhead, plan_path, cells, criterion_dir):
@@ -181,6 +189,7 @@ def stackbench_round(args, check, overhead, plan_path, cells, criterion_dir):
             row["ttft_p50_s"] = notes["ttft_p50_ns"] / 1e9
             row["tpot_p50_s"] = notes["tpot_p50_ns"] / 1e9
             row["decode_e2e_p50_s"] = notes["e2e_p50_ns"] / 1e9
+            row["decode_part_p50_s"] = (notes["e2e_p50_ns"] - notes["ttft_p50_ns"]) / 1e9
         else:
             row["prefill_p50_s"] = notes["latency_p50_ns"] / 1e9
     return by_batch
@@ -203,6 +212,7 @@ def table(args, optimum_rounds, stackbench_rounds, check):
             ("prefill latency, ms (sb: Criterion median; ob: p50)", "prefill_median_s", "prefill_p50_s", 1e3),
             ("prefill latency p50, ms (sb: worker TTFT p50 in decode)", "ttft_p50_s", "prefill_p50_s", 1e3),
             (f"whole call, {n} tokens, ms (sb: decode median; ob: generate p50)", "decode_median_s", "generate_p50_s", 1e3),
+            (f"decode part ({n} − 1 steps), ms (sb: E2E p50 − TTFT p50; ob: decode p50)", "decode_part_p50_s", "decode_p50_s", 1e3),
             ("per-token decode, ms (sb: TPOT p50; ob: per_token p50)", "tpot_p50_s", "per_token_p50_s", 1e3),
         ]
         for label, sb_key, ob_key, scale in rows:

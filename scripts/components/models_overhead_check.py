@@ -67,12 +67,15 @@ def parse_args():
     parser.add_argument("--samples", type=int, default=10, help="Criterion sample size")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of both sides")
     parser.add_argument("--limit", type=float, default=0.03, help="largest |sweep - bare| / bare allowed")
+    parser.add_argument("--pairs", type=int, default=20, help="paired in-process blocks per cell (0: skip that part)")
     parser.add_argument("--json", help="also write every figure to this file")
     args = parser.parse_args()
     phases = [p for p in args.phases.split(",") if p]
     unknown = [p for p in phases if p not in ("prefill", "decode")]
     if unknown or not phases:
         parser.error(f"--phases: {','.join(unknown) or '(none)'}: each must be prefill or decode")
+    if args.pairs < 0:
+        parser.error("--pairs must not be negative")
     for name in ("threads", "rounds", "samples", "new_tokens"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -209,6 +212,89 @@ def sweep_figures(args, plan_path, criterion_dir, cells, check, python=None):
     return figures
 
 
+def worker_server(plan_path, threads):
+    """The models worker's component and request handler, in this process: the code a
+    ``run`` request executes (``timed_loop`` with the cell's ``begin_run``/``end_run``, its
+    memory sampler thread and its per-call marks), without the pipe."""
+    os.environ.update({"STACKBENCH_MODELS_PLAN": plan_path, "STACKBENCH_MODELS_BACKEND": "torch", "STACKBENCH_TORCH_THREADS": str(threads)})
+    import stackbench_worker
+
+    spec = importlib.util.spec_from_file_location("stackbench_models_worker", os.path.join(_HERE, "models.py"))
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)
+    # models.py takes its own folder off the import path, as this script does.
+    component = models.Models()
+    description = component.describe()
+    if not description.get("available"):
+        raise BadInput(f"the models worker is not available here: {description.get('reason')}")
+    return component, stackbench_worker._Server(component)
+
+
+def paired_figures(args, plan_path, cells, bare, check):
+    """Harness against bare loop in one process, in adjacent blocks of ~0.3 s (order
+    alternating): the machine's speed is nearly the same within a pair, so the median of
+    the paired differences shows the worker's in-window cost even when other work makes
+    the round-to-round spread larger than that cost."""
+    import time
+
+    component, server = worker_server(plan_path, args.threads)
+    rows = []
+    for full_id, cell, spec in cells:
+        benchmark, parameters = full_id.split("/")[2:]
+        server.handle({"op": "setup", "benchmark": benchmark, "parameters": parameters})
+        call = bare.call_for(cell, spec)
+        started = time.perf_counter()
+        call()
+        iters = max(1, round(0.3 / max(time.perf_counter() - started, 1e-6)))
+
+        def bare_block():
+            begin = time.perf_counter_ns()
+            for _ in range(iters):
+                call()
+            return (time.perf_counter_ns() - begin) / iters
+
+        def harness_block():
+            return server.handle({"op": "run", "iters": iters})["elapsed_ns"] / iters
+
+        harness_block()
+        bare_block()
+        differences, bare_ns, harness_ns = [], [], []
+        for index in range(args.pairs):
+            if index % 2 == 0:
+                b, h = bare_block(), harness_block()
+            else:
+                h, b = harness_block(), bare_block()
+            bare_ns.append(b)
+            harness_ns.append(h)
+            differences.append((h - b) / b)
+        server.handle({"op": "teardown"})
+        ordered = sorted(differences)
+        rows.append(
+            {
+                "id": full_id,
+                "iters_per_block": iters,
+                "bare_median_ns": check.median(bare_ns),
+                "harness_median_ns": check.median(harness_ns),
+                "paired_difference_median": check.median(differences),
+                "paired_difference_q1": ordered[len(ordered) // 4],
+                "paired_difference_q3": ordered[(3 * len(ordered)) // 4],
+            }
+        )
+    component.release()
+    return rows
+
+
+def print_paired(rows, args):
+    print(f"\nin one process, {args.pairs} adjacent pairs of blocks per cell (worker's run request vs bare loop)")
+    print("| cell | calls per block | bare ms | worker ms | paired difference, median | IQR of the differences |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(
+            f"| {row['id']} | {row['iters_per_block']} | {row['bare_median_ns'] / 1e6:.2f} | {row['harness_median_ns'] / 1e6:.2f} "
+            f"| {row['paired_difference_median'] * 100:+.2f} % | {row['paired_difference_q1'] * 100:+.2f} … {row['paired_difference_q3'] * 100:+.2f} % |"
+        )
+
+
 def summarise(cells, bare_rounds, sweep_rounds, check):
     rows = []
     for full_id, _, _ in cells:
@@ -282,6 +368,11 @@ def main():
                 print(f"models_overhead_check: {error}", file=sys.stderr)
                 return 2
             print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        try:
+            paired = paired_figures(args, plan_path, cells, bare, check) if args.pairs else []
+        except BadInput as error:
+            print(f"models_overhead_check: {error}", file=sys.stderr)
+            return 2
     rows = summarise(cells, bare_rounds, sweep_rounds, check)
     report = {
         "model": args.model,
@@ -292,12 +383,15 @@ def main():
         "bare_rounds": bare_rounds,
         "sweep_rounds": sweep_rounds,
         "cells": rows,
+        "paired": paired,
     }
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(report, handle, indent=2)
     print(json.dumps(rows, indent=2))
     print_table(rows, args, torch)
+    if paired:
+        print_paired(paired, args)
     over = [row["id"] for row in rows if abs(row["sweep_vs_bare"]) > args.limit]
     if over:
         print(f"over the {args.limit * 100:g} % limit: {', '.join(over)}")
