@@ -86,7 +86,10 @@ def parse_args():
 
 
 def stackbench_command(repo):
-    """The stackbench binary of the bench profile when built, else ``cargo run``."""
+    """The stackbench binary of the bench profile when built, else ``cargo run``. Only
+    the plan comes from it (``sweep --print-plan``); ``cargo bench`` rebuilds the sweep's
+    own target when the sources changed, so rebuild the binary too after changing the
+    catalogue (``cargo build --release``)."""
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target")
     built = os.path.join(target, "release", "stackbench")
     if os.access(built, os.X_OK):
@@ -118,7 +121,7 @@ def planned_cells(plan, phases):
     for cell in plan["cells"]:
         spec = plan["models"][cell["model"]]
         if spec["task"] != "decoder":
-            raise BadInput(f"{cell['model']} is a {spec['task']} model; this check times decoder prefill and decode")
+            raise BadInput(f"{cell['model']}'s task is {spec['task']}; this check times decoder prefill and decode")
         if cell["phase"] in phases:
             benchmark, parameters = zoo.cell_id(cell, spec)
             cells.append((f"models/torch/{benchmark}/{parameters}", cell, spec))
