@@ -123,7 +123,8 @@ fn parse_number(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_latency_ns(text: &str) -> Result<f64, String> {
+/// `200ms`, `1.5s`, `800us`: a positive time in ns (also read by the sweep's per-request SLOs).
+pub fn parse_latency_ns(text: &str) -> Result<f64, String> {
     // Longest suffix first, so `ms` is not read as `s`.
     let mut units: Vec<&(&str, f64)> = TIME_UNITS.iter().collect();
     units.sort_by_key(|(unit, _)| std::cmp::Reverse(unit.len()));
