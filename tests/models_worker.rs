@@ -110,9 +110,10 @@ fn check_serve(id: &str, notes: &BTreeMap<String, Value>) {
     assert_eq!(figure("offered_rps"), SERVE_RATE, "{id}");
     let (achieved, goodput) = (figure("achieved_rps"), figure("goodput_rps"));
     // 8 Poisson arrivals realise a rate around the offered one (seed 1's, the measured
-    // run's: 5.2/s over its arrivals); a run cannot complete faster than they arrive.
+    // run's: 8 over its 1.91 s of arrivals, 4.18/s); a run cannot complete faster than its
+    // requests arrive.
     assert!(
-        0.0 < achieved && achieved <= SERVE_RATE * 1.5,
+        0.0 < achieved && achieved <= 8.0 / 1.91,
         "{id}: achieved {achieved}"
     );
     assert!(goodput <= achieved, "{id}: goodput {goodput} > {achieved}");

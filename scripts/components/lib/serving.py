@@ -37,14 +37,16 @@ SLO_METRICS = ("ttft", "tpot", "e2e")
 def arrival_times_ns(rate_rps, count, seed):
     """``count`` arrival times (ns from the run's start) of a Poisson process at
     ``rate_rps``: exponential inter-arrival gaps of mean 1/rate from ``random.Random(seed)``.
-    The first request arrives at 0, so a run does not open with an idle wait."""
+    The first request, too, arrives one gap after the start: N requests then span N gaps,
+    and a run's achieved rate (completed / elapsed) is not inflated by N/(N − 1), as it
+    would be with a first arrival at 0."""
     if not rate_rps > 0:
         raise ValueError(f"rate must be a positive number of requests/s, got {rate_rps!r}")
     if count < 1:
         raise ValueError(f"a load run needs at least one request, got {count!r}")
     draw = random.Random(seed)
-    times, now = [0], 0.0
-    for _ in range(count - 1):
+    times, now = [], 0.0
+    for _ in range(count):
         now += draw.expovariate(rate_rps)
         times.append(round(now * 1e9))
     return times
