@@ -1,7 +1,9 @@
 //! `cargo bench --bench models`: model sweeps (issue 19). Each backend of the plan
 //! (`STACKBENCH_MODELS_PLAN`, written by `stackbench sweep`; without it the suite's default)
 //! runs in its own worker, `scripts/components/models.py`, in the user's Python. Ids
-//! `models/<backend>/<model>-<precision>-<phase>/b<B>_s<S>`; see `src/workload/models.rs`.
+//! `models/<backend>/<model>-<precision>-<phase>/b<B>_s<S>`, and with rates
+//! `<model>-<precision>-serve/b<B>_s<S>_r<R>` (goodput under load); see
+//! `src/workload/models.rs`.
 
 use stackbench::components::RunnerConfig;
 use stackbench::components::suite::configured_interpreter;

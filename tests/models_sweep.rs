@@ -65,6 +65,16 @@ fn bad_axes_exit_2_and_name_the_valid_values() {
             vec!["--sweep", "weekly"],
             "unknown sweep 'weekly' (defined in the config: nightly)",
         ),
+        (
+            vec!["--rate", "0"],
+            "rate: '0' is not a request rate (a number of requests/s from 0.001 to 1000000)",
+        ),
+        (vec!["--rate", "2,-1"], "rate: '-1' is not a request rate"),
+        (vec!["--rate", "x"], "rate: 'x' is not a request rate"),
+        (
+            vec!["--rate", "2", "--serve-slo", "ttft_p99<=1s"],
+            "serve SLO 'ttft_p99<=1s': unknown metric 'ttft_p99'",
+        ),
     ] {
         let mut all = vec!["sweep"];
         all.extend(args.iter().copied());
@@ -133,6 +143,53 @@ fn the_plan_the_worker_reads_matches_its_schema() {
     broken["cells"][0]["precision"] = Value::from("fp8");
     broken.as_object_mut().unwrap().remove("new_tokens");
     assert!(violations("models-plan.schema.json", &broken).len() >= 2);
+    assert!(plan.get("serve").is_none(), "no rates, no serve settings");
+}
+
+#[test]
+fn rates_add_serve_cells_to_the_plan_in_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stackbench(
+        &[
+            "sweep",
+            "--models",
+            "ci-gpt2,ci-bert",
+            "--batch",
+            "4",
+            "--seq",
+            "64",
+            "--rate",
+            "2,0.5",
+            "--serve-slo",
+            "ttft<=300ms,e2e<=2s",
+            "--serve-requests",
+            "10",
+            "--device",
+            "cpu",
+            "--print-plan",
+        ],
+        dir.path(),
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid("models-plan.schema.json", &plan);
+    let serve: Vec<&Value> = plan["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["phase"] == "serve")
+        .collect();
+    // ci-gpt2 only (BERT does not generate): one cell per rate.
+    assert_eq!(serve.len(), 2, "{serve:?}");
+    assert_eq!(serve[1]["rate"], 0.5);
+    assert_eq!(plan["serve"]["requests"], 10);
+    assert_eq!(plan["serve"]["slos"][0]["bound_ns"], 3e8);
+    assert_eq!(plan["serve"]["slos"][1]["text"], "e2e<=2s");
+    let mut broken = plan.clone();
+    broken["cells"][0]["rate"] = Value::from(2.0);
+    assert!(!violations("models-plan.schema.json", &broken).is_empty());
 }
 
 /// A directory with the fake worker and the protocol helper, a config with fast sampling
@@ -338,6 +395,54 @@ fn a_sweep_records_its_cells_and_prints_the_compatibility_map() {
     assert!(
         notes.get("mfu").is_some() || notes.get("mfu_unavailable").is_some(),
         "{notes}"
+    );
+}
+
+/// Serve cells through the real sweep: their ids carry the rate, their load figures reach
+/// the run's notes, and a backend or model that cannot serve is a skip with its reason.
+#[test]
+fn serve_cells_record_their_load_figures_and_skip_what_cannot_serve() {
+    let sweep = "models = [\"ci-gpt2\", \"ci-t5\"]\nbatch = [2]\nseq = [16]\nrates = [4, 0.5]\n\
+                 serve_slo = [\"ttft<=100ms\"]\nbackend = [\"torch\", \"openvino\"]\n";
+    let Some(setup) = Setup::new(sweep) else {
+        return;
+    };
+    let out = setup.command(&[]).output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let run = setup.run();
+    let measured = measured_ids(&run);
+    for id in [
+        "models/torch/ci-gpt2-fp32-serve/b2_s16_r4",
+        "models/torch/ci-gpt2-fp32-serve/b2_s16_r0.5",
+        "models/openvino/ci-gpt2-fp32-decode/b2_s16",
+    ] {
+        assert!(
+            measured.contains(&id.to_string()),
+            "{id} not in {measured:?}"
+        );
+    }
+    let notes =
+        &run["targets"][0]["benchmarks"]["models/torch/ci-gpt2-fp32-serve/b2_s16_r4"]["notes"];
+    assert_eq!(notes["offered_rps"], 4.0, "{notes}");
+    assert_eq!(notes["goodput_rps"], 3.0, "{notes}");
+    assert_eq!(notes["serve_slos"], "ttft<=100ms", "{notes}");
+    let line = |id: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(id))
+            .unwrap_or_else(|| panic!("no line for {id} in\n{stdout}"))
+            .to_owned()
+    };
+    let openvino = line("models/openvino/ci-gpt2-fp32-serve/b2_s16_r4");
+    assert!(
+        openvino.contains("skipped") && openvino.contains("openvino has no request loop"),
+        "{openvino}"
+    );
+    let t5 = line("models/torch/ci-t5-fp32-serve/b2_s16_r0.5");
+    assert!(
+        t5.contains("skipped") && t5.contains("decoder-only"),
+        "{t5}"
     );
 }
 

@@ -5,7 +5,9 @@
 //! keeps at least half of batch 1's throughput, the built models have the parameters the
 //! closed-form counts give), and what a backend cannot run is a skip with its reason (vLLM
 //! on a CPU, int8 on OpenVINO). A malformed plan fails the
-//! worker's describe with the file and the key.
+//! worker's describe with the file and the key. A serve cell (requests at a rate, goodput)
+//! runs for real on torch and ONNX Runtime at a low rate with few requests, and is a reasoned
+//! skip on OpenVINO.
 //!
 //! The plan and backend reach the worker through `STACKBENCH_MODELS_PLAN` and
 //! `STACKBENCH_MODELS_BACKEND`, exported by an interpreter wrapper (tests never mutate
@@ -81,6 +83,80 @@ fn plan(precisions: &[&str]) -> Value {
         },
         "cells": cells
     })
+}
+
+/// Requests of one serve load run, and the rate they arrive at (requests/s): low, so a
+/// tiny model on a shared CPU keeps up, and few, so a cell takes a few seconds.
+const SERVE_REQUESTS: u64 = 8;
+const SERVE_RATE: f64 = 4.0;
+
+/// ci-gpt2 (the plan above's) in one serve cell: at most 2 requests at once, prompts of 16.
+fn serve_plan() -> Value {
+    let mut plan = plan(&["fp32"]);
+    plan["models"].as_object_mut().unwrap().remove("ci-bert");
+    plan["cells"] = json!([{"model": "ci-gpt2", "precision": "fp32", "phase": "serve",
+                            "batch": 2, "seq": 16, "rate": SERVE_RATE}]);
+    plan["serve"] = json!({"requests": SERVE_REQUESTS, "seed": 0, "slos": [
+        {"text": "ttft<=2s", "metric": "ttft", "bound_ns": 2e9},
+        {"text": "tpot<=200ms", "metric": "tpot", "bound_ns": 2e8}]});
+    plan
+}
+
+/// A serve cell's load figures: bounded by what was offered and completed, every request
+/// given exactly the fixed tokens, percentiles in order.
+fn check_serve(id: &str, notes: &BTreeMap<String, Value>) {
+    check_metrics(id, notes, gpt2_params());
+    let figure = |key: &str| number(notes, id, key);
+    assert_eq!(figure("offered_rps"), SERVE_RATE, "{id}");
+    let (achieved, goodput) = (figure("achieved_rps"), figure("goodput_rps"));
+    // 8 Poisson arrivals realise a rate around the offered one (seed 1's, the measured
+    // run's: 8 over its 1.91 s of arrivals, 4.18/s); a run cannot complete faster than its
+    // requests arrive.
+    assert!(
+        0.0 < achieved && achieved <= 8.0 / 1.91,
+        "{id}: achieved {achieved}"
+    );
+    assert!(goodput <= achieved, "{id}: goodput {goodput} > {achieved}");
+    let attainment = figure("slo_attainment");
+    assert!((0.0..=1.0).contains(&attainment), "{id}: {attainment}");
+    assert!((goodput - achieved * attainment).abs() < 1e-9 * achieved.max(1.0));
+    // Verify's cold run is not kept; the one load run the timed calls needed is.
+    assert_eq!(figure("requests_completed"), SERVE_REQUESTS as f64, "{id}");
+    assert_eq!(figure("load_runs"), 2.0, "{id}");
+    // Every completed request produced exactly NEW_TOKENS (the worker fails the cell
+    // otherwise), so the output rate is completed x N over the elapsed time.
+    let elapsed_s = figure("serve_elapsed_ns") / 1e9;
+    let expected = SERVE_REQUESTS as f64 * NEW_TOKENS as f64 / elapsed_s;
+    assert!(
+        (figure("tokens_per_s") - expected).abs() < 1e-6 * expected,
+        "{id}"
+    );
+    for prefix in ["ttft", "tpot", "request_e2e", "queue_wait"] {
+        let p = |q: &str| figure(&format!("{prefix}_{q}_ns"));
+        assert!(
+            0.0 <= p("p50") && p("p50") <= p("p90") && p("p90") <= p("p99"),
+            "{id}: {prefix} percentiles out of order"
+        );
+    }
+    assert!(figure("ttft_p50_ns") < figure("request_e2e_p50_ns"), "{id}");
+    assert_eq!(notes["serve_slos"], "ttft<=2s,tpot<=200ms", "{id}");
+}
+
+#[test]
+fn a_serve_cell_reports_goodput_under_load_on_torch_and_onnxruntime() {
+    let Some((python, dir)) = python_and_dir() else {
+        return;
+    };
+    let plan = serve_plan().to_string();
+    let id = "components/models/ci-gpt2-fp32-serve/b2_s16_r4";
+    for backend in ["torch", "onnxruntime"] {
+        let recorder = sweep(&python, dir.path(), backend, &plan);
+        no_failures(backend, &recorder);
+        check_serve(&format!("{backend} {id}"), recorder.notes(id));
+    }
+    let openvino = sweep(&python, dir.path(), "openvino", &plan);
+    let reason = openvino.skipped(id);
+    assert!(reason.contains("no request loop"), "{reason}");
 }
 
 /// Runs the worker on `backend` with `plan` (written into `dir`); the outcomes by id.

@@ -18,7 +18,18 @@ The timed call of each phase:
   on EOS); TTFT (start to the first token chosen) and TPOT = (E2E − TTFT)/(N − 1) are
   measured per call inside it, vLLM's definitions;
 * ``forward``: the encoder (BERT, the T5 encoder), the vision model (ViT) or the speech
-  encoder (Whisper).
+  encoder (Whisper);
+* ``serve`` (``b<B>_s<S>_r<R>``, only when the sweep has rates): throughput under load.
+  Load runs of the plan's ``serve.requests`` requests arrive at R requests/s (Poisson,
+  seeded: ``serve.seed`` + the run's number, so every backend sees the same arrivals), each
+  prompt S tokens and exactly ``new_tokens`` new tokens (no stop on EOS), at most B at once
+  (lib/serving.py). torch and ONNX Runtime are served by the worker's own loop in
+  scheduler rounds (each round admits the requests that have arrived, up to B, and decodes
+  them together; no mid-flight joins); vLLM by its engine, each request added at its
+  arrival. One timed call is one request: its E2E under load (arrival to last token,
+  queueing included), replayed from the finished load runs by ``serving.ReplayClock``, so
+  Criterion's figure is the mean request latency under load; the load runs' wall time is
+  outside the timed calls.
 
 ONNX Runtime and OpenVINO run graphs exported from the same torch model (TorchScript
 exporter, dynamic batch and sequence axes): the forward or prefill graph, and for a
@@ -38,7 +49,13 @@ Metrics of every cell: ``latency_p{50,90,99}_ns`` and ``e2e_p{50,90,99}_ns`` per
 ``params``, ``flops_per_token``, ``memory_peak_bytes``, ``memory_avg_bytes``,
 ``memory_method``, and ``energy_j_per_token`` / ``energy_j_per_sample`` with
 ``energy_method``, or ``energy_unavailable`` with the reason (lib/model_metrics.py).
-Decode adds ``ttft_p{50,90,99}_ns``, ``tpot_p{50,90,99}_ns`` and ``new_tokens``.
+Decode adds ``ttft_p{50,90,99}_ns``, ``tpot_p{50,90,99}_ns`` and ``new_tokens``. Serve
+adds the load's figures: ``offered_rps``, ``achieved_rps`` (completed / elapsed),
+``goodput_rps`` (requests meeting every SLO of ``serve.slos`` / elapsed),
+``slo_attainment``, ``serve_slos``, ``requests_completed``, ``requests_good``,
+``load_runs``, ``scheduler``, and ``queue_wait``/``ttft``/``tpot``/``request_e2e``
+p50/p90/p99 under load (TTFT from arrival); its ``tokens_per_s`` is the load's output
+tokens / elapsed (vLLM's output throughput).
 """
 
 import os
@@ -56,6 +73,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import model_zoo as zoo  # noqa: E402
+import serving  # noqa: E402
 from model_metrics import EnergyMeter, Sampler, memory_sampler  # noqa: E402
 from stackbench_worker import Benchmark, Component, Mismatch, Skip, import_modules, latency_metrics, main  # noqa: E402
 
@@ -246,8 +264,9 @@ class Models(Component):
         reason = self.torch_precision_reason(cell["precision"])
         if reason:
             raise Skip(reason)
+        serve_reason(spec, cell)
         model, params, origin, extra = self.torch_model(cell["model"], spec, cell["precision"])
-        kind = TorchDecode if cell["phase"] == "decode" else TorchForward
+        kind = {"decode": TorchDecode, "serve": TorchServe}.get(cell["phase"], TorchForward)
         bench = kind(self, cell, spec, model, params, origin, extra)
         try:
             bench.trial()
@@ -262,6 +281,9 @@ class Models(Component):
         return bench
 
     def make_exported(self, cell, spec):
+        if cell["phase"] == "serve" and self.backend == "openvino":
+            raise Skip("openvino has no request loop in this sweep (serve cells run on torch, onnxruntime and vllm)")
+        serve_reason(spec, cell)
         if cell["phase"] == "decode" and spec["task"] != "decoder":
             raise Skip(
                 f"{self.backend}: this worker exports KV-cached decode graphs for decoder-only models; "
@@ -273,7 +295,7 @@ class Models(Component):
         graphs, params, origin, reference, inputs = self.export(cell, spec)
         runner = OrtRunner if self.backend == "onnxruntime" else OvRunner
         runners = {phase: runner(self, path, cell["precision"]) for phase, path in graphs.items()}
-        kind = ExportedDecode if cell["phase"] == "decode" else ExportedForward
+        kind = {"decode": ExportedDecode, "serve": ExportedServe}.get(cell["phase"], ExportedForward)
         return kind(self, cell, spec, runners, params, origin, reference, inputs)
 
     def export(self, cell, spec):
@@ -291,12 +313,13 @@ class Models(Component):
         if hasattr(model, "set_attn_implementation"):
             model.set_attn_implementation("eager")
         inputs = zoo.make_inputs(torch, model.config, spec["task"], cell["batch"], cell.get("seq"))
-        first = "prefill" if cell["phase"] == "decode" else cell["phase"]
+        generating = cell["phase"] in ("decode", "serve")
+        first = "prefill" if generating else cell["phase"]
         wrapper = ExportWrapper(model, spec["task"], first).eval()
         with torch.inference_mode():
             outputs = wrapper(*inputs.values())
         reference = [t.float().numpy() for t in outputs]
-        phases = [first] + (["step"] if cell["phase"] == "decode" else [])
+        phases = [first] + (["step"] if generating else [])
         missing = [phase for phase in phases if (cell["model"], phase, export_precision) not in self.exports]
         if missing:
             target = model if export_precision == "fp32" else model.to(getattr(torch, TORCH_DTYPES[export_precision]))
@@ -352,11 +375,19 @@ class Models(Component):
         return quantized
 
     def make_vllm(self, cell, spec):
+        serve_reason(spec, cell)
         if spec["task"] != "decoder":
             raise Skip(f"the vllm backend of this worker serves decoder LMs; {spec['arch']} ({spec['task']}) {cell['phase']} is not offered")
         if cell["precision"] == "int8":
             raise Skip("int8 on vLLM needs a pre-quantized checkpoint (GPTQ, AWQ, W8A8); random weights from a config have none")
-        return VllmCell(self, cell, spec)
+        return VllmServe(self, cell, spec) if cell["phase"] == "serve" else VllmCell(self, cell, spec)
+
+
+def serve_reason(spec, cell):
+    """A serve cell of a model that is not decoder-only is a reasoned skip (the Rust side
+    refuses it first; a hand-written plan may still hold one)."""
+    if cell["phase"] == "serve" and spec["task"] != "decoder":
+        raise Skip(f"the serve loop drives decoder-only LMs; {cell['model']} is {spec['task']} (its generation is timed by its decode cell)")
 
 
 def quantize_int8(torch, model, params):
@@ -993,6 +1024,173 @@ def vllm_engine(component, cell, spec):
             gpu_memory_utilization=utilisation,
         )
     return component.engines[key]
+
+
+class ServeLoad:
+    """A serve cell's load runs and its replayed timed calls (the module docstring has the
+    design); mixed in before a backend's cell class, whose ``serve_requests(arrivals_ns)``
+    runs one load run and returns (requests, elapsed ns) from lib/serving.py."""
+
+    scheduler = ""
+    # A short load run in ``verify``: every request must get exactly N tokens.
+    VERIFY_REQUESTS = 4
+
+    def init_serve(self):
+        self.rate = float(self.cell["rate"])
+        self.serve = self.component.plan["serve"]
+        self.slos = self.serve["slos"]
+        self.clock = serving.ReplayClock()
+        self.replay = []
+        self.served = []
+        self.serve_elapsed_ns = 0
+        self.load_runs = 0
+
+    def load_run(self, count):
+        arrivals = serving.arrival_times_ns(self.rate, count, self.serve["seed"] + self.load_runs)
+        self.load_runs += 1
+        requests, elapsed = self.serve_requests(arrivals)
+        short = [r for r in requests if r is None or r.tokens != self.new_tokens]
+        if short:
+            got = sorted({None if r is None else r.tokens for r in short}, key=str)
+            raise Mismatch(f"{len(short)} of {count} requests did not get exactly {self.new_tokens} tokens (got {got})")
+        return requests, elapsed
+
+    def verify(self):
+        self.check_outputs()
+        # Cold: its figures are not kept (first calls of each round size, caches).
+        self.load_run(min(self.VERIFY_REQUESTS, self.serve["requests"]))
+
+    def step(self):
+        if not self.replay:
+            requests, elapsed = self.load_run(self.serve["requests"])
+            self.served.extend(requests)
+            self.serve_elapsed_ns += elapsed
+            self.replay = [r.e2e_ns for r in reversed(requests)]
+        self.clock.advance(self.replay.pop())
+
+    def metrics(self, latencies_ns):
+        metrics = Cell.metrics(self, latencies_ns)
+        metrics.update(serving.load_summary(self.served, self.serve_elapsed_ns, self.rate, self.slos))
+        metrics.update({"new_tokens": self.new_tokens, "max_concurrent": self.batch, "load_runs": self.load_runs, "requests_per_run": self.serve["requests"], "scheduler": self.scheduler})
+        # A timed window holds whole load runs, not the replayed requests it is credited
+        # with: an energy per token from it would be wrong.
+        for key in [k for k in metrics if k.startswith("energy_j_per")]:
+            del metrics[key]
+        metrics["energy_unavailable"] = "serve cells: a timed window holds whole load runs, not the requests replayed in it"
+        return metrics
+
+    def facts(self):
+        facts = super().facts()
+        facts.update({"new_tokens": self.new_tokens, "offered_rps": self.rate, "serve_slos": ",".join(s["text"] for s in self.slos), "scheduler": self.scheduler})
+        return facts
+
+
+ROUNDS = "rounds: each admits the requests that have arrived, up to B, decoded together to N tokens; no mid-flight joins"
+
+
+class TorchServe(ServeLoad, TorchCell):
+    """torch served in scheduler rounds: a round of k requests is one greedy cached decode of
+    a batch of k prompts (one GreedyDecoder per k, the inputs' first k rows)."""
+
+    scheduler = ROUNDS
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.init_serve()
+        self.decoders = {}
+        gpu = self.component.device in ("cuda", "rocm")
+        # A server copies the first token to the host before it streams it: TTFT waits
+        # for the device there too.
+        self.device_sync = self.torch.cuda.synchronize if gpu else self.sync
+
+    def decoder(self, k):
+        if k not in self.decoders:
+            rows = {key: value[:k] for key, value in self.inputs.items()}
+            self.decoders[k] = zoo.GreedyDecoder(self.torch, self.model, self.task, rows, self.new_tokens, zoo.decoder_start(self.config))
+        return self.decoders[k]
+
+    def run_batch(self, k, on_first_token):
+        def first():
+            self.device_sync()
+            on_first_token()
+
+        tokens = self.decoder(k).decode(on_first_token=first)
+        self.device_sync()
+        return int(tokens.shape[1])
+
+    def serve_requests(self, arrivals_ns):
+        return serving.serve_in_rounds(arrivals_ns, self.batch, self.run_batch)
+
+    def check_outputs(self):
+        self.check_params()
+
+    def trial(self):
+        self.run_batch(1, lambda: None)
+
+
+class ExportedServe(ServeLoad, ExportedDecode):
+    """ONNX Runtime served in scheduler rounds: a round of k requests is the prefill graph on
+    the first k prompts, then the step graph to N tokens (the decode cell's loop)."""
+
+    scheduler = ROUNDS
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.init_serve()
+
+    def run_batch(self, k, on_first_token):
+        tokens = self.decode(on_first_token=on_first_token, feeds={"input_ids": self.feeds["input_ids"][:k]})
+        return int(tokens.shape[1])
+
+    def serve_requests(self, arrivals_ns):
+        return serving.serve_in_rounds(arrivals_ns, self.batch, self.run_batch)
+
+    def check_outputs(self):
+        self.compare(self.first.run(self.feeds), self.first.label)
+
+
+class VllmServe(ServeLoad, VllmCell):
+    """vLLM's engine under load: each request added at its arrival time (at most B in
+    flight), the engine stepped until every request is done. Each load run has prompts of
+    its own, so vLLM's prefix cache never serves a repeated prompt."""
+
+    scheduler = "vLLM engine (continuous batching), requests added at their arrival, at most B in flight"
+
+    def __init__(self, component, cell, spec):
+        super().__init__(component, cell, spec)
+        self.init_serve()
+        self.vocab = spec["config"].get("vocab_size") if spec.get("config") else self.llm.llm_engine.model_config.get_vocab_size()
+
+    def serve_requests(self, arrivals_ns):
+        generator = self.torch.Generator().manual_seed(1000 + self.load_runs)
+        ids = self.torch.randint(0, self.vocab, (len(arrivals_ns), self.seq), generator=generator).tolist()
+        engine = VllmLoad(self.llm.llm_engine, [{"prompt_token_ids": row} for row in ids], self.params_stream, f"stackbench-serve-{self.load_runs}")
+        return serving.serve_on_engine(arrivals_ns, self.batch, engine)
+
+    def check_outputs(self):
+        VllmCell.verify(self)
+
+
+class VllmLoad:
+    """vLLM's ``LLMEngine`` as lib/serving.py's engine: outputs are deltas, so each carries
+    the tokens new since the last step."""
+
+    def __init__(self, engine, prompts, params, tag):
+        self.engine, self.prompts, self.params, self.tag = engine, prompts, params, tag
+
+    def add(self, index):
+        self.engine.add_request(f"{self.tag}-{index}", self.prompts[index], self.params)
+
+    def busy(self):
+        return self.engine.has_unfinished_requests()
+
+    def step(self):
+        advanced = []
+        for output in self.engine.step():
+            index = int(output.request_id.rsplit("-", 1)[1])
+            new = len(output.outputs[0].token_ids) if output.outputs else 0
+            advanced.append((index, new, output.finished))
+        return advanced
 
 
 def cleanup(component):

@@ -212,10 +212,17 @@ fn status(run: &RunRecord, entries: &BTreeMap<String, BenchmarkOutcome>, id: &st
     }
 }
 
-/// `1234 tokens/s, MFU 3.1 %` from a measured cell's notes.
+/// `1234 tokens/s, MFU 3.1 %` from a measured cell's notes; a serve cell leads with its
+/// load (`goodput 7.9 of 8 req/s offered (99 % met SLOs)`), the figure it exists for.
 fn measured(notes: &BTreeMap<String, Value>) -> String {
     let number = |key: &str| notes.get(key).and_then(Value::as_f64);
     let mut parts = Vec::new();
+    if let (Some(goodput), Some(offered)) = (number("goodput_rps"), number("offered_rps")) {
+        let met = number("slo_attainment").unwrap_or(0.0) * 100.0;
+        parts.push(format!(
+            "goodput {goodput:.2} of {offered} req/s offered ({met:.0} % met SLOs)"
+        ));
+    }
     if let Some(rate) = number("tokens_per_s") {
         parts.push(format!("{rate:.1} tokens/s"));
     } else if let Some(rate) = number("samples_per_s") {
@@ -309,6 +316,13 @@ mod tests {
             CellStatus::Measured("100.0 tokens/s, MFU 5.00 %".into())
         );
         assert_eq!(map.cells[4].id, "models/vllm/all/all");
+        let serve = serde_json::from_value(json!({"goodput_rps": 7.5, "offered_rps": 8.0,
+            "slo_attainment": 0.9, "tokens_per_s": 120.0, "latency_p50_ns": 2.5e6}))
+        .unwrap();
+        assert_eq!(
+            measured(&serve),
+            "goodput 7.50 of 8 req/s offered (90 % met SLOs), 120.0 tokens/s, p50 2.50 ms"
+        );
         let text = map.to_text();
         assert!(
             text.contains("5 cells: 1 measured, 1 failed, 2 skipped, 1 missing"),

@@ -10,6 +10,14 @@
 //! recommend a backend version that is no longer installed there, and the figures of two
 //! stacks on one machine are not one population.
 //!
+//! Under load: a model's `serve` cells (requests at a set rate, `stackbench sweep --rate`)
+//! form a row of their own, ranked by goodput (requests/s meeting every per-request SLO of
+//! the sweep) and judged on TTFT/TPOT percentiles measured under that load, queueing
+//! included. A p99-TTFT SLO means little on isolated calls, so where a model has serve cells
+//! an SLO on TTFT or TPOT is judged there alone: the model's decode row (one batch at a
+//! time, no queue) is left out, and the recommendation's notes say so. Each row states its
+//! basis.
+//!
 //! Honesty rules: only measured cells count; a cell without the figure an SLO or the
 //! ranking needs is never guessed (it says "no price" or "no energy figure"); a row with
 //! no cell meeting the SLOs says so with the best figure seen; a hardware with no cell of
@@ -123,7 +131,8 @@ fn parse_number(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_latency_ns(text: &str) -> Result<f64, String> {
+/// `200ms`, `1.5s`, `800us`: a positive time in ns (also read by the sweep's per-request SLOs).
+pub fn parse_latency_ns(text: &str) -> Result<f64, String> {
     // Longest suffix first, so `ms` is not read as `s`.
     let mut units: Vec<&(&str, f64)> = TIME_UNITS.iter().collect();
     units.sort_by_key(|(unit, _)| std::cmp::Reverse(unit.len()));
@@ -156,7 +165,7 @@ impl Slo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rank {
-    /// tokens/s (or samples/s) of the cell.
+    /// tokens/s (or samples/s) of the cell; goodput (good requests/s) of a serve cell.
     Throughput,
     /// the rate per unit of the device's price (`[prices]`).
     PerDollar,
@@ -197,7 +206,10 @@ pub struct Candidate {
     pub batch: u64,
     /// `None` for a fixed-input cell (vision, speech).
     pub seq: Option<u64>,
-    /// `tokens/s` or `samples/s`.
+    /// Requests/s offered to a serve cell (`_r<R>` of its id); `None` for other phases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered_rps: Option<f64>,
+    /// `tokens/s` or `samples/s`; `good requests/s` (goodput) for a serve cell.
     pub rate_unit: String,
     pub rate: f64,
     /// Every numeric note of the cell (`ttft_p99_ns`, `memory_peak_bytes`, ...).
@@ -224,10 +236,18 @@ impl Candidate {
         }
     }
 
-    /// `torch bf16 b8 s512`: the cell's axes for people.
+    /// `torch bf16 b8 s512` (`... r8` for a serve cell at 8 requests/s): the cell's axes
+    /// for people.
     pub fn axes(&self) -> String {
         let seq = self.seq.map(|s| format!(" s{s}")).unwrap_or_default();
-        format!("{} {} b{}{seq}", self.backend, self.precision, self.batch)
+        let rate = self
+            .offered_rps
+            .map(|r| format!(" r{r}"))
+            .unwrap_or_default();
+        format!(
+            "{} {} b{}{seq}{rate}",
+            self.backend, self.precision, self.batch
+        )
     }
 }
 
@@ -258,7 +278,12 @@ fn split_function(function: &str) -> Option<(&str, &str, &str)> {
     Some((model, precision, phase))
 }
 
-/// `(batch, seq)` from `b8_s512` or `b8`.
+/// The offered rate of a serve cell's parameters, `b4_s128_r8` -> 8.
+fn split_rate(params: &str) -> Option<f64> {
+    params.rsplit('_').next()?.strip_prefix('r')?.parse().ok()
+}
+
+/// `(batch, seq)` from `b8_s512` or `b8` (a serve cell's `_r<R>` after them is ignored).
 fn split_params(params: &str) -> Option<(u64, Option<u64>)> {
     let mut parts = params.split('_');
     let batch = parts.next()?.strip_prefix('b')?.parse().ok()?;
@@ -333,10 +358,17 @@ fn candidate(
         .iter()
         .filter_map(|(k, v)| Some((k.clone(), v.as_f64().filter(|v| v.is_finite())?)))
         .collect();
-    let (rate_unit, rate) = match (figures.get("tokens_per_s"), figures.get("samples_per_s")) {
-        (Some(&r), _) => ("tokens/s", r),
-        (None, Some(&r)) => ("samples/s", r),
-        (None, None) => return None,
+    let served = phase == SERVE_PHASE;
+    let (rate_unit, rate) = match (
+        figures.get("goodput_rps"),
+        figures.get("tokens_per_s"),
+        figures.get("samples_per_s"),
+    ) {
+        (Some(&r), ..) if served => (GOODPUT_UNIT, r),
+        _ if served => return None,
+        (_, Some(&r), _) => ("tokens/s", r),
+        (_, None, Some(&r)) => ("samples/s", r),
+        (_, None, None) => return None,
     };
     let energy_j_per_unit = figures
         .get("energy_j_per_token")
@@ -358,6 +390,7 @@ fn candidate(
         precision: precision.into(),
         batch,
         seq,
+        offered_rps: split_rate(params).filter(|_| served),
         rate_unit: rate_unit.into(),
         rate,
         figures,
@@ -429,7 +462,20 @@ pub struct ModelRow {
     /// Verdicts in the order of [`Recommendation::hardware`].
     pub cells: Vec<Verdict>,
     pub pick: Verdict,
+    /// What the row's figures are: isolated calls, or requests under load ranked by goodput.
+    pub basis: String,
 }
+
+/// The phase of a sweep's load cells (`stackbench sweep --rate`).
+pub const SERVE_PHASE: &str = "serve";
+/// The rate unit of a serve cell: its goodput.
+pub const GOODPUT_UNIT: &str = "good requests/s";
+/// The basis of a serve row.
+pub const UNDER_LOAD_BASIS: &str = "under load: SLOs judged on each serve cell's TTFT/TPOT \
+     percentiles at its offered rate (TTFT from arrival, queueing included); ranked by \
+     goodput, requests/s meeting every per-request SLO of the sweep (note serve_slos)";
+/// The basis of every other row.
+pub const ISOLATED_BASIS: &str = "isolated calls: one batch at a time, no queueing";
 
 /// The recommendation: the matrix and the picks, for every view to render.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -441,6 +487,27 @@ pub struct Recommendation {
     pub price_basis: String,
     pub hardware: Vec<HardwareColumn>,
     pub rows: Vec<ModelRow>,
+    /// Rows left out and why (a decode row whose TTFT/TPOT SLOs the serve row judges).
+    pub notes: Vec<String>,
+}
+
+impl Recommendation {
+    /// Lines for people beside the matrix: each row's basis where the recommendation holds
+    /// serve rows (with none, every row is isolated calls and nothing needs saying), then
+    /// the notes.
+    pub fn basis_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.rows.iter().any(|r| r.phase == SERVE_PHASE) {
+            for row in &self.rows {
+                lines.push(format!(
+                    "basis of {} {}: {}",
+                    row.model, row.phase, row.basis
+                ));
+            }
+        }
+        lines.extend(self.notes.iter().map(|n| format!("note: {n}")));
+        lines
+    }
 }
 
 /// What is asked: the SLOs every cell must meet, the ranking, and an optional model filter.
@@ -494,7 +561,7 @@ pub fn recommend(
             known: known.iter().map(|s| s.to_string()).collect(),
         });
     }
-    let rows = rows(&all, &hardware, request);
+    let (rows, notes) = rows(&all, &hardware, request);
     Ok(Recommendation {
         schema: RECOMMEND_SCHEMA.into(),
         slos: request.slos.clone(),
@@ -502,10 +569,20 @@ pub fn recommend(
         price_basis: prices.basis(),
         hardware,
         rows,
+        notes,
     })
 }
 
-fn rows(all: &[Candidate], hardware: &[HardwareColumn], request: &Request) -> Vec<ModelRow> {
+/// Whether `slo` bounds a per-request latency that load changes (TTFT, TPOT).
+fn judged_under_load(slo: &Slo) -> bool {
+    slo.metric.starts_with("ttft_") || slo.metric.starts_with("tpot_")
+}
+
+fn rows(
+    all: &[Candidate],
+    hardware: &[HardwareColumn],
+    request: &Request,
+) -> (Vec<ModelRow>, Vec<String>) {
     let mut grouped: BTreeMap<(&str, &str), Vec<&Candidate>> = BTreeMap::new();
     for cell in all {
         if request.models.is_empty() || request.models.contains(&cell.model) {
@@ -515,7 +592,32 @@ fn rows(all: &[Candidate], hardware: &[HardwareColumn], request: &Request) -> Ve
                 .push(cell);
         }
     }
-    grouped
+    let load_slos: Vec<&str> = request
+        .slos
+        .iter()
+        .filter(|s| judged_under_load(s))
+        .map(|s| s.text.as_str())
+        .collect();
+    let mut notes = Vec::new();
+    if !load_slos.is_empty() {
+        let served: BTreeSet<&str> = grouped
+            .keys()
+            .filter(|(_, phase)| *phase == SERVE_PHASE)
+            .map(|(model, _)| *model)
+            .collect();
+        grouped.retain(|(model, phase), _| {
+            let judged_elsewhere = *phase == "decode" && served.contains(model);
+            if judged_elsewhere {
+                notes.push(format!(
+                    "{model} decode left out: it has serve cells, so {} is judged under load \
+                     in its serve row",
+                    load_slos.join(" and ")
+                ));
+            }
+            !judged_elsewhere
+        });
+    }
+    let rows = grouped
         .into_iter()
         .map(|((model, phase), cells)| {
             let columns = hardware
@@ -534,9 +636,16 @@ fn rows(all: &[Candidate], hardware: &[HardwareColumn], request: &Request) -> Ve
                 phase: phase.into(),
                 cells: columns,
                 pick: select(&cells, &request.slos, request.rank),
+                basis: if phase == SERVE_PHASE {
+                    UNDER_LOAD_BASIS
+                } else {
+                    ISOLATED_BASIS
+                }
+                .into(),
             }
         })
-        .collect()
+        .collect();
+    (rows, notes)
 }
 
 /// The best of `cells` meeting every SLO under `rank`, or why there is none.
@@ -658,6 +767,7 @@ mod tests {
             precision: "fp32".into(),
             batch: 1,
             seq: Some(128),
+            offered_rps: None,
             rate_unit: "tokens/s".into(),
             rate,
             figures: BTreeMap::from([
@@ -758,8 +868,77 @@ mod tests {
         );
     }
 
+    /// A serve cell of `m` at `offered` requests/s with its goodput and TTFT under load.
+    fn serve_cell(offered: f64, goodput: f64, ttft_ms: f64) -> Candidate {
+        let mut cell = cell("a", None, goodput, ttft_ms);
+        cell.benchmark_id = format!("models/torch/m-fp32-serve/b4_s128_r{offered}");
+        cell.phase = SERVE_PHASE.into();
+        cell.batch = 4;
+        cell.offered_rps = Some(offered);
+        cell.rate_unit = GOODPUT_UNIT.into();
+        cell.figures.insert("goodput_rps".into(), goodput);
+        cell
+    }
+
+    #[test]
+    fn serve_cells_rank_by_goodput_under_load_and_a_ttft_slo_leaves_decode_out() {
+        let hardware = [HardwareColumn {
+            fingerprint: "a".into(),
+            device: "device-a".into(),
+            run_id: "run-a".into(),
+            price: None,
+        }];
+        // Isolated, decode meets 200 ms easily; under load only the two lower rates do,
+        // and of those the higher goodput wins (not the highest offered rate).
+        let decode = cell("a", None, 5000.0, 20.0);
+        let cells = [
+            decode.clone(),
+            serve_cell(2.0, 1.9, 90.0),
+            serve_cell(8.0, 6.5, 180.0),
+            serve_cell(32.0, 3.0, 900.0),
+        ];
+        let request = |slos: Vec<Slo>| Request {
+            slos,
+            rank: Rank::Throughput,
+            models: Vec::new(),
+        };
+        let (rows, notes) = super::rows(&cells, &hardware, &request(vec![slo("ttft_p99<=200ms")]));
+        let phases: Vec<&str> = rows.iter().map(|r| r.phase.as_str()).collect();
+        assert_eq!(phases, ["serve"]);
+        assert_eq!(rows[0].basis, UNDER_LOAD_BASIS);
+        let Verdict::Best { cell, score } = &rows[0].pick else {
+            panic!("{:?}", rows[0].pick)
+        };
+        assert_eq!((cell.offered_rps, *score), (Some(8.0), 6.5));
+        assert_eq!(cell.axes(), "torch fp32 b4 s128 r8");
+        assert_eq!(
+            notes,
+            [
+                "m decode left out: it has serve cells, so ttft_p99<=200ms is judged under load \
+              in its serve row"
+            ]
+        );
+        // No TTFT/TPOT SLO: nothing is left out, and each row says what it is.
+        let (rows, notes) = super::rows(&cells, &hardware, &request(vec![slo("tokens_per_s>=1")]));
+        assert!(notes.is_empty());
+        let bases: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.phase.as_str(), r.basis.as_str()))
+            .collect();
+        assert_eq!(
+            bases,
+            [("decode", ISOLATED_BASIS), ("serve", UNDER_LOAD_BASIS)]
+        );
+        // A model without serve cells keeps its decode row under a TTFT SLO.
+        let (rows, _) = super::rows(&[decode], &hardware, &request(vec![slo("ttft_p99<=200ms")]));
+        assert_eq!(rows[0].phase, "decode");
+    }
+
     #[test]
     fn sweep_ids_split_into_their_axes() {
+        assert_eq!(split_rate("b4_s128_r0.5"), Some(0.5));
+        assert_eq!(split_rate("b4_s128"), None);
+        assert_eq!(split_params("b4_s128_r8"), Some((4, Some(128))));
         assert_eq!(
             split_function("tinyllama-1.1b-bf16-decode"),
             Some(("tinyllama-1.1b", "bf16", "decode"))

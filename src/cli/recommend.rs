@@ -19,6 +19,8 @@ use std::process::ExitCode;
 
 SLO forms: ttft_p99<=200ms, tpot_p99<=50ms, latency_p99<=1s, tokens_per_s>=1000,
 samples_per_s>=50. Only measured cells count; the newest sweep of each machine is used.
+A model with serve cells (stackbench sweep --rate) has a serve row ranked by goodput, with
+TTFT/TPOT judged under load; a TTFT or TPOT SLO then leaves its decode row out.
 Per-dollar needs the [prices] table of the config; a device without a price is \"no price\".")]
 pub struct RecommendArgs {
     #[command(flatten)]
@@ -105,5 +107,11 @@ fn execute(args: &RecommendArgs) -> anyhow::Result<()> {
     let rec = recommend(&runs, &request, prices.as_ref())
         .with_context(|| format!("store of {}", results.display()))?;
     print!("{}", render(&rec, args.format)?);
+    // JSON carries each row's basis and the notes itself; people get them as lines.
+    if !matches!(args.format, RecommendFormat::Json) {
+        for line in rec.basis_lines() {
+            println!("{line}");
+        }
+    }
     Ok(())
 }

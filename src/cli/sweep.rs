@@ -2,7 +2,9 @@
 //! writes the plan file, runs `cargo bench --bench models` the way `stackbench validate`
 //! runs a suite (a fresh Criterion directory, the plan in the environment), records the run
 //! in the store so `compare`, `gate`, `history`, `show` and the report read it like any
-//! other, and prints the compatibility map. Exit codes: 0 every cell measured or skipped
+//! other, and prints the compatibility map. With `--rate`, decoder models also get `serve`
+//! cells: requests arriving at each rate (Poisson) into a loop of at most B at once,
+//! reporting goodput (requests/s meeting every per-request SLO). Exit codes: 0 every cell measured or skipped
 //! with a reason, 1 a cell failed, 2 bad input, 130 interrupted (the finished cells are
 //! recorded, the run marked partial).
 
@@ -23,6 +25,8 @@ use std::process::ExitCode;
   stackbench sweep --models gpt2-small,tinyllama-1.1b --batch 1,8 --seq 128,512 \\
                    --precision fp32,bf16 --backend torch,onnxruntime
   stackbench sweep --models ./my-model --device cuda # a directory holding a config.json, used as is
+  stackbench sweep --models gpt2-small --batch 4 --rate 2,8 --backend torch,vllm \\
+                   --serve-slo ttft<=500ms,tpot<=50ms  # serve cells: goodput at 2 and 8 requests/s
   stackbench sweep --list-models                     # the catalogue with counts and size classes")]
 pub struct SweepArgs {
     /// A sweep defined as [sweeps.NAME] in the config; flags below replace its axes
@@ -49,6 +53,22 @@ pub struct SweepArgs {
     /// New tokens of each decode cell (default 16)
     #[arg(long)]
     pub new_tokens: Option<u64>,
+    /// Requests/s offered to serve cells (Poisson arrivals, at most --batch requests at
+    /// once); each rate adds a `serve` cell per decoder model, batch and seq (default: none)
+    #[arg(
+        long = "rate",
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        value_name = "RPS"
+    )]
+    pub rates: Option<Vec<String>>,
+    /// Per-request SLOs goodput counts (default ttft<=2s,tpot<=200ms: MLPerf's Llama-2-70B
+    /// server bounds); forms ttft<=500ms, tpot<=50ms, e2e<=10s
+    #[arg(long = "serve-slo", value_delimiter = ',', value_name = "SLO")]
+    pub serve_slos: Option<Vec<String>>,
+    /// Requests of one serve cell's load run (default 32)
+    #[arg(long, value_name = "N")]
+    pub serve_requests: Option<u32>,
     /// Seconds one timed call of a cell may take before its worker is killed
     #[arg(long, value_name = "SECONDS")]
     pub cell_timeout: Option<f64>,
@@ -96,6 +116,9 @@ pub fn axes(args: &SweepArgs, config: &Config) -> anyhow::Result<SweepAxes> {
         backend: args.backend.clone(),
         device: args.device.clone(),
         new_tokens: args.new_tokens,
+        rates: args.rates.clone(),
+        serve_slos: args.serve_slos.clone(),
+        serve_requests: args.serve_requests,
     });
     let detected = crate::system::device_memory::detect_sweep_device(Path::new("/"));
     Ok(SweepAxes::resolve(&raw, detected)?)

@@ -10,7 +10,13 @@
 //!   the next cell starts a fresh worker, where the component suite skips the rest;
 //! - a cell that cannot fit in the device's free memory, that is longer than the model's
 //!   positions, or whose device this machine lacks (MPS, QNN) is skipped with the reason
-//!   before any worker tries it.
+//!   before any worker tries it; so is a serve cell on a backend without a request loop
+//!   (OpenVINO here) or of a model that is not decoder-only.
+//!
+//! A serve cell's timed quantity is one request's end-to-end latency under load (arrival
+//! to last token, queueing included), replayed by the worker from its load runs; its notes
+//! carry the load's figures (`offered_rps`, `achieved_rps`, `goodput_rps`, `slo_attainment`,
+//! TTFT/TPOT/E2E percentiles under load).
 //!
 //! Each measured cell gets its MFU in the notes: FLOPs per element (the catalogue's, at the
 //! cell's context) x elements per second / the probe's peak for that device and precision.
@@ -85,16 +91,34 @@ impl Sweep<'_> {
             .collect()
     }
 
-    /// Why `cell` is not tried here, if it is not.
-    pub fn precheck(&self, cell: &Cell) -> Option<String> {
+    /// Why `cell` is not tried on `backend`, if it is not.
+    pub fn precheck(&self, backend: SweepBackend, cell: &Cell) -> Option<String> {
+        use crate::workload::models::{Phase, Task};
         if let Some(reason) = &self.absent {
             return Some(reason.clone());
         }
+        if cell.phase == Phase::Serve {
+            if !backend.serves() {
+                return Some(format!(
+                    "{backend} has no request loop in this sweep (serve cells run on torch, \
+                     onnxruntime and vllm)"
+                ));
+            }
+            let task = self.plan.models.get(&cell.model).map(|m| m.task.as_str());
+            if task != Some(Task::Decoder.id()) {
+                return Some(format!(
+                    "the serve loop drives decoder-only LMs; {} is {} (its generation is \
+                     timed by its decode cell)",
+                    cell.model,
+                    task.unwrap_or("unknown")
+                ));
+            }
+        }
         let spec = self.plan.spec(cell)?;
-        // Only a decode cell adds new tokens to its positions; a forward or prefill holds
-        // the prompt alone (BERT at seq 512 fits its 512 positions).
+        // Only a generating cell adds new tokens to its positions; a forward or prefill
+        // holds the prompt alone (BERT at seq 512 fits its 512 positions).
         let new_tokens = match cell.phase {
-            crate::workload::models::Phase::Decode => self.plan.new_tokens,
+            Phase::Decode | Phase::Serve => self.plan.new_tokens,
             _ => 0,
         };
         let context = cell.seq + new_tokens;
@@ -192,7 +216,7 @@ fn run_backend(
             .iter()
             .find(|(id, _)| *id == benchmark.id)
             .map(|c| c.1);
-        if let Some(reason) = skip_reason(sweep, benchmark, cell) {
+        if let Some(reason) = skip_reason(sweep, backend, benchmark, cell) {
             sink.skip(&benchmark.id, reason);
             continue;
         }
@@ -227,14 +251,19 @@ fn run_backend(
     shut_down(session, backend);
 }
 
-fn skip_reason(sweep: &Sweep, benchmark: &OfferedBenchmark, cell: Option<&Cell>) -> Option<String> {
+fn skip_reason(
+    sweep: &Sweep,
+    backend: SweepBackend,
+    benchmark: &OfferedBenchmark,
+    cell: Option<&Cell>,
+) -> Option<String> {
     if crate::system::interrupt::interrupted() {
         return Some("not run: the sweep was interrupted (Ctrl-C) before this cell".into());
     }
     if let Some(reason) = benchmark.skip_reason() {
         return Some(reason.to_owned());
     }
-    cell.and_then(|c| sweep.precheck(c))
+    cell.and_then(|c| sweep.precheck(backend, c))
 }
 
 fn shut_down(session: ComponentSession, backend: SweepBackend) {
@@ -607,7 +636,7 @@ mod tests {
                 .contains("no tokens_per_s")
         );
         // No budget read: nothing is refused for memory; the positions still are.
-        assert_eq!(sweep.precheck(cell), None);
+        assert_eq!(sweep.precheck(SweepBackend::Torch, cell), None);
     }
 
     #[test]
@@ -625,7 +654,7 @@ mod tests {
                 .iter()
                 .find(|c| format!("{}/{}", c.benchmark(), c.parameters()) == id)
                 .unwrap();
-            sweep.precheck(cell)
+            sweep.precheck(SweepBackend::Torch, cell)
         };
         assert_eq!(reason("bert-base-fp32-forward/b1_s512"), None);
         assert!(

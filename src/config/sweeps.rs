@@ -22,6 +22,13 @@ pub struct SweepConfig {
     pub device: Option<String>,
     /// New tokens of each decode cell (default 16).
     pub new_tokens: Option<u64>,
+    /// Requests/s offered to serve cells (throughput under load, goodput); none: no serve
+    /// cells.
+    pub rates: Option<Vec<f64>>,
+    /// Per-request SLOs goodput counts against (`ttft<=2s`, `tpot<=200ms`, `e2e<=10s`).
+    pub serve_slo: Option<Vec<String>>,
+    /// Requests of one serve cell's load run (default 32).
+    pub serve_requests: Option<u32>,
     /// Seconds one timed call of a cell may take before its worker is killed.
     pub timeout_s: Option<f64>,
     /// Caps the memory a cell may use below what the device has free.
@@ -45,6 +52,12 @@ impl SweepConfig {
             backend: self.backend.clone(),
             device: self.device.clone(),
             new_tokens: self.new_tokens,
+            rates: self
+                .rates
+                .as_ref()
+                .map(|v| v.iter().map(f64::to_string).collect()),
+            serve_slos: self.serve_slo.clone(),
+            serve_requests: self.serve_requests,
         }
     }
 
@@ -95,6 +108,16 @@ impl SweepConfig {
                 "batch and seq values must be positive".into(),
             ));
         }
+        let axes = self.raw_axes();
+        if let Err(error) = crate::workload::models::plan::check_serve(&axes) {
+            let key = match error {
+                crate::workload::models::PlanError::BadRate { .. } => "rates",
+                crate::workload::models::PlanError::Empty { axis: "rates" } => "rates",
+                crate::workload::models::PlanError::BadNumber { .. } => "serve_requests",
+                _ => "serve_slo",
+            };
+            return Err((key.into(), error.to_string()));
+        }
         super::seconds("timeout_s", self.timeout_s)?;
         if self
             .memory_limit_gib
@@ -137,6 +160,16 @@ mod tests {
             ("[sweeps.x]\nbatch = []\n", "sweeps.x.batch"),
             ("[sweeps.x]\nbatch = [0]\n", "sweeps.x.batch"),
             ("[sweeps.x]\nmodles = [\"ci-bert\"]\n", "modles"),
+            ("[sweeps.x]\nrates = [0]\n", "sweeps.x.rates"),
+            ("[sweeps.x]\nrates = []\n", "sweeps.x.rates"),
+            (
+                "[sweeps.x]\nserve_slo = [\"ttft_p99<=1s\"]\n",
+                "sweeps.x.serve_slo",
+            ),
+            (
+                "[sweeps.x]\nserve_requests = 0\n",
+                "sweeps.x.serve_requests",
+            ),
         ] {
             let err = Config::parse(text, Path::new("s.toml"))
                 .unwrap_err()

@@ -43,7 +43,13 @@ impl Task {
         }
     }
 
-    /// The phases a cell of this task times, in sweep order.
+    /// Whether this task generates tokens, so a request loop can serve it (`serve` cells).
+    pub fn generates(self) -> bool {
+        self.phases().contains(&Phase::Decode)
+    }
+
+    /// The phases a cell of this task times, in sweep order (`serve` is added by the plan
+    /// only when the sweep has rates).
     pub fn phases(self) -> &'static [Phase] {
         match self {
             Task::Decoder => &[Phase::Prefill, Phase::Decode],
@@ -69,6 +75,10 @@ pub enum Phase {
     Decode,
     /// One forward of an encoder, a vision model or a speech encoder.
     Forward,
+    /// Requests arriving at a set rate (Poisson) into a request loop of at most B
+    /// concurrent requests, each `new_tokens` long: throughput under load and goodput.
+    /// Planned only when the sweep has rates, for the tasks that generate.
+    Serve,
 }
 
 impl Phase {
@@ -77,6 +87,7 @@ impl Phase {
             Phase::Prefill => "prefill",
             Phase::Decode => "decode",
             Phase::Forward => "forward",
+            Phase::Serve => "serve",
         }
     }
 }
@@ -148,6 +159,14 @@ named_set!(
     /// a machine without them records every cell as skipped with the reason.
     SweepDevice { Cpu => "cpu", Cuda => "cuda", Rocm => "rocm", Mps => "mps", Qnn => "qnn" }
 );
+
+impl SweepBackend {
+    /// Whether this sweep has a request loop for the backend (serve cells): vLLM's engine,
+    /// and the worker's own loop over torch and ONNX Runtime. OpenVINO has none here.
+    pub fn serves(self) -> bool {
+        !matches!(self, SweepBackend::OpenVino)
+    }
+}
 
 impl Precision {
     /// Bytes of one stored weight. INT8 is dynamic quantisation of the linear layers; the
@@ -335,7 +354,7 @@ impl ModelSpec {
     pub fn flops_per_element(&self, cell: &Cell, new_tokens: u64) -> u64 {
         match (self.tokens_per_sample(), cell.phase) {
             (Some(tokens), Phase::Forward) => tokens * self.flops_per_token_at(tokens),
-            (_, Phase::Decode) => {
+            (_, Phase::Decode | Phase::Serve) => {
                 let context = if self.task().uses_seq() { cell.seq } else { 0 };
                 self.flops_per_token_at(context + new_tokens / 2)
             }
@@ -354,10 +373,11 @@ impl ModelSpec {
         let batch = u64::from(cell.batch);
         let weights = self.params() * cell.precision.weight_bytes();
         let tokens = g.fixed_tokens.unwrap_or(cell.seq).max(1);
-        let decoding = cell.phase == Phase::Decode;
+        // A serve cell holds at most B requests at once, each decoding like a decode cell.
+        let decoding = matches!(cell.phase, Phase::Decode | Phase::Serve);
         let cached = match (self.task(), cell.phase) {
             (Task::Decoder, _) => cell.seq + if decoding { new_tokens } else { 0 },
-            (_, Phase::Decode) => tokens + new_tokens,
+            (_, Phase::Decode | Phase::Serve) => tokens + new_tokens,
             _ => 0,
         };
         let kv_cache = 2 * g.cached_layers * batch * cached * g.kv_width * act;
@@ -388,6 +408,7 @@ mod tests {
             phase,
             batch,
             seq,
+            rate: None,
         }
     }
 

@@ -114,6 +114,28 @@ class PlanReading(unittest.TestCase):
         cell = {"model": "ci-gpt2", "precision": "fp32", "phase": "prefill", "batch": 1, "seq": 8}
         self.assertIn("cells[1]: the same benchmark ci-gpt2-fp32-prefill/b1_s8 as cells[0]", self.error(plan(cells=[cell, dict(cell)])))
 
+    def test_a_serve_cell_has_a_rate_in_its_id_and_needs_the_serve_settings(self):
+        serve = {"requests": 8, "seed": 0, "slos": [{"text": "ttft<=2s", "metric": "ttft", "bound_ns": 2e9}]}
+        cells = [
+            {"model": "ci-gpt2", "precision": "fp32", "phase": "serve", "batch": 4, "seq": 16, "rate": 8.0},
+            {"model": "ci-gpt2", "precision": "fp32", "phase": "serve", "batch": 4, "seq": 16, "rate": 0.5},
+        ]
+        _, checked = self.read(plan(cells=cells, serve=serve))
+        ids = [zoo.cell_id(c, checked["models"][c["model"]]) for c in checked["cells"]]
+        # The Rust side's shortest float form: r8, not r8.0.
+        self.assertEqual(ids, [("ci-gpt2-fp32-serve", "b4_s16_r8"), ("ci-gpt2-fp32-serve", "b4_s16_r0.5")])
+        self.assertEqual(zoo.elements_per_call(cells[0], "decoder", 4), 4)
+        cases = [
+            (plan(cells=cells), "serve: serve cells need the serve settings"),
+            (plan(cells=[dict(cells[0], rate=0)], serve=serve), "cells[0].rate: a serve cell needs a positive rate"),
+            (plan(cells=[dict(cells[0], phase="decode")], serve=serve), "cells[0].rate: only a serve cell has a rate"),
+            (plan(cells=cells, serve=dict(serve, requests=0)), "serve.requests"),
+            (plan(cells=cells, serve=dict(serve, slos=[{"metric": "ttft_p99", "bound_ns": 1}])), "serve.slos[0].metric"),
+        ]
+        for content, key in cases:
+            with self.subTest(key=key):
+                self.assertIn(key, self.error(content))
+
     def test_the_backend_variable_is_checked(self):
         self.assertEqual(zoo.read_backend({zoo.BACKEND_ENV: "openvino"}), "openvino")
         with self.assertRaises(zoo.PlanError) as caught:

@@ -42,14 +42,16 @@ CONFIG_CLASSES = {
     "vit": "ViTConfig",
     "whisper": "WhisperConfig",
 }
-# task -> (auto class, phases it offers, the work unit of a forward pass).
+# task -> (auto class, phases it offers). ``serve`` (requests at a rate, lib/serving.py) is
+# planned for the tasks that generate, only when the sweep has rates.
 TASKS = {
-    "decoder": ("AutoModelForCausalLM", ("prefill", "decode")),
+    "decoder": ("AutoModelForCausalLM", ("prefill", "decode", "serve")),
     "encoder": ("AutoModel", ("forward",)),
-    "encoder_decoder": ("AutoModelForSeq2SeqLM", ("forward", "decode")),
+    "encoder_decoder": ("AutoModelForSeq2SeqLM", ("forward", "decode", "serve")),
     "vision": ("AutoModel", ("forward",)),
-    "speech": ("AutoModelForSpeechSeq2Seq", ("forward", "decode")),
+    "speech": ("AutoModelForSpeechSeq2Seq", ("forward", "decode", "serve")),
 }
+SERVE_SLO_METRICS = ("ttft", "tpot", "e2e")
 # Vision and speech inputs have a fixed size from the config: their cells ignore ``seq``.
 FIXED_INPUT_TASKS = ("vision", "speech")
 SEED = 0
@@ -113,6 +115,32 @@ def _check_cell(path, index, cell, models):
     if task in FIXED_INPUT_TASKS and cell.get("seq") in (None, 0):
         return
     _positive_int(path, f"{key}.seq", cell.get("seq"))
+    rate = cell.get("rate")
+    if cell["phase"] == "serve":
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
+            _fail(path, f"{key}.rate", f"a serve cell needs a positive rate in requests/s, got {rate!r}")
+    elif rate is not None:
+        _fail(path, f"{key}.rate", f"only a serve cell has a rate; this is a {cell['phase']} cell")
+
+
+def _check_serve(path, serve):
+    if not isinstance(serve, dict):
+        _fail(path, "serve", f"serve cells need the serve settings (requests, seed, slos), got {serve!r}")
+    _positive_int(path, "serve.requests", serve.get("requests"))
+    seed = serve.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        _fail(path, "serve.seed", f"expected a non-negative integer, got {seed!r}")
+    slos = serve.get("slos")
+    if not isinstance(slos, list):
+        _fail(path, "serve.slos", f"expected a list, got {type(slos).__name__}")
+    for index, slo in enumerate(slos):
+        key = f"serve.slos[{index}]"
+        if not isinstance(slo, dict):
+            _fail(path, key, f"expected an object, got {type(slo).__name__}")
+        _one_of(path, f"{key}.metric", slo.get("metric"), SERVE_SLO_METRICS)
+        bound = slo.get("bound_ns")
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0:
+            _fail(path, f"{key}.bound_ns", f"expected a positive number of ns, got {bound!r}")
 
 
 def check_plan(plan, path):
@@ -138,6 +166,8 @@ def check_plan(plan, path):
         if ident in seen:
             _fail(path, f"cells[{index}]", f"the same benchmark {'/'.join(ident)} as cells[{seen[ident]}]")
         seen[ident] = index
+    if any(cell["phase"] == "serve" for cell in cells):
+        _check_serve(path, plan.get("serve"))
     return plan
 
 
@@ -167,13 +197,21 @@ def read_backend(environ=None):
     return backend
 
 
+def rate_text(rate):
+    """A rate as the Rust side writes it in ids (its shortest float form: ``8``, ``0.5``);
+    the plan's rates lie where Python's repr has no exponent either."""
+    text = repr(float(rate))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def cell_id(cell, model):
     """(benchmark, parameters): ``<model>-<precision>-<phase>`` and ``b<B>_s<S>`` (``b<B>``
-    where the input size is fixed by the config)."""
+    where the input size is fixed by the config; a serve cell adds ``_r<rate>``)."""
     benchmark = f"{cell['model']}-{cell['precision']}-{cell['phase']}"
-    if model["task"] in FIXED_INPUT_TASKS:
-        return benchmark, f"b{cell['batch']}"
-    return benchmark, f"b{cell['batch']}_s{cell['seq']}"
+    shape = f"b{cell['batch']}" if model["task"] in FIXED_INPUT_TASKS else f"b{cell['batch']}_s{cell['seq']}"
+    if cell.get("rate") is not None:
+        shape += f"_r{rate_text(cell['rate'])}"
+    return benchmark, shape
 
 
 def work_unit(task, phase):
@@ -185,7 +223,10 @@ def work_unit(task, phase):
 
 def elements_per_call(cell, task, new_tokens):
     """Work per call: B·N new tokens for decode, B·S prompt tokens for prefill and token
-    encoders, B samples for vision and speech forward passes."""
+    encoders, B samples for vision and speech forward passes, and N tokens for serve (one
+    timed call of a serve cell is one request)."""
+    if cell["phase"] == "serve":
+        return new_tokens
     if cell["phase"] == "decode":
         return cell["batch"] * new_tokens
     if work_unit(task, cell["phase"]) == "samples":

@@ -5,6 +5,12 @@
 //!
 //! Bad names are errors that list the valid ones, before anything runs: a sweep that has
 //! been running for an hour must not stop at a typo in its last axis.
+//!
+//! Rates (requests/s) are an axis of their own: with them, each model that generates gets
+//! `serve` cells (`<model>-<precision>-serve/b<B>_s<S>_r<R>`, B the most concurrent
+//! requests), and the plan carries `serve`: the requests of one load run, the seed of the
+//! arrivals and the per-request SLOs goodput counts against. Without rates the plan is what
+//! it was (no `serve`, no `rate`), so sweeps that do not ask for load keep their size.
 
 use super::catalogue::{self, Arch, ModelSpec};
 use super::{Phase, Precision, SweepBackend, SweepDevice, Task};
@@ -22,6 +28,16 @@ pub const BACKEND_ENV: &str = "STACKBENCH_MODELS_BACKEND";
 pub const PLAN_VERSION: u32 = 1;
 /// New tokens of a decode cell, fixed (no early stop on EOS) so cells compare.
 pub const DEFAULT_NEW_TOKENS: u64 = 16;
+/// Requests of one serve cell's load run, unless the sweep says otherwise.
+pub const DEFAULT_SERVE_REQUESTS: u32 = 32;
+/// The per-request SLOs goodput counts against unless the sweep states its own: MLPerf
+/// Inference's Llama-2-70B Server scenario bounds (TTFT <= 2 s, TPOT <= 200 ms).
+pub const DEFAULT_SERVE_SLOS: &[&str] = &["ttft<=2s", "tpot<=200ms"];
+/// The seed of a load run's arrival times: every backend sees the same arrivals.
+pub const SERVE_SEED: u64 = 0;
+/// Rates a serve cell may offer, requests/s. Inside this range Rust's and Python's
+/// shortest float forms agree (no exponent), so both write the same id.
+pub const RATE_RANGE: (f64, f64) = (0.001, 1e6);
 
 /// Why a sweep cannot be planned; each names what was wrong and what would be valid.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +52,17 @@ pub enum PlanError {
     },
     #[error("{axis}: '{value}' is not a positive whole number")]
     BadNumber { axis: &'static str, value: String },
+    #[error(
+        "rate: '{value}' is not a request rate (a number of requests/s from {} to {})",
+        RATE_RANGE.0,
+        RATE_RANGE.1
+    )]
+    BadRate { value: String },
+    #[error(
+        "serve SLO '{text}': {why} (valid forms: ttft<=2s, tpot<=200ms, e2e<=10s: a \
+         per-request bound on ttft, tpot or e2e, units ns|us|ms|s)"
+    )]
+    BadServeSlo { text: String, why: String },
     #[error("the {axis} axis is empty: a sweep needs at least one value")]
     Empty { axis: &'static str },
     #[error("{dir}: {detail}")]
@@ -57,6 +84,12 @@ pub struct RawAxes {
     pub backend: Option<Vec<String>>,
     pub device: Option<String>,
     pub new_tokens: Option<u64>,
+    /// Requests/s of the serve cells; none: no serve cells.
+    pub rates: Option<Vec<String>>,
+    /// Per-request SLOs of the serve cells (`ttft<=200ms`).
+    pub serve_slos: Option<Vec<String>>,
+    /// Requests of one load run.
+    pub serve_requests: Option<u32>,
 }
 
 impl RawAxes {
@@ -70,6 +103,9 @@ impl RawAxes {
             backend: over.backend.or(self.backend),
             device: over.device.or(self.device),
             new_tokens: over.new_tokens.or(self.new_tokens),
+            rates: over.rates.or(self.rates),
+            serve_slos: over.serve_slos.or(self.serve_slos),
+            serve_requests: over.serve_requests.or(self.serve_requests),
         }
     }
 }
@@ -111,6 +147,10 @@ pub struct SweepAxes {
     pub backend: Vec<SweepBackend>,
     pub device: SweepDevice,
     pub new_tokens: u64,
+    /// Requests/s of the serve cells; empty: no serve cells.
+    pub rates: Vec<f64>,
+    /// How a serve cell loads its backend (used only when `rates` is not empty).
+    pub serve: ServePlan,
 }
 
 impl SweepAxes {
@@ -149,6 +189,8 @@ impl SweepAxes {
             .unwrap_or_else(|| vec![SweepBackend::Torch]),
             device,
             new_tokens: raw.new_tokens.unwrap_or(DEFAULT_NEW_TOKENS),
+            rates: rates(raw.rates.as_deref())?,
+            serve: ServePlan::resolve(raw)?,
         };
         if axes.models.is_empty() {
             return Err(PlanError::Empty { axis: "models" });
@@ -161,6 +203,35 @@ impl SweepAxes {
         }
         Ok(axes)
     }
+}
+
+/// Checks the serve axes alone (rates, SLOs, requests), for a config file's keys.
+pub fn check_serve(raw: &RawAxes) -> Result<(), PlanError> {
+    rates(raw.rates.as_deref())?;
+    ServePlan::resolve(raw).map(|_| ())
+}
+
+/// Request rates: positive numbers inside [`RATE_RANGE`], deduplicated; none when unset.
+fn rates(values: Option<&[String]>) -> Result<Vec<f64>, PlanError> {
+    let Some(values) = values else {
+        return Ok(Vec::new());
+    };
+    if values.is_empty() {
+        return Err(PlanError::Empty { axis: "rates" });
+    }
+    let parsed = values
+        .iter()
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite() && (RATE_RANGE.0..=RATE_RANGE.1).contains(r))
+                .ok_or_else(|| PlanError::BadRate {
+                    value: v.to_string(),
+                })
+        })
+        .collect::<Result<Vec<f64>, _>>()?;
+    Ok(dedup(parsed))
 }
 
 fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {
@@ -281,15 +352,94 @@ pub fn model(name: &str) -> Result<ModelRef, PlanError> {
     Ok(ModelRef::Local { name, dir, arch })
 }
 
+/// A per-request bound a serve cell's goodput counts against: a request is good when it
+/// meets every one (vLLM's goodput; a bound on a percentile would not be per request).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestSlo {
+    /// As written, normalised (`ttft<=200ms`).
+    pub text: String,
+    /// `ttft` (arrival to first token, queueing included), `tpot` or `e2e`.
+    pub metric: String,
+    pub bound_ns: f64,
+}
+
+/// The per-request metrics a serve SLO may bound.
+pub const REQUEST_SLO_METRICS: &[&str] = &["ttft", "tpot", "e2e"];
+
+impl std::str::FromStr for RequestSlo {
+    type Err = PlanError;
+
+    fn from_str(text: &str) -> Result<RequestSlo, PlanError> {
+        let bad = |why: String| PlanError::BadServeSlo {
+            text: text.trim().to_owned(),
+            why,
+        };
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let (metric, value) = compact
+            .split_once("<=")
+            .ok_or_else(|| bad("no <= (a serve SLO bounds a latency from above)".into()))?;
+        let metric = metric.to_ascii_lowercase();
+        if !REQUEST_SLO_METRICS.contains(&metric.as_str()) {
+            return Err(bad(format!("unknown metric '{metric}'")));
+        }
+        let bound_ns = crate::analysis::recommend::parse_latency_ns(value).map_err(bad)?;
+        Ok(RequestSlo {
+            text: format!("{metric}<={value}"),
+            metric,
+            bound_ns,
+        })
+    }
+}
+
+/// How every serve cell of a plan loads its backend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServePlan {
+    /// Requests of one load run (arrivals at the cell's rate, then the run drains).
+    pub requests: u32,
+    /// Seed of the exponential inter-arrival times.
+    pub seed: u64,
+    pub slos: Vec<RequestSlo>,
+}
+
+impl ServePlan {
+    fn resolve(raw: &RawAxes) -> Result<ServePlan, PlanError> {
+        let defaults: Vec<String> = DEFAULT_SERVE_SLOS.iter().map(|s| s.to_string()).collect();
+        let texts = raw.serve_slos.as_ref().unwrap_or(&defaults);
+        if texts.is_empty() {
+            return Err(PlanError::Empty { axis: "serve_slo" });
+        }
+        let slos = texts
+            .iter()
+            .map(|t| t.parse())
+            .collect::<Result<Vec<RequestSlo>, _>>()?;
+        let requests = raw.serve_requests.unwrap_or(DEFAULT_SERVE_REQUESTS);
+        if requests == 0 {
+            return Err(PlanError::BadNumber {
+                axis: "serve_requests",
+                value: "0".into(),
+            });
+        }
+        Ok(ServePlan {
+            requests,
+            seed: SERVE_SEED,
+            slos: dedup(slos),
+        })
+    }
+}
+
 /// One timed benchmark of the sweep.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub model: String,
     pub precision: Precision,
     pub phase: Phase,
+    /// At most this many requests at once in a serve cell.
     pub batch: u32,
     /// Prompt tokens; 0 where the input size is fixed (vision, speech).
     pub seq: u64,
+    /// Requests/s offered to a serve cell; absent for every other phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
 }
 
 impl Cell {
@@ -298,12 +448,18 @@ impl Cell {
         format!("{}-{}-{}", self.model, self.precision, self.phase.id())
     }
 
-    /// Criterion's value: `b<B>_s<S>`, or `b<B>` where the sequence does not apply.
+    /// Criterion's value: `b<B>_s<S>`, or `b<B>` where the sequence does not apply;
+    /// a serve cell adds its rate, `b<B>_s<S>_r<R>` (R as the shortest decimal: `r8`,
+    /// `r0.5`).
     pub fn parameters(&self) -> String {
-        if self.seq == 0 {
+        let shape = if self.seq == 0 {
             format!("b{}", self.batch)
         } else {
             format!("b{}_s{}", self.batch, self.seq)
+        };
+        match self.rate {
+            Some(rate) => format!("{shape}_r{rate}"),
+            None => shape,
         }
     }
 }
@@ -332,10 +488,14 @@ pub struct SweepPlan {
     pub backends: Vec<SweepBackend>,
     pub models: BTreeMap<String, PlanModel>,
     pub cells: Vec<Cell>,
+    /// How serve cells load their backend; absent when the plan has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<ServePlan>,
 }
 
 impl SweepPlan {
-    /// Every cell of the axes: model x precision x phase x batch x seq, in that order.
+    /// Every cell of the axes: model x precision x phase x batch x seq, in that order,
+    /// then (with rates) each generating model's serve cells: batch x seq x rate.
     pub fn from_axes(axes: &SweepAxes) -> SweepPlan {
         let mut models = BTreeMap::new();
         let mut cells = Vec::new();
@@ -356,6 +516,24 @@ impl SweepPlan {
                                 phase,
                                 batch,
                                 seq,
+                                rate: None,
+                            });
+                        }
+                    }
+                }
+                if !model.task().generates() {
+                    continue;
+                }
+                for &batch in &axes.batch {
+                    for &seq in seqs {
+                        for &rate in &axes.rates {
+                            cells.push(Cell {
+                                model: model.name().to_owned(),
+                                precision,
+                                phase: Phase::Serve,
+                                batch,
+                                seq,
+                                rate: Some(rate),
                             });
                         }
                     }
@@ -369,6 +547,7 @@ impl SweepPlan {
             backends: axes.backend.clone(),
             models,
             cells,
+            serve: (!axes.rates.is_empty()).then(|| axes.serve.clone()),
         }
     }
 
@@ -397,6 +576,14 @@ impl SweepPlan {
             .find(|c| !plan.models.contains_key(&c.model))
         {
             return Err(read(format!("cell of unknown model '{}'", cell.model)));
+        }
+        let serving = plan.cells.iter().find(|c| c.phase == Phase::Serve);
+        if let Some(cell) = serving.filter(|c| c.rate.is_none() || plan.serve.is_none()) {
+            return Err(read(format!(
+                "serve cell {}/{} needs its rate and the plan's serve settings",
+                cell.benchmark(),
+                cell.parameters()
+            )));
         }
         Ok(plan)
     }
@@ -569,6 +756,99 @@ mod tests {
         assert_eq!(SweepPlan::load(&path).unwrap(), plan);
         std::fs::write(&path, "{\"version\": 2}").unwrap();
         assert!(SweepPlan::load(&path).is_err());
+    }
+
+    #[test]
+    fn rates_add_serve_cells_for_generating_models_and_nothing_else_changes() {
+        let plain = resolve(RawAxes {
+            models: strings(&["ci-gpt2", "ci-bert"]),
+            ..RawAxes::default()
+        })
+        .unwrap();
+        let without = SweepPlan::from_axes(&plain);
+        assert!(without.serve.is_none());
+        assert!(without.cells.iter().all(|c| c.rate.is_none()));
+        let loaded = resolve(RawAxes {
+            models: strings(&["ci-gpt2", "ci-bert", "ci-t5"]),
+            batch: strings(&["4"]),
+            rates: strings(&["2", "0.5", "2"]),
+            ..RawAxes::default()
+        })
+        .unwrap();
+        let plan = SweepPlan::from_axes(&loaded);
+        let ids: Vec<String> = plan
+            .cells
+            .iter()
+            .filter(|c| c.phase == Phase::Serve)
+            .map(|c| format!("{}/{}", c.benchmark(), c.parameters()))
+            .collect();
+        // gpt2 and t5 generate (t5 is skipped later, with its reason); bert does not.
+        assert_eq!(
+            ids,
+            [
+                "ci-gpt2-fp32-serve/b4_s128_r2",
+                "ci-gpt2-fp32-serve/b4_s128_r0.5",
+                "ci-t5-fp32-serve/b4_s128_r2",
+                "ci-t5-fp32-serve/b4_s128_r0.5",
+            ]
+        );
+        let serve = plan.serve.as_ref().unwrap();
+        assert_eq!(serve.requests, DEFAULT_SERVE_REQUESTS);
+        let slos: Vec<&str> = serve.slos.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(slos, DEFAULT_SERVE_SLOS);
+        assert_eq!(serve.slos[1].bound_ns, 2e8);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.json");
+        plan.write(&path).unwrap();
+        assert_eq!(SweepPlan::load(&path).unwrap(), plan);
+        let mut broken = plan.clone();
+        broken.serve = None;
+        broken.write(&path).unwrap();
+        let err = SweepPlan::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("serve cell ci-gpt2-fp32-serve/b4_s128_r2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_rates_and_serve_slos_name_the_value() {
+        for bad in ["0", "-1", "x", "", "1e9", "inf"] {
+            let err = resolve(RawAxes {
+                rates: strings(&[bad]),
+                ..RawAxes::default()
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(err.starts_with(&format!("rate: '{bad}' is not")), "{err}");
+        }
+        for (bad, why) in [
+            ("ttft_p99<=1s", "unknown metric 'ttft_p99'"),
+            ("ttft>=1s", "no <="),
+            ("tpot<=5", "no time unit"),
+        ] {
+            let err = resolve(RawAxes {
+                serve_slos: strings(&[bad]),
+                ..RawAxes::default()
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(bad) && err.contains(why), "{err}");
+            assert!(err.contains("ttft<=2s, tpot<=200ms, e2e<=10s"), "{err}");
+        }
+        let slo: RequestSlo = " E2E <= 1.5s ".parse().unwrap();
+        assert_eq!((slo.text.as_str(), slo.bound_ns), ("e2e<=1.5s", 1.5e9));
+        let zero = resolve(RawAxes {
+            serve_requests: Some(0),
+            ..RawAxes::default()
+        });
+        assert!(matches!(
+            zero,
+            Err(PlanError::BadNumber {
+                axis: "serve_requests",
+                ..
+            })
+        ));
     }
 
     #[test]
