@@ -521,6 +521,13 @@
       '. Only measured cells: nothing is interpolated across batch, sequence length or hardware.' }));
     parent.appendChild(el('h3', { text: 'Recommendation matrix' }));
     parent.appendChild(matrixTable(page));
+    // What each row's figures are (isolated calls, or requests under load ranked by
+    // goodput) where serve rows exist, and the rows left out: recommend's own lines.
+    if (page.basis.length) {
+      var list = el('ul', { class: 'basis' });
+      page.basis.forEach(function (line) { list.appendChild(el('li', { text: line })); });
+      parent.appendChild(list);
+    }
     parent.appendChild(el('h3', { text: 'Hardware comparison' }));
     chartGrid(parent, page.hardware_charts);
     parent.appendChild(el('h3', { text: 'Throughput by batch size' }));

@@ -184,6 +184,12 @@ pub fn markdown(page: &SweepPage) -> String {
         })
         .collect();
     md_table(&mut out, &headers, &rows);
+    if !page.basis.is_empty() {
+        for line in &page.basis {
+            out.push_str(&format!("- {line}\n"));
+        }
+        out.push('\n');
+    }
     for (title, charts) in [
         ("Hardware comparison", &page.hardware_charts),
         ("Throughput by batch size", &page.batch_charts),

@@ -87,6 +87,9 @@ pub struct SweepPage {
     /// `device (fingerprint)` per column of the matrix.
     pub matrix_columns: Vec<String>,
     pub matrix: Vec<MatrixRow>,
+    /// Under the matrix: each row's basis where serve rows exist, and the rows left out
+    /// ([`Recommendation::basis_lines`]).
+    pub basis: Vec<String>,
     /// The recommendation the matrix shows, whole, as `stackbench recommend --format json`.
     pub recommendation: Recommendation,
 }
@@ -135,6 +138,7 @@ impl SweepPage {
                 .map(|h| format!("{} ({})", h.device, h.fingerprint))
                 .collect(),
             matrix,
+            basis: recommendation.basis_lines(),
             recommendation,
         })
     }
@@ -440,6 +444,7 @@ mod tests {
             price: None,
             energy_j_per_unit: None,
             power_w: None,
+            offered_rps: None,
         }
     }
 
@@ -463,7 +468,9 @@ mod tests {
                 phase: "decode".into(),
                 cells,
                 pick: Verdict::NoData,
+                basis: crate::analysis::recommend::ISOLATED_BASIS.into(),
             }],
+            notes: Vec::new(),
         }
     }
 
