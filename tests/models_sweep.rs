@@ -105,33 +105,36 @@ fn bad_axes_exit_2_and_name_the_valid_values() {
     );
 }
 
-#[test]
-fn the_plan_the_worker_reads_matches_its_schema() {
+/// `stackbench sweep ARGS --print-plan`, which must succeed; the plan, checked against its
+/// schema.
+fn print_plan(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = stackbench(
-        &[
-            "sweep",
-            "--models",
-            "ci-gpt2,ci-whisper,tinyllama-1.1b",
-            "--batch",
-            "1,4",
-            "--seq",
-            "64",
-            "--precision",
-            "fp32,bf16",
-            "--backend",
-            "torch,onnxruntime",
-            "--device",
-            "cpu",
-            "--print-plan",
-        ],
-        dir.path(),
-    )
-    .output()
-    .unwrap();
+    let mut all = args.to_vec();
+    all.push("--print-plan");
+    let out = stackbench(&all, dir.path()).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_valid("models-plan.schema.json", &plan);
+    plan
+}
+
+#[test]
+fn the_plan_the_worker_reads_matches_its_schema() {
+    let plan = print_plan(&[
+        "sweep",
+        "--models",
+        "ci-gpt2,ci-whisper,tinyllama-1.1b",
+        "--batch",
+        "1,4",
+        "--seq",
+        "64",
+        "--precision",
+        "fp32,bf16",
+        "--backend",
+        "torch,onnxruntime",
+        "--device",
+        "cpu",
+    ]);
     // ci-gpt2: 2 precisions x 2 phases x 2 batches; whisper (fixed input): 2 x 2 x 2; the same for tinyllama.
     assert_eq!(plan["cells"].as_array().unwrap().len(), 24);
     assert_eq!(
@@ -148,33 +151,23 @@ fn the_plan_the_worker_reads_matches_its_schema() {
 
 #[test]
 fn rates_add_serve_cells_to_the_plan_in_its_schema() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = stackbench(
-        &[
-            "sweep",
-            "--models",
-            "ci-gpt2,ci-bert",
-            "--batch",
-            "4",
-            "--seq",
-            "64",
-            "--rate",
-            "2,0.5",
-            "--serve-slo",
-            "ttft<=300ms,e2e<=2s",
-            "--serve-requests",
-            "10",
-            "--device",
-            "cpu",
-            "--print-plan",
-        ],
-        dir.path(),
-    )
-    .output()
-    .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_valid("models-plan.schema.json", &plan);
+    let plan = print_plan(&[
+        "sweep",
+        "--models",
+        "ci-gpt2,ci-bert",
+        "--batch",
+        "4",
+        "--seq",
+        "64",
+        "--rate",
+        "2,0.5",
+        "--serve-slo",
+        "ttft<=300ms,e2e<=2s",
+        "--serve-requests",
+        "10",
+        "--device",
+        "cpu",
+    ]);
     let serve: Vec<&Value> = plan["cells"]
         .as_array()
         .unwrap()
