@@ -10,11 +10,60 @@
 # busy clocks after warm-up.
 # Exit status: non-zero if any of them fails. Set STACKBENCH_COMPARE_TORCH=1 to also run
 # the side-by-side PyTorch comparison (needs torch; it takes a few minutes).
+#
+# Without a Rust toolchain on the GPU machine: build a bundle where there is one
+# (ci/gpu_bundle.sh, same commit) and run STACKBENCH_GPU_BUNDLE=.gpu/bundle.tar.xz
+# ci/gpu_tests.sh. The prebuilt executables then replace every cargo call; the full test
+# suite shrinks to the test files holding the GPU tests, and the Slurm part (which builds)
+# is skipped with that reason.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+bundle=""
+if [[ -n "${STACKBENCH_GPU_BUNDLE:-}" ]]; then
+    bundle="$PWD/.gpu/bundle"
+    if [[ -f "$STACKBENCH_GPU_BUNDLE" ]]; then
+        rm -rf "$bundle" && mkdir -p "$PWD/.gpu"
+        tar -C "$PWD/.gpu" -xJf "$STACKBENCH_GPU_BUNDLE"
+    elif [[ -d "$STACKBENCH_GPU_BUNDLE" ]]; then
+        bundle=$(cd "$STACKBENCH_GPU_BUNDLE" && pwd)
+    else
+        echo "STACKBENCH_GPU_BUNDLE=$STACKBENCH_GPU_BUNDLE: no such file or directory" >&2
+        exit 2
+    fi
+    [[ -f "$bundle/MANIFEST" ]] || { echo "$bundle has no MANIFEST: not a ci/gpu_bundle.sh bundle" >&2; exit 2; }
+    echo "== prebuilt bundle: $(tr '\n' ';' <"$bundle/MANIFEST")"
+    bundle_commit=$(awk '$1 == "commit" {print $2}' "$bundle/MANIFEST")
+    if [[ "$bundle_commit" != "$(git rev-parse HEAD 2>/dev/null || echo unknown)" ]]; then
+        echo "warning: the bundle was built at $bundle_commit, this checkout is at $(git rev-parse HEAD 2>/dev/null || echo 'no git')"
+    fi
+    # The executables look for the checkout they were built in (package root, and the tests
+    # for target/release/stackbench there): link that path here when it differs.
+    root=$(awk '$1 == "root" {print $2}' "$bundle/MANIFEST")
+    if [[ "$root" != "$PWD" ]]; then
+        if [[ -e "$root" ]]; then
+            echo "warning: the bundle's build path $root exists and is not this checkout; its executables read files there"
+        else
+            mkdir -p "$(dirname "$root")" && ln -s "$PWD" "$root" ||
+                { echo "cannot link the bundle's build path $root to $PWD (run as a user who can, or check out there)" >&2; exit 2; }
+        fi
+    fi
+    mkdir -p target/release
+    cp -f "$bundle"/bin/* target/release/
+    export STACKBENCH_BENCH_DIR="$bundle/bench"
+    sb() { target/release/stackbench "$@"; }
+    # `bench TARGET ARGS…`: as `cargo bench --bench TARGET -- ARGS…`.
+    bench() { local target=$1; shift; "$bundle/bench/$target" --bench "$@"; }
+    # `gpu_test FILE ARGS…`: as `cargo test --release --test FILE -- ARGS…`.
+    gpu_test() { local file=$1; shift; "$bundle/test/$file" "$@"; }
+else
+    sb() { cargo run --release --quiet --bin stackbench -- "$@"; }
+    bench() { local target=$1; shift; cargo bench --bench "$target" -- "$@"; }
+    gpu_test() { local file=$1; shift; cargo test --release --test "$file" -- "$@"; }
+fi
+
 echo "== system probe"
-cargo run --release --quiet --bin stackbench -- info --no-measure
+sb info --no-measure
 
 echo "== tests, including the ones that need a GPU"
 # The multi-GPU tests need two devices: on fewer they are skipped, and the log says why.
@@ -27,10 +76,19 @@ if [[ $gpus -lt 2 ]]; then
         skip_args+=(--skip "$name")
     done
 fi
-cargo test --release -- --include-ignored "${skip_args[@]}"
+if [[ -n "$bundle" ]]; then
+    for file in "$bundle"/test/*; do
+        echo "--- $(basename "$file") (prebuilt)"
+        "$file" --include-ignored "${skip_args[@]}"
+    done
+else
+    cargo test --release -- --include-ignored "${skip_args[@]}"
+fi
 echo "== the device tests again, verbosely: each names what it measured or why it skipped"
-cargo test --release --test gpu_cuda --test gpu_rocm -- --include-ignored --nocapture 2>&1 \
-    | grep -E "measured and checked|skipped|throttl|^test " || true
+for file in gpu_cuda gpu_rocm; do
+    gpu_test "$file" --include-ignored --nocapture 2>&1 \
+        | grep -E "measured and checked|skipped|throttl|^test " || true
+done
 
 echo "== the kernel source through the vendor compilers (NVRTC + ptxas, clang), when set up"
 if compgen -G ".venv-components/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" >/dev/null; then
@@ -44,7 +102,7 @@ echo "== every GPU benchmark once (Criterion --test: verify and run, no measurem
 export CRITERION_HOME="${CRITERION_HOME:-$(mktemp -d)}"
 for target in gemm memory_bandwidth tensor_ops attention; do
     for backend in cuda rocm; do
-        cargo bench --bench "$target" -- --test "^${target}/${backend}/"
+        bench "$target" --test "^${target}/${backend}/"
     done
 done
 # The Python components on the GPU, with the interpreter STACKBENCH_PYTHON names (a CUDA or
@@ -56,9 +114,9 @@ done
 # stacked bars. scripts/components/check_gpu_run.py checks the notes.
 if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
     echo "== the Python components on the GPU ($STACKBENCH_PYTHON)"
-    STACKBENCH_SUITE=quick cargo bench --bench components -- --test
+    STACKBENCH_SUITE=quick bench components --test
     "$STACKBENCH_PYTHON" scripts/components/check_gpu_run.py "$CRITERION_HOME/stackbench/targets/components.json"
-    STACKBENCH_SUITE=full cargo bench --bench components -- --test '^components/attention/.*/b8_h16_s8192_d128_bf16'
+    STACKBENCH_SUITE=full bench components --test '^components/attention/.*/b8_h16_s8192_d128_bf16'
 else
     echo "== the Python components: skipped, STACKBENCH_PYTHON is not set (point it at a GPU torch env)"
 fi
@@ -77,15 +135,15 @@ if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
     if [[ -n "$gpu_device" ]]; then
         echo "== model sweeps on $gpu_device: every ci- model once, then a sweep through stackbench"
         sweep_home=$(mktemp -d)
-        cargo run --release --quiet --bin stackbench -- sweep --print-plan \
+        sb sweep --print-plan \
             --models ci-gpt2,ci-llama,ci-bert,ci-t5,ci-vit,ci-whisper,ci-mixtral \
             --batch 1,8 --seq 128 --precision fp32,bf16,fp16 --device "$gpu_device" >"$sweep_home/plan.json"
         STACKBENCH_MODELS_PLAN="$sweep_home/plan.json" CRITERION_HOME="$sweep_home/criterion" \
-            cargo bench --bench models -- --test
+            bench models --test
         "$STACKBENCH_PYTHON" scripts/components/check_gpu_sweep.py \
             "$sweep_home/criterion/stackbench/targets/models.json" "$gpu_device"
         sweep_status=0
-        cargo run --release --quiet --bin stackbench -- sweep --models gpt2-small,tinyllama-1.1b,bert-base \
+        sb sweep --models gpt2-small,tinyllama-1.1b,bert-base \
             --batch 1,8 --seq 128,512 --precision fp32,bf16,fp16,int8 --backend torch,onnxruntime,vllm \
             --device "$gpu_device" --results "$sweep_home/results" || sweep_status=$?
         # 0: every cell measured or skipped with a reason; 1: a cell failed (the map says which).
@@ -93,7 +151,7 @@ if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
             echo "stackbench sweep on $gpu_device exited $sweep_status (see the compatibility map above)" >&2
             exit 1
         fi
-        cargo run --release --quiet --bin stackbench -- recommend --results "$sweep_home/results" \
+        sb recommend --results "$sweep_home/results" \
             --slo ttft_p99\<=200ms
     else
         echo "== model sweeps: skipped, neither nvidia-smi nor rocm-smi lists a GPU"
@@ -111,7 +169,7 @@ echo "== collectives on NCCL (RCCL on ROCm): one torchrun rank per GPU, quick si
 # ignored test above (components_collectives::nccl_collectives_on_every_gpu) checks every
 # all_reduce ran on NCCL/RCCL and names its algorithm; this pass records them all.
 STACKBENCH_COMPONENTS=collectives STACKBENCH_SUITE=quick \
-    cargo bench --bench components -- --test "^components/collectives/"
+    bench components --test "^components/collectives/"
 if grep -q '"outcome": "failed"' "$CRITERION_HOME/stackbench/targets/components.json" 2>/dev/null; then
     echo "some collectives failed (see $CRITERION_HOME/stackbench/targets/components.json)" >&2
     exit 1
@@ -125,7 +183,7 @@ echo "== locked GPU clocks (STACKBENCH_LOCK_CLOCKS=1): locked and restored, or n
 clock_home=$(mktemp -d)
 for backend in cuda rocm; do
     STACKBENCH_LOCK_CLOCKS=1 CRITERION_HOME="$clock_home" \
-        cargo bench --bench gemm -- --test "^gemm/${backend}/" 2>"$clock_home/$backend.err" || {
+        bench gemm --test "^gemm/${backend}/" 2>"$clock_home/$backend.err" || {
         cat "$clock_home/$backend.err" >&2
         exit 1
     }
@@ -160,12 +218,18 @@ PY
 done
 if command -v nvidia-smi >/dev/null && [[ $(id -u) -eq 0 ]]; then
     echo "== Ctrl-C during a locked run restores the clocks"
-    STACKBENCH_LOCK_CLOCKS=1 CRITERION_HOME="$clock_home" \
-        cargo bench --bench gemm -- --measurement-time 60 "^gemm/cuda/" 2>"$clock_home/sigint.err" &
+    # Started directly (not through the bench function), so $! is cargo or the executable.
+    if [[ -n "$bundle" ]]; then
+        STACKBENCH_LOCK_CLOCKS=1 CRITERION_HOME="$clock_home" \
+            "$bundle/bench/gemm" --bench --measurement-time 60 "^gemm/cuda/" 2>"$clock_home/sigint.err" &
+    else
+        STACKBENCH_LOCK_CLOCKS=1 CRITERION_HOME="$clock_home" \
+            cargo bench --bench gemm -- --measurement-time 60 "^gemm/cuda/" 2>"$clock_home/sigint.err" &
+    fi
     bench=$!
     for _ in $(seq 120); do grep -q "^Benchmarking" "$clock_home/sigint.err" 2>/dev/null && break; sleep 1; done
     # The bench executable, not cargo: cargo would pass the signal on, but name the one meant.
-    pkill -INT -P "$bench" -f "gemm-" || kill -INT "$bench"
+    if [[ -n "$bundle" ]]; then kill -INT "$bench"; else pkill -INT -P "$bench" -f "gemm-" || kill -INT "$bench"; fi
     wait "$bench" || true
     grep -q "GPU clocks restored on 1 device" "$clock_home/sigint.err" || {
         echo "Ctrl-C did not restore the clocks:" >&2; tail "$clock_home/sigint.err" >&2; exit 1; }
@@ -178,7 +242,7 @@ echo "== stackbench validate: the pre-installation suite against vendor and peak
 # this machine does not perform as it should, which is the job's business to report.
 verdict="$CRITERION_HOME/validate.json"
 validate_status=0
-cargo run --release --quiet --bin stackbench -- validate --json --results "$(mktemp -d)" >"$verdict" || validate_status=$?
+sb validate --json --results "$(mktemp -d)" >"$verdict" || validate_status=$?
 python3 - "$verdict" <<'PY'
 import json, sys
 verdict = json.load(open(sys.argv[1]))
@@ -222,6 +286,8 @@ fi
 echo "== Slurm fleet on this machine's GPUs (one-node cluster on localhost, array tasks with --gres=gpu:1)"
 if [[ "${STACKBENCH_SKIP_SLURM:-0}" == 1 ]]; then
     echo "skipped: STACKBENCH_SKIP_SLURM=1"
+elif [[ -n "$bundle" ]] && ! command -v cargo >/dev/null; then
+    echo "skipped: the fleet's submit.sh builds its executables with cargo, which this machine lacks"
 elif command -v nvidia-smi >/dev/null && [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') -gt 0 ]]; then
     STACKBENCH_SLURM_GPUS=$(nvidia-smi -L | grep -c '^GPU') ci/slurm/test_local.sh
 else

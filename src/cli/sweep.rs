@@ -271,6 +271,7 @@ fn measure(
         suite: &suite,
         config: config_path.as_deref(),
         package_dir: &runner::package_dir(),
+        prebuilt: runner::prebuilt_dir().as_deref(),
         criterion_dir,
         filter: None,
         env,

@@ -127,6 +127,7 @@ fn measure(
         suite,
         config: config_path.as_deref(),
         package_dir: &runner::package_dir(),
+        prebuilt: runner::prebuilt_dir().as_deref(),
         criterion_dir: criterion_dir.path(),
         filter: args.filter.as_deref(),
         env: Vec::new(),

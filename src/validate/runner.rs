@@ -3,6 +3,11 @@
 //! and the config passed through the environment (Criterion owns the targets' argv), into
 //! a fresh Criterion directory so the run holds only what this validation measured. The
 //! targets record their own skips and failures beside Criterion's output.
+//!
+//! On a machine without a Rust toolchain (a GPU runner given a bundle from
+//! `ci/gpu_bundle.sh`), `STACKBENCH_BENCH_DIR` names a directory of prebuilt bench
+//! executables, one per target and named as it; each is then run directly, with the
+//! arguments cargo would give it (`--bench --noplot [filter]`).
 
 use crate::config::ResolvedSuite;
 use crate::criterion_output::CriterionError;
@@ -15,6 +20,16 @@ pub enum RunnerError {
     #[error("cannot start `cargo bench` in {dir}: {source} (is cargo on PATH?)")]
     Spawn {
         dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{dir} (from ${BENCH_DIR_ENV}) has no bench executable `{target}`: \
+         ci/gpu_bundle.sh builds one per target"
+    )]
+    NoPrebuilt { dir: PathBuf, target: String },
+    #[error("cannot start the prebuilt bench {path}: {source}")]
+    SpawnPrebuilt {
+        path: PathBuf,
         source: std::io::Error,
     },
     #[error("reading what the suite measured in {dir}: {source}")]
@@ -31,6 +46,8 @@ pub struct SuiteRun<'a> {
     pub config: Option<&'a Path>,
     /// The stackbench package root (where `cargo bench` runs).
     pub package_dir: &'a Path,
+    /// Prebuilt bench executables to run instead of `cargo bench` ([`prebuilt_dir`]).
+    pub prebuilt: Option<&'a Path>,
     /// A fresh directory for Criterion's output.
     pub criterion_dir: &'a Path,
     /// Criterion's filter, narrowing the suite further.
@@ -49,17 +66,49 @@ pub fn package_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The environment variable naming a directory of prebuilt bench executables.
+pub const BENCH_DIR_ENV: &str = "STACKBENCH_BENCH_DIR";
+
+/// `$STACKBENCH_BENCH_DIR`, when set and not empty.
+pub fn prebuilt_dir() -> Option<PathBuf> {
+    std::env::var_os(BENCH_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The command that runs `target`: its prebuilt executable, else `cargo bench`.
+fn target_command(plan: &SuiteRun, target: &str) -> Result<Command, RunnerError> {
+    let Some(dir) = plan.prebuilt else {
+        let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        command
+            .args(["bench", "--quiet", "--bench", target, "--", "--noplot"])
+            .current_dir(plan.package_dir);
+        return Ok(command);
+    };
+    let path = dir.join(target);
+    if !path.is_file() {
+        return Err(RunnerError::NoPrebuilt {
+            dir: dir.to_path_buf(),
+            target: target.into(),
+        });
+    }
+    let mut command = Command::new(&path);
+    // What cargo bench passes a bench executable, then the harness's own flag.
+    command
+        .args(["--bench", "--noplot"])
+        .current_dir(plan.package_dir);
+    Ok(command)
+}
+
 /// Runs every target of the suite; returns the run (not yet saved) with a note for each
 /// target that exited non-zero (its failures are in its outcome record).
 pub fn run_suite(plan: &SuiteRun) -> Result<RunRecord, RunnerError> {
     let mut notes = Vec::new();
     for target in &plan.suite.targets {
         eprintln!("==> validate: {target} (suite {})", plan.suite.name);
-        let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        let mut command = target_command(plan, target)?;
         command
-            .args(["bench", "--quiet", "--bench", target, "--", "--noplot"])
             .args(plan.filter)
-            .current_dir(plan.package_dir)
             .env(crate::workload::suite::SUITE_ENV, &plan.suite.name)
             .env("CRITERION_HOME", plan.criterion_dir)
             .env_remove(crate::config::CONFIG_ENV)
@@ -70,9 +119,15 @@ pub fn run_suite(plan: &SuiteRun) -> Result<RunRecord, RunnerError> {
             command.env(crate::config::CONFIG_ENV, config);
         }
         command.envs(plan.env.iter().map(|(k, v)| (k, v)));
-        let spawn = |source| RunnerError::Spawn {
-            dir: plan.package_dir.to_path_buf(),
-            source,
+        let spawn = |source| match plan.prebuilt {
+            Some(dir) => RunnerError::SpawnPrebuilt {
+                path: dir.join(target),
+                source,
+            },
+            None => RunnerError::Spawn {
+                dir: plan.package_dir.to_path_buf(),
+                source,
+            },
         };
         let status = if plan.forward_interrupt {
             run_forwarding_interrupt(command).map_err(spawn)?
@@ -176,5 +231,76 @@ fn stderr_handle() -> Stdio {
     match std::io::stderr().as_fd().try_clone_to_owned() {
         Ok(fd) => Stdio::from(fd),
         Err(_) => Stdio::null(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A directory whose `models` executable records its argv and environment.
+    fn fake_bench(dir: &Path, record: &Path) {
+        let script = format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" \"$STACKBENCH_SUITE\" \"$CRITERION_HOME\" \"$PWD\" > {}\n",
+            record.display()
+        );
+        let path = dir.join("models");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn a_prebuilt_bench_runs_directly_with_cargo_benchs_arguments_and_the_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        let criterion = dir.path().join("criterion");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&criterion).unwrap();
+        let record = dir.path().join("argv");
+        fake_bench(&bin, &record);
+        let suite = crate::config::Config::default().suite("sweep").unwrap();
+        let run = run_suite(&SuiteRun {
+            suite: &suite,
+            config: None,
+            package_dir: dir.path(),
+            prebuilt: Some(&bin),
+            criterion_dir: &criterion,
+            filter: Some("^models/torch/"),
+            env: Vec::new(),
+            forward_interrupt: false,
+        })
+        .unwrap();
+        let lines: Vec<String> = std::fs::read_to_string(&record)
+            .expect("the prebuilt executable ran")
+            .lines()
+            .map(String::from)
+            .collect();
+        assert_eq!(lines[0], "--bench --noplot ^models/torch/");
+        assert_eq!(lines[1], "sweep");
+        assert_eq!(lines[2], criterion.display().to_string());
+        assert_eq!(lines[3], dir.path().display().to_string());
+        // It measured nothing: the run says so and holds no benchmark.
+        assert!(run.benchmarks.is_empty());
+    }
+
+    #[test]
+    fn a_bundle_without_the_targets_executable_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = crate::config::Config::default().suite("sweep").unwrap();
+        let error = run_suite(&SuiteRun {
+            suite: &suite,
+            config: None,
+            package_dir: dir.path(),
+            prebuilt: Some(dir.path()),
+            criterion_dir: dir.path(),
+            filter: None,
+            env: Vec::new(),
+            forward_interrupt: false,
+        })
+        .unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("no bench executable `models`"), "{text}");
+        assert!(text.contains("STACKBENCH_BENCH_DIR"), "{text}");
     }
 }
