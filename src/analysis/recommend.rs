@@ -58,8 +58,6 @@ pub const SLO_METRICS: &[(&str, &str, SloKind)] = &[
 ];
 
 /// Latency units an SLO may be written in, with their size in ns.
-const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
-
 /// The forms `--slo` takes, for error messages and help.
 pub const SLO_FORMS: &str = "ttft_p99<=200ms, tpot_p99<=50ms, latency_p99<=1s, \
      tokens_per_s>=1000, samples_per_s>=50 (latencies: ttft|tpot|latency with p50|p90|p99, \
@@ -107,8 +105,12 @@ impl FromStr for Slo {
             .find(|(name, ..)| *name == metric)
             .ok_or_else(|| invalid(&format!("unknown metric {metric:?}")))?;
         let bound = match kind {
-            SloKind::Latency if op == "<=" => parse_latency_ns(&value).map_err(|w| invalid(&w))?,
-            SloKind::Rate if op == ">=" => parse_number(&value).map_err(|w| invalid(&w))?,
+            SloKind::Latency if op == "<=" => {
+                crate::units::parse_latency_ns(&value).map_err(|w| invalid(&w))?
+            }
+            SloKind::Rate if op == ">=" => {
+                crate::units::parse_positive(&value).map_err(|w| invalid(&w))?
+            }
             SloKind::Latency => {
                 return Err(invalid(&format!("{name} is a latency: bound it with <=")));
             }
@@ -122,25 +124,6 @@ impl FromStr for Slo {
             bound,
         })
     }
-}
-
-fn parse_number(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{text:?} is not a positive number")),
-    }
-}
-
-/// `200ms`, `1.5s`, `800us`: a positive time in ns (also read by the sweep's per-request SLOs).
-pub fn parse_latency_ns(text: &str) -> Result<f64, String> {
-    // Longest suffix first, so `ms` is not read as `s`.
-    let mut units: Vec<&(&str, f64)> = TIME_UNITS.iter().collect();
-    units.sort_by_key(|(unit, _)| std::cmp::Reverse(unit.len()));
-    let (number, scale) = units
-        .iter()
-        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
-        .ok_or_else(|| format!("{text:?} has no time unit (ns, us, ms or s)"))?;
-    Ok(parse_number(number)? * scale)
 }
 
 impl Slo {

@@ -382,7 +382,7 @@ impl std::str::FromStr for RequestSlo {
         if !REQUEST_SLO_METRICS.contains(&metric.as_str()) {
             return Err(bad(format!("unknown metric '{metric}'")));
         }
-        let bound_ns = crate::analysis::recommend::parse_latency_ns(value).map_err(bad)?;
+        let bound_ns = crate::units::parse_latency_ns(value).map_err(bad)?;
         Ok(RequestSlo {
             text: format!("{metric}<={value}"),
             metric,
