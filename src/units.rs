@@ -223,6 +223,29 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
+const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+
+/// A positive, finite number, or why the text is not one.
+pub fn parse_positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a positive number")),
+    }
+}
+
+/// `200ms`, `1.5s`, `800us`: a positive time in ns (`recommend --slo` and the sweep's
+/// per-request SLOs read it).
+pub fn parse_latency_ns(text: &str) -> Result<f64, String> {
+    // Longest suffix first, so `ms` is not read as `s`.
+    let mut units: Vec<&(&str, f64)> = TIME_UNITS.iter().collect();
+    units.sort_by_key(|(unit, _)| std::cmp::Reverse(unit.len()));
+    let (number, scale) = units
+        .iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+        .ok_or_else(|| format!("{text:?} has no time unit (ns, us, ms or s)"))?;
+    Ok(parse_positive(number)? * scale)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,27 +320,4 @@ mod tests {
         assert_eq!(peak_text(Some(55.12), None), "55.1 % of peak");
         assert_eq!(peak_text(None, None), "n/a of peak");
     }
-}
-
-const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
-
-/// A positive, finite number, or why the text is not one.
-pub fn parse_positive(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{text:?} is not a positive number")),
-    }
-}
-
-/// `200ms`, `1.5s`, `800us`: a positive time in ns (`recommend --slo` and the sweep's
-/// per-request SLOs read it).
-pub fn parse_latency_ns(text: &str) -> Result<f64, String> {
-    // Longest suffix first, so `ms` is not read as `s`.
-    let mut units: Vec<&(&str, f64)> = TIME_UNITS.iter().collect();
-    units.sort_by_key(|(unit, _)| std::cmp::Reverse(unit.len()));
-    let (number, scale) = units
-        .iter()
-        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
-        .ok_or_else(|| format!("{text:?} has no time unit (ns, us, ms or s)"))?;
-    Ok(parse_positive(number)? * scale)
 }
