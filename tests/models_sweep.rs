@@ -265,6 +265,15 @@ fn which_python3() -> Option<PathBuf> {
     found
 }
 
+/// The compatibility map's line of `id` in a sweep's stdout.
+fn map_line(stdout: &str, id: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(id))
+        .unwrap_or_else(|| panic!("no line for {id} in\n{stdout}"))
+        .to_owned()
+}
+
 fn measured_ids(run: &Value) -> Vec<String> {
     run["benchmarks"]
         .as_array()
@@ -339,13 +348,7 @@ fn a_sweep_records_its_cells_and_prints_the_compatibility_map() {
         ),
         "{stdout}"
     );
-    let line = |id: &str| {
-        stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with(id))
-            .unwrap_or_else(|| panic!("no line for {id} in\n{stdout}"))
-            .to_owned()
-    };
+    let line = |id: &str| map_line(&stdout, id);
     // Every device is a column: MPS and QNN say why there are no runs on this Linux machine,
     // in the output and in the run kept.
     assert!(stdout.contains("  cpu: swept\n"), "{stdout}");
@@ -420,13 +423,7 @@ fn serve_cells_record_their_load_figures_and_skip_what_cannot_serve() {
     assert_eq!(notes["offered_rps"], 4.0, "{notes}");
     assert_eq!(notes["goodput_rps"], 3.0, "{notes}");
     assert_eq!(notes["serve_slos"], "ttft<=100ms", "{notes}");
-    let line = |id: &str| {
-        stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with(id))
-            .unwrap_or_else(|| panic!("no line for {id} in\n{stdout}"))
-            .to_owned()
-    };
+    let line = |id: &str| map_line(&stdout, id);
     let openvino = line("models/openvino/ci-gpt2-fp32-serve/b2_s16_r4");
     assert!(
         openvino.contains("skipped") && openvino.contains("openvino has no request loop"),

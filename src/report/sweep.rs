@@ -268,6 +268,19 @@ pub fn check_chromium() -> Result<String, PdfError> {
     }
 }
 
+/// How stackbench starts headless Chromium anywhere (the PDF here, the browser tests):
+/// no sandbox (it runs as root in CI), no GPU, no first-run or extension work, and no
+/// background networking, whose connections a closed network refuses many at a time.
+pub const HEADLESS_FLAGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+];
+
 /// Prints `html` (a file) to `pdf` with headless Chromium: a throwaway profile, no
 /// background networking (the page fetches nothing), no header or footer.
 pub fn print_pdf(html: &Path, pdf: &Path) -> Result<(), PdfError> {
@@ -279,14 +292,8 @@ pub fn print_pdf(html: &Path, pdf: &Path) -> Result<(), PdfError> {
     };
     let profile = tempfile::tempdir().map_err(|e| failed(format!("a profile directory: {e}")))?;
     let mut child = Command::new(&binary)
+        .args(HEADLESS_FLAGS)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
             "--no-pdf-header-footer",

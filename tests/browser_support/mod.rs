@@ -72,17 +72,8 @@ impl Browser {
         }
         let profile = tempfile::tempdir().expect("a temporary profile directory");
         let child = Command::new(&binary)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-extensions",
-                "--disable-background-networking",
-                "--remote-debugging-port=0",
-                "--remote-allow-origins=*",
-            ])
+            .args(stackbench::report::sweep::HEADLESS_FLAGS)
+            .args(["--remote-debugging-port=0", "--remote-allow-origins=*"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--window-size={},{}", VIEWPORT.0, VIEWPORT.1))
             .arg("about:blank")
