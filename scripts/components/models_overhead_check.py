@@ -204,7 +204,11 @@ def sweep_figures(args, plan_path, criterion_dir, cells, check, python=None):
         raise BadInput(f"cargo bench --bench models exited {done.returncode} (its output is above)")
     figures = {}
     for full_id, _, _ in cells:
-        estimates, samples = check.find_outputs(criterion_dir, full_id)
+        try:
+            estimates, samples = check.find_outputs(criterion_dir, full_id)
+        except FileNotFoundError:
+            # Skipped or failed in the bench run: nothing to compare, so no verdict either way.
+            raise BadInput(f"{full_id} was not measured by cargo bench (skipped or failed: see its output above)") from None
         figures[full_id] = {
             "criterion_median_ns": estimates["median"]["point_estimate"],
             "criterion_mean_ns": estimates["mean"]["point_estimate"],
