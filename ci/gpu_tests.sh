@@ -16,8 +16,21 @@
 # ci/gpu_tests.sh. The prebuilt executables then replace every cargo call; the full test
 # suite shrinks to the ignored GPU tests (the rest ran in the CPU CI, and some of them build
 # with cargo), and the Slurm part (which builds) is skipped with that reason.
+#
+# STACKBENCH_GPU_SECTIONS=a,b,...: run only these sections (default: all of them, in order):
+#   probe tests kernels benches components models collectives clocks validate compare slurm
+# A machine lent for a few minutes can run groups of them side by side, one process each
+# (give them a bundle directory, not the archive, so they do not unpack it at once).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+all_sections=(probe tests kernels benches components models collectives clocks validate compare slurm)
+sections="${STACKBENCH_GPU_SECTIONS:-$(IFS=,; echo "${all_sections[*]}")}"
+for s in ${sections//,/ }; do
+    [[ " ${all_sections[*]} " == *" $s "* ]] ||
+        { echo "STACKBENCH_GPU_SECTIONS: unknown section '$s' (known: ${all_sections[*]})" >&2; exit 2; }
+done
+want() { [[ ",$sections," == *",$1,"* ]]; }
 
 bundle=""
 if [[ -n "${STACKBENCH_GPU_BUNDLE:-}" ]]; then
@@ -41,7 +54,9 @@ if [[ -n "${STACKBENCH_GPU_BUNDLE:-}" ]]; then
     # for target/release/stackbench there): link that path here when it differs.
     root=$(awk '$1 == "root" {print $2}' "$bundle/MANIFEST")
     if [[ "$root" != "$PWD" ]]; then
-        if [[ -e "$root" ]]; then
+        if [[ "$(readlink -f "$root" 2>/dev/null)" == "$(readlink -f "$PWD")" ]]; then
+            : # already linked here (by an earlier or a parallel run)
+        elif [[ -e "$root" ]]; then
             echo "warning: the bundle's build path $root exists and is not this checkout; its executables read files there"
         else
             mkdir -p "$(dirname "$root")" && ln -s "$PWD" "$root" ||
@@ -62,9 +77,12 @@ else
     gpu_test() { local file=$1; shift; cargo test --release --test "$file" -- "$@"; }
 fi
 
+if want probe; then
 echo "== system probe"
 sb info --no-measure
+fi
 
+if want tests; then
 echo "== tests, including the ones that need a GPU"
 # The multi-GPU tests need two devices: on fewer they are skipped, and the log says why.
 MULTI_GPU_TESTS=(nccl_collectives_on_every_gpu)
@@ -90,7 +108,9 @@ for file in gpu_cuda gpu_rocm; do
     gpu_test "$file" --include-ignored --nocapture 2>&1 \
         | grep -E "measured and checked|skipped|throttl|^test " || true
 done
+fi
 
+if want kernels; then
 echo "== the kernel source through the vendor compilers (NVRTC + ptxas, clang), when set up"
 if compgen -G ".venv-components/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" >/dev/null; then
     # Exit 2 is "clang not found" (the NVRTC + ptxas part has passed by then).
@@ -98,14 +118,17 @@ if compgen -G ".venv-components/lib/python3*/site-packages/nvidia/cu*/bin/ptxas"
 else
     echo "skipped: no .venv-components with ptxas (ci/setup_python_env.sh)"
 fi
+fi
 
-echo "== every GPU benchmark once (Criterion --test: verify and run, no measurement)"
 export CRITERION_HOME="${CRITERION_HOME:-$(mktemp -d)}"
+if want benches; then
+echo "== every GPU benchmark once (Criterion --test: verify and run, no measurement)"
 for target in gemm memory_bandwidth tensor_ops attention; do
     for backend in cuda rocm; do
         bench "$target" --test "^${target}/${backend}/"
     done
 done
+fi
 # The Python components on the GPU, with the interpreter STACKBENCH_PYTHON names (a CUDA or
 # ROCm torch; vLLM, DeepSpeed and flash-attn where installed). Confirms what no CPU test can:
 # ONNX Runtime's GPU provider really started, Triton compiles on a cold cache, vLLM's
@@ -113,7 +136,9 @@ done
 # full suite's largest shape (b8_h16_s8192: 68.7 GB as one score matrix), pre-created CUDA
 # events (no failure in any timed loop), DeepSpeed's memory phases behind the dashboard's
 # stacked bars. scripts/components/check_gpu_run.py checks the notes.
-if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
+if ! want components; then
+    :
+elif [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
     echo "== the Python components on the GPU ($STACKBENCH_PYTHON)"
     STACKBENCH_SUITE=quick bench components --test
     "$STACKBENCH_PYTHON" scripts/components/check_gpu_run.py "$CRITERION_HOME/stackbench/targets/components.json"
@@ -126,7 +151,7 @@ fi
 # RSS), NVML energy per token, MFU against the probe's GPU peak, ONNX Runtime's CUDA
 # provider, vLLM as a backend where installed, and `stackbench sweep` recording it all.
 # check_gpu_sweep.py fails the job on any of those.
-if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
+if want models && [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
     gpu_device=""
     if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
         gpu_device=cuda
@@ -164,6 +189,7 @@ if grep -l '"outcome": "failed"' "$CRITERION_HOME"/stackbench/targets/*.json 2>/
     exit 1
 fi
 
+if want collectives; then
 echo "== collectives on NCCL (RCCL on ROCm): one torchrun rank per GPU, quick sizes"
 # Needs the component virtualenv (STACKBENCH_PYTHON, else .venv-components) with a CUDA or
 # ROCm torch and two or more GPUs; one GPU makes the component skip with that reason. The
@@ -175,7 +201,9 @@ if grep -q '"outcome": "failed"' "$CRITERION_HOME/stackbench/targets/components.
     echo "some collectives failed (see $CRITERION_HOME/stackbench/targets/components.json)" >&2
     exit 1
 fi
+fi
 
+if want clocks; then
 echo "== locked GPU clocks (STACKBENCH_LOCK_CLOCKS=1): locked and restored, or not locked with the reason"
 # Unconfirmed until a GPU job runs it: NVML's locked clocks (or application clocks) and
 # rocm-smi's perf determinism (or manual sclk level) set and reset on real hardware, the
@@ -236,7 +264,9 @@ if command -v nvidia-smi >/dev/null && [[ $(id -u) -eq 0 ]]; then
         echo "Ctrl-C did not restore the clocks:" >&2; tail "$clock_home/sigint.err" >&2; exit 1; }
     nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.default_applications.graphics --format=csv
 fi
+fi
 
+if want validate; then
 echo "== stackbench validate: the pre-installation suite against vendor and peak thresholds"
 # Unconfirmed without a GPU: the GPU backend must load, and its GEMM/bandwidth checks must be
 # judged by vendor (H100 80GB HBM3, MI300X) or peak-fraction thresholds. Exit 1 here means
@@ -278,12 +308,14 @@ if [[ $validate_status -ne 0 ]]; then
     echo "stackbench validate: this machine failed a check (exit $validate_status; see above)" >&2
     exit "$validate_status"
 fi
+fi
 
-if [[ "${STACKBENCH_COMPARE_TORCH:-0}" == 1 ]]; then
+if want compare && [[ "${STACKBENCH_COMPARE_TORCH:-0}" == 1 ]]; then
     echo "== side by side with PyTorch"
     scripts/gpu/compare_torch.sh --json "$CRITERION_HOME/compare_torch.json"
 fi
 
+if want slurm; then
 echo "== Slurm fleet on this machine's GPUs (one-node cluster on localhost, array tasks with --gres=gpu:1)"
 if [[ "${STACKBENCH_SKIP_SLURM:-0}" == 1 ]]; then
     echo "skipped: STACKBENCH_SKIP_SLURM=1"
@@ -294,4 +326,5 @@ elif command -v nvidia-smi >/dev/null && [[ $(nvidia-smi -L 2>/dev/null | grep -
 else
     echo "skipped: no NVIDIA GPU listed by nvidia-smi (for AMD, run ci/slurm/test_local.sh with" \
         "STACKBENCH_SLURM_GPUS=N STACKBENCH_SLURM_GPU_FILES=/dev/dri/renderD[128-...] and a ROCm filter)"
+fi
 fi

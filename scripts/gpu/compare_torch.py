@@ -54,7 +54,12 @@ def run_stackbench(ids, targets, criterion_home, repo):
     for target in targets:
         wanted = [i for i, t in ids if t == target]
         pattern = "^(" + "|".join(w.replace("^", r"\^") for w in wanted) + ")$"
-        cmd = ["cargo", "bench", "--bench", target, "--", "--noplot", pattern]
+        # Prebuilt bench executables (ci/gpu_bundle.sh) where the GPU machine has no cargo.
+        bench_dir = os.environ.get("STACKBENCH_BENCH_DIR")
+        if bench_dir:
+            cmd = [os.path.join(bench_dir, target), "--bench", "--noplot", pattern]
+        else:
+            cmd = ["cargo", "bench", "--bench", target, "--", "--noplot", pattern]
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
         done = subprocess.run(cmd, cwd=repo, env=env)
         if done.returncode != 0:
