@@ -41,7 +41,8 @@ fi
 echo "gpu_parallel: bundle ${STACKBENCH_GPU_BUNDLE:-none}, python ${STACKBENCH_PYTHON:-none}, ${limit} s a group, logs in $out"
 nvidia-smi -L 2>/dev/null | tee "$out/gpus.txt" || true
 
-groups=(probe,tests,benches,validate components,models kernels,clocks,collectives)
+# STACKBENCH_GPU_GROUPS overrides the groups (space-separated, each a comma-separated list).
+read -r -a groups <<<"${STACKBENCH_GPU_GROUPS:-probe,tests,benches,validate components,models kernels,clocks,collectives}"
 pids=()
 for i in "${!groups[@]}"; do
     n=$((i + 1))

@@ -64,7 +64,11 @@ if [[ -n "${STACKBENCH_GPU_BUNDLE:-}" ]]; then
         fi
     fi
     mkdir -p target/release
-    cp -f "$bundle"/bin/* target/release/
+    # A temporary name, then a rename: parallel runs (ci/gpu_parallel.sh) copy at once, and
+    # cp onto a file another run is executing fails.
+    for f in "$bundle"/bin/*; do
+        cp -f "$f" "target/release/.$(basename "$f").$$" && mv -f "target/release/.$(basename "$f").$$" "target/release/$(basename "$f")"
+    done
     export STACKBENCH_BENCH_DIR="$bundle/bench"
     sb() { target/release/stackbench "$@"; }
     # `bench TARGET ARGS…`: as `cargo bench --bench TARGET -- ARGS…`.
