@@ -232,5 +232,47 @@ class OnnxRuntimeLabels(unittest.TestCase):
         self.assertIn("hipErrorNoDevice", str(error))
 
 
+class DeviceCacheBetweenBenchmarks(unittest.TestCase):
+    """A benchmark must not run in the blocks its predecessor left in torch's caching
+    allocator (an H100 ran out of memory that way): teardown frees the old benchmark and
+    empties the cache before the next setup."""
+
+    def test_teardown_frees_the_old_benchmark_and_empties_the_cache(self):
+        import weakref
+
+        calls = []
+        cuda = types.SimpleNamespace(
+            is_available=lambda: True, is_initialized=lambda: True, empty_cache=lambda: calls.append("empty_cache")
+        )
+        fake_torch = types.SimpleNamespace(cuda=cuda)
+
+        class Held(sw.Benchmark):
+            def __init__(self):
+                self.cycle = self  # freed only by the collector, as closures over tensors are
+
+        class Component(sw.Component):
+            def make(self, benchmark, parameters):
+                return Held()
+
+        server = sw._Server(Component())
+        saved = sys.modules.get("torch")
+        sys.modules["torch"] = fake_torch
+        try:
+            server.bench = Held()
+            old = weakref.ref(server.bench)
+            server.teardown()
+            self.assertIsNone(old(), "the previous benchmark is still alive after teardown")
+            self.assertEqual(calls, ["empty_cache"])
+            cuda.is_initialized = lambda: False  # never start CUDA just to empty its cache
+            server.bench = Held()
+            server.teardown()
+            self.assertEqual(calls, ["empty_cache"])
+        finally:
+            if saved is None:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = saved
+
+
 if __name__ == "__main__":
     unittest.main()
