@@ -59,6 +59,8 @@ pub struct Interpreter {
 pub enum InterpreterError {
     #[error("{PYTHON_ENV}={path} does not exist")]
     ExplicitMissing { path: PathBuf },
+    #[error("{PYTHON_ENV}={name} is not a file and no executable of that name is on PATH")]
+    ExplicitNotOnPath { name: PathBuf },
     #[error("no python3 found on PATH (set {PYTHON_ENV} to the interpreter of your ML stack)")]
     NotOnPath,
     #[error("cannot start Python at {path} (from {source_kind}): {error}")]
@@ -116,8 +118,23 @@ impl Interpreter {
 
 /// Picks the path by precedence, without running it.
 pub fn locate(env: &dyn EnvLookup) -> Result<(PathBuf, InterpreterSource), InterpreterError> {
+    let search_path = env.var("PATH").unwrap_or_default();
+    let on_path = |name: &Path| {
+        std::env::split_paths(&search_path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| is_executable(candidate))
+    };
     if let Some(explicit) = env.var(PYTHON_ENV) {
-        let path = PathBuf::from(explicit);
+        let mut path = PathBuf::from(explicit);
+        // A bare name (`python3`) is looked up on PATH as a shell would, not taken as a file
+        // in the working directory: found on a GPU machine where STACKBENCH_PYTHON=python3
+        // skipped every component as "does not exist".
+        if path.components().count() == 1 && !path.exists() {
+            match on_path(&path) {
+                Some(found) => path = found,
+                None => return Err(InterpreterError::ExplicitNotOnPath { name: path }),
+            }
+        }
         if !path.exists() {
             return Err(InterpreterError::ExplicitMissing { path });
         }
@@ -138,10 +155,7 @@ pub fn locate(env: &dyn EnvLookup) -> Result<(PathBuf, InterpreterSource), Inter
             }
         }
     }
-    let search_path = env.var("PATH").unwrap_or_default();
-    std::env::split_paths(&search_path)
-        .map(|dir| dir.join("python3"))
-        .find(|candidate| is_executable(candidate))
+    on_path(Path::new("python3"))
         .map(|path| (path, InterpreterSource::Path))
         .ok_or(InterpreterError::NotOnPath)
 }
@@ -239,6 +253,26 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("/no/such/python"), "{message}");
         assert!(message.contains(PYTHON_ENV), "{message}");
+    }
+
+    #[test]
+    fn a_bare_explicit_name_is_looked_up_on_path_and_named_when_absent() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let python = dir.path().join("python3.12");
+        std::fs::write(&python, "").unwrap();
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let search = dir.path().to_string_lossy().into_owned();
+        let (path, source) =
+            locate(&env(&[(PYTHON_ENV, "python3.12"), ("PATH", &search)])).unwrap();
+        assert_eq!(source, InterpreterSource::Explicit);
+        assert_eq!(path, python);
+        let err = locate(&env(&[(PYTHON_ENV, "python9.99"), ("PATH", &search)])).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("python9.99") && message.contains("PATH"),
+            "{message}"
+        );
     }
 
     #[test]
