@@ -106,6 +106,15 @@ pub const MODELS: Family = Family {
     label: Label::WithFunction("model "),
 };
 
+/// Allocation: `alloc/<allocator>/<pattern>/<size>`, the value a block size in bytes; one
+/// pattern on two allocators is one workload measured two ways.
+pub const ALLOC: Family = Family {
+    name: "alloc",
+    runs_on: RunsOn::Backend,
+    size: SizeAxis::Bytes,
+    label: Label::WithFunction("alloc "),
+};
+
 /// Every family, in the order `run_benchmarks.sh` runs their bench targets.
 pub const FAMILIES: &[Family] = &[
     GEMM,
@@ -114,6 +123,7 @@ pub const FAMILIES: &[Family] = &[
     ATTENTION,
     COMPONENTS,
     MODELS,
+    ALLOC,
 ];
 
 /// The bench targets, one per family, in [`FAMILIES`]' order.
