@@ -49,11 +49,14 @@ pub struct Observation {
     pub allocator: String,
     pub peak_requested_bytes: u64,
     /// Most bytes the allocator counted in use during the round (`uordblks + hblkhd`: with
-    /// chunk headers and rounding), above its count before the round.
+    /// chunk headers and rounding), the process's whole heap.
     pub peak_allocated_bytes: Option<u64>,
-    /// Most bytes it held from the OS during the round (`arena + hblkhd`), above its
-    /// holding before the round.
+    /// Most bytes it held from the OS during the round (`arena + hblkhd`).
     pub peak_reserved_bytes: Option<u64>,
+    /// The same two figures just before the observed round (after the warm-up round):
+    /// what the peaks stand on.
+    pub allocated_before_bytes: Option<u64>,
+    pub reserved_before_bytes: Option<u64>,
     /// Blocks live at the probe point, and how many of them glibc served by their own mmap.
     pub live_blocks_at_probe: usize,
     pub mmapped_blocks_at_probe: Option<u64>,
@@ -75,6 +78,8 @@ impl Observation {
         let optional = [
             (notes::PEAK_ALLOCATED, self.peak_allocated_bytes.map(Value::from)),
             (notes::PEAK_RESERVED, self.peak_reserved_bytes.map(Value::from)),
+            ("allocated_before_bytes", self.allocated_before_bytes.map(Value::from)),
+            ("reserved_before_bytes", self.reserved_before_bytes.map(Value::from)),
             (notes::TOTAL_FREE, self.total_free_bytes.map(Value::from)),
             (notes::LARGEST_FREE, self.largest_free_bytes.map(Value::from)),
             (notes::FRAGMENTATION, self.fragmentation.map(Value::from)),
@@ -209,6 +214,8 @@ fn observe_platform(
         peak_requested_bytes,
         peak_allocated_bytes: None,
         peak_reserved_bytes: None,
+        allocated_before_bytes: None,
+        reserved_before_bytes: None,
         live_blocks_at_probe,
         mmapped_blocks_at_probe: None,
         total_free_bytes: None,
@@ -236,8 +243,8 @@ fn observe_platform(
     for (i, op) in program.ops.iter().enumerate() {
         slots.apply(*op)?;
         let now = glibc::Stats::read();
-        peak_allocated = peak_allocated.max(now.allocated().saturating_sub(before.allocated()));
-        peak_reserved = peak_reserved.max(now.reserved().saturating_sub(before.reserved()));
+        peak_allocated = peak_allocated.max(now.allocated());
+        peak_reserved = peak_reserved.max(now.reserved());
         if i == program.probe_after {
             report.capture()?;
             at_probe = Some(now);
@@ -259,6 +266,8 @@ fn observe_platform(
         peak_requested_bytes,
         peak_allocated_bytes: Some(peak_allocated),
         peak_reserved_bytes: Some(peak_reserved),
+        allocated_before_bytes: Some(before.allocated()),
+        reserved_before_bytes: Some(before.reserved()),
         live_blocks_at_probe,
         mmapped_blocks_at_probe: Some(mmapped),
         total_free_bytes: Some(info.free_bytes()),
@@ -266,9 +275,10 @@ fn observe_platform(
         fragmentation: None,
         fragmentation_note: None,
         peaks_note: Some(
-            "above the allocator's state before the observed round; allocated = mallinfo2 \
-             uordblks + hblkhd (chunk headers and rounding included), reserved = arena + \
-             hblkhd"
+            "the whole heap of the observing process (a fresh one: the runtime's few blocks and \
+             what the warm-up round left, given as *_before_bytes) at its most during the \
+             round; allocated = mallinfo2 uordblks + hblkhd (chunk headers and rounding \
+             included), reserved = arena + hblkhd (what glibc holds from the OS)"
                 .into(),
         ),
     };
@@ -526,22 +536,40 @@ mod glibc {
         text.to_string_lossy().into_owned()
     }
 
-    /// A `malloc_info` report written into memory that was allocated before the round.
+    /// A `malloc_info` report written into memory mapped before the round, outside the
+    /// heap (a `Vec` of this size would be an mmapped malloc block, counted in the very
+    /// figures being read).
     pub struct ReportCapture {
-        buffer: Vec<u8>,
+        buffer: *mut u8,
+        capacity: usize,
         file: *mut libc::FILE,
         len: usize,
     }
 
     impl ReportCapture {
         pub fn open(capacity: usize) -> Result<ReportCapture, String> {
-            let mut buffer = vec![0u8; capacity];
-            // SAFETY: the buffer outlives the stream (closed in Drop before it is freed).
-            let file = unsafe {
-                libc::fmemopen(buffer.as_mut_ptr().cast(), capacity, c"w".as_ptr())
+            // SAFETY: an anonymous private mapping; checked before use, unmapped in Drop.
+            let buffer = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    capacity,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
             };
+            if buffer == libc::MAP_FAILED {
+                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+            }
+            let buffer = buffer.cast::<u8>();
+            // SAFETY: the mapping outlives the stream (closed in Drop before the unmap).
+            let file = unsafe { libc::fmemopen(buffer.cast(), capacity, c"w".as_ptr()) };
             if file.is_null() {
-                return Err(format!("fmemopen: {}", std::io::Error::last_os_error()));
+                let error = std::io::Error::last_os_error();
+                // SAFETY: mapped above, not used after.
+                unsafe { libc::munmap(buffer.cast(), capacity) };
+                return Err(format!("fmemopen: {error}"));
             }
             // Unbuffered: stdio would otherwise malloc a buffer at the first write, inside
             // the heap being read.
@@ -553,6 +581,7 @@ mod glibc {
             }
             Ok(ReportCapture {
                 buffer,
+                capacity,
                 file,
                 len: 0,
             })
@@ -573,25 +602,30 @@ mod glibc {
                 }
                 self.len = end as usize;
             }
-            if self.len + 1 >= self.buffer.len() {
+            if self.len + 1 >= self.capacity {
                 return Err(format!(
                     "the malloc_info report filled its {}-byte buffer: it is cut off",
-                    self.buffer.len()
+                    self.capacity
                 ));
             }
             Ok(())
         }
 
         pub fn text(&self) -> Result<&str, String> {
-            std::str::from_utf8(&self.buffer[..self.len])
+            // SAFETY: `len` bytes of the mapping were written by the stream.
+            let bytes = unsafe { std::slice::from_raw_parts(self.buffer, self.len) };
+            std::str::from_utf8(bytes)
                 .map_err(|e| format!("the malloc_info report is not UTF-8: {e}"))
         }
     }
 
     impl Drop for ReportCapture {
         fn drop(&mut self) {
-            // SAFETY: opened in `open`, closed once.
-            unsafe { libc::fclose(self.file) };
+            // SAFETY: opened and mapped in `open`, each released once, stream first.
+            unsafe {
+                libc::fclose(self.file);
+                libc::munmap(self.buffer.cast(), self.capacity);
+            }
         }
     }
 }
