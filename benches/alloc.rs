@@ -46,7 +46,9 @@ fn main() -> ExitCode {
     if !torch_selected(&harness, suite) {
         return harness.finish();
     }
-    let settings = harness.config().component(stackbench::components::alloc::WORKER);
+    let settings = harness
+        .config()
+        .component(stackbench::components::alloc::WORKER);
     let config = match RunnerConfig::from_env_over(RunnerConfig::default().with_settings(&settings))
     {
         Ok(config) => config,

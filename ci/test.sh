@@ -79,6 +79,8 @@ for target in gemm memory_bandwidth tensor_ops attention components models alloc
     echo "--- $target"
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
 done
+# The alloc record: glibc's heap figures measured, torch's CPU allocator ran, every note holds up.
+"$venv_python" scripts/components/check_alloc_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/alloc.json" cpu --torch
 # The GPU job's sweep checker on this CPU record: the notes it reads exist and hold up.
 "$venv_python" scripts/components/check_gpu_sweep.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/models.json" cpu
 

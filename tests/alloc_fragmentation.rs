@@ -61,9 +61,15 @@ fn fragmenting_patterns_fragment_and_steady_does_not() {
         // The holes are at least the half of the base blocks freed first.
         let holes = (stackbench::workload::alloc::blocks(size) / 2 * size) as u64;
         let free = ooo.total_free_bytes.unwrap();
-        assert!(free >= holes, "out_of_order at {size}: {free} free < {holes} of holes");
+        assert!(
+            free >= holes,
+            "out_of_order at {size}: {free} free < {holes} of holes"
+        );
         let largest = ooo.largest_free_bytes.unwrap();
-        assert!(largest < free, "out_of_order at {size}: the largest block is all the free");
+        assert!(
+            largest < free,
+            "out_of_order at {size}: the largest block is all the free"
+        );
     }
 }
 
@@ -73,7 +79,10 @@ fn mmapped_blocks_report_no_fragmentation_and_say_why() {
     let o = observe(AllocPattern::OutOfOrder, 256 * MIB);
     assert_eq!(o.fragmentation, None);
     let note = o.fragmentation_note.as_deref().unwrap_or_default();
-    assert!(note.contains("mmap") && note.contains("not measured"), "{note}");
+    assert!(
+        note.contains("mmap") && note.contains("not measured"),
+        "{note}"
+    );
     assert_eq!(
         o.mmapped_blocks_at_probe,
         Some(o.live_blocks_at_probe as u64),
@@ -89,10 +98,20 @@ fn peaks_hold_together() {
         (AllocPattern::Steady, 256 * MIB),
     ] {
         let o = observe(pattern, size);
-        let (reserved, allocated) = (o.peak_reserved_bytes.unwrap(), o.peak_allocated_bytes.unwrap());
+        let (reserved, allocated) = (
+            o.peak_reserved_bytes.unwrap(),
+            o.peak_allocated_bytes.unwrap(),
+        );
         assert!(reserved >= allocated, "{pattern:?} {size}: {o:?}");
-        assert!(allocated >= o.peak_requested_bytes, "{pattern:?} {size}: {o:?}");
-        assert!(o.allocator.starts_with("glibc malloc 2."), "{}", o.allocator);
+        assert!(
+            allocated >= o.peak_requested_bytes,
+            "{pattern:?} {size}: {o:?}"
+        );
+        assert!(
+            o.allocator.starts_with("glibc malloc 2."),
+            "{}",
+            o.allocator
+        );
     }
 }
 

@@ -118,7 +118,10 @@ fn bench_offered(sink: &mut impl BenchSink, session: &ComponentSession, config: 
             continue;
         }
         if let Some(reason) = session.dead_reason() {
-            sink.skip(&id, format!("not run: the torch worker died earlier: {reason}"));
+            sink.skip(
+                &id,
+                format!("not run: the torch worker died earlier: {reason}"),
+            );
             continue;
         }
         let offered = OfferedBenchmark { id, spec };

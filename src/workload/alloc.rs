@@ -131,7 +131,10 @@ impl AllocPattern {
         match self {
             AllocPattern::Steady => {
                 for _ in 0..n {
-                    ops.push(Op::Alloc { slot: 0, bytes: size });
+                    ops.push(Op::Alloc {
+                        slot: 0,
+                        bytes: size,
+                    });
                     ops.push(Op::Free { slot: 0 });
                 }
                 // Mid-round, with the one block live.
@@ -241,15 +244,22 @@ impl Program {
                 .get_mut(slot)
                 .ok_or_else(|| format!("op {i}: slot {slot} is outside 0..{}", self.slots))?;
             if *state != want_full {
-                return Err(format!("op {i} ({op:?}): slot {slot} is in the wrong state"));
+                return Err(format!(
+                    "op {i} ({op:?}): slot {slot} is in the wrong state"
+                ));
             }
             *state = !*state;
         }
         if let Some(slot) = full.iter().position(|f| *f) {
-            return Err(format!("slot {slot} is still allocated at the end of the round"));
+            return Err(format!(
+                "slot {slot} is still allocated at the end of the round"
+            ));
         }
         if self.probe_after >= self.ops.len() {
-            return Err(format!("probe point {} is past the round", self.probe_after));
+            return Err(format!(
+                "probe point {} is past the round",
+                self.probe_after
+            ));
         }
         Ok(())
     }
@@ -262,7 +272,10 @@ pub fn bench_id(allocator: &str, pattern: AllocPattern, size: usize) -> BenchId 
 
 /// `1 − largest free block / total free`; `None` when nothing is free (the figure has no
 /// meaning without free memory), an error when the reading is inconsistent.
-pub fn fragmentation(largest_free_bytes: u64, total_free_bytes: u64) -> Result<Option<f64>, String> {
+pub fn fragmentation(
+    largest_free_bytes: u64,
+    total_free_bytes: u64,
+) -> Result<Option<f64>, String> {
     if largest_free_bytes > total_free_bytes {
         return Err(format!(
             "the largest free block ({largest_free_bytes} bytes) exceeds the total free \
@@ -272,7 +285,9 @@ pub fn fragmentation(largest_free_bytes: u64, total_free_bytes: u64) -> Result<O
     if total_free_bytes == 0 {
         return Ok(None);
     }
-    Ok(Some(1.0 - largest_free_bytes as f64 / total_free_bytes as f64))
+    Ok(Some(
+        1.0 - largest_free_bytes as f64 / total_free_bytes as f64,
+    ))
 }
 
 /// The note keys every allocator's benchmarks share, so reports read them one way.
@@ -305,7 +320,9 @@ mod tests {
         for pattern in AllocPattern::ALL {
             for &size in SIZES {
                 let program = pattern.program(size);
-                program.check().unwrap_or_else(|e| panic!("{pattern:?} {size}: {e}"));
+                program
+                    .check()
+                    .unwrap_or_else(|e| panic!("{pattern:?} {size}: {e}"));
                 assert_eq!(program, pattern.program(size), "{pattern:?} is seeded");
                 assert!(program.calls() >= 2 * MIN_BLOCKS as u64);
             }

@@ -74,17 +74,41 @@ impl Observation {
     pub fn notes(&self) -> BTreeMap<String, Value> {
         let mut out = BTreeMap::new();
         out.insert(notes::ALLOCATOR.into(), self.allocator.clone().into());
-        out.insert(notes::PEAK_REQUESTED.into(), self.peak_requested_bytes.into());
+        out.insert(
+            notes::PEAK_REQUESTED.into(),
+            self.peak_requested_bytes.into(),
+        );
         let optional = [
-            (notes::PEAK_ALLOCATED, self.peak_allocated_bytes.map(Value::from)),
-            (notes::PEAK_RESERVED, self.peak_reserved_bytes.map(Value::from)),
-            ("allocated_before_bytes", self.allocated_before_bytes.map(Value::from)),
-            ("reserved_before_bytes", self.reserved_before_bytes.map(Value::from)),
+            (
+                notes::PEAK_ALLOCATED,
+                self.peak_allocated_bytes.map(Value::from),
+            ),
+            (
+                notes::PEAK_RESERVED,
+                self.peak_reserved_bytes.map(Value::from),
+            ),
+            (
+                "allocated_before_bytes",
+                self.allocated_before_bytes.map(Value::from),
+            ),
+            (
+                "reserved_before_bytes",
+                self.reserved_before_bytes.map(Value::from),
+            ),
             (notes::TOTAL_FREE, self.total_free_bytes.map(Value::from)),
-            (notes::LARGEST_FREE, self.largest_free_bytes.map(Value::from)),
+            (
+                notes::LARGEST_FREE,
+                self.largest_free_bytes.map(Value::from),
+            ),
             (notes::FRAGMENTATION, self.fragmentation.map(Value::from)),
-            ("mmapped_blocks_at_probe", self.mmapped_blocks_at_probe.map(Value::from)),
-            (notes::FRAGMENTATION_NOTE, self.fragmentation_note.clone().map(Value::from)),
+            (
+                "mmapped_blocks_at_probe",
+                self.mmapped_blocks_at_probe.map(Value::from),
+            ),
+            (
+                notes::FRAGMENTATION_NOTE,
+                self.fragmentation_note.clone().map(Value::from),
+            ),
             (notes::PEAKS_NOTE, self.peaks_note.clone().map(Value::from)),
         ];
         for (key, value) in optional {
@@ -92,7 +116,10 @@ impl Observation {
                 out.insert(key.into(), value);
             }
         }
-        out.insert("live_blocks_at_probe".into(), self.live_blocks_at_probe.into());
+        out.insert(
+            "live_blocks_at_probe".into(),
+            self.live_blocks_at_probe.into(),
+        );
         out.insert(
             "observed_in".into(),
             "a fresh child process: one warm-up round, then one observed round".into(),
@@ -134,16 +161,18 @@ pub fn install_observer(observer: Observer) {
 pub fn serve_observation_request() -> Option<ExitCode> {
     let request = std::env::var(OBSERVE_ENV).ok()?;
     let result = parse_request(&request).and_then(|(pattern, size)| observe(pattern, size));
-    Some(match result.and_then(|o| serde_json::to_string(&o).map_err(|e| e.to_string())) {
-        Ok(json) => {
-            println!("{OBSERVATION_MARKER} {json}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            println!("{OBSERVATION_ERROR_MARKER} {}", error.replace('\n', " "));
-            ExitCode::FAILURE
-        }
-    })
+    Some(
+        match result.and_then(|o| serde_json::to_string(&o).map_err(|e| e.to_string())) {
+            Ok(json) => {
+                println!("{OBSERVATION_MARKER} {json}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                println!("{OBSERVATION_ERROR_MARKER} {}", error.replace('\n', " "));
+                ExitCode::FAILURE
+            }
+        },
+    )
 }
 
 fn parse_request(request: &str) -> Result<(AllocPattern, usize), String> {
@@ -166,12 +195,18 @@ pub fn observe_in_child(
         .env(OBSERVE_ENV, &request)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("starting {} to observe {request}: {e}", observer.exe.display()))?;
+        .map_err(|e| {
+            format!(
+                "starting {} to observe {request}: {e}",
+                observer.exe.display()
+            )
+        })?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     for line in stdout.lines() {
         if let Some(json) = line.strip_prefix(&format!("{OBSERVATION_MARKER} ")) {
-            return serde_json::from_str(json)
-                .map_err(|e| format!("the observing child's result for {request} is not valid: {e}"));
+            return serde_json::from_str(json).map_err(|e| {
+                format!("the observing child's result for {request} is not valid: {e}")
+            });
         }
         if let Some(error) = line.strip_prefix(&format!("{OBSERVATION_ERROR_MARKER} ")) {
             return Err(format!("observing {request}: {error}"));
@@ -196,7 +231,12 @@ pub fn observe(pattern: AllocPattern, size: usize) -> Result<Observation, String
     let mut slots = Slots::new(program.slots);
     let peak_requested_bytes = program.peak_requested_bytes();
     let (live_blocks_at_probe, _) = program.live_at_probe();
-    observe_platform(&program, &mut slots, peak_requested_bytes, live_blocks_at_probe)
+    observe_platform(
+        &program,
+        &mut slots,
+        peak_requested_bytes,
+        live_blocks_at_probe,
+    )
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
@@ -438,7 +478,10 @@ impl HostAllocWorkload {
                 base.write_volatile(0xA5);
                 base.add(bytes - 1).write_volatile(0x5A);
                 if base.read_volatile() != 0xA5 || base.add(bytes - 1).read_volatile() != 0x5A {
-                    return Err(BackendError::mismatch(&self.id, "a block did not hold its bytes"));
+                    return Err(BackendError::mismatch(
+                        &self.id,
+                        "a block did not hold its bytes",
+                    ));
                 }
             }
         }
@@ -485,7 +528,10 @@ impl TimedWorkload for HostAllocWorkload {
             out.insert(notes::FRAGMENTATION_NOTE.into(), why.clone().into());
             out.insert(notes::PEAKS_NOTE.into(), why.clone().into());
         }
-        out.insert(notes::CALLS_PER_ITERATION.into(), self.program.calls().into());
+        out.insert(
+            notes::CALLS_PER_ITERATION.into(),
+            self.program.calls().into(),
+        );
         out.entry(notes::ALLOCATOR.into())
             .or_insert_with(|| "the process's malloc".into());
         out.insert(
@@ -641,9 +687,19 @@ mod tests {
             parse_request("out_of_order/1MiB"),
             Ok((AllocPattern::OutOfOrder, 1 << 20))
         );
-        for bad in ["", "steady", "steady/", "sideways/4KiB", "steady/4kb", "steady/0B"] {
+        for bad in [
+            "",
+            "steady",
+            "steady/",
+            "sideways/4KiB",
+            "steady/4kb",
+            "steady/0B",
+        ] {
             let error = parse_request(bad).unwrap_err();
-            assert!(error.contains(OBSERVE_ENV) && error.contains("<pattern>/<size>"), "{error}");
+            assert!(
+                error.contains(OBSERVE_ENV) && error.contains("<pattern>/<size>"),
+                "{error}"
+            );
         }
     }
 
@@ -652,12 +708,20 @@ mod tests {
         let mut workload = HostAllocWorkload::new(AllocPattern::OutOfOrder, 4 * KIB).unwrap();
         workload.verify().unwrap();
         workload.run(3).unwrap();
-        assert!(workload.slots.ptrs.iter().all(|p| p.is_null()), "every round frees all");
+        assert!(
+            workload.slots.ptrs.iter().all(|p| p.is_null()),
+            "every round frees all"
+        );
         let notes = workload.notes();
         assert_eq!(notes[notes::CALLS_PER_ITERATION], 3 * 64);
         // No observer in a unit test: the notes say so instead of inventing figures.
         assert!(!notes.contains_key(notes::FRAGMENTATION));
-        assert!(notes[notes::FRAGMENTATION_NOTE].as_str().unwrap().contains("not observed"));
+        assert!(
+            notes[notes::FRAGMENTATION_NOTE]
+                .as_str()
+                .unwrap()
+                .contains("not observed")
+        );
     }
 
     #[test]
@@ -667,7 +731,10 @@ mod tests {
             args: vec!["-c".into(), "echo broken >&2; exit 3".into()],
         };
         let error = observe_in_child(&observer, AllocPattern::Steady, 4 * KIB).unwrap_err();
-        assert!(error.contains("printed no observation") && error.contains("broken"), "{error}");
+        assert!(
+            error.contains("printed no observation") && error.contains("broken"),
+            "{error}"
+        );
         let garbled = Observer {
             exe: PathBuf::from("/bin/sh"),
             args: vec!["-c".into(), format!("echo '{OBSERVATION_MARKER} {{nope'")],
@@ -676,7 +743,10 @@ mod tests {
         assert!(error.contains("not valid"), "{error}");
         let refused = Observer {
             exe: PathBuf::from("/bin/sh"),
-            args: vec!["-c".into(), format!("echo '{OBSERVATION_ERROR_MARKER} no heap'")],
+            args: vec![
+                "-c".into(),
+                format!("echo '{OBSERVATION_ERROR_MARKER} no heap'"),
+            ],
         };
         let error = observe_in_child(&refused, AllocPattern::Steady, 4 * KIB).unwrap_err();
         assert!(error.contains("observing steady/4KiB: no heap"), "{error}");

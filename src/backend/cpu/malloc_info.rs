@@ -128,9 +128,9 @@ fn elements<'a, 'i>(node: Node<'a, 'i>) -> Result<Vec<Node<'a, 'i>>, MallocInfoE
 
 fn number(node: Node<'_, '_>, attribute: &str) -> Result<u64, MallocInfoError> {
     let tag = node.tag_name().name();
-    let text = node.attribute(attribute).ok_or_else(|| {
-        error_at(node, format!("<{tag}> has no `{attribute}` attribute"))
-    })?;
+    let text = node
+        .attribute(attribute)
+        .ok_or_else(|| error_at(node, format!("<{tag}> has no `{attribute}` attribute")))?;
     text.parse::<u64>().map_err(|_| {
         error_at(
             node,
@@ -212,7 +212,11 @@ impl Summary {
         Ok(true)
     }
 
-    fn require<T>(value: Option<T>, parent: Node<'_, '_>, what: &str) -> Result<T, MallocInfoError> {
+    fn require<T>(
+        value: Option<T>,
+        parent: Node<'_, '_>,
+        what: &str,
+    ) -> Result<T, MallocInfoError> {
         value.ok_or_else(|| {
             error_at(
                 parent,
@@ -229,7 +233,10 @@ fn read_bins(sizes: Node<'_, '_>) -> Result<Vec<FreeBin>, MallocInfoError> {
             "size" => false,
             "unsorted" => true,
             other => {
-                return Err(error_at(node, format!("unknown element <{other}> in <sizes>")));
+                return Err(error_at(
+                    node,
+                    format!("unknown element <{other}> in <sizes>"),
+                ));
             }
         };
         let (from, to, total, count) = (
@@ -266,7 +273,11 @@ fn read_heap(node: Node<'_, '_>) -> Result<Heap, MallocInfoError> {
         bins: Summary::require(bins, node, "<sizes>")?,
         fast: Summary::require(summary.fast, node, "<total type=\"fast\">")?,
         rest: Summary::require(summary.rest, node, "<total type=\"rest\">")?,
-        system_current: Summary::require(summary.system_current, node, "<system type=\"current\">")?,
+        system_current: Summary::require(
+            summary.system_current,
+            node,
+            "<system type=\"current\">",
+        )?,
         system_max: Summary::require(summary.system_max, node, "<system type=\"max\">")?,
     };
     if heap.binned_bytes() > heap.fast.size + heap.rest.size {
@@ -323,9 +334,8 @@ impl FreeBin {
         let total = total
             .checked_sub(flag_bytes)
             .ok_or_else(|| format!("inconsistent bin: {raw}"))?;
-        let fits = from <= to
-            && total >= from.saturating_mul(count)
-            && total <= to.saturating_mul(count);
+        let fits =
+            from <= to && total >= from.saturating_mul(count) && total <= to.saturating_mul(count);
         if !fits {
             return Err(format!("inconsistent bin: {raw}"));
         }
@@ -379,7 +389,10 @@ impl MallocInfo {
         if root.tag_name().name() != "malloc" {
             return Err(error_at(
                 root,
-                format!("the root element is <{}>, not <malloc>", root.tag_name().name()),
+                format!(
+                    "the root element is <{}>, not <malloc>",
+                    root.tag_name().name()
+                ),
             ));
         }
         match root.attribute("version") {
@@ -405,12 +418,19 @@ impl MallocInfo {
             }
         }
         if heaps.is_empty() {
-            return Err(error_at(root, "no <heap>: every process has its main arena"));
+            return Err(error_at(
+                root,
+                "no <heap>: every process has its main arena",
+            ));
         }
         let info = MallocInfo {
             heaps,
             mmap: Summary::require(summary.mmap, root, "<total type=\"mmap\">")?,
-            system_current: Summary::require(summary.system_current, root, "<system type=\"current\">")?,
+            system_current: Summary::require(
+                summary.system_current,
+                root,
+                "<system type=\"current\">",
+            )?,
             system_max: Summary::require(summary.system_max, root, "<system type=\"max\">")?,
         };
         // The process totals are the sums of the heaps'; a disagreement means the report is
@@ -509,7 +529,13 @@ mod tests {
         // The unsorted chunk is 70016 bytes; the top chunk 204113 - 70017 = 134096.
         assert_eq!(info.heaps[0].bins[0].to, 70_016);
         assert_eq!(info.largest_free_bytes(), 134_096);
-        assert_eq!(info.mmap, Total { count: 1, size: 2_002_944 });
+        assert_eq!(
+            info.mmap,
+            Total {
+                count: 1,
+                size: 2_002_944
+            }
+        );
     }
 
     #[test]
@@ -541,7 +567,13 @@ mod tests {
 
     #[test]
     fn several_arenas_are_summed() {
-        let heap0 = GOOD.split("<heap").nth(1).unwrap().split("</heap>").next().unwrap();
+        let heap0 = GOOD
+            .split("<heap")
+            .nth(1)
+            .unwrap()
+            .split("</heap>")
+            .next()
+            .unwrap();
         let heap1 = heap0.replacen("nr=\"0\"", "nr=\"1\"", 1);
         let text = GOOD
             .replacen("</heap>", &format!("</heap>\n<heap{heap1}</heap>"), 1)
@@ -567,27 +599,54 @@ mod tests {
         assert!(v2.contains("version \"2\""), "{v2}");
         assert!(error(&GOOD.replace(" version=\"1\"", "")).contains("no `version`"));
         let unknown = error(&GOOD.replace("<unsorted", "<sorted"));
-        assert!(unknown.contains("unknown element <sorted> in <sizes>"), "{unknown}");
+        assert!(
+            unknown.contains("unknown element <sorted> in <sizes>"),
+            "{unknown}"
+        );
         assert!(unknown.contains("at 7:"), "{unknown}");
         let attribute = error(&GOOD.replace("from=\"4113\"", "fro=\"4113\""));
         assert!(attribute.contains("<size> has no `from`"), "{attribute}");
         let nan = error(&GOOD.replace("total=\"8226\"", "total=\"8k\""));
-        assert!(nan.contains("`total`=\"8k\" is not a non-negative integer"), "{nan}");
-        let negative = error(&GOOD.replace("total=\"2065\" count=\"1\"", "total=\"2065\" count=\"-1\""));
+        assert!(
+            nan.contains("`total`=\"8k\" is not a non-negative integer"),
+            "{nan}"
+        );
+        let negative =
+            error(&GOOD.replace("total=\"2065\" count=\"1\"", "total=\"2065\" count=\"-1\""));
         assert!(negative.contains("`count`=\"-1\""), "{negative}");
         let heap_rest = "<total type=\"rest\" count=\"6\" size=\"305301\"/>\n<system";
         let missing_rest = error(&GOOD.replacen(heap_rest, "<system", 1));
-        assert!(missing_rest.contains("<heap> has no <total type=\"rest\">"), "{missing_rest}");
-        let no_mmap = error(&GOOD.replace("<total type=\"mmap\" count=\"1\" size=\"1052672\"/>", ""));
-        assert!(no_mmap.contains("<malloc> has no <total type=\"mmap\">"), "{no_mmap}");
+        assert!(
+            missing_rest.contains("<heap> has no <total type=\"rest\">"),
+            "{missing_rest}"
+        );
+        let no_mmap =
+            error(&GOOD.replace("<total type=\"mmap\" count=\"1\" size=\"1052672\"/>", ""));
+        assert!(
+            no_mmap.contains("<malloc> has no <total type=\"mmap\">"),
+            "{no_mmap}"
+        );
         let odd_type = error(&GOOD.replacen("<total type=\"fast\"", "<total type=\"slow\"", 1));
-        assert!(odd_type.contains("unknown <total type=\"slow\">"), "{odd_type}");
-        let mmap_in_heap = error(&GOOD.replacen(heap_rest, &format!("<total type=\"mmap\" count=\"0\" size=\"0\"/>\n{heap_rest}"), 1));
-        assert!(mmap_in_heap.contains("unknown <total type=\"mmap\">"), "{mmap_in_heap}");
+        assert!(
+            odd_type.contains("unknown <total type=\"slow\">"),
+            "{odd_type}"
+        );
+        let mmap_in_heap = error(&GOOD.replacen(
+            heap_rest,
+            &format!("<total type=\"mmap\" count=\"0\" size=\"0\"/>\n{heap_rest}"),
+            1,
+        ));
+        assert!(
+            mmap_in_heap.contains("unknown <total type=\"mmap\">"),
+            "{mmap_in_heap}"
+        );
         let no_type = error(&GOOD.replacen("<system type=\"max\"", "<system", 1));
         assert!(no_type.contains("<system> has no `type`"), "{no_type}");
         let stray = error(&GOOD.replacen("</sizes>", "</sizes>\n<arena/>", 1));
-        assert!(stray.contains("unknown element <arena> in <heap>"), "{stray}");
+        assert!(
+            stray.contains("unknown element <arena> in <heap>"),
+            "{stray}"
+        );
         let text = error(&GOOD.replace("<sizes>", "<sizes>garbage"));
         assert!(text.contains("unexpected text \"garbage\""), "{text}");
         let empty = "<malloc version=\"1\"><total type=\"fast\" count=\"0\" size=\"0\"/></malloc>";
@@ -599,10 +658,8 @@ mod tests {
         // 2 chunks of at most 4112 bytes cannot hold 9000.
         let bin = error(&GOOD.replace("total=\"8226\"", "total=\"9002\""));
         assert!(bin.contains("inconsistent bin"), "{bin}");
-        let upside_down = error(&GOOD.replace(
-            "from=\"65553\" to=\"98321\"",
-            "from=\"98321\" to=\"65553\"",
-        ));
+        let upside_down =
+            error(&GOOD.replace("from=\"65553\" to=\"98321\"", "from=\"98321\" to=\"65553\""));
         assert!(upside_down.contains("inconsistent bin"), "{upside_down}");
         // Sizes that are no chunk size (not 16-aligned after the flag bits).
         let odd = error(&GOOD.replace("from=\"4113\" to=\"4113\"", "from=\"4121\" to=\"4121\""));
@@ -611,7 +668,10 @@ mod tests {
         assert!(zero.contains("inconsistent bin"), "{zero}");
         // Bins holding more than the heap's totals.
         let over = error(&GOOD.replacen("size=\"305301\"", "size=\"1000\"", 1));
-        assert!(over.contains("more than its fast and rest totals"), "{over}");
+        assert!(
+            over.contains("more than its fast and rest totals"),
+            "{over}"
+        );
         // Process totals that are not the sum over the heaps.
         let sum = error(&GOOD.replacen(
             "</heap>\n<total type=\"fast\" count=\"2\" size=\"96\"/>",

@@ -429,7 +429,11 @@ impl GpuBackend for CudaBackend {
             )?),
             alloc::ASYNC_ID => {
                 let pool = alloc::PoolAllocator::new(self).map_err(|reason| {
-                    BackendError::unsupported(BackendKind::Cuda, format!("alloc {allocator}"), reason)
+                    BackendError::unsupported(
+                        BackendKind::Cuda,
+                        format!("alloc {allocator}"),
+                        reason,
+                    )
                 })?;
                 Box::new(DeviceAllocWorkload::new(pool, pattern, size)?)
             }

@@ -236,11 +236,13 @@ impl<A: DeviceAllocator> TimedWorkload for DeviceAllocWorkload<A> {
         if let Err(message) = result {
             self.release();
             // A block that read back wrong is a wrong result; anything else the device's.
-            return Err(if message.contains("overlaps") || message.contains("read back") {
-                BackendError::mismatch(&self.id, message)
-            } else {
-                self.error("verify", message)
-            });
+            return Err(
+                if message.contains("overlaps") || message.contains("read back") {
+                    BackendError::mismatch(&self.id, message)
+                } else {
+                    self.error("verify", message)
+                },
+            );
         }
         Ok(())
     }
@@ -359,10 +361,15 @@ mod tests {
         workload.run(2).unwrap();
         let calls = workload.program.calls();
         assert_eq!(*workload.allocator.calls.borrow(), after_verify + 2 * calls);
-        assert!(workload.allocator.live.borrow().is_empty(), "rounds free all");
+        assert!(
+            workload.allocator.live.borrow().is_empty(),
+            "rounds free all"
+        );
         let notes = workload.notes();
         assert_eq!(notes[notes::CALLS_PER_ITERATION], calls);
-        let peak = AllocPattern::OutOfOrder.program(64 * KIB).peak_requested_bytes();
+        let peak = AllocPattern::OutOfOrder
+            .program(64 * KIB)
+            .peak_requested_bytes();
         assert_eq!(notes[notes::PEAK_REQUESTED], peak);
         // The fake device's used memory is exactly what is live: reserved = requested.
         assert_eq!(notes[notes::PEAK_RESERVED], peak);
