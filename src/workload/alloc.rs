@@ -290,6 +290,60 @@ pub fn fragmentation(
     ))
 }
 
+/// One line for the run record's notes on an alloc benchmark (every view lists those): the
+/// time per call, reserved against allocated, and fragmentation, or why a figure is absent;
+/// `None` when the notes are not an alloc benchmark's (no calls per iteration).
+pub fn summary(
+    bench_notes: &std::collections::BTreeMap<String, serde_json::Value>,
+    median_ns_per_iteration: Option<f64>,
+) -> Option<String> {
+    use crate::units::{SizeUnit, format_ns, format_size};
+    let calls = bench_notes.get(notes::CALLS_PER_ITERATION)?.as_u64()?;
+    let number = |key: &str| bench_notes.get(key).and_then(serde_json::Value::as_f64);
+    let text = |key: &str| bench_notes.get(key).and_then(serde_json::Value::as_str);
+    let bytes = |v: f64| format_size(v, SizeUnit::Bytes);
+    let mut parts = Vec::new();
+    match median_ns_per_iteration.filter(|t| t.is_finite() && *t > 0.0) {
+        Some(ns) if calls > 0 => parts.push(format!(
+            "{} per call (median round / {calls} calls)",
+            format_ns(ns / calls as f64)
+        )),
+        _ => parts.push(format!("{calls} calls per round")),
+    }
+    match (number(notes::PEAK_RESERVED), number(notes::PEAK_ALLOCATED)) {
+        (Some(reserved), Some(allocated)) => {
+            let requested = number(notes::PEAK_REQUESTED)
+                .map(|r| format!(", requested {}", bytes(r)))
+                .unwrap_or_default();
+            parts.push(format!(
+                "peak reserved {} against allocated {}{requested}",
+                bytes(reserved),
+                bytes(allocated)
+            ));
+        }
+        _ => parts.push(format!(
+            "peaks {}",
+            text(notes::PEAKS_NOTE).unwrap_or("not recorded")
+        )),
+    }
+    match number(notes::FRAGMENTATION) {
+        Some(f) => {
+            let of = match (number(notes::LARGEST_FREE), number(notes::TOTAL_FREE)) {
+                (Some(largest), Some(total)) => {
+                    format!(" (largest free {} of {} free)", bytes(largest), bytes(total))
+                }
+                _ => String::new(),
+            };
+            parts.push(format!("fragmentation {f:.3}{of}"));
+        }
+        None => parts.push(format!(
+            "fragmentation {}",
+            text(notes::FRAGMENTATION_NOTE).unwrap_or("not recorded")
+        )),
+    }
+    Some(format!("allocation: {}", parts.join("; ")))
+}
+
 /// The note keys every allocator's benchmarks share, so reports read them one way.
 pub mod notes {
     /// Allocator calls (allocations + frees) per iteration: time per call = time / this.
@@ -396,6 +450,39 @@ mod tests {
         assert_eq!(fragmentation(25, 100), Ok(Some(0.75)));
         assert_eq!(fragmentation(0, 0), Ok(None));
         assert!(fragmentation(200, 100).unwrap_err().contains("exceeds"));
+    }
+
+    #[test]
+    fn the_summary_gives_time_per_call_peaks_and_fragmentation_or_why_not() {
+        let measured: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({
+                "calls_per_iteration": 192,
+                "peak_reserved_bytes": 2097152,
+                "peak_allocated_bytes": 1048576,
+                "peak_requested_bytes": 524288,
+                "fragmentation": 0.6121,
+                "largest_free_bytes": 81920,
+                "total_free_bytes": 204800,
+            }))
+            .unwrap();
+        let line = summary(&measured, Some(19_200.0)).unwrap();
+        assert_eq!(
+            line,
+            "allocation: 100 ns per call (median round / 192 calls); peak reserved 2MiB against \
+             allocated 1MiB, requested 512KiB; fragmentation 0.612 (largest free 80KiB of 200KiB free)"
+        );
+        let absent: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(serde_json::json!({
+                "calls_per_iteration": 8,
+                "peaks_note": "not exposed: no statistics",
+                "fragmentation_note": "not measured: every block was mmapped",
+            }))
+            .unwrap();
+        let line = summary(&absent, None).unwrap();
+        assert!(line.contains("8 calls per round"), "{line}");
+        assert!(line.contains("peaks not exposed: no statistics"), "{line}");
+        assert!(line.contains("fragmentation not measured: every block was mmapped"), "{line}");
+        assert_eq!(summary(&std::collections::BTreeMap::new(), Some(1.0)), None);
     }
 
     #[test]

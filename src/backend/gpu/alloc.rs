@@ -142,7 +142,7 @@ impl<A: DeviceAllocator> DeviceAllocWorkload<A> {
     /// writable at both ends), the device's used memory read after every call.
     fn checked_round(&mut self) -> Result<(), String> {
         let (free_before, total) = self.allocator.memory()?;
-        let used_before = total - free_before;
+        let used_before = total.saturating_sub(free_before);
         let pool_peaks = self.allocator.reset_pool_peaks()?;
         let mut sizes = vec![0usize; self.program.slots];
         let mut peak_used = 0u64;
@@ -154,7 +154,7 @@ impl<A: DeviceAllocator> DeviceAllocWorkload<A> {
             }
             self.allocator.settle()?;
             let (free, total) = self.allocator.memory()?;
-            peak_used = peak_used.max((total - free).saturating_sub(used_before));
+            peak_used = peak_used.max(total.saturating_sub(free).saturating_sub(used_before));
         }
         let observed = &mut self.observed;
         observed.insert(
