@@ -323,10 +323,13 @@ fn observe_platform(
         ),
     };
     if mmapped >= live_blocks_at_probe as u64 {
+        // The heap's free figures belong to the process, not the pattern: not reported.
+        observation.total_free_bytes = None;
+        observation.largest_free_bytes = None;
         observation.fragmentation_note = Some(format!(
-            "not measured: all {live_blocks_at_probe} blocks live at the probe point were served \
-             by their own mmap (glibc's mmap threshold starts at 128 KiB, rises to the size of \
-             each mmapped block freed, up to 32 MiB; larger blocks are always mmapped) and go \
+            "not measured: every block live at the probe point ({live_blocks_at_probe}) was served \
+             by its own mmap (glibc's mmap threshold starts at 128 KiB, rises to the size of \
+             each mmapped block freed, up to 32 MiB; larger blocks are always mmapped) and goes \
              back to the OS when freed, so this pattern leaves no free blocks in the heap; the \
              heap's free space is the process's, not the pattern's"
         ));
