@@ -55,8 +55,8 @@ pub fn measured_only(
                     // Allocation figures live in the harness's notes; their one-line summary
                     // joins the benchmark's notes, which every view lists beside the figure.
                     let per_iteration = bench.samples.per_iteration_ns();
-                    let median = (!per_iteration.is_empty())
-                        .then(|| crate::stats::median(&per_iteration));
+                    let median =
+                        (!per_iteration.is_empty()).then(|| crate::stats::median(&per_iteration));
                     if let Some(line) = crate::workload::alloc::summary(notes, median)
                         .filter(|_| bench.id.starts_with("alloc/"))
                     {

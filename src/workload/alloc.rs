@@ -330,7 +330,11 @@ pub fn summary(
         Some(f) => {
             let of = match (number(notes::LARGEST_FREE), number(notes::TOTAL_FREE)) {
                 (Some(largest), Some(total)) => {
-                    format!(" (largest free {} of {} free)", bytes(largest), bytes(total))
+                    format!(
+                        " (largest free {} of {} free)",
+                        bytes(largest),
+                        bytes(total)
+                    )
                 }
                 _ => String::new(),
             };
@@ -481,7 +485,10 @@ mod tests {
         let line = summary(&absent, None).unwrap();
         assert!(line.contains("8 calls per round"), "{line}");
         assert!(line.contains("peaks not exposed: no statistics"), "{line}");
-        assert!(line.contains("fragmentation not measured: every block was mmapped"), "{line}");
+        assert!(
+            line.contains("fragmentation not measured: every block was mmapped"),
+            "{line}"
+        );
         assert_eq!(summary(&std::collections::BTreeMap::new(), Some(1.0)), None);
     }
 
