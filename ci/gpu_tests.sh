@@ -18,13 +18,13 @@
 # with cargo), and the Slurm part (which builds) is skipped with that reason.
 #
 # STACKBENCH_GPU_SECTIONS=a,b,...: run only these sections (default: all of them, in order):
-#   probe tests kernels benches components models collectives clocks validate compare slurm
+#   probe tests kernels benches alloc components models collectives clocks validate compare slurm
 # A machine lent for a few minutes can run groups of them side by side, one process each
 # (give them a bundle directory, not the archive, so they do not unpack it at once).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_sections=(probe tests kernels benches components models collectives clocks validate compare slurm)
+all_sections=(probe tests kernels benches alloc components models collectives clocks validate compare slurm)
 sections="${STACKBENCH_GPU_SECTIONS:-$(IFS=,; echo "${all_sections[*]}")}"
 for s in ${sections//,/ }; do
     [[ " ${all_sections[*]} " == *" $s "* ]] ||
@@ -132,6 +132,34 @@ for target in gemm memory_bandwidth tensor_ops attention; do
         bench "$target" --test "^${target}/${backend}/"
     done
 done
+fi
+if want alloc; then
+# Allocation on the GPU: cuMemAlloc, the CUDA stream-ordered pool and hipMalloc, then torch's
+# caching allocator when STACKBENCH_PYTHON names a GPU torch. Unconfirmed until a GPU job runs
+# it: the pool's high-water marks (cuMemPoolGetAttribute), the device's used memory as the raw
+# allocators' reserve, the 1 GiB rounds fitting, and torch's memory_snapshot read at the probe
+# point. check_alloc_run.py fails the job if the vendor's allocators were not measured.
+alloc_device=""
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    alloc_device=cuda
+elif command -v rocm-smi >/dev/null && rocm-smi --showid 2>/dev/null | grep -q 'GPU'; then
+    alloc_device=rocm
+fi
+if [[ -n "$alloc_device" ]]; then
+    alloc_home=$(mktemp -d)
+    alloc_torch=()
+    alloc_filter="^alloc/(cuda|cuda_async|rocm)/"
+    if [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
+        alloc_torch=(--torch)
+        alloc_filter="^alloc/(cuda|cuda_async|rocm|torch_cuda|torch_rocm)/"
+    fi
+    echo "== allocation on $alloc_device (full suite: 4 KiB to 1 GiB)"
+    STACKBENCH_SUITE=full CRITERION_HOME="$alloc_home" bench alloc --test "$alloc_filter"
+    python3 scripts/components/check_alloc_run.py "$alloc_home/stackbench/targets/alloc.json" \
+        "$alloc_device" "${alloc_torch[@]}"
+else
+    echo "== allocation on the GPU: skipped, neither nvidia-smi nor rocm-smi lists a GPU"
+fi
 fi
 # The Python components on the GPU, with the interpreter STACKBENCH_PYTHON names (a CUDA or
 # ROCm torch; vLLM, DeepSpeed and flash-attn where installed). Confirms what no CPU test can:

@@ -75,10 +75,12 @@ step "unit and integration tests (the component tests drive the real Python stac
 STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet --no-fail-fast
 
 step "every benchmark once (cargo bench -- --test), quick suite"
-for target in gemm memory_bandwidth tensor_ops attention components models; do
+for target in gemm memory_bandwidth tensor_ops attention components models alloc; do
     echo "--- $target"
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
 done
+# The alloc record: glibc's heap figures measured, torch's CPU allocator ran, every note holds up.
+"$venv_python" scripts/components/check_alloc_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/alloc.json" cpu --torch
 # The GPU job's sweep checker on this CPU record: the notes it reads exist and hold up.
 "$venv_python" scripts/components/check_gpu_sweep.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/models.json" cpu
 

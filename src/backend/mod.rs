@@ -17,6 +17,7 @@ pub mod cuda;
 pub mod gpu;
 pub mod rocm;
 
+use crate::workload::alloc::AllocPattern;
 use crate::workload::attention::{AttentionKernel, AttentionShape};
 use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::transfer::TransferKind;
@@ -300,6 +301,27 @@ pub trait Backend {
         Err(BackendError::unsupported(
             self.kind(),
             shape.function_id(kernel, dtype),
+            "not implemented for this backend",
+        ))
+    }
+
+    /// The allocators the alloc family times on this backend, by id (`alloc/<id>/…`): the
+    /// host's malloc; `cudaMalloc` and CUDA's stream-ordered pool; `hipMalloc`.
+    fn allocators(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// A pattern of allocations and frees through one of [`Backend::allocators`].
+    fn alloc(
+        &self,
+        allocator: &str,
+        pattern: AllocPattern,
+        size: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let _ = size;
+        Err(BackendError::unsupported(
+            self.kind(),
+            format!("alloc {allocator} {}", pattern.id()),
             "not implemented for this backend",
         ))
     }

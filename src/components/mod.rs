@@ -28,6 +28,7 @@
 //!
 //! [`TimedWorkload`]: crate::backend::TimedWorkload
 
+pub mod alloc;
 pub mod config;
 pub mod interpreter;
 pub mod protocol;

@@ -246,6 +246,12 @@ impl Harness {
         selected
     }
 
+    /// Whether the suite and Criterion's filter would run `id`, without counting it as
+    /// matched: for targets that decide whether to start an expensive worker at all.
+    pub fn would_select(&self, id: &BenchId) -> bool {
+        self.wanted(id)
+    }
+
     /// [`Self::selected`] without counting the id as matched.
     fn wanted(&self, id: &BenchId) -> bool {
         let full = id.full();

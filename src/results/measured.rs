@@ -49,8 +49,19 @@ pub fn measured_only(
     let (mut stale, mut unlisted) = (0usize, 0usize);
     for bench in benchmarks {
         match outcomes.get(bench.id.as_str()) {
-            Some((BenchmarkOutcome::Measured { .. }, started)) => {
+            Some((BenchmarkOutcome::Measured { notes }, started)) => {
                 if written_since(&bench, *started) {
+                    let mut bench = bench;
+                    // Allocation figures live in the harness's notes; their one-line summary
+                    // joins the benchmark's notes, which every view lists beside the figure.
+                    let per_iteration = bench.samples.per_iteration_ns();
+                    let median =
+                        (!per_iteration.is_empty()).then(|| crate::stats::median(&per_iteration));
+                    if let Some(line) = crate::workload::alloc::summary(notes, median)
+                        .filter(|_| bench.id.starts_with("alloc/"))
+                    {
+                        bench.notes.push(line);
+                    }
                     keep_if_usable(bench, &mut out);
                 } else {
                     stale += 1;

@@ -106,6 +106,15 @@ pub const MODELS: Family = Family {
     label: Label::WithFunction("model "),
 };
 
+/// Allocation: `alloc/<allocator>/<pattern>/<size>`, the value a block size in bytes; one
+/// pattern on two allocators is one workload measured two ways.
+pub const ALLOC: Family = Family {
+    name: "alloc",
+    runs_on: RunsOn::Backend,
+    size: SizeAxis::Bytes,
+    label: Label::WithFunction("alloc "),
+};
+
 /// Every family, in the order `run_benchmarks.sh` runs their bench targets.
 pub const FAMILIES: &[Family] = &[
     GEMM,
@@ -114,6 +123,7 @@ pub const FAMILIES: &[Family] = &[
     ATTENTION,
     COMPONENTS,
     MODELS,
+    ALLOC,
 ];
 
 /// The bench targets, one per family, in [`FAMILIES`]' order.
@@ -285,6 +295,11 @@ mod tests {
                         ids.push(attention::bench_id(backend, kernel, shape, DType::F16).full());
                     }
                 }
+                for &size in crate::workload::alloc::sizes(suite) {
+                    for pattern in crate::workload::alloc::AllocPattern::ALL {
+                        ids.push(crate::workload::alloc::bench_id(backend, pattern, size).full());
+                    }
+                }
                 ids.push(BenchId::new(GEMM.name, backend, "all", "all").full());
             }
         }
@@ -296,6 +311,8 @@ mod tests {
             "components/deepspeed/zero_step/stage3_ranks1_d1024_t4096",
             "models/torch/gpt2-small-bf16-prefill/b8_s512",
             "models/onnxruntime/ci-vit-fp32-forward/b4",
+            "alloc/torch_cuda/out_of_order/1GiB",
+            "alloc/cuda_async/interleaved/4KiB",
         ];
         ids.extend(components.map(String::from));
         ids
@@ -339,6 +356,7 @@ mod tests {
         assert_eq!(log2_size("someone_elses", "64"), Some(6.0));
         assert_eq!(log2_size("models", "b8_s512"), Some(12.0));
         assert_eq!(log2_size("models", "b16"), Some(4.0));
+        assert_eq!(log2_size("alloc", "4KiB"), Some(12.0));
         assert_eq!(log2_size("models", "s512"), None);
         assert_eq!(log2_size("gemm", "odd"), None);
         assert_eq!(log2_size("memory_bandwidth", "0B"), None);

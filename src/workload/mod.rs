@@ -2,6 +2,7 @@
 //! constants, FLOP and byte formulas, benchmark ids, seeded input data and the tolerances
 //! that correctness checks use. Backends implement these workloads; they never redefine them.
 
+pub mod alloc;
 pub mod attention;
 pub mod dtype;
 pub mod family;

@@ -2,8 +2,10 @@
 //! kernels on a pinned static thread pool. Timing is the host clock, which is the device
 //! clock here.
 
+pub mod alloc;
 pub mod attention;
 pub mod gemm;
+pub mod malloc_info;
 pub mod pool;
 pub mod stream;
 pub mod tensor_ops;
@@ -12,6 +14,7 @@ use super::{
     Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
 use crate::system::cpu::CpuInfo;
+use crate::workload::alloc::AllocPattern;
 use crate::workload::attention::{AttentionKernel, AttentionShape};
 use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::{DType, GemmShape, StreamKernel, Suite};
@@ -246,6 +249,26 @@ impl Backend for CpuBackend {
         Ok(Box::new(attention::CpuAttention::new(
             &self.pool, kernel, shape, dtype,
         )?))
+    }
+
+    fn allocators(&self) -> Vec<&'static str> {
+        vec![BackendKind::Cpu.id()]
+    }
+
+    fn alloc(
+        &self,
+        allocator: &str,
+        pattern: AllocPattern,
+        size: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        if allocator != BackendKind::Cpu.id() {
+            return Err(BackendError::unsupported(
+                BackendKind::Cpu,
+                format!("alloc {allocator}"),
+                "the CPU backend times only the host's malloc",
+            ));
+        }
+        Ok(Box::new(alloc::HostAllocWorkload::new(pattern, size)?))
     }
 }
 

@@ -7,6 +7,7 @@
 //! the probe runs under `catch_unwind` as a last guard: a driver too old for a symbol
 //! becomes "unavailable" with the panic's message, not a crashed benchmark.
 
+pub mod alloc;
 pub mod device;
 pub mod gemm;
 pub mod kernels;
@@ -16,10 +17,12 @@ pub mod nvml;
 pub mod ptxas;
 pub mod transfer;
 
+use super::gpu::alloc::DeviceAllocWorkload;
 use super::gpu::library::{BuildFailure, Library};
 use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
 use crate::system::gpu_peaks;
+use crate::workload::alloc::AllocPattern;
 use crate::workload::transfer::TransferKind;
 use crate::workload::{DType, GemmShape};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
@@ -399,6 +402,50 @@ impl GpuBackend for CudaBackend {
 
     fn memory_bytes(&self) -> usize {
         self.memory_bytes
+    }
+
+    fn allocator_ids(&self) -> Vec<&'static str> {
+        vec![alloc::RAW_ID, alloc::ASYNC_ID]
+    }
+
+    fn open_alloc(
+        &self,
+        allocator: &str,
+        pattern: AllocPattern,
+        size: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let open = |made: Result<_, String>| {
+            made.map_err(|message| BackendError::Device {
+                backend: BackendKind::Cuda,
+                context: format!("opening the {allocator} allocator"),
+                message,
+            })
+        };
+        let workload: Box<dyn TimedWorkload + '_> = match allocator {
+            alloc::RAW_ID => Box::new(DeviceAllocWorkload::new(
+                open(alloc::RawAllocator::new(self))?,
+                pattern,
+                size,
+            )?),
+            alloc::ASYNC_ID => {
+                let pool = alloc::PoolAllocator::new(self).map_err(|reason| {
+                    BackendError::unsupported(
+                        BackendKind::Cuda,
+                        format!("alloc {allocator}"),
+                        reason,
+                    )
+                })?;
+                Box::new(DeviceAllocWorkload::new(pool, pattern, size)?)
+            }
+            other => {
+                return Err(BackendError::unsupported(
+                    BackendKind::Cuda,
+                    format!("alloc {other}"),
+                    "not an allocator of the CUDA backend",
+                ));
+            }
+        };
+        Ok(workload)
     }
 }
 

@@ -9,6 +9,7 @@ use super::{GpuDevice, attention, axes, stream, tensor_ops};
 use crate::backend::{
     Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
 };
+use crate::workload::alloc::AllocPattern;
 use crate::workload::attention::{AttentionKernel, AttentionShape};
 use crate::workload::tensor_ops::{TensorOp, TensorShape};
 use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
@@ -41,6 +42,26 @@ pub trait GpuBackend: GpuDevice {
 
     /// Device memory bytes, which bound the bandwidth sweep.
     fn memory_bytes(&self) -> usize;
+
+    /// The device allocators the alloc family times (`alloc/<id>/…`).
+    fn allocator_ids(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// A pattern through one of [`GpuBackend::allocator_ids`] (see `gpu::alloc`).
+    fn open_alloc(
+        &self,
+        allocator: &str,
+        pattern: AllocPattern,
+        size: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let _ = size;
+        Err(BackendError::unsupported(
+            GpuDevice::kind(self),
+            format!("alloc {allocator} {}", pattern.id()),
+            "not implemented for this backend",
+        ))
+    }
 }
 
 impl<T: GpuBackend> Backend for T {
@@ -136,6 +157,19 @@ impl<T: GpuBackend> Backend for T {
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
         attention::open(self, kernel, shape, dtype)
+    }
+
+    fn allocators(&self) -> Vec<&'static str> {
+        self.allocator_ids()
+    }
+
+    fn alloc(
+        &self,
+        allocator: &str,
+        pattern: AllocPattern,
+        size: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        self.open_alloc(allocator, pattern, size)
     }
 }
 

@@ -7,6 +7,7 @@
 //! here is its device address plus the vendor slice that owns the memory (type-erased);
 //! typed uploads and downloads go through [`Pod`] byte views.
 
+pub mod alloc;
 pub mod attention;
 mod backend;
 pub mod emulator;

@@ -16,9 +16,11 @@
 //! gfx1100-1102 and gfx1200-1201; on other devices the kernel families are recorded as
 //! skipped with that reason. FP8 GEMM (hipBLASLt) is not wired up yet.
 
+use super::gpu::alloc::DeviceAllocWorkload;
 use super::gpu::library::{BuildFailure, Library};
 use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer};
 use super::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
+use crate::workload::alloc::AllocPattern;
 use crate::workload::transfer::TransferKind;
 use crate::workload::{DType, GemmShape};
 use rocmrc::hip::result as hip;
@@ -29,6 +31,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+mod alloc;
 mod device;
 mod gemm;
 mod kernels;
@@ -255,6 +258,31 @@ impl GpuBackend for RocmBackend {
 
     fn memory_bytes(&self) -> usize {
         self.memory_bytes
+    }
+
+    fn allocator_ids(&self) -> Vec<&'static str> {
+        vec![alloc::RAW_ID]
+    }
+
+    fn open_alloc(
+        &self,
+        allocator: &str,
+        pattern: AllocPattern,
+        size: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        if allocator != alloc::RAW_ID {
+            return Err(BackendError::unsupported(
+                BackendKind::Rocm,
+                format!("alloc {allocator}"),
+                "not an allocator of the ROCm backend",
+            ));
+        }
+        let raw = alloc::RawAllocator::new(self).map_err(|message| BackendError::Device {
+            backend: BackendKind::Rocm,
+            context: format!("opening the {allocator} allocator"),
+            message,
+        })?;
+        Ok(Box::new(DeviceAllocWorkload::new(raw, pattern, size)?))
     }
 }
 

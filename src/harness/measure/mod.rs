@@ -235,6 +235,9 @@ pub enum Countability {
 const PYTHON_WORKER_FAMILIES: &[&str] = &["components"];
 /// Backends whose routine runs on a GPU.
 const GPU_BACKENDS: &[&str] = &["cuda", "rocm"];
+/// Families whose routine Valgrind would replace: it swaps malloc and free for its own
+/// allocator, so a count would be Valgrind's allocator, not the one the id names.
+const ALLOCATOR_FAMILIES: &[&str] = &["alloc"];
 
 /// The countability of one of stackbench's own ids (`<family>/<backend>/<function>/<value>`):
 /// the `components` family runs in a Python worker, the `cuda` and `rocm` backends on a GPU.
@@ -246,6 +249,14 @@ pub fn stackbench_countability(id: &str) -> Countability {
     if PYTHON_WORKER_FAMILIES.contains(&family) {
         return Countability::NotCountable {
             reason: format!("the {family} family runs its routine in a Python worker process"),
+        };
+    }
+    if ALLOCATOR_FAMILIES.contains(&family) {
+        return Countability::NotCountable {
+            reason: format!(
+                "the {family} family times the allocator itself, and Valgrind replaces malloc \
+                 and free with its own"
+            ),
         };
     }
     if GPU_BACKENDS.contains(&backend) {
@@ -310,6 +321,7 @@ mod tests {
         assert!(not("gemm/cuda/f16/4096x4096x4096").contains("GPU"));
         assert!(not("attention/rocm/bf16/x").contains("rocm"));
         assert!(not("components/pytorch/matmul/1024").contains("Python worker"));
+        assert!(not("alloc/cpu/steady/4KiB").contains("Valgrind replaces malloc"));
         for id in ["gemm/cpu/f32/512x512x512", "header/value_0064b", "sum"] {
             assert_eq!(stackbench_countability(id), Countability::Countable, "{id}");
         }

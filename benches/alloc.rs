@@ -1,0 +1,85 @@
+//! `cargo bench --bench alloc`: the cost of allocation and free through each stack's
+//! allocator, on patterns that fragment. Ids `alloc/<allocator>/<pattern>/<size>`:
+//! `cpu` (the process's malloc), `cuda` (`cuMemAlloc`), `cuda_async` (the stream-ordered
+//! pool), `rocm` (`hipMalloc`), `torch_cuda`/`torch_rocm` (torch's caching allocator) and
+//! `torch_cpu` (torch's CPU allocator). One iteration is one round of the pattern; the
+//! throughput is its allocator calls, so Criterion's elements/s is calls per second. Peaks
+//! and fragmentation go to each benchmark's notes; see `src/workload/alloc.rs` and
+//! BENCHMARKS.md, "Allocation".
+
+use criterion::Throughput;
+use stackbench::backend::cpu::alloc::{Observer, install_observer, serve_observation_request};
+use stackbench::components::RunnerConfig;
+use stackbench::components::suite::configured_interpreter;
+use stackbench::harness::Harness;
+use stackbench::workload::alloc::{self, AllocPattern};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // This executable is also the fresh process the host heap is observed in: serve that
+    // before anything else allocates (see backend::cpu::alloc).
+    if let Some(code) = serve_observation_request() {
+        return code;
+    }
+    match Observer::this_executable() {
+        Ok(observer) => install_observer(observer),
+        Err(error) => eprintln!("stackbench alloc: {error}; heap figures will be absent"),
+    }
+    let mut harness = Harness::start(alloc::FAMILY);
+    let suite = harness.suite();
+    let backends = harness.open_backends(alloc::FAMILY);
+    for backend in &backends {
+        for allocator in backend.allocators() {
+            for &size in alloc::sizes(suite) {
+                for pattern in AllocPattern::ALL {
+                    let id = alloc::bench_id(allocator, pattern, size);
+                    let calls = Throughput::Elements(pattern.program(size).calls());
+                    harness.bench(&id, calls, backend.light_sampling(suite), || {
+                        backend.alloc(allocator, pattern, size)
+                    });
+                }
+            }
+        }
+    }
+    // torch's allocators through the Python worker, in the user's Python; importing torch
+    // costs seconds, so not when the filter keeps none of its ids.
+    if !torch_selected(&harness, suite) {
+        return harness.finish();
+    }
+    let settings = harness
+        .config()
+        .component(stackbench::components::alloc::WORKER);
+    let config = match RunnerConfig::from_env_over(RunnerConfig::default().with_settings(&settings))
+    {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("stackbench alloc: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let scratch = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(error) => {
+            eprintln!("stackbench alloc: no scratch directory for the torch programs: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let interpreter = configured_interpreter(settings.python.as_deref()).map_err(|e| e.to_string());
+    stackbench::components::alloc::run_torch(&mut harness, interpreter, &config, scratch.path());
+    harness.finish()
+}
+
+/// Whether any torch id (on any device, or the whole-worker skip) passes the suite and filter.
+fn torch_selected(harness: &Harness, suite: stackbench::workload::Suite) -> bool {
+    use stackbench::components::alloc::{TORCH, torch_id};
+    use stackbench::workload::ids::{BenchId, format_bytes_id};
+    let whole = BenchId::new(alloc::FAMILY, TORCH, "all", "all");
+    harness.would_select(&whole)
+        || ["cpu", "cuda", "rocm"].iter().any(|device| {
+            alloc::sizes(suite).iter().any(|&size| {
+                AllocPattern::ALL.iter().any(|p| {
+                    harness.would_select(&torch_id(device, p.id(), &format_bytes_id(size)))
+                })
+            })
+        })
+}
