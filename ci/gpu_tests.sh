@@ -101,6 +101,27 @@ fi
 
 echo "== every GPU benchmark once (Criterion --test: verify and run, no measurement)"
 export CRITERION_HOME="${CRITERION_HOME:-$(mktemp -d)}"
+# Compile time of the kernel source (benches/compile.rs): NVRTC runs in the CPU CI too;
+# hipRTC only where ROCm is. Unconfirmed until an AMD job runs it: hipRTC compiling the HIP
+# variant for gfx90a/gfx942/gfx950 with the backend's options, each sample's code object,
+# and comgr's cache pointed at a new empty folder per sample (AMD_COMGR_CACHE_DIR). On a
+# machine with ROCm a hipRTC skip is a failure.
+STACKBENCH_SUITE=full bench compile --test '^compile/(nvrtc|hiprtc)/'
+if [[ -e /dev/kfd ]]; then
+    python3 - "$CRITERION_HOME/stackbench/targets/compile.json" <<'PY'
+import json, sys
+record = json.load(open(sys.argv[1]))
+hip = {k: v for k, v in record["benchmarks"].items() if k.startswith("compile/hiprtc/")}
+bad = {k: v.get("reason") or v.get("error") for k, v in hip.items() if v["outcome"] != "measured"}
+if not hip or bad:
+    sys.exit(f"compile/hiprtc on a ROCm machine: {bad or 'no id ran'}")
+for k, v in hip.items():
+    notes = v.get("notes", {})
+    if notes.get("check_after_timing") != "passed" or not notes.get("code_object_bytes"):
+        sys.exit(f"{k}: no proven compile in {notes}")
+print(f"compile/hiprtc: {len(hip)} archs compiled cold")
+PY
+fi
 for target in gemm memory_bandwidth tensor_ops attention; do
     for backend in cuda rocm; do
         bench "$target" --test "^${target}/${backend}/"

@@ -28,6 +28,7 @@
 //!
 //! [`TimedWorkload`]: crate::backend::TimedWorkload
 
+pub mod compile;
 pub mod config;
 pub mod interpreter;
 pub mod protocol;

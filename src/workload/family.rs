@@ -106,6 +106,16 @@ pub const MODELS: Family = Family {
     label: Label::WithFunction("model "),
 };
 
+/// Compile time (issue 20): the id's second part is the compiler (`nvrtc`, `hiprtc`,
+/// `triton`, `torch_compile`), part of the workload as a component is; values are free-form
+/// (`sm_90`, `4096x1024_sm90`, `cold`), and the machine that compiled is the run's.
+pub const COMPILE: Family = Family {
+    name: "compile",
+    runs_on: RunsOn::Component,
+    size: SizeAxis::BytesOrNumber,
+    label: Label::WithRunsOn("compile/"),
+};
+
 /// Every family, in the order `run_benchmarks.sh` runs their bench targets.
 pub const FAMILIES: &[Family] = &[
     GEMM,
@@ -114,6 +124,7 @@ pub const FAMILIES: &[Family] = &[
     ATTENTION,
     COMPONENTS,
     MODELS,
+    COMPILE,
 ];
 
 /// The bench targets, one per family, in [`FAMILIES`]' order.
@@ -298,6 +309,7 @@ mod tests {
             "models/onnxruntime/ci-vit-fp32-forward/b4",
         ];
         ids.extend(components.map(String::from));
+        ids.extend(crate::workload::compile::every_id());
         ids
     }
 

@@ -3,6 +3,7 @@
 //! that correctness checks use. Backends implement these workloads; they never redefine them.
 
 pub mod attention;
+pub mod compile;
 pub mod dtype;
 pub mod family;
 pub mod fp8;

@@ -7,6 +7,7 @@
 //! the probe runs under `catch_unwind` as a last guard: a driver too old for a symbol
 //! becomes "unavailable" with the panic's message, not a crashed benchmark.
 
+pub mod compile;
 pub mod device;
 pub mod gemm;
 pub mod kernels;

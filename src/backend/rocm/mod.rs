@@ -29,6 +29,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+pub mod compile;
 mod device;
 mod gemm;
 mod kernels;
