@@ -48,7 +48,9 @@ fn main() -> ExitCode {
     }
     for arch in hiprtc_archs(suite) {
         let id = compile::hiprtc_id(arch);
-        harness.bench(&id, one(), sampling, || boxed(HiprtcCompile::prepare(&id, arch)));
+        harness.bench(&id, one(), sampling, || {
+            boxed(HiprtcCompile::prepare(&id, arch))
+        });
     }
     let interpreter = configured_interpreter(settings.python.as_deref()).map_err(|e| e.to_string());
     if let Ok(found) = &interpreter {

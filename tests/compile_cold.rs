@@ -71,8 +71,8 @@ fn every_nvrtc_sample_is_a_new_program_that_compiled_every_kernel() {
         (NvrtcOutput::PtxOnly, "sm_80", [1, 1]),
     ] {
         let id = compile::nvrtc_id(output, arch);
-        let mut workload = NvrtcCompile::prepare(&id, output, arch)
-            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        let mut workload =
+            NvrtcCompile::prepare(&id, output, arch).unwrap_or_else(|e| panic!("{id}: {e}"));
         workload.verify().unwrap_or_else(|e| panic!("{id}: {e}"));
         let mut asked = 1;
         for iters in runs {
@@ -92,7 +92,10 @@ fn every_nvrtc_sample_is_a_new_program_that_compiled_every_kernel() {
         assert_eq!(cubin > 0, output == NvrtcOutput::Backend, "{notes:?}");
         let flags = notes["nvrtc_flags"].as_str().unwrap();
         assert!(flags.contains(&output.nvrtc_arch(arch)), "{flags}");
-        assert!(notes.contains_key("nvrtc"), "the library's version and file: {notes:?}");
+        assert!(
+            notes.contains_key("nvrtc"),
+            "the library's version and file: {notes:?}"
+        );
     }
 }
 
@@ -106,7 +109,8 @@ fn an_nvrtc_compile_that_fails_says_why_and_proves_nothing() {
     let error = compile_once(&broken, &flags, true).unwrap_err();
     assert!(error.contains("nope"), "NVRTC's log: {error}");
     // A program with none of stackbench's kernels compiles, and the check refuses it.
-    let empty = CString::new("extern \"C\" __global__ void other(float* x) { x[0] = 1.0f; }").unwrap();
+    let empty =
+        CString::new("extern \"C\" __global__ void other(float* x) { x[0] = 1.0f; }").unwrap();
     let (_, out) = compile_once(&empty, &flags, true).unwrap();
     let kernels = stackbench::backend::gpu::kernels::kernel_names();
     let why = stackbench::backend::cuda::compile::check_outputs(&out, &kernels, true).unwrap_err();
@@ -119,8 +123,19 @@ fn python_compiler(compiler: &str) -> Option<Recorder> {
     let interpreter = explicit(&python).map_err(|e| e.to_string());
     let mut recorder = Recorder::new();
     let cases = python_cases(compiler, Suite::Quick);
-    run_compiler(&mut recorder, &interpreter, &RunnerConfig::default(), compiler, &cases);
-    assert_eq!(recorder.outcomes.len(), cases.len(), "{:?}", recorder.outcomes);
+    run_compiler(
+        &mut recorder,
+        &interpreter,
+        &RunnerConfig::default(),
+        compiler,
+        &cases,
+    );
+    assert_eq!(
+        recorder.outcomes.len(),
+        cases.len(),
+        "{:?}",
+        recorder.outcomes
+    );
     Some(recorder)
 }
 
@@ -139,12 +154,18 @@ fn every_triton_sample_compiled_into_an_empty_cache() {
         assert_eq!(note_u64(notes, REQUESTED_NOTE), RECORDER_CALLS, "{id}");
         assert_eq!(note_u64(notes, PROVEN_NOTE), RECORDER_CALLS, "{id}");
         assert_eq!(notes["check_after_timing"], "passed");
-        assert!(note_u64(notes, "kernel_binary_bytes") > 0, "{id}: {notes:?}");
+        assert!(
+            note_u64(notes, "kernel_binary_bytes") > 0,
+            "{id}: {notes:?}"
+        );
         // The cache hit verify provoked is far cheaper than any timed sample: the samples
         // were not hits.
         let hit = note_u64(notes, "cache_hit_ns");
         let fastest = note_u64(notes, "latency_p50_ns");
-        assert!(hit * 5 < fastest, "{id}: a hit took {hit} ns, a sample {fastest} ns");
+        assert!(
+            hit * 5 < fastest,
+            "{id}: a hit took {hit} ns, a sample {fastest} ns"
+        );
     }
 }
 

@@ -65,7 +65,11 @@ fn a_slower_compile_is_a_regression_the_gate_sees() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let json: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
-    assert_eq!(out.status.code(), Some(1), "a regression exits 1: {json}\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a regression exits 1: {json}\n{stderr}"
+    );
     let row = |id: &str| {
         json["comparisons"]
             .as_array()
@@ -79,6 +83,9 @@ fn a_slower_compile_is_a_regression_the_gate_sees() {
     assert_eq!(slower["status"], "degraded", "{slower}");
     let change = slower["change_percent"].as_f64().unwrap();
     assert!((change - 30.0).abs() < 2.0, "{slower}");
-    assert_eq!(slower["throughput"]["candidate"]["unit"], "calls/s", "{slower}");
+    assert_eq!(
+        slower["throughput"]["candidate"]["unit"], "calls/s",
+        "{slower}"
+    );
     assert_eq!(row(triton)["status"], "unchanged");
 }

@@ -358,7 +358,11 @@ mod tests {
         );
         // A compile is one call, never FLOP.
         assert_eq!(
-            rate_unit("compile/nvrtc/gpu_kernels/sm_90", &Throughput::Elements(1), true),
+            rate_unit(
+                "compile/nvrtc/gpu_kernels/sm_90",
+                &Throughput::Elements(1),
+                true
+            ),
             RateUnit::CallsPerSecond
         );
         // No declared work: one element per call.

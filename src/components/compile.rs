@@ -12,15 +12,15 @@ use super::config::RunnerConfig;
 use super::interpreter::Interpreter;
 use super::session::ComponentSession;
 use super::suite::{BenchSink, whole_id};
-use std::cell::OnceCell;
 use crate::backend::{BackendError, BackendKind, SamplingProfile, TimedWorkload};
+use crate::workload::BenchId;
 use crate::workload::compile::{
     ColdCompiles, PROVEN_NOTE, PYTHON_COMPILERS, PythonCase, REQUESTED_NOTE, python_cases,
 };
 use crate::workload::family::COMPILE;
-use crate::workload::BenchId;
 use criterion::Throughput;
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -110,11 +110,20 @@ pub fn run_compiler(
         sink.bench(id, Throughput::Elements(1), sampling, || {
             let session = session()?;
             if let Some(reason) = session.unavailable_reason() {
-                return Err(BackendError::unsupported(BackendKind::Cpu, id.full(), reason));
+                return Err(BackendError::unsupported(
+                    BackendKind::Cpu,
+                    id.full(),
+                    reason,
+                ));
             }
             if let Some(reason) = session.dead_reason() {
-                let reason = format!("not run: the {compiler} compile worker died earlier: {reason}");
-                return Err(BackendError::unsupported(BackendKind::Cpu, id.full(), reason));
+                let reason =
+                    format!("not run: the {compiler} compile worker died earlier: {reason}");
+                return Err(BackendError::unsupported(
+                    BackendKind::Cpu,
+                    id.full(),
+                    reason,
+                ));
             }
             let offered = session.offered();
             let Some(benchmark) = offered.iter().find(|o| &o.id == id) else {
@@ -221,7 +230,9 @@ impl<'w> CountedCompile<'w> {
         let Some(proven) = proven else {
             return Err(BackendError::mismatch(
                 &self.id,
-                format!("the worker reported no '{PROVEN_NOTE}': no sample is shown to have compiled"),
+                format!(
+                    "the worker reported no '{PROVEN_NOTE}': no sample is shown to have compiled"
+                ),
             ));
         };
         self.counts.proven = proven;
@@ -288,12 +299,21 @@ mod tests {
         let mut honest = CountedCompile::new(id.clone(), Box::new(Fake { proven: 0, lie: 0 }));
         honest.verify().unwrap();
         honest.run(3).unwrap();
-        assert_eq!(honest.counts(), ColdCompiles { requested: 4, proven: 4 });
+        assert_eq!(
+            honest.counts(),
+            ColdCompiles {
+                requested: 4,
+                proven: 4
+            }
+        );
         assert_eq!(honest.notes()["check_after_timing"], "passed");
         let mut short = CountedCompile::new(id, Box::new(Fake { proven: 0, lie: 1 }));
         short.verify().unwrap();
         let error = short.run(3).unwrap_err();
-        assert!(!error.is_skip() && error.to_string().contains("4 compiles"), "{error}");
+        assert!(
+            !error.is_skip() && error.to_string().contains("4 compiles"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -153,7 +153,10 @@ pub fn triton_cases(suite: Suite) -> Vec<PythonCase> {
             cases.push(PythonCase::new("vector_add", format!("{n}_{target}")));
         }
         for (rows, cols) in softmax {
-            cases.push(PythonCase::new("softmax", format!("{rows}x{cols}_{target}")));
+            cases.push(PythonCase::new(
+                "softmax",
+                format!("{rows}x{cols}_{target}"),
+            ));
         }
     }
     cases
@@ -256,7 +259,10 @@ mod tests {
             nvrtc_id(NvrtcOutput::PtxOnly, "sm_80").full(),
             "compile/nvrtc/gpu_kernels_ptx/sm_80"
         );
-        assert_eq!(hiprtc_id("gfx942").full(), "compile/hiprtc/gpu_kernels/gfx942");
+        assert_eq!(
+            hiprtc_id("gfx942").full(),
+            "compile/hiprtc/gpu_kernels/gfx942"
+        );
         assert_eq!(NvrtcOutput::PtxOnly.nvrtc_arch("sm_100"), "compute_100");
         assert_eq!(NvrtcOutput::Backend.nvrtc_arch("sm_90"), "sm_90");
         let ids = every_id();

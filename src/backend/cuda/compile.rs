@@ -97,7 +97,11 @@ pub struct NvrtcOutputs {
 
 /// Whether `out` shows a compile of every kernel: PTX with each `.entry`, and a CUBIN
 /// where one was asked for.
-pub fn check_outputs(out: &NvrtcOutputs, kernels: &[String], want_cubin: bool) -> Result<(), String> {
+pub fn check_outputs(
+    out: &NvrtcOutputs,
+    kernels: &[String],
+    want_cubin: bool,
+) -> Result<(), String> {
     if out.ptx.trim().is_empty() {
         return Err("NVRTC returned empty PTX".into());
     }
@@ -107,7 +111,10 @@ pub fn check_outputs(out: &NvrtcOutputs, kernels: &[String], want_cubin: bool) -
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {
-        return Err(format!("kernels missing from the PTX: {}", missing.join(", ")));
+        return Err(format!(
+            "kernels missing from the PTX: {}",
+            missing.join(", ")
+        ));
     }
     if want_cubin && out.cubin_bytes == 0 {
         return Err("NVRTC returned no CUBIN for a real architecture".into());
@@ -134,7 +141,8 @@ pub fn compile_once(
     want_cubin: bool,
 ) -> Result<(Duration, NvrtcOutputs), String> {
     let started = Instant::now();
-    let program = result::create_program(source, None).map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
+    let program =
+        result::create_program(source, None).map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
     // SAFETY: `program` was just created and is destroyed once, below.
     let compiled = unsafe { result::compile_program(program, flags) };
     let outputs = match compiled {
@@ -159,7 +167,8 @@ fn read_outputs(program: sys::nvrtcProgram, want_cubin: bool) -> Result<NvrtcOut
     // SAFETY: `program` is a live, compiled program.
     let ptx = unsafe { result::get_ptx(program) }.map_err(|e| format!("nvrtcGetPTX: {e:?}"))?;
     // SAFETY: as above.
-    let log = unsafe { result::get_program_log(program) }.map_err(|e| format!("nvrtcGetProgramLog: {e:?}"))?;
+    let log = unsafe { result::get_program_log(program) }
+        .map_err(|e| format!("nvrtcGetProgramLog: {e:?}"))?;
     let mut cubin_bytes = 0usize;
     if want_cubin {
         // SAFETY: as above; writes one size. The bytes themselves are not copied: the
@@ -190,19 +199,24 @@ pub struct NvrtcCompile {
 impl NvrtcCompile {
     /// The benchmark for `output` on `sm` (`sm_90`): a skip without NVRTC (naming the
     /// wheel) or for an architecture this NVRTC cannot target.
-    pub fn prepare(id: &BenchId, output: NvrtcOutput, sm: &'static str) -> Result<NvrtcCompile, BackendError> {
+    pub fn prepare(
+        id: &BenchId,
+        output: NvrtcOutput,
+        sm: &'static str,
+    ) -> Result<NvrtcCompile, BackendError> {
         let skip = |reason: String| BackendError::unsupported(BackendKind::Cuda, id.full(), reason);
         if let Some(reason) = nvrtc_missing_reason() {
             return Err(skip(reason));
         }
-        let cc: i32 = sm
-            .trim_start_matches("sm_")
-            .parse()
-            .map_err(|_| BackendError::mismatch(id, format!("'{sm}' is not an sm_NN architecture")))?;
+        let cc: i32 = sm.trim_start_matches("sm_").parse().map_err(|_| {
+            BackendError::mismatch(id, format!("'{sm}' is not an sm_NN architecture"))
+        })?;
         if let Ok(supported) = super::kernels::nvrtc_supported_archs()
             && !supported.contains(&cc)
         {
-            return Err(skip(super::kernels::arch_supported((cc / 10, cc % 10), &supported).unwrap_err()));
+            return Err(skip(
+                super::kernels::arch_supported((cc / 10, cc % 10), &supported).unwrap_err(),
+            ));
         }
         let source = CString::new(source(Platform::Cuda)).map_err(|e| {
             BackendError::mismatch(id, format!("the kernel source holds a NUL byte: {e}"))
@@ -229,15 +243,17 @@ impl NvrtcCompile {
     /// One cold compile, checked: its time, or the failure.
     fn compile_checked(&mut self) -> Result<Duration, BackendError> {
         self.counts.requested += 1;
-        let (took, outputs) = compile_once(&self.source, &self.flags, self.want_cubin).map_err(|message| {
-            BackendError::Device {
-                backend: BackendKind::Cuda,
-                context: format!("{} NVRTC compile", self.id),
-                message,
-            }
+        let (took, outputs) =
+            compile_once(&self.source, &self.flags, self.want_cubin).map_err(|message| {
+                BackendError::Device {
+                    backend: BackendKind::Cuda,
+                    context: format!("{} NVRTC compile", self.id),
+                    message,
+                }
+            })?;
+        check_outputs(&outputs, &self.kernels, self.want_cubin).map_err(|why| {
+            BackendError::mismatch(&self.id, format!("the sample shows no compile: {why}"))
         })?;
-        check_outputs(&outputs, &self.kernels, self.want_cubin)
-            .map_err(|why| BackendError::mismatch(&self.id, format!("the sample shows no compile: {why}")))?;
         self.counts.proven += 1;
         self.last = outputs;
         Ok(took)
@@ -309,7 +325,10 @@ mod tests {
             log: String::new(),
         };
         assert!(check_outputs(&good, &kernels, true).is_ok());
-        let no_cubin = NvrtcOutputs { cubin_bytes: 0, ..good.clone() };
+        let no_cubin = NvrtcOutputs {
+            cubin_bytes: 0,
+            ..good.clone()
+        };
         assert!(check_outputs(&no_cubin, &kernels, true).is_err());
         assert!(check_outputs(&no_cubin, &kernels, false).is_ok());
         let partial = NvrtcOutputs {

@@ -110,8 +110,7 @@ pub fn pip_wheel_dirs(vendor_dir: &str) -> Vec<PathBuf> {
         .filter_map(|var| std::env::var_os(var).map(PathBuf::from))
         .collect();
     prefixes.extend(
-        std::env::var_os("STACKBENCH_PYTHON")
-            .and_then(|python| python_prefix(Path::new(&python))),
+        std::env::var_os("STACKBENCH_PYTHON").and_then(|python| python_prefix(Path::new(&python))),
     );
     if let Some(home) = std::env::var_os("HOME") {
         prefixes.push(PathBuf::from(home).join(".local"));

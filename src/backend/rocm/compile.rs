@@ -67,7 +67,10 @@ pub fn backend_flags(arch: &str) -> Vec<String> {
 /// Whether `code` is a code object: an ELF file of nonzero size.
 pub fn check_code_object(code: &[u8]) -> Result<(), String> {
     if code.len() < 4 || &code[..4] != b"\x7fELF" {
-        return Err(format!("hipRTC returned {} bytes that are not an ELF code object", code.len()));
+        return Err(format!(
+            "hipRTC returned {} bytes that are not an ELF code object",
+            code.len()
+        ));
     }
     Ok(())
 }
@@ -86,11 +89,17 @@ pub struct HiprtcCompile {
 impl HiprtcCompile {
     pub fn prepare(id: &BenchId, arch: &str) -> Result<HiprtcCompile, BackendError> {
         if let Some(reason) = hiprtc_missing_reason() {
-            return Err(BackendError::unsupported(BackendKind::Rocm, id.full(), reason));
+            return Err(BackendError::unsupported(
+                BackendKind::Rocm,
+                id.full(),
+                reason,
+            ));
         }
-        let source = CString::new(source(Platform::Hip))
-            .map_err(|e| BackendError::mismatch(id, format!("the kernel source holds a NUL byte: {e}")))?;
-        let scratch = tempfile::tempdir().map_err(|e| device(id, "a scratch folder for comgr's caches", e.to_string()))?;
+        let source = CString::new(source(Platform::Hip)).map_err(|e| {
+            BackendError::mismatch(id, format!("the kernel source holds a NUL byte: {e}"))
+        })?;
+        let scratch = tempfile::tempdir()
+            .map_err(|e| device(id, "a scratch folder for comgr's caches", e.to_string()))?;
         Ok(HiprtcCompile {
             id: id.clone(),
             source,
@@ -104,16 +113,23 @@ impl HiprtcCompile {
 
     fn compile_checked(&mut self) -> Result<Duration, BackendError> {
         self.counts.requested += 1;
-        let cache = self.scratch.path().join(format!("comgr-{}", self.counts.requested));
-        std::fs::create_dir(&cache).map_err(|e| device(&self.id, "a fresh comgr cache folder", e.to_string()))?;
+        let cache = self
+            .scratch
+            .path()
+            .join(format!("comgr-{}", self.counts.requested));
+        std::fs::create_dir(&cache)
+            .map_err(|e| device(&self.id, "a fresh comgr cache folder", e.to_string()))?;
         // SAFETY: the bench runs hipRTC on this thread only; no other thread of this
         // process reads the environment through libc while the variable changes (Rust's
         // own readers take std's environment lock).
         unsafe { std::env::set_var(COMGR_CACHE_DIR_ENV, &cache) };
         let started = Instant::now();
-        let code = compile_once(&self.source, &self.flags).map_err(|m| device(&self.id, "hipRTC compile", m))?;
+        let code = compile_once(&self.source, &self.flags)
+            .map_err(|m| device(&self.id, "hipRTC compile", m))?;
         let took = started.elapsed();
-        check_code_object(&code).map_err(|why| BackendError::mismatch(&self.id, format!("the sample shows no compile: {why}")))?;
+        check_code_object(&code).map_err(|why| {
+            BackendError::mismatch(&self.id, format!("the sample shows no compile: {why}"))
+        })?;
         self.counts.proven += 1;
         self.code_bytes = code.len();
         self.cache_files_written += files_in(&cache);
@@ -144,7 +160,8 @@ fn files_in(dir: &Path) -> usize {
 
 /// A new program, compiled, its code object read, destroyed: the backend's calls.
 fn compile_once(source: &CStr, flags: &[String]) -> Result<Vec<u8>, String> {
-    let program = result::create_program(source, None).map_err(|e| format!("hiprtcCreateProgram: {e:?}"))?;
+    let program =
+        result::create_program(source, None).map_err(|e| format!("hiprtcCreateProgram: {e:?}"))?;
     let outcome = match result::compile_program(program, flags) {
         Ok(()) => result::get_hsaco(program)
             .map(|code| code.into_iter().map(|c| c as u8).collect::<Vec<u8>>())
@@ -152,7 +169,11 @@ fn compile_once(source: &CStr, flags: &[String]) -> Result<Vec<u8>, String> {
         Err(e) => {
             let log = result::get_program_log(program)
                 .map(|l| {
-                    let bytes: Vec<u8> = l.into_iter().map(|c| c as u8).take_while(|b| *b != 0).collect();
+                    let bytes: Vec<u8> = l
+                        .into_iter()
+                        .map(|c| c as u8)
+                        .take_while(|b| *b != 0)
+                        .collect();
                     String::from_utf8_lossy(&bytes).into_owned()
                 })
                 .unwrap_or_default();
@@ -191,7 +212,10 @@ impl TimedWorkload for HiprtcCompile {
                 "cache".to_owned(),
                 format!("{COMGR_CACHE_DIR_ENV} points at a new empty folder every sample").into(),
             ),
-            ("comgr_cache_files_written".to_owned(), self.cache_files_written.into()),
+            (
+                "comgr_cache_files_written".to_owned(),
+                self.cache_files_written.into(),
+            ),
             (REQUESTED_NOTE.to_owned(), self.counts.requested.into()),
             (PROVEN_NOTE.to_owned(), self.counts.proven.into()),
             ("check_after_timing".to_owned(), check.into()),
@@ -209,7 +233,11 @@ mod tests {
         assert_eq!(flags.first().map(String::as_str), Some("-O3"));
         assert!(flags.iter().any(|f| f == "--offload-arch=gfx90a"));
         assert!(flags.iter().any(|f| f == "-std=c++17"));
-        assert!(flags.iter().any(|f| f.starts_with("-I") && f.ends_with("/include")));
+        assert!(
+            flags
+                .iter()
+                .any(|f| f.starts_with("-I") && f.ends_with("/include"))
+        );
     }
 
     #[test]
