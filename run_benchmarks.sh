@@ -10,7 +10,7 @@ usage() {
 Usage: ./run_benchmarks.sh [OPTIONS]
 
 Runs every stackbench bench target (gemm, memory_bandwidth, tensor_ops, attention,
-components, models, alloc), records the run under the results directory and writes the report.
+components, models, alloc, compile), records the run under the results directory and writes the report.
 
 Options:
   --quick             the quick suite: a few points per axis (default; minutes)
@@ -62,7 +62,7 @@ die() {
     exit 2
 }
 
-ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components models alloc)
+ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components models alloc compile)
 suite="${STACKBENCH_SUITE:-quick}"
 filter=""
 label=""

@@ -48,7 +48,7 @@ cargo test --release --no-run --quiet --message-format=json "${test_args[@]}" 2>
     while read -r kind name path; do
         [[ $kind == test ]] && cp "$path" "$stage/bundle/test/$name"
     done
-for t in models gemm memory_bandwidth tensor_ops attention components; do
+for t in models gemm memory_bandwidth tensor_ops attention components alloc compile; do
     [[ -x "$stage/bundle/bench/$t" ]] || { echo "gpu_bundle: no bench executable $t was built" >&2; exit 1; }
 done
 for t in "${GPU_TESTS[@]}"; do

@@ -18,13 +18,13 @@
 # with cargo), and the Slurm part (which builds) is skipped with that reason.
 #
 # STACKBENCH_GPU_SECTIONS=a,b,...: run only these sections (default: all of them, in order):
-#   probe tests kernels benches alloc components models collectives clocks validate compare slurm
+#   probe tests kernels compile benches alloc components models collectives clocks validate compare slurm
 # A machine lent for a few minutes can run groups of them side by side, one process each
 # (give them a bundle directory, not the archive, so they do not unpack it at once).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_sections=(probe tests kernels benches alloc components models collectives clocks validate compare slurm)
+all_sections=(probe tests kernels compile benches alloc components models collectives clocks validate compare slurm)
 sections="${STACKBENCH_GPU_SECTIONS:-$(IFS=,; echo "${all_sections[*]}")}"
 for s in ${sections//,/ }; do
     [[ " ${all_sections[*]} " == *" $s "* ]] ||
@@ -125,6 +125,29 @@ fi
 fi
 
 export CRITERION_HOME="${CRITERION_HOME:-$(mktemp -d)}"
+if want compile; then
+# Compile time of the kernel source (benches/compile.rs): NVRTC runs in the CPU CI too;
+# hipRTC only where ROCm is. Unconfirmed until an AMD job runs it: hipRTC compiling the HIP
+# variant for gfx90a/gfx942/gfx950 with the backend's options, each sample's code object,
+# and comgr's cache pointed at a new empty folder per sample (AMD_COMGR_CACHE_DIR). On a
+# machine with ROCm a hipRTC skip is a failure.
+STACKBENCH_SUITE=full bench compile --test '^compile/(nvrtc|hiprtc)/'
+if [[ -e /dev/kfd ]]; then
+    python3 - "$CRITERION_HOME/stackbench/targets/compile.json" <<'PY'
+import json, sys
+record = json.load(open(sys.argv[1]))
+hip = {k: v for k, v in record["benchmarks"].items() if k.startswith("compile/hiprtc/")}
+bad = {k: v.get("reason") or v.get("error") for k, v in hip.items() if v["outcome"] != "measured"}
+if not hip or bad:
+    sys.exit(f"compile/hiprtc on a ROCm machine: {bad or 'no id ran'}")
+for k, v in hip.items():
+    notes = v.get("notes", {})
+    if notes.get("check_after_timing") != "passed" or not notes.get("code_object_bytes"):
+        sys.exit(f"{k}: no proven compile in {notes}")
+print(f"compile/hiprtc: {len(hip)} archs compiled cold")
+PY
+fi
+fi
 if want benches; then
 echo "== every GPU benchmark once (Criterion --test: verify and run, no measurement)"
 for target in gemm memory_bandwidth tensor_ops attention; do

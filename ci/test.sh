@@ -75,7 +75,7 @@ step "unit and integration tests (the component tests drive the real Python stac
 STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet --no-fail-fast
 
 step "every benchmark once (cargo bench -- --test), quick suite"
-for target in gemm memory_bandwidth tensor_ops attention components models alloc; do
+for target in gemm memory_bandwidth tensor_ops attention components models alloc compile; do
     echo "--- $target"
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
 done

@@ -127,6 +127,8 @@ pub fn rate_unit(id: &str, throughput: &Throughput, from_stackbench: bool) -> Ra
                     } else {
                         RateUnit::GelemPerSecond
                     }),
+                // One element per compile (`workload::compile`): compiles per second.
+                ["compile", ..] => RateUnit::CallsPerSecond,
                 _ => RateUnit::GflopPerSecond,
             }
         }
@@ -353,6 +355,15 @@ mod tests {
         assert_eq!(
             rate_unit("gemm/cuda/bf16/4096x4096x4096", &flops, true),
             RateUnit::GflopPerSecond
+        );
+        // A compile is one call, never FLOP.
+        assert_eq!(
+            rate_unit(
+                "compile/nvrtc/gpu_kernels/sm_90",
+                &Throughput::Elements(1),
+                true
+            ),
+            RateUnit::CallsPerSecond
         );
         // No declared work: one element per call.
         assert_eq!(

@@ -29,6 +29,7 @@
 //! [`TimedWorkload`]: crate::backend::TimedWorkload
 
 pub mod alloc;
+pub mod compile;
 pub mod config;
 pub mod interpreter;
 pub mod protocol;

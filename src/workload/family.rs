@@ -115,6 +115,16 @@ pub const ALLOC: Family = Family {
     label: Label::WithFunction("alloc "),
 };
 
+/// Compile time (issue 20): the id's second part is the compiler (`nvrtc`, `hiprtc`,
+/// `triton`, `torch_compile`), part of the workload as a component is; values are free-form
+/// (`sm_90`, `4096x1024_sm90`, `cold`), and the machine that compiled is the run's.
+pub const COMPILE: Family = Family {
+    name: "compile",
+    runs_on: RunsOn::Component,
+    size: SizeAxis::BytesOrNumber,
+    label: Label::WithRunsOn("compile/"),
+};
+
 /// Every family, in the order `run_benchmarks.sh` runs their bench targets.
 pub const FAMILIES: &[Family] = &[
     GEMM,
@@ -124,6 +134,7 @@ pub const FAMILIES: &[Family] = &[
     COMPONENTS,
     MODELS,
     ALLOC,
+    COMPILE,
 ];
 
 /// The bench targets, one per family, in [`FAMILIES`]' order.
@@ -315,6 +326,7 @@ mod tests {
             "alloc/cuda_async/interleaved/4KiB",
         ];
         ids.extend(components.map(String::from));
+        ids.extend(crate::workload::compile::every_id());
         ids
     }
 

@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod attention;
+pub mod compile;
 pub mod dtype;
 pub mod family;
 pub mod fp8;

@@ -269,6 +269,10 @@ class Benchmark:
     def end_run(self):
         """Called just after the timed loop and its synchronize, before ``metrics``."""
 
+    # A benchmark may define ``timed_run(iters) -> (total ns, per-call ns list)`` instead
+    # of ``step``, when each call needs work outside the timed window (see
+    # ``scripts/components/compile.py``).
+
     def metrics(self, latencies_ns):
         """Extra metrics after a run, from the reservoir of per-call latencies."""
         return latency_metrics(latencies_ns)
@@ -355,7 +359,10 @@ class _Server:
             raise ValueError(f"iters must be >= 1, got {iters}")
         bench.begin_run(iters)
         try:
-            total_ns, per_call = timed_loop(bench, iters)
+            # A benchmark whose every call needs untimed preparation (a compile benchmark
+            # empties its caches before each sample) times its own calls.
+            own = getattr(bench, "timed_run", None)
+            total_ns, per_call = own(iters) if own else timed_loop(bench, iters)
         finally:
             bench.end_run()
         self.latencies.extend(per_call)

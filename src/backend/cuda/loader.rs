@@ -101,18 +101,34 @@ pub fn find_in(spec: LibrarySpec, dirs: &[PathBuf]) -> Option<PathBuf> {
 
 /// Directories pip and conda put NVIDIA's wheels' libraries in (`nvidia/<pkg>/lib`, and
 /// `nvidia/cu13/lib` for the CUDA 13 wheels), for every Python prefix we can see: the
-/// active virtualenv and conda env, the user site, and the system prefixes.
+/// active virtualenv and conda env, the prefix of the interpreter `STACKBENCH_PYTHON` names
+/// (the Python the component tier measures, whose torch brought these wheels), the user
+/// site, and the system prefixes.
 pub fn pip_wheel_dirs(vendor_dir: &str) -> Vec<PathBuf> {
     let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
         .iter()
         .filter_map(|var| std::env::var_os(var).map(PathBuf::from))
         .collect();
+    prefixes.extend(
+        std::env::var_os("STACKBENCH_PYTHON").and_then(|python| python_prefix(Path::new(&python))),
+    );
     if let Some(home) = std::env::var_os("HOME") {
         prefixes.push(PathBuf::from(home).join(".local"));
     }
     prefixes.extend(["/usr/local", "/usr", "/opt/conda"].map(PathBuf::from));
+    let mut dirs = pip_wheel_dirs_in(&prefixes, vendor_dir);
+    // PYTHONPATH entries are site directories too.
+    if let Some(paths) = std::env::var_os("PYTHONPATH") {
+        let sites: Vec<PathBuf> = std::env::split_paths(&paths).collect();
+        dirs.extend(vendor_lib_dirs(&sites, vendor_dir));
+    }
+    dirs
+}
+
+/// The `<site-packages>/<vendor_dir>/<pkg>/lib` directories of the Python prefixes given.
+pub fn pip_wheel_dirs_in(prefixes: &[PathBuf], vendor_dir: &str) -> Vec<PathBuf> {
     let mut site_dirs: Vec<PathBuf> = Vec::new();
-    for prefix in &prefixes {
+    for prefix in prefixes {
         for lib in ["lib", "lib64"] {
             for python in read_dir_matching(&prefix.join(lib), "python3") {
                 for packages in ["site-packages", "dist-packages"] {
@@ -121,16 +137,24 @@ pub fn pip_wheel_dirs(vendor_dir: &str) -> Vec<PathBuf> {
             }
         }
     }
-    // PYTHONPATH entries are site directories too.
-    if let Some(paths) = std::env::var_os("PYTHONPATH") {
-        site_dirs.extend(std::env::split_paths(&paths));
-    }
+    vendor_lib_dirs(&site_dirs, vendor_dir)
+}
+
+fn vendor_lib_dirs(site_dirs: &[PathBuf], vendor_dir: &str) -> Vec<PathBuf> {
     site_dirs
         .iter()
         .flat_map(|site| read_dir_matching(&site.join(vendor_dir), ""))
         .map(|pkg| pkg.join("lib"))
         .filter(|dir| dir.is_dir())
         .collect()
+}
+
+/// The prefix of an interpreter named by path (`<venv>/bin/python` → `<venv>`), without
+/// resolving links: a virtualenv's `python` links to the system one, whose prefix holds
+/// none of the virtualenv's packages. `None` for a bare command name.
+pub fn python_prefix(python: &Path) -> Option<PathBuf> {
+    let bin = python.parent().filter(|p| !p.as_os_str().is_empty())?;
+    (bin.file_name()? == "bin").then(|| bin.parent().map(Path::to_path_buf))?
 }
 
 /// Entries of `dir` whose names start with `prefix`, sorted (newest versions last).
@@ -244,6 +268,16 @@ mod tests {
             find_in(FAKE, std::slice::from_ref(&lib)),
             Some(lib.join("libstackbenchfake.so.13.1"))
         );
+    }
+
+    #[test]
+    fn an_interpreter_path_gives_its_prefix_unresolved() {
+        assert_eq!(
+            python_prefix(Path::new("/w/.venv/bin/python")),
+            Some(PathBuf::from("/w/.venv"))
+        );
+        assert_eq!(python_prefix(Path::new("python3")), None);
+        assert_eq!(python_prefix(Path::new("/opt/py/python3")), None);
     }
 
     #[test]

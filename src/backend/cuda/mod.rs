@@ -8,6 +8,7 @@
 //! becomes "unavailable" with the panic's message, not a crashed benchmark.
 
 pub mod alloc;
+pub mod compile;
 pub mod device;
 pub mod gemm;
 pub mod kernels;

@@ -10,6 +10,16 @@ use std::sync::Arc;
 
 use super::RocmBackend;
 
+/// hipRTC options for the kernels: the same for the backend and the compile-time
+/// benchmark (`rocm::compile`), so the benchmark times what runs.
+pub(super) fn compile_options() -> rocmrc::hiprtc::CompileOptions {
+    rocmrc::hiprtc::CompileOptions {
+        opt_level: Some(3),
+        options: vec!["-std=c++17".into()],
+        ..Default::default()
+    }
+}
+
 /// stackbench's kernels compiled by hipRTC for this device, by name.
 pub(super) struct RocmKernels {
     pub(super) _module: Arc<HipModule>,
@@ -49,12 +59,8 @@ impl RocmKernels {
         arch: &str,
         gfx: rocmrc::hiprtc::GfxVersion,
     ) -> Result<RocmKernels, BuildFailure> {
-        use rocmrc::hiprtc::{CompileError, CompileOptions, compile_hsaco_with_opts};
-        let options = CompileOptions {
-            opt_level: Some(3),
-            options: vec!["-std=c++17".into()],
-            ..Default::default()
-        };
+        use rocmrc::hiprtc::{CompileError, compile_hsaco_with_opts};
+        let options = compile_options();
         let hsaco = compile_hsaco_with_opts(
             gpu::kernels::source(gpu::kernels::Platform::Hip),
             gfx,

@@ -32,6 +32,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 mod alloc;
+pub mod compile;
 mod device;
 mod gemm;
 mod kernels;

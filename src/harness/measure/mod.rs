@@ -246,6 +246,13 @@ pub fn stackbench_countability(id: &str) -> Countability {
     let mut parts = id.split('/');
     let family = parts.next().unwrap_or_default();
     let backend = parts.next().unwrap_or_default();
+    let python_compiler = family == crate::workload::family::COMPILE.name
+        && crate::workload::compile::PYTHON_COMPILERS.contains(&backend);
+    if python_compiler {
+        return Countability::NotCountable {
+            reason: format!("compile/{backend} compiles in a Python worker process"),
+        };
+    }
     if PYTHON_WORKER_FAMILIES.contains(&family) {
         return Countability::NotCountable {
             reason: format!("the {family} family runs its routine in a Python worker process"),
@@ -322,7 +329,14 @@ mod tests {
         assert!(not("attention/rocm/bf16/x").contains("rocm"));
         assert!(not("components/pytorch/matmul/1024").contains("Python worker"));
         assert!(not("alloc/cpu/steady/4KiB").contains("Valgrind replaces malloc"));
-        for id in ["gemm/cpu/f32/512x512x512", "header/value_0064b", "sum"] {
+        assert!(not("compile/torch_compile/mlp/cold").contains("Python worker"));
+        assert!(not("compile/triton/softmax/4096x1024_sm90").contains("Python worker"));
+        for id in [
+            "gemm/cpu/f32/512x512x512",
+            "header/value_0064b",
+            "sum",
+            "compile/nvrtc/gpu_kernels/sm_90",
+        ] {
             assert_eq!(stackbench_countability(id), Countability::Countable, "{id}");
         }
     }
