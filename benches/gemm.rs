@@ -1,5 +1,6 @@
 //! `cargo bench --bench gemm`: C = A·B per backend, precision and shape.
-//! Ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`; throughput 2·M·N·K elements, i.e. FLOP/s.
+//! Ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`; throughput 2·M·N·K elements: FLOP/s, and
+//! integer operations per second (TOPS) for `int8` and `int8q` (the unit follows the id).
 
 use criterion::Throughput;
 use stackbench::harness::Harness;
@@ -24,6 +25,17 @@ fn main() -> ExitCode {
                 harness.bench(&id, throughput, backend.sampling(suite), || {
                     backend.gemm(shape, dtype)
                 });
+            }
+        }
+        // FP6/FP4 rows: skipped with the device's reason (no backend runs them yet).
+        for format in gemm::SUB_BYTE_FORMATS {
+            let reason = stackbench::backend::sub_byte_gemm_skip(backend.device(), format);
+            for shape in backend.gemm_shapes(suite) {
+                if suite == Suite::Quick && shape.m != shape.n {
+                    continue;
+                }
+                let id = gemm::sub_byte_bench_id(backend.kind().id(), format, shape);
+                harness.skip(&id, reason.clone());
             }
         }
     }

@@ -155,6 +155,37 @@ for target in gemm memory_bandwidth tensor_ops attention; do
         bench "$target" --test "^${target}/${backend}/"
     done
 done
+# INT8 and the low-precision rows, per backend: where the backend measured any GEMM,
+# int8 must be measured (checked for equality with the exact reference before timing);
+# int8q measured on CUDA and skipped naming hipBLASLt on ROCm; fp6/fp4 skipped with a
+# reason. Unconfirmed until a GPU runs it: cuBLASLt IMMA and rocBLAS int8 themselves, and
+# that cuBLASLt's int8 epilogue rounds half to even as the int8q reference does.
+int8_home=$(mktemp -d)
+for backend in cuda rocm; do
+    CRITERION_HOME="$int8_home" bench gemm --test "^gemm/${backend}/(int8|int8q|fp8e5m2|fp6e3m2|fp4e2m1)/"
+    python3 - "$int8_home/stackbench/targets/gemm.json" "$backend" <<'PY'
+import json, sys
+report, backend = json.load(open(sys.argv[1])), sys.argv[2]
+rows = {i: b for i, b in report["benchmarks"].items() if i.split("/")[1] == backend}
+# The backend-absent skip (gemm/<backend>/all/all) is outside the filter: no rows at all.
+if not rows or f"gemm/{backend}/all/all" in rows:
+    print(f"skipped {backend}: no {backend} backend here")
+    sys.exit(0)
+def outcomes(function):
+    return {i: b for i, b in rows.items() if i.split("/")[2] == function}
+int8 = outcomes("int8")
+assert int8 and all(b["outcome"] == "measured" for b in int8.values()), f"int8 not all measured: {int8}"
+int8q = outcomes("int8q")
+if backend == "cuda":
+    assert int8q and all(b["outcome"] == "measured" for b in int8q.values()), f"int8q: {int8q}"
+else:
+    assert int8q and all(b["outcome"] == "skipped" and "hipBLASLt" in b.get("reason", "") for b in int8q.values()), int8q
+for fmt in ("fp6e3m2", "fp4e2m1"):
+    got = outcomes(fmt)
+    assert got and all(b["outcome"] == "skipped" and b.get("reason") for b in got.values()), f"{fmt}: {got}"
+print(f"{backend}: {len(int8)} int8, {len(int8q)} int8q, fp6/fp4 rows skipped with reasons")
+PY
+done
 fi
 if want alloc; then
 # Allocation on the GPU: cuMemAlloc, the CUDA stream-ordered pool and hipMalloc, then torch's

@@ -15,6 +15,9 @@ use std::fmt;
 pub enum RateUnit {
     /// Floating-point operations, 1e9 per second.
     GflopPerSecond,
+    /// Integer operations (int8 GEMM: a multiply and an add per term), 1e12 per second:
+    /// TOPS, as datasheets quote INT8. Never mixed with FLOP.
+    TopsPerSecond,
     /// Bytes moved, 1e9 per second.
     GbPerSecond,
     /// nccl-tests' bus bandwidth of a collective, 1e9 bytes per second.
@@ -30,8 +33,9 @@ pub enum RateUnit {
 }
 
 impl RateUnit {
-    pub const ALL: [RateUnit; 7] = [
+    pub const ALL: [RateUnit; 8] = [
         RateUnit::GflopPerSecond,
+        RateUnit::TopsPerSecond,
         RateUnit::GbPerSecond,
         RateUnit::BusGbPerSecond,
         RateUnit::GbitPerSecond,
@@ -44,6 +48,7 @@ impl RateUnit {
     pub fn symbol(self) -> &'static str {
         match self {
             RateUnit::GflopPerSecond => "GFLOP/s",
+            RateUnit::TopsPerSecond => "TOPS",
             RateUnit::GbPerSecond => "GB/s",
             RateUnit::BusGbPerSecond => "GB/s busbw",
             RateUnit::GbitPerSecond => "Gbit/s",
@@ -57,6 +62,7 @@ impl RateUnit {
     pub fn scale(self) -> f64 {
         match self {
             RateUnit::TokensPerSecond | RateUnit::CallsPerSecond => 1.0,
+            RateUnit::TopsPerSecond => 1e12,
             _ => 1e9,
         }
     }

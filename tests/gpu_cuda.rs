@@ -77,7 +77,14 @@ fn device() -> Option<CudaBackend> {
 fn gemm_is_correct_in_every_precision_and_odd_shapes() {
     let Some(dev) = device() else { return };
     let mut tally = Tally::default();
-    for dtype in dev.gemm_dtypes() {
+    // INT8 (IMMA, exact check) is named on every device, FP8 e5m2 beside e4m3 where FP8 is.
+    let dtypes = dev.gemm_dtypes();
+    assert!(dtypes.contains(&DType::Int8) && dtypes.contains(&DType::Int8q));
+    assert_eq!(
+        dtypes.contains(&DType::Fp8E4m3),
+        dtypes.contains(&DType::Fp8E5m2)
+    );
+    for dtype in dtypes {
         // Every dimension a multiple of 16, as cuBLASLt's FP8 requires, none of 128.
         for shape in [GemmShape::new(256, 256, 256), GemmShape::new(96, 160, 208)] {
             tally.measure(

@@ -1,5 +1,6 @@
 //! Rates beside times, each in the unit its benchmark's throughput kind gives it
-//! ([`RateUnit`]): GFLOP/s for FLOP counts, GB/s for bytes, tokens/s for model tokens,
+//! ([`RateUnit`]): GFLOP/s for FLOP counts, TOPS for integer operations (int8 GEMM), GB/s
+//! for bytes, tokens/s for model tokens,
 //! calls/s for work without a declared unit, Gelem/s for elements of no known kind. A unit
 //! is decided here, once, and travels with the number; views only print it.
 //!
@@ -129,6 +130,14 @@ pub fn rate_unit(id: &str, throughput: &Throughput, from_stackbench: bool) -> Ra
                     }),
                 // One element per compile (`workload::compile`): compiles per second.
                 ["compile", ..] => RateUnit::CallsPerSecond,
+                // Integer GEMMs count integer operations, with their own peak.
+                ["gemm", _, function, ..]
+                    if function
+                        .parse::<crate::workload::DType>()
+                        .is_ok_and(|d| d.is_integer()) =>
+                {
+                    RateUnit::TopsPerSecond
+                }
                 _ => RateUnit::GflopPerSecond,
             }
         }
@@ -205,6 +214,11 @@ impl PeakTable {
             }
             _ => metric,
         };
+        // The requantising int8 GEMM runs on the same integer units as the plain one.
+        let function = match function {
+            Some("int8q") => Some("int8"),
+            f => f,
+        };
         self.entries.iter().find(|e| {
             e.backend == *backend
                 && e.metric == metric
@@ -221,6 +235,7 @@ impl PeakTable {
         let per_second = amount(throughput) as f64 / (ns * 1e-9);
         let metric = match unit {
             RateUnit::GflopPerSecond => Some("flops_per_second"),
+            RateUnit::TopsPerSecond => Some("int_ops_per_second"),
             RateUnit::GbPerSecond => Some("bytes_per_second"),
             _ => None,
         };
@@ -382,6 +397,44 @@ mod tests {
             ),
             RateUnit::GbPerSecond
         );
+    }
+
+    #[test]
+    fn integer_gemms_are_tops_against_the_int8_peak_never_flops() {
+        let peaks = serde_json::json!([
+            {"backend": "cpu", "metric": "flops_per_second", "dtype": "f32", "theoretical": 1e12, "measured": null},
+            {"backend": "cpu", "metric": "int_ops_per_second", "dtype": "int8", "theoretical": 4e12, "measured": null, "source": "VNNI"}
+        ]);
+        let table = PeakTable::from_probe_peaks(peaks.as_array().unwrap(), true);
+        // 2·1024³ integer operations in 1 ms: 2.15 TOPS, 53.7 % of 4 TOPS.
+        let ops = Throughput::Elements(2 * 1024 * 1024 * 1024);
+        for id in [
+            "gemm/cpu/int8/1024x1024x1024",
+            "gemm/cpu/int8q/1024x1024x1024",
+        ] {
+            let r = table.rate(id, &ops, 1e6).unwrap();
+            assert_eq!(r.unit, RateUnit::TopsPerSecond, "{id}");
+            assert!((r.value - 2.147_483_648).abs() < 1e-9, "{r:?}");
+            assert!(
+                (r.percent_of_peak.unwrap() - 53.687_091_2).abs() < 1e-6,
+                "{r:?}"
+            );
+        }
+        // Float ids keep FLOP and their own peak.
+        let f = table
+            .rate("gemm/cpu/f32/1024x1024x1024", &ops, 1e6)
+            .unwrap();
+        assert_eq!(f.unit, RateUnit::GflopPerSecond);
+        assert!(
+            f.percent_of_peak.is_none() && f.suspect_peak.is_some(),
+            "{f:?}"
+        );
+        // No int8 peak on a backend: no percentage, never the FLOP peak.
+        let none = PeakTable::from_probe_peaks(&peaks.as_array().unwrap()[..1], true);
+        let r = none
+            .rate("gemm/cpu/int8/1024x1024x1024", &ops, 1e6)
+            .unwrap();
+        assert!(r.percent_of_peak.is_none() && r.suspect_peak.is_none());
     }
 
     #[test]

@@ -126,6 +126,46 @@ impl BackendError {
     }
 }
 
+/// Why `device` records no `format` GEMM ([`crate::workload::gemm::SUB_BYTE_FORMATS`]):
+/// the hardware reason where the device lacks FP4/FP6 tensor cores, and where it has them
+/// (Blackwell sm_100+, MI355X gfx950) that stackbench has no block-scaled kernel for them
+/// yet, so the row is never silently missing and never a made-up figure.
+pub fn sub_byte_gemm_skip(device: &DeviceInfo, format: &str) -> String {
+    let text = |key: &str| device.properties.get(key).and_then(|v| v.as_str());
+    match device.backend {
+        BackendKind::Cpu => format!(
+            "no CPU has {format} matrix units (they are Blackwell sm_100+ and MI355X gfx950 \
+             tensor-core formats)"
+        ),
+        BackendKind::Cuda => {
+            let cc = text("compute_capability").unwrap_or("unknown");
+            let major = cc.split('.').next().and_then(|m| m.parse::<u32>().ok());
+            if major.is_some_and(|m| m >= 10) {
+                format!(
+                    "this device (compute capability {cc}) has {format} tensor cores, but \
+                     stackbench has no block-scaled cuBLASLt {format} GEMM yet"
+                )
+            } else {
+                format!(
+                    "{format} tensor cores need Blackwell (compute capability 10.0 or newer); \
+                     this device is {cc}"
+                )
+            }
+        }
+        BackendKind::Rocm => {
+            let arch = text("gfx_arch").unwrap_or("unknown");
+            if arch.starts_with("gfx950") {
+                format!(
+                    "this device ({arch}) has {format} matrix cores, but stackbench has no \
+                     hipBLASLt {format} GEMM yet"
+                )
+            } else {
+                format!("{format} matrix cores need MI355X (gfx950); this device is {arch}")
+            }
+        }
+    }
+}
+
 /// A workload with its inputs in place, ready to be checked and timed.
 pub trait TimedWorkload {
     /// Runs the workload once and compares its output with the reference. A timed number
@@ -380,6 +420,47 @@ pub fn open_available() -> OpenedBackends {
         }
     }
     (opened, unavailable)
+}
+
+#[cfg(test)]
+mod sub_byte_tests {
+    use super::*;
+
+    fn device(backend: BackendKind, key: &str, value: &str) -> DeviceInfo {
+        DeviceInfo {
+            backend,
+            name: "x".into(),
+            properties: [(key.to_owned(), serde_json::Value::from(value))]
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn sub_byte_skips_name_the_hardware_that_has_them() {
+        let h100 = sub_byte_gemm_skip(
+            &device(BackendKind::Cuda, "compute_capability", "9.0"),
+            "fp4e2m1",
+        );
+        assert!(h100.contains("Blackwell") && h100.contains("9.0"), "{h100}");
+        let b200 = sub_byte_gemm_skip(
+            &device(BackendKind::Cuda, "compute_capability", "10.0"),
+            "fp4e2m1",
+        );
+        assert!(
+            b200.contains("has fp4e2m1 tensor cores") && b200.contains("no block-scaled"),
+            "{b200}"
+        );
+        let mi300 = sub_byte_gemm_skip(&device(BackendKind::Rocm, "gfx_arch", "gfx942"), "fp6e3m2");
+        assert!(
+            mi300.contains("gfx950") && mi300.contains("gfx942"),
+            "{mi300}"
+        );
+        let mi355 = sub_byte_gemm_skip(&device(BackendKind::Rocm, "gfx_arch", "gfx950"), "fp6e3m2");
+        assert!(mi355.contains("no hipBLASLt"), "{mi355}");
+        let cpu = sub_byte_gemm_skip(&device(BackendKind::Cpu, "threads", "2"), "fp4e2m1");
+        assert!(cpu.contains("no CPU"), "{cpu}");
+    }
 }
 
 #[cfg(test)]

@@ -52,6 +52,9 @@ pub struct KnownGpu {
     pub tf32: Option<f64>,
     pub fp16: f64,
     pub fp8: Option<f64>,
+    /// Dense INT8 tensor-core TOPS (the datasheet's sparsity figure halved), where the
+    /// datasheet gives one.
+    pub int8: Option<f64>,
     pub tb_per_s: f64,
 }
 
@@ -65,6 +68,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(494.5),
         fp16: 989.0,
         fp8: Some(1979.0),
+        int8: Some(1979.0),
         tb_per_s: 3.35,
     },
     KnownGpu {
@@ -76,6 +80,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(378.0),
         fp16: 756.0,
         fp8: Some(1513.0),
+        int8: Some(1513.0),
         tb_per_s: 2.0,
     },
     KnownGpu {
@@ -87,6 +92,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(494.5),
         fp16: 989.0,
         fp8: Some(1979.0),
+        int8: Some(1979.0),
         tb_per_s: 4.8,
     },
     KnownGpu {
@@ -98,6 +104,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(494.5),
         fp16: 989.0,
         fp8: Some(1979.0),
+        int8: Some(1979.0),
         tb_per_s: 4.9,
     },
     KnownGpu {
@@ -110,6 +117,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(494.5),
         fp16: 989.0,
         fp8: Some(1979.0),
+        int8: Some(1979.0),
         tb_per_s: 4.0,
     },
     KnownGpu {
@@ -121,6 +129,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(156.0),
         fp16: 312.0,
         fp8: None,
+        int8: Some(624.0),
         tb_per_s: 2.039,
     },
     KnownGpu {
@@ -132,6 +141,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(183.0),
         fp16: 362.0,
         fp8: Some(733.0),
+        int8: Some(733.0),
         tb_per_s: 0.864,
     },
     KnownGpu {
@@ -144,6 +154,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(82.6),
         fp16: 165.2,
         fp8: Some(330.0),
+        int8: Some(660.6),
         tb_per_s: 1.008,
     },
     KnownGpu {
@@ -158,6 +169,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: None,
         fp16: 191.5,
         fp8: None,
+        int8: Some(191.5),
         tb_per_s: 1.6384,
     },
     KnownGpu {
@@ -169,6 +181,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(653.7),
         fp16: 1307.4,
         fp8: Some(2614.9),
+        int8: Some(2614.9),
         tb_per_s: 5.3,
     },
     KnownGpu {
@@ -180,6 +193,7 @@ pub const KNOWN_GPUS: &[KnownGpu] = &[
         tf32: Some(653.7),
         fp16: 1307.4,
         fp8: Some(2614.9),
+        int8: Some(2614.9),
         tb_per_s: 6.0,
     },
 ];
@@ -267,14 +281,17 @@ pub fn choose_bandwidth(clocks: Option<f64>, known: Option<&KnownGpu>) -> Option
     }
 }
 
-/// Per-precision compute peaks (FLOP/s) and the memory peak (bytes/s), each with its source.
+/// Per-precision compute peaks (FLOP/s), integer peaks (integer ops/s) and the memory
+/// peak (bytes/s), each with its source.
 pub struct GpuPeaks {
     pub flops: Vec<(DType, f64, String)>,
+    pub int_ops: Vec<(DType, f64, String)>,
     pub bandwidth: Option<(f64, String)>,
 }
 
 pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
     let mut flops = Vec::new();
+    let mut int_ops = Vec::new();
     let clocks = spec.measured_bandwidth_bytes_per_s.filter(|b| *b > 0.0);
     let bandwidth = choose_bandwidth(clocks, lookup(&spec.name));
     if let Some(known) = lookup(&spec.name) {
@@ -287,7 +304,12 @@ pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
         flops.push((DType::F16, known.fp16 * tera, source.clone()));
         flops.push((DType::Bf16, known.fp16 * tera, source.clone()));
         if let Some(fp8) = known.fp8 {
+            // E4M3 and E5M2 run on the same FP8 tensor cores at the same rate.
             flops.push((DType::Fp8E4m3, fp8 * tera, source.clone()));
+            flops.push((DType::Fp8E5m2, fp8 * tera, source.clone()));
+        }
+        if let Some(int8) = known.int8 {
+            int_ops.push((DType::Int8, int8 * tera, source.clone()));
         }
     } else if let Some(lanes) = fp32_lanes(spec) {
         let fp32 = spec.units as f64 * lanes as f64 * 2.0 * spec.clock_mhz as f64 * 1e6;
@@ -302,7 +324,11 @@ pub fn peaks(spec: &GpuSpec) -> GpuPeaks {
             ));
         }
     }
-    GpuPeaks { flops, bandwidth }
+    GpuPeaks {
+        flops,
+        int_ops,
+        bandwidth,
+    }
 }
 
 /// The peaks as JSON for a device's properties (`peaks` key).
@@ -313,9 +339,15 @@ pub fn peaks_json(spec: &GpuSpec) -> serde_json::Value {
         .iter()
         .map(|(d, v, s)| (d.id().to_owned(), json!({"flops_per_s": v, "source": s})))
         .collect();
+    let int_ops: serde_json::Map<String, serde_json::Value> = p
+        .int_ops
+        .iter()
+        .map(|(d, v, s)| (d.id().to_owned(), json!({"ops_per_s": v, "source": s})))
+        .collect();
     let table = lookup(&spec.name).map(|k| k.tb_per_s * 1e12);
     json!({
         "flops": flops,
+        "int_ops": int_ops,
         "bandwidth": p.bandwidth.map(|(v, s)| json!({
             "bytes_per_s": v,
             "source": s,

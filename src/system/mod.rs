@@ -230,6 +230,7 @@ impl SystemProbe {
         for peak in &self.peaks {
             let unit = match peak.metric {
                 peak::PeakMetric::FlopsPerSecond => ("GFLOP/s", 1e9),
+                peak::PeakMetric::IntOpsPerSecond => ("TOPS", 1e12),
                 peak::PeakMetric::BytesPerSecond | peak::PeakMetric::HostLinkBytesPerSecond => {
                     ("GB/s", 1e9)
                 }

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 pub enum PeakMetric {
     /// Floating-point operations per second (dense).
     FlopsPerSecond,
+    /// Integer operations per second (dense INT8: a multiply and an add per term).
+    IntOpsPerSecond,
     /// Memory bytes per second.
     BytesPerSecond,
     /// Bytes per second in one direction over the host link (PCIe, NVLink-C2C): what
@@ -80,8 +82,66 @@ pub fn f64_flops_per_cycle(cpu: &CpuInfo) -> (f64, &'static str) {
     (4.0, "SSE2: 128-bit add + multiply")
 }
 
-/// Theoretical and measured CPU peaks for f64 and f32.
+/// Dense INT8 operations per cycle per core, where the CPU has VNNI: `vpdpbusd` does four
+/// int8 multiply-adds per 32-bit lane where an FMA does one f32, so 4 × 2 × the f32 FLOP
+/// rate of the same vector pipes (the f64 figure × 8). `None` without VNNI: then int8
+/// runs through slower multi-instruction sequences and no figure would be honest.
+pub fn int8_ops_per_cycle(cpu: &CpuInfo) -> Option<(f64, String)> {
+    let (per_cycle, how) = f64_flops_per_cycle(cpu);
+    let vnni = if cpu.has("avx512_vnni") && cpu.has("avx512f") {
+        "AVX-512 VNNI"
+    } else if cpu.has("avx_vnni") {
+        // VEX VNNI is 256 bits wide: the 256-bit figure even where AVX-512 exists.
+        return Some((
+            16.0 * 8.0,
+            "AVX-VNNI: vpdpbusd ymm, 2 pipes x 32 int8 MACs".into(),
+        ));
+    } else {
+        return None;
+    };
+    Some((
+        per_cycle * 8.0,
+        format!("{vnni}: vpdpbusd, 4 int8 MACs per 32-bit lane ({how})"),
+    ))
+}
+
+/// The theoretical INT8 peak of all cores (no measured kernel: the int8 GEMM itself is the
+/// measurement, and a figure above this flags it as suspect).
+fn cpu_int8_peak(cpu: &CpuInfo, device: &str) -> Option<Peak> {
+    let (per_cycle, how) = int8_ops_per_cycle(cpu)?;
+    let clock_mhz = cpu.max_mhz.or(cpu.base_mhz);
+    let cores = cpu.compute_cores();
+    let (theoretical, source) = match (clock_mhz, cores) {
+        (Some(mhz), Some(cores)) => (
+            Some(per_cycle * mhz * 1e6 * cores as f64),
+            format!("{how}: {per_cycle} int ops/cycle x {cores} cores x {mhz:.0} MHz"),
+        ),
+        _ => (
+            None,
+            format!("{how}; clock or core count unknown, no figure"),
+        ),
+    };
+    Some(Peak {
+        backend: BackendKind::Cpu,
+        device: device.to_owned(),
+        metric: PeakMetric::IntOpsPerSecond,
+        dtype: Some(DType::Int8),
+        theoretical,
+        measured: None,
+        source,
+    })
+}
+
+/// Theoretical and measured CPU peaks for f64 and f32, and the theoretical INT8 peak
+/// where the CPU has VNNI.
 pub fn cpu_peaks(cpu: &CpuInfo, measure: bool) -> Vec<Peak> {
+    let device = cpu.model.clone().unwrap_or_else(|| "CPU".into());
+    let mut peaks = cpu_float_peaks(cpu, measure);
+    peaks.extend(cpu_int8_peak(cpu, &device));
+    peaks
+}
+
+fn cpu_float_peaks(cpu: &CpuInfo, measure: bool) -> Vec<Peak> {
     let (per_cycle, how) = f64_flops_per_cycle(cpu);
     let clock_mhz = cpu.max_mhz.or(cpu.base_mhz);
     let cores = cpu.compute_cores();
@@ -286,6 +346,18 @@ pub fn from_gpu_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
                 }
             }
         }
+        if let Some(ops) = peaks.get("int_ops").and_then(|f| f.as_object()) {
+            for (dtype, entry) in ops {
+                if let Ok(dtype) = dtype.parse::<DType>() {
+                    out.push(peak(
+                        PeakMetric::IntOpsPerSecond,
+                        Some(dtype),
+                        entry,
+                        "ops_per_s",
+                    ));
+                }
+            }
+        }
         for (key, metric) in [
             ("bandwidth", PeakMetric::BytesPerSecond),
             ("host_link", PeakMetric::HostLinkBytesPerSecond),
@@ -341,6 +413,33 @@ mod tests {
     }
 
     #[test]
+    fn int8_peak_is_vnni_width_times_cores_times_clock_and_absent_without_vnni() {
+        let zen5 = cpu_with(
+            &["avx512f", "avx512_vnni", "avx_vnni"],
+            "AuthenticAMD",
+            "26",
+        );
+        let int8 = |cpu: &CpuInfo| {
+            cpu_peaks(cpu, false)
+                .into_iter()
+                .find(|p| p.metric == PeakMetric::IntOpsPerSecond)
+        };
+        let p = int8(&zen5).unwrap();
+        assert_eq!(p.dtype, Some(DType::Int8));
+        // 2 pipes × 64 MACs × 2 ops = 256 per cycle, × 2 cores × 3 GHz.
+        assert_eq!(p.theoretical, Some(256.0 * 2.0 * 3000e6));
+        assert!(p.source.contains("VNNI"), "{}", p.source);
+        let zen4 = cpu_with(&["avx512f", "avx512_vnni"], "AuthenticAMD", "25");
+        assert_eq!(int8(&zen4).unwrap().theoretical, Some(128.0 * 2.0 * 3000e6));
+        let alder = cpu_with(&["avx2", "fma", "avx_vnni"], "GenuineIntel", "6");
+        assert_eq!(
+            int8(&alder).unwrap().theoretical,
+            Some(128.0 * 2.0 * 3000e6)
+        );
+        assert!(int8(&cpu_with(&["avx2", "fma"], "GenuineIntel", "6")).is_none());
+    }
+
+    #[test]
     fn reference_is_the_larger_figure() {
         let mut peak = cpu_peaks(&cpu_with(&["avx2", "fma"], "GenuineIntel", "6"), false).remove(0);
         let theoretical = peak.theoretical.unwrap();
@@ -383,6 +482,10 @@ mod tests {
                 .iter()
                 .any(|p| p.dtype == Some(DType::Fp8E4m3) && p.theoretical == Some(1979e12))
         );
+        assert!(peaks.iter().any(|p| p.metric == PeakMetric::IntOpsPerSecond
+            && p.dtype == Some(DType::Int8)
+            && p.theoretical == Some(1979e12)
+            && p.source.contains("datasheet")));
         assert!(peaks.iter().any(|p| p.metric == PeakMetric::BytesPerSecond));
         assert!(peaks.iter().any(
             |p| p.metric == PeakMetric::HostLinkBytesPerSecond && p.theoretical == Some(31.5e9)

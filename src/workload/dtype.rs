@@ -6,7 +6,10 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A precision a workload runs in. `Tf32` is f32 storage with TF32 tensor-core math; it is a
-/// separate id so a TF32 number is never compared with a plain FP32 one.
+/// separate id so a TF32 number is never compared with a plain FP32 one. `Int8` is int8
+/// inputs with int32 accumulation and int32 output (torch `_int_mm`, cuBLASLt IMMA);
+/// `Int8q` is the same product requantised to int8 with one per-tensor scale
+/// ([`crate::workload::int8`]): two ids, because the requantisation is work of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
@@ -16,17 +19,29 @@ pub enum DType {
     F16,
     Bf16,
     Fp8E4m3,
+    Fp8E5m2,
+    Int8,
+    Int8q,
 }
 
 impl DType {
-    pub const ALL: [DType; 6] = [
+    pub const ALL: [DType; 9] = [
         DType::F64,
         DType::F32,
         DType::Tf32,
         DType::F16,
         DType::Bf16,
         DType::Fp8E4m3,
+        DType::Fp8E5m2,
+        DType::Int8,
+        DType::Int8q,
     ];
+
+    /// Integer precisions: their products are exact, checked for equality, and their work
+    /// is counted in integer operations (TOPS), never FLOP.
+    pub fn is_integer(self) -> bool {
+        matches!(self, DType::Int8 | DType::Int8q)
+    }
 
     /// The name used in benchmark ids (`gemm/cpu/<name>/...`).
     pub fn id(self) -> &'static str {
@@ -37,6 +52,9 @@ impl DType {
             DType::F16 => "f16",
             DType::Bf16 => "bf16",
             DType::Fp8E4m3 => "fp8e4m3",
+            DType::Fp8E5m2 => "fp8e5m2",
+            DType::Int8 => "int8",
+            DType::Int8q => "int8q",
         }
     }
 
@@ -46,11 +64,12 @@ impl DType {
             DType::F64 => 8,
             DType::F32 | DType::Tf32 => 4,
             DType::F16 | DType::Bf16 => 2,
-            DType::Fp8E4m3 => 1,
+            DType::Fp8E4m3 | DType::Fp8E5m2 | DType::Int8 | DType::Int8q => 1,
         }
     }
 
-    /// Unit roundoff of the precision the products are rounded to (2^-p for p mantissa bits).
+    /// Unit roundoff of the precision the products are rounded to (2^-p for p mantissa bits);
+    /// 0 for the integer precisions, whose inputs are integers and whose sums are exact.
     pub fn unit_roundoff(self) -> f64 {
         match self {
             DType::F64 => 2f64.powi(-53),
@@ -59,6 +78,8 @@ impl DType {
             DType::F16 => 2f64.powi(-11),
             DType::Bf16 => 2f64.powi(-8),
             DType::Fp8E4m3 => 2f64.powi(-4),
+            DType::Fp8E5m2 => 2f64.powi(-3),
+            DType::Int8 | DType::Int8q => 0.0,
         }
     }
 
@@ -74,6 +95,11 @@ impl DType {
                 let byte = super::fp8::fp8_e4m3_from_f32(x as f32);
                 super::fp8::fp8_e4m3_to_f32(byte) as f64
             }
+            DType::Fp8E5m2 => {
+                let byte = super::fp8::fp8_e5m2_from_f32(x as f32);
+                super::fp8::fp8_e5m2_to_f32(byte) as f64
+            }
+            DType::Int8 | DType::Int8q => x.round_ties_even().clamp(-128.0, 127.0),
         }
     }
 
@@ -89,12 +115,15 @@ impl DType {
             DType::F16 => (0.0, f32_acc, 2f64.powi(-11)),
             DType::Bf16 => (0.0, f32_acc, 2f64.powi(-8)),
             // cuBLASLt writes the FP8 product as bf16 (cuda/gemm.rs).
-            DType::Fp8E4m3 => (0.0, f32_acc, 2f64.powi(-8)),
+            DType::Fp8E4m3 | DType::Fp8E5m2 => (0.0, f32_acc, 2f64.powi(-8)),
+            // Integer inputs, exact int32 sums: every bound is zero, so the check is equality.
+            DType::Int8 | DType::Int8q => (0.0, 0.0, 0.0),
         };
         // Hopper's FP8 tensor cores keep about 14 bits in the accumulator between the
         // promotions into f32 registers (DeepSeek-V3 report, 3.3.2); cuBLASLt without
         // FAST_ACCUM promotes, which we take to happen at least every 128 products.
-        let block = (self == DType::Fp8E4m3).then_some((FP8_PROMOTION_K, 2f64.powi(-14)));
+        let block = matches!(self, DType::Fp8E4m3 | DType::Fp8E5m2)
+            .then_some((FP8_PROMOTION_K, 2f64.powi(-14)));
         GemmRounding {
             input,
             accumulation,
@@ -173,7 +202,8 @@ impl FromStr for DType {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         DType::ALL.into_iter().find(|d| d.id() == s).ok_or_else(|| {
-            format!("unknown dtype '{s}' (expected one of f64, f32, tf32, f16, bf16, fp8e4m3)")
+            let known: Vec<&str> = DType::ALL.iter().map(|d| d.id()).collect();
+            format!("unknown dtype '{s}' (expected one of {})", known.join(", "))
         })
     }
 }
@@ -198,6 +228,10 @@ mod tests {
         assert!(bound(DType::F32) < bound(DType::Tf32));
         assert!(bound(DType::F16) < bound(DType::Bf16));
         assert!(bound(DType::Bf16) < bound(DType::Fp8E4m3));
+        assert!(bound(DType::Fp8E4m3) <= bound(DType::Fp8E5m2));
+        // Integer products are exact: any difference fails.
+        assert_eq!(bound(DType::Int8), 0.0);
+        assert_eq!(bound(DType::Int8q), 0.0);
         // Every precision must tell a zero output (error = |want|) from a right one.
         for d in DType::ALL {
             assert!(bound(d) < want / 2.0, "{d}: {}", bound(d));

@@ -10,6 +10,7 @@ pub mod family;
 pub mod fp8;
 pub mod gemm;
 pub mod ids;
+pub mod int8;
 pub mod models;
 pub mod random;
 pub mod stream;

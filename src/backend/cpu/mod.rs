@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod attention;
 pub mod gemm;
 pub mod malloc_info;
+pub mod gemm_int8;
 pub mod pool;
 pub mod stream;
 pub mod tensor_ops;
@@ -163,7 +164,14 @@ impl Backend for CpuBackend {
     }
 
     fn gemm_dtypes(&self) -> Vec<DType> {
-        vec![DType::F32, DType::F64, DType::F16, DType::Bf16]
+        vec![
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::Bf16,
+            DType::Int8,
+            DType::Int8q,
+        ]
     }
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
@@ -175,6 +183,11 @@ impl Backend for CpuBackend {
         shape: GemmShape,
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        if dtype.is_integer() {
+            return Ok(Box::new(gemm_int8::CpuInt8Gemm::new(
+                &self.pool, shape, dtype,
+            )?));
+        }
         Ok(Box::new(gemm::CpuGemm::new(
             shape,
             dtype,

@@ -14,7 +14,9 @@ use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
 use crate::backend::gpu::GpuTimer;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::fp8::{fp8_e4m3_from_f32, fp8_e4m3_to_f32};
+use crate::workload::fp8::{
+    fp8_e4m3_from_f32, fp8_e4m3_to_f32, fp8_e5m2_from_f32, fp8_e5m2_to_f32,
+};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
@@ -62,8 +64,8 @@ impl Drop for Blas {
 
 /// A cuBLASLt handle and its workspace. Dropping it never panics.
 pub struct BlasLt {
-    handle: ltsys::cublasLtHandle_t,
-    workspace: DeviceBuffer<u8>,
+    pub(super) handle: ltsys::cublasLtHandle_t,
+    pub(super) workspace: DeviceBuffer<u8>,
 }
 
 impl BlasLt {
@@ -145,11 +147,11 @@ impl<'a> CublasGemm<'a> {
             DType::F32 | DType::Tf32 => three!(F32, |v| v as f32, |v| v as f64, 0.0f32),
             DType::F16 => three!(F16, f16::from_f64, |v: f16| v.to_f64(), f16::ZERO),
             DType::Bf16 => three!(Bf16, bf16::from_f64, |v: bf16| v.to_f64(), bf16::ZERO),
-            DType::Fp8E4m3 => {
+            other => {
                 return Err(BackendError::unsupported(
                     BackendKind::Cuda,
-                    "gemm fp8e4m3",
-                    "FP8 runs through cuBLASLt (Fp8Gemm)",
+                    format!("gemm {other}"),
+                    "FP8 and INT8 run through cuBLASLt (Fp8Gemm, ImmaGemm)",
                 ));
             }
         };
@@ -239,7 +241,7 @@ impl<'a> CublasGemm<'a> {
     }
 }
 
-fn widen<T: Copy>(values: Vec<T>, f: impl Fn(T) -> f64) -> Vec<f64> {
+pub(super) fn widen<T: Copy>(values: Vec<T>, f: impl Fn(T) -> f64) -> Vec<f64> {
     values.into_iter().map(f).collect()
 }
 
@@ -285,12 +287,15 @@ impl TimedWorkload for CublasGemm<'_> {
     }
 }
 
-/// FP8 e4m3 GEMM through cuBLASLt: A row-major M×K, B stored transposed (N×K row-major,
-/// the "TN" layout FP8 requires), D row-major M×N in bf16.
+/// FP8 GEMM through cuBLASLt: A row-major M×K, B stored transposed (N×K row-major, the
+/// "TN" layout FP8 requires), D row-major M×N in bf16. `fp8e4m3` has both inputs in e4m3;
+/// `fp8e5m2` has A in e5m2 and B in e4m3, because cuBLASLt has no e5m2×e5m2 kernel (the
+/// mixed pair is what training's backward pass runs: e5m2 gradients × e4m3 weights).
 pub struct Fp8Gemm<'a> {
     dev: &'a CudaBackend,
     lt: &'a BlasLt,
     shape: GemmShape,
+    dtype: DType,
     a_dev: DeviceBuffer<u8>,
     bt_dev: DeviceBuffer<u8>,
     d_dev: DeviceBuffer<bf16>,
@@ -304,30 +309,46 @@ pub struct Fp8Gemm<'a> {
 }
 
 impl<'a> Fp8Gemm<'a> {
-    pub fn new(dev: &'a CudaBackend, shape: GemmShape) -> Result<Self, BackendError> {
+    pub fn new(dev: &'a CudaBackend, shape: GemmShape, dtype: DType) -> Result<Self, BackendError> {
         if dev.compute_capability < (8, 9) {
             return Err(BackendError::unsupported(
                 BackendKind::Cuda,
-                "gemm fp8e4m3",
+                format!("gemm {dtype}"),
                 "FP8 tensor cores need compute capability 8.9 or newer",
             ));
         }
-        let lt = dev.lt.get(BackendKind::Cuda, "gemm fp8e4m3")?;
+        let lt = dev.lt.get(BackendKind::Cuda, &format!("gemm {dtype}"))?;
         let GemmShape { m, n, k } = shape;
         if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 {
             return Err(BackendError::unsupported(
                 BackendKind::Cuda,
-                format!("gemm fp8e4m3 {shape}"),
+                format!("gemm {dtype} {shape}"),
                 "cuBLASLt FP8 needs every dimension a multiple of 16",
             ));
         }
-        let encode = |v: &[f64]| -> (Vec<u8>, Vec<f64>) {
-            let bytes: Vec<u8> = v.iter().map(|&x| fp8_e4m3_from_f32(x as f32)).collect();
-            let back = bytes.iter().map(|&b| fp8_e4m3_to_f32(b) as f64).collect();
-            (bytes, back)
+        let encode = |v: &[f64], to: fn(f32) -> u8, back: fn(u8) -> f32| -> (Vec<u8>, Vec<f64>) {
+            let bytes: Vec<u8> = v.iter().map(|&x| to(x as f32)).collect();
+            let values = bytes.iter().map(|&b| back(b) as f64).collect();
+            (bytes, values)
         };
-        let (a_bytes, a) = encode(&normal_f64(SEED_A, m * k));
-        let (b_bytes, b) = encode(&normal_f64(SEED_B, k * n));
+        let (a_type, a_to, a_back) = match dtype {
+            DType::Fp8E5m2 => (
+                ltsys::cudaDataType_t::CUDA_R_8F_E5M2,
+                fp8_e5m2_from_f32 as fn(f32) -> u8,
+                fp8_e5m2_to_f32 as fn(u8) -> f32,
+            ),
+            _ => (
+                ltsys::cudaDataType_t::CUDA_R_8F_E4M3,
+                fp8_e4m3_from_f32 as fn(f32) -> u8,
+                fp8_e4m3_to_f32 as fn(u8) -> f32,
+            ),
+        };
+        let (a_bytes, a) = encode(&normal_f64(SEED_A, m * k), a_to, a_back);
+        let (b_bytes, b) = encode(
+            &normal_f64(SEED_B, k * n),
+            fp8_e4m3_from_f32,
+            fp8_e4m3_to_f32,
+        );
         // Bᵀ row-major (N×K): element (j, p) = B[p, j].
         let mut bt_bytes = vec![0u8; n * k];
         for p in 0..k {
@@ -338,11 +359,20 @@ impl<'a> Fp8Gemm<'a> {
         let a_dev = DeviceBuffer::upload(dev, &a_bytes)?;
         let bt_dev = DeviceBuffer::upload(dev, &bt_bytes)?;
         let d_dev = DeviceBuffer::upload(dev, &vec![bf16::ZERO; m * n])?;
-        let (desc, layouts, algo) = lt_plan(lt, shape)?;
+        let types = LtTypes {
+            compute: ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            scale: ltsys::cudaDataType_t::CUDA_R_32F,
+            // X is the Bᵀ buffer, Y the A buffer (see `lt_plan`).
+            x: ltsys::cudaDataType_t::CUDA_R_8F_E4M3,
+            y: a_type,
+            d: ltsys::cudaDataType_t::CUDA_R_16BF,
+        };
+        let (desc, layouts, algo) = lt_plan(lt, shape, types)?;
         Ok(Fp8Gemm {
             dev,
             lt,
             shape,
+            dtype,
             a_dev,
             bt_dev,
             d_dev,
@@ -383,17 +413,29 @@ impl<'a> Fp8Gemm<'a> {
                 raw_stream(self.dev) as ltsys::cudaStream_t,
             )
         }
-        .map_err(|e| device_error(format!("cublasLtMatmul fp8 {}", self.shape))(text(e)))
+        .map_err(|e| device_error(format!("cublasLtMatmul {} {}", self.dtype, self.shape))(text(e)))
     }
+}
+
+/// The types of one cuBLASLt TN matmul: compute and scale types, X (the Bᵀ buffer), Y
+/// (the A buffer) and D.
+#[derive(Clone, Copy)]
+pub(super) struct LtTypes {
+    pub compute: ltsys::cublasComputeType_t,
+    pub scale: ltsys::cudaDataType_t,
+    pub x: ltsys::cudaDataType_t,
+    pub y: ltsys::cudaDataType_t,
+    pub d: ltsys::cudaDataType_t,
 }
 
 /// Descriptor, layouts and algorithm for Dcol(N×M) = Xᵀ·Y where X is the Bᵀ buffer seen
 /// column-major (K×N, ld K, transposed by the op) and Y the A buffer seen column-major
 /// (K×M, ld K). Dcol column-major N×M with ld N is C row-major M×N.
 #[allow(clippy::type_complexity)]
-fn lt_plan(
+pub(super) fn lt_plan(
     lt_handle: &BlasLt,
     shape: GemmShape,
+    types: LtTypes,
 ) -> Result<
     (
         ltsys::cublasLtMatmulDesc_t,
@@ -402,18 +444,14 @@ fn lt_plan(
     ),
     BackendError,
 > {
-    use ltsys::cudaDataType_t as T;
     let GemmShape { m, n, k } = shape;
     let err = |what: &'static str| {
         move |e: cudarc::cublaslt::result::CublasError| {
-            device_error(format!("cuBLASLt {what} (fp8 {shape})"))(text(e))
+            device_error(format!("cuBLASLt {what} ({:?} {shape})", types.y))(text(e))
         }
     };
-    let desc = lt::create_matmul_desc(
-        ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-        T::CUDA_R_32F,
-    )
-    .map_err(err("matmul descriptor"))?;
+    let desc =
+        lt::create_matmul_desc(types.compute, types.scale).map_err(err("matmul descriptor"))?;
     let transpose: i32 = 1; // CUBLAS_OP_T
     // SAFETY: the descriptor was just created; the buffer is an i32 as the attribute needs.
     unsafe {
@@ -425,11 +463,11 @@ fn lt_plan(
         )
     }
     .map_err(err("TRANSA"))?;
-    let x = lt::create_matrix_layout(T::CUDA_R_8F_E4M3, k as u64, n as u64, k as i64)
+    let x = lt::create_matrix_layout(types.x, k as u64, n as u64, k as i64)
         .map_err(err("layout of B"))?;
-    let y = lt::create_matrix_layout(T::CUDA_R_8F_E4M3, k as u64, m as u64, k as i64)
+    let y = lt::create_matrix_layout(types.y, k as u64, m as u64, k as i64)
         .map_err(err("layout of A"))?;
-    let d = lt::create_matrix_layout(T::CUDA_R_16BF, n as u64, m as u64, n as i64)
+    let d = lt::create_matrix_layout(types.d, n as u64, m as u64, n as i64)
         .map_err(err("layout of D"))?;
     let pref = lt::create_matmul_pref().map_err(err("preference"))?;
     let workspace = lt_handle.workspace.bytes() as u64;
@@ -467,7 +505,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = widen(self.d_dev.download(self.dev)?, |v| v.to_f64());
-        self.worst_error = Some(check(self.shape, DType::Fp8E4m3, &self.a, &self.b, &c)?);
+        self.worst_error = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())

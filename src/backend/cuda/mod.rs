@@ -11,6 +11,7 @@ pub mod alloc;
 pub mod compile;
 pub mod device;
 pub mod gemm;
+pub mod gemm_int8;
 pub mod kernels;
 pub mod libs;
 pub mod loader;
@@ -372,7 +373,10 @@ impl GpuBackend for CudaBackend {
         // FP8 tensor cores: Ada (8.9) and Hopper (9.0) on, through cuBLASLt.
         if self.compute_capability >= (8, 9) {
             dtypes.push(DType::Fp8E4m3);
+            dtypes.push(DType::Fp8E5m2);
         }
+        // INT8 always: a device without IMMA records a skip with its reason (ImmaGemm).
+        dtypes.extend([DType::Int8, DType::Int8q]);
         dtypes
     }
 
@@ -382,8 +386,11 @@ impl GpuBackend for CudaBackend {
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
         self.fits(shape.min_bytes(dtype) + shape.min_bytes(DType::F32), "gemm")?;
-        if dtype == DType::Fp8E4m3 {
-            return Ok(Box::new(gemm::Fp8Gemm::new(self, shape)?));
+        if matches!(dtype, DType::Fp8E4m3 | DType::Fp8E5m2) {
+            return Ok(Box::new(gemm::Fp8Gemm::new(self, shape, dtype)?));
+        }
+        if dtype.is_integer() {
+            return Ok(Box::new(gemm_int8::ImmaGemm::new(self, shape, dtype)?));
         }
         let blas = self.require_blas(&format!("gemm {dtype}"))?;
         Ok(Box::new(gemm::CublasGemm::new(self, blas, shape, dtype)?))

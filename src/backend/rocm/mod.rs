@@ -35,6 +35,7 @@ mod alloc;
 pub mod compile;
 mod device;
 mod gemm;
+mod gemm_int8;
 mod kernels;
 mod libs;
 mod transfer;
@@ -226,7 +227,14 @@ impl GpuBackend for RocmBackend {
     }
 
     fn blas_dtypes(&self) -> Vec<DType> {
-        vec![DType::F64, DType::F32, DType::F16, DType::Bf16]
+        vec![
+            DType::F64,
+            DType::F32,
+            DType::F16,
+            DType::Bf16,
+            DType::Int8,
+            DType::Int8q,
+        ]
     }
 
     fn open_gemm(
@@ -241,6 +249,11 @@ impl GpuBackend for RocmBackend {
                 format!("gemm {dtype} {shape}"),
                 "does not fit in device memory",
             ));
+        }
+        if dtype.is_integer() {
+            return Ok(Box::new(gemm_int8::RocblasInt8Gemm::new(
+                self, shape, dtype,
+            )?));
         }
         Ok(Box::new(RocblasGemm::new(self, shape, dtype)?))
     }

@@ -30,8 +30,10 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
     let gemm = family(view, "gemm");
     let [chart, side] =
         Layout::horizontal([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
-    let mut series = rate_series(view, &gemm);
-    series.extend(rooflines(view, &gemm));
+    // The chart's axis is GFLOP/s: integer GEMMs (TOPS, another unit) stay in the table.
+    let flops: Vec<&Measured> = gemm.iter().copied().filter(|m| !is_tops(m)).collect();
+    let mut series = rate_series(view, &flops);
+    series.extend(rooflines(view, &flops));
     LineChart {
         title: "GEMM throughput vs size, with roofline".into(),
         x: XAxis::Log2(SizeUnit::Elements),
@@ -54,6 +56,12 @@ fn render(view: &View, area: Rect, buf: &mut Buffer) {
         .render(row, buf);
     }
     shapes_table(view, &gemm).render(table_area, buf);
+}
+
+fn is_tops(m: &Measured) -> bool {
+    m.rate
+        .as_ref()
+        .is_some_and(|r| r.unit == crate::units::RateUnit::TopsPerSecond)
 }
 
 fn parse_shape(value: &str) -> Option<GemmShape> {
@@ -124,7 +132,12 @@ fn shapes_table(view: &View, gemm: &[&Measured]) -> TextTable {
     let rows = gemm
         .iter()
         .map(|m| {
-            let rate = m.rate_value().map_or("n/a".into(), |r| format!("{r:.1}"));
+            // TOPS carry their unit: the column's figures are otherwise GFLOP/s.
+            let rate = match m.rate_value() {
+                Some(r) if is_tops(m) => format!("{r:.2}TOPS"),
+                Some(r) => format!("{r:.1}"),
+                None => "n/a".into(),
+            };
             let percent = m
                 .rate
                 .as_ref()

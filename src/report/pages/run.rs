@@ -431,7 +431,13 @@ fn own_benchmarks(all: &[Measured]) -> Chart {
 /// stackbench's family charts and the components charts.
 fn family_charts(run: &RunRecord, all: &[Measured], missing: &[NotMeasured]) -> Vec<Chart> {
     let family = |f: &str| all.iter().filter(|m| m.family == f).collect::<Vec<_>>();
-    let gemm = family("gemm");
+    // Integer GEMMs are TOPS, not GFLOP/s: their own chart, never on the FLOP axes.
+    let (int8, gemm): (Vec<&Measured>, Vec<&Measured>) =
+        family("gemm").into_iter().partition(|m| {
+            m.rate
+                .as_ref()
+                .is_some_and(|r| r.unit == crate::units::RateUnit::TopsPerSecond)
+        });
     let mut gemm_lines = rate_lines(
         "run:gemm-size",
         &gemm,
@@ -466,6 +472,16 @@ fn family_charts(run: &RunRecord, all: &[Measured], missing: &[NotMeasured]) -> 
         ),
         component_bars(&family("components")),
     ];
+    if !int8.is_empty() {
+        charts.push(rate_lines(
+            "run:gemm-int8",
+            &int8,
+            missing,
+            "INT8 GEMM throughput vs size",
+            false,
+            "throughput (TOPS)",
+        ));
+    }
     let components = ComponentCharts::from_run(run, all);
     charts.push(matmul(&components));
     charts.push(sdpa(components.sdpa.as_ref()));

@@ -1,0 +1,231 @@
+//! INT8 GEMM on NVIDIA GPUs through cuBLASLt IMMA: int8 A and B (`CUDA_R_8I`),
+//! `CUBLAS_COMPUTE_32I`, and either int32 output with int32 scalars (`int8`, what torch
+//! `_int_mm` calls) or int8 output with an f32 per-tensor scale as alpha (`int8q`, the
+//! requantisation of `workload::int8`). Same TN layout as FP8 (`gemm::lt_plan`): A
+//! row-major, B stored transposed, D row-major.
+//!
+//! Checked on the CPU for equality with the exact i64 reference of the same inputs.
+//! Unconfirmed until `ci/gpu_tests.sh` runs on a GPU: that cuBLASLt's int8 epilogue rounds
+//! alpha·acc half to even in f32 as the reference does (PTX `cvt.rni.sat.s8.f32` would);
+//! a different rounding fails `int8q`'s check with the entry named, never a silent pass.
+
+use super::CudaBackend;
+use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
+use super::gemm::{BlasLt, LtTypes, lt_plan};
+use crate::backend::gpu::GpuTimer;
+use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::workload::gemm::{bench_id as gemm_id, check_positions};
+use crate::workload::int8::{REQUANT_SCHEME, Requant, check_int8, check_int8q, quantized_inputs};
+use crate::workload::{DType, GemmShape};
+use cudarc::cublaslt::result as lt;
+use cudarc::cublaslt::sys as ltsys;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::time::Duration;
+
+const SEED_A: u64 = 0x0C0D_A18A;
+const SEED_B: u64 = 0x0C0D_A18B;
+const RANDOM_CHECKS: usize = 512;
+
+/// The output: int32 sums or requantised int8.
+enum Output {
+    Sums(DeviceBuffer<i32>),
+    Requantised(DeviceBuffer<i8>),
+}
+
+pub struct ImmaGemm<'a> {
+    dev: &'a CudaBackend,
+    lt: &'a BlasLt,
+    shape: GemmShape,
+    dtype: DType,
+    a_dev: DeviceBuffer<i8>,
+    bt_dev: DeviceBuffer<i8>,
+    d_dev: Output,
+    desc: ltsys::cublasLtMatmulDesc_t,
+    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
+    algo: ltsys::cublasLtMatmulAlgo_t,
+    requant: Requant,
+    a: Vec<i8>,
+    b: Vec<i8>,
+    timer: DeviceTimer<'a>,
+}
+
+impl<'a> ImmaGemm<'a> {
+    pub fn new(dev: &'a CudaBackend, shape: GemmShape, dtype: DType) -> Result<Self, BackendError> {
+        let what = format!("gemm {dtype} {shape}");
+        if !dtype.is_integer() {
+            return Err(BackendError::unsupported(
+                BackendKind::Cuda,
+                what,
+                "not an integer precision",
+            ));
+        }
+        if dev.compute_capability < (7, 5) {
+            return Err(BackendError::unsupported(
+                BackendKind::Cuda,
+                what,
+                "INT8 tensor cores (IMMA) need compute capability 7.5 or newer",
+            ));
+        }
+        let lt = dev.lt.get(BackendKind::Cuda, &what)?;
+        let GemmShape { m, n, k } = shape;
+        if m % 4 != 0 || n % 4 != 0 || k % 4 != 0 {
+            return Err(BackendError::unsupported(
+                BackendKind::Cuda,
+                what,
+                "cuBLASLt IMMA needs every dimension a multiple of 4",
+            ));
+        }
+        let a = quantized_inputs(SEED_A, m * k);
+        let b = quantized_inputs(SEED_B, k * n);
+        let requant = Requant::for_inputs(k, &a, &b);
+        // Bᵀ row-major (N×K): element (j, p) = B[p, j].
+        let mut bt = vec![0i8; n * k];
+        for p in 0..k {
+            for j in 0..n {
+                bt[j * k + p] = b[p * n + j];
+            }
+        }
+        let a_dev = DeviceBuffer::upload(dev, &a)?;
+        let bt_dev = DeviceBuffer::upload(dev, &bt)?;
+        use ltsys::cudaDataType_t as T;
+        let (d_dev, scale, d) = match dtype {
+            DType::Int8q => (
+                Output::Requantised(DeviceBuffer::upload(dev, &vec![0i8; m * n])?),
+                T::CUDA_R_32F,
+                T::CUDA_R_8I,
+            ),
+            _ => (
+                Output::Sums(DeviceBuffer::upload(dev, &vec![0i32; m * n])?),
+                T::CUDA_R_32I,
+                T::CUDA_R_32I,
+            ),
+        };
+        let types = LtTypes {
+            compute: ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32I,
+            scale,
+            x: T::CUDA_R_8I,
+            y: T::CUDA_R_8I,
+            d,
+        };
+        let (desc, layouts, algo) = lt_plan(lt, shape, types)?;
+        Ok(ImmaGemm {
+            dev,
+            lt,
+            shape,
+            dtype,
+            a_dev,
+            bt_dev,
+            d_dev,
+            desc,
+            layouts,
+            algo,
+            requant,
+            a,
+            b,
+            timer: DeviceTimer::new(dev, true)?,
+        })
+    }
+
+    fn launch(&self) -> Result<(), BackendError> {
+        let [x_layout, y_layout, d_layout] = self.layouts;
+        // Scalars in the scale type: int32 1 and 0 for sums, the f32 scale for int8q.
+        let (one, zero) = (1i32, 0i32);
+        let (scale, fzero) = (self.requant.scale, 0.0f32);
+        let (alpha, beta, d): (*const c_void, *const c_void, u64) = match &self.d_dev {
+            Output::Sums(d) => (&one as *const i32 as _, &zero as *const i32 as _, d.ptr),
+            Output::Requantised(d) => (&scale as *const f32 as _, &fzero as *const f32 as _, d.ptr),
+        };
+        // SAFETY: descriptors and layouts match the buffers (lt_plan); the scalars live
+        // until the call returns; the workspace is the handle's.
+        unsafe {
+            lt::matmul(
+                self.lt.handle,
+                self.desc,
+                alpha,
+                beta,
+                self.bt_dev.ptr as *const c_void,
+                x_layout,
+                self.a_dev.ptr as *const c_void,
+                y_layout,
+                d as *const c_void,
+                d_layout,
+                d as *mut c_void,
+                d_layout,
+                &self.algo,
+                self.lt.workspace.ptr as *mut c_void,
+                self.lt.workspace.bytes(),
+                raw_stream(self.dev) as ltsys::cudaStream_t,
+            )
+        }
+        .map_err(|e| device_error(format!("cublasLtMatmul {} {}", self.dtype, self.shape))(text(e)))
+    }
+}
+
+impl Drop for ImmaGemm<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created in `lt_plan`, destroyed once; errors cannot be handled here.
+        unsafe {
+            for layout in self.layouts {
+                let _ = lt::destroy_matrix_layout(layout);
+            }
+            let _ = lt::destroy_matmul_desc(self.desc);
+        }
+    }
+}
+
+impl TimedWorkload for ImmaGemm<'_> {
+    fn verify(&mut self) -> Result<(), BackendError> {
+        self.launch()?;
+        self.dev.synchronize()?;
+        let (shape, n) = (self.shape, self.shape.n);
+        let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
+        let checked = match &self.d_dev {
+            Output::Sums(d) => {
+                let c = d.download(self.dev)?;
+                check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions)
+            }
+            Output::Requantised(d) => {
+                let c = d.download(self.dev)?;
+                check_int8q(
+                    shape,
+                    &self.a,
+                    &self.b,
+                    self.requant,
+                    |i, j| c[i * n + j],
+                    &positions,
+                )
+            }
+        };
+        checked.map_err(|detail| {
+            BackendError::mismatch(&gemm_id("cuda", self.dtype, shape), detail)
+        })?;
+        self.a = Vec::new();
+        self.b = Vec::new();
+        Ok(())
+    }
+
+    fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
+        self.timer.time(iters, &mut || self.launch())
+    }
+
+    fn notes(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut notes = BTreeMap::new();
+        let library = match self.dtype {
+            DType::Int8q => "cuBLASLt cublasLtMatmul IMMA (TN, int8 output, f32 alpha)",
+            _ => "cuBLASLt cublasLtMatmul IMMA (TN, int32 output)",
+        };
+        notes.insert("library".into(), library.into());
+        notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32I".into());
+        notes.insert(
+            "arithmetic".into(),
+            "int8 x int8, int32 sums, checked for equality with an exact i64 reference".into(),
+        );
+        if self.dtype == DType::Int8q {
+            notes.insert("requantisation".into(), REQUANT_SCHEME.into());
+            notes.insert("requant_scale".into(), (self.requant.scale as f64).into());
+        }
+        self.timer.notes(&mut notes);
+        notes
+    }
+}
