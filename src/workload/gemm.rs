@@ -1,6 +1,7 @@
 //! GEMM: C = A·B with A (M×K), B (K×N), C (M×N), row-major. The shapes, the FLOP and byte
 //! formulas, and the correctness check every backend's result passes before it is timed.
 
+use super::accuracy::{Accuracy, AccuracyMeter};
 use super::{DType, Suite};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -136,10 +137,13 @@ pub fn check_positions(shape: GemmShape, random: usize, seed: u64) -> Vec<(usize
     positions
 }
 
-/// Compares `c` at `positions` with f64 dot products of `a` and `b` (row-major, the values
-/// the kernel actually read, already rounded to its input precision). The error of each
-/// entry must stay within `dtype.dot_error_bound(k, |want|, Σ|a_ik·b_kj|)`. Returns the
-/// worst error scaled by Σ|a_ik·b_kj| (the backward-error scale), or the first failure.
+/// Compares `c` with f64 dot products of `a` and `b` (row-major, the values the kernel
+/// actually read, already rounded to its input precision) on the reference slice
+/// ([`reference_slice`]: all of C unless that is past the reference budgets) and at
+/// `positions` outside it (edges and random entries of the rest). The error of each entry
+/// must stay within `dtype.dot_error_bound(k, |want|, Σ|a_ik·b_kj|)`; its scale for the
+/// accuracy set is Σ|a_ik·b_kj| (the backward-error scale). Returns the accuracy set, or
+/// the first failure.
 pub fn check_product(
     shape: GemmShape,
     dtype: DType,
@@ -147,8 +151,47 @@ pub fn check_product(
     b: &[f64],
     c: impl Fn(usize, usize) -> f64,
     positions: &[(usize, usize)],
-) -> Result<f64, String> {
+) -> Result<Accuracy, String> {
     check_product_rounded(shape, dtype, dtype.gemm_rounding(), a, b, c, positions)
+}
+
+/// The leading block of C the reference covers: `(rows, columns)`. All of C when its f64
+/// reference (A, B and C) fits [`REFERENCE_BUDGET_BYTES`] and its M·N·K multiply-adds fit
+/// [`REFERENCE_BUDGET_OPS`]; else the first columns (only when B alone takes more than half
+/// the memory budget) and as many leading rows as then fit.
+///
+/// [`REFERENCE_BUDGET_BYTES`]: super::accuracy::REFERENCE_BUDGET_BYTES
+/// [`REFERENCE_BUDGET_OPS`]: super::accuracy::REFERENCE_BUDGET_OPS
+pub fn reference_slice(shape: GemmShape) -> (usize, usize) {
+    let GemmShape { m, n, k } = shape;
+    let (k64, n64) = (k as u64, n as u64);
+    let half_budget = super::accuracy::REFERENCE_BUDGET_BYTES / 2;
+    let cols = if 8 * k64 * n64 <= half_budget {
+        n
+    } else {
+        ((half_budget / (8 * k64)).max(1) as usize).min(n)
+    };
+    let cols64 = cols as u64;
+    let rows =
+        super::accuracy::reference_rows(m, 8 * k64 * cols64, 8 * (k64 + cols64), cols64 * k64);
+    (rows, cols)
+}
+
+/// What the reference of `shape` covered, for the record: `all of C (MxN)`, or the slice
+/// and how many entries outside it were checked too.
+fn slice_name(shape: GemmShape, (rows, cols): (usize, usize), outside: usize) -> String {
+    let GemmShape { m, n, .. } = shape;
+    if rows == m && cols == n {
+        return format!("all of C ({m}x{n})");
+    }
+    let columns = if cols == n {
+        format!("all {n} columns")
+    } else {
+        format!("columns 0..{cols}")
+    };
+    format!(
+        "rows 0..{rows}, {columns} of C ({m}x{n}), plus {outside} edge and random entries outside it"
+    )
 }
 
 /// [`check_product`] for a library whose rounding differs from `dtype`'s usual one (see
@@ -161,7 +204,7 @@ pub fn check_product_rounded(
     b: &[f64],
     c: impl Fn(usize, usize) -> f64,
     positions: &[(usize, usize)],
-) -> Result<f64, String> {
+) -> Result<Accuracy, String> {
     let GemmShape { m, n, k } = shape;
     if a.len() != m * k || b.len() != k * n {
         return Err(format!(
@@ -170,26 +213,48 @@ pub fn check_product_rounded(
             b.len()
         ));
     }
-    let mut worst = 0.0f64;
-    for &(i, j) in positions {
+    let mut meter = AccuracyMeter::new(dtype);
+    let mut entry = |i: usize, j: usize, want: f64, scale: f64| {
+        let got = c(i, j);
+        let bound = rounding.bound(k, want.abs(), scale);
+        meter
+            .add(got, want, scale, bound)
+            .map(|_| ())
+            .map_err(|e| format!("{dtype} {shape}: C[{i},{j}] = {e}"))
+    };
+    let (rows, cols) = reference_slice(shape);
+    // Row by row over the slice: each entry's sum still runs over p in order (the same
+    // sequential f64 dot product as below), but the inner loop walks B's rows contiguously.
+    let (mut want, mut scale) = (vec![0.0f64; cols], vec![0.0f64; cols]);
+    for i in 0..rows {
+        want.fill(0.0);
+        scale.fill(0.0);
+        for p in 0..k {
+            let aip = a[i * k + p];
+            let b_row = &b[p * n..p * n + cols];
+            for ((w, s), &bpj) in want.iter_mut().zip(scale.iter_mut()).zip(b_row) {
+                let term = aip * bpj;
+                *w += term;
+                *s += term.abs();
+            }
+        }
+        for j in 0..cols {
+            entry(i, j, want[j], scale[j])?;
+        }
+    }
+    let mut outside = 0;
+    for &(i, j) in positions.iter().filter(|&&(i, j)| i >= rows || j >= cols) {
         let (mut want, mut scale) = (0.0f64, 0.0f64);
         for p in 0..k {
             let term = a[i * k + p] * b[p * n + j];
             want += term;
             scale += term.abs();
         }
-        let got = c(i, j);
-        let error = (got - want).abs();
-        let bound = rounding.bound(k, want.abs(), scale);
-        if !error.is_finite() || error > bound {
-            return Err(format!(
-                "{dtype} {shape}: C[{i},{j}] = {got} but the f64 reference is {want} \
-                 (error {error:.3e} > bound {bound:.3e}, Σ|a·b| = {scale:.3e})"
-            ));
-        }
-        worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
+        entry(i, j, want, scale)?;
+        outside += 1;
     }
-    Ok(worst)
+    let sliced = rows < m || cols < n;
+    Ok(meter.finish(slice_name(shape, (rows, cols), outside), sliced))
 }
 
 /// The benchmark id `gemm/<backend>/<dtype>/<M>x<N>x<K>`: built here only, so bench targets

@@ -53,6 +53,7 @@ pub struct CpuGemm {
     dtype: DType,
     threads: usize,
     operands: Operands,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl CpuGemm {
@@ -103,6 +104,7 @@ impl CpuGemm {
             dtype,
             threads,
             operands,
+            accuracy: None,
         })
     }
 
@@ -211,7 +213,7 @@ impl TimedWorkload for CpuGemm {
         if self.dtype == DType::F16 {
             rounding = rounding.with_partial_sums(F16_PARTIAL_SUM_EVERY, rounding.output);
         }
-        check_product_rounded(
+        let accuracy = check_product_rounded(
             self.shape,
             self.dtype,
             rounding,
@@ -220,8 +222,11 @@ impl TimedWorkload for CpuGemm {
             |i, j| self.output(i, j),
             &positions,
         )
-        .map(|_| ())
-        .map_err(|detail| BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail))
+        .map_err(|detail| {
+            BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail)
+        })?;
+        self.accuracy = Some(accuracy);
+        Ok(())
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -233,10 +238,14 @@ impl TimedWorkload for CpuGemm {
             DType::Bf16 => "gemm crate sgemm, bf16 widened to f32 per call",
             _ => "gemm crate",
         };
-        BTreeMap::from([
+        let mut notes = BTreeMap::from([
             ("threads".to_owned(), self.threads.into()),
             ("kernel".to_owned(), kernel.into()),
-        ])
+        ]);
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
+        }
+        notes
     }
 }
 

@@ -119,7 +119,7 @@ pub struct CublasGemm<'a> {
     a: Vec<f64>,
     b: Vec<f64>,
     timer: DeviceTimer<'a>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> CublasGemm<'a> {
@@ -162,7 +162,7 @@ impl<'a> CublasGemm<'a> {
             a,
             b,
             timer: DeviceTimer::new(dev, true)?,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -250,7 +250,7 @@ fn check(
     a: &[f64],
     b: &[f64],
     c: &[f64],
-) -> Result<f64, BackendError> {
+) -> Result<crate::workload::Accuracy, BackendError> {
     let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
     check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions)
         .map_err(|detail| BackendError::mismatch(&gemm_id("cuda", dtype, shape), detail))
@@ -261,7 +261,7 @@ impl TimedWorkload for CublasGemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = self.result()?;
-        self.worst_error = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
+        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
         // The inputs are not needed again; large shapes hold gigabytes of them.
         self.a = Vec::new();
         self.b = Vec::new();
@@ -277,8 +277,8 @@ impl TimedWorkload for CublasGemm<'_> {
         let (_, compute) = self.types();
         notes.insert("library".into(), "cuBLAS cublasGemmEx".into());
         notes.insert("compute_type".into(), format!("{compute:?}").into());
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes
@@ -300,7 +300,7 @@ pub struct Fp8Gemm<'a> {
     a: Vec<f64>,
     b: Vec<f64>,
     timer: DeviceTimer<'a>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> Fp8Gemm<'a> {
@@ -352,7 +352,7 @@ impl<'a> Fp8Gemm<'a> {
             a,
             b,
             timer: DeviceTimer::new(dev, true)?,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -467,7 +467,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = widen(self.d_dev.download(self.dev)?, |v| v.to_f64());
-        self.worst_error = Some(check(self.shape, DType::Fp8E4m3, &self.a, &self.b, &c)?);
+        self.accuracy = Some(check(self.shape, DType::Fp8E4m3, &self.a, &self.b, &c)?);
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())
@@ -484,8 +484,8 @@ impl TimedWorkload for Fp8Gemm<'_> {
             "cuBLASLt cublasLtMatmul (TN, bf16 output)".into(),
         );
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32F".into());
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes
