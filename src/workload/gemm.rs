@@ -336,6 +336,53 @@ mod tests {
         assert!(err.contains("C[6,4]"), "{err}");
     }
 
+    #[test]
+    fn large_problems_are_checked_on_a_named_slice() {
+        // 4096³: all of it is 384 MiB of f64 but 2^36 multiply-adds: 128 rows of C.
+        assert_eq!(reference_slice(GemmShape::square(4096)), (128, 4096));
+        // 16384³: B alone is 2 GiB of f64, so the columns are cut too.
+        let (rows, cols) = reference_slice(GemmShape::square(16384));
+        assert_eq!(cols, 4096);
+        assert!(rows >= 1 && rows as u64 * 4096 * 16384 <= 1 << 31);
+        assert_eq!(reference_slice(GemmShape::square(512)), (512, 512));
+        // A sliced check names the slice and still checks the edges outside it.
+        // Here memory binds first: B is 256 MB of f64 and each row of A 32 MB, so 25 rows
+        // fit in 1 GiB (the multiply-adds would allow 67).
+        let shape = GemmShape::new(700, 8, 4_000_000);
+        assert_eq!(reference_slice(shape), (25, 8));
+        let name = slice_name(shape, reference_slice(shape), 1416);
+        assert_eq!(
+            name,
+            "rows 0..25, all 8 columns of C (700x8), plus 1416 edge and random entries outside it"
+        );
+    }
+
+    #[test]
+    fn the_accuracy_set_measures_a_constructed_error() {
+        let shape = GemmShape::new(4, 3, 5);
+        // Integer-valued inputs: every f64 product and sum is exact.
+        let a: Vec<f64> = (0..20).map(|v| (v % 7) as f64 - 3.0).collect();
+        let b: Vec<f64> = (0..15).map(|v| (v % 5) as f64 - 2.0).collect();
+        let mut c = naive(shape, &a, &b);
+        let exact = check_product(shape, DType::F32, &a, &b, |i, j| c[i * 3 + j], &[]).unwrap();
+        assert_eq!((exact.max_abs_error, exact.max_eps_error), (0.0, 0.0));
+        assert_eq!(exact.elements, 12);
+        // One entry off by 2 ulps of f32 at its value.
+        let (i, j) = (2, 1);
+        let want = c[i * 3 + j];
+        assert!(want != 0.0);
+        let ulp = (want.abs() as f32).to_bits();
+        let off = f32::from_bits(ulp + 2) as f64 - want.abs();
+        c[i * 3 + j] += off.copysign(want);
+        let acc = check_product(shape, DType::F32, &a, &b, |i, j| c[i * 3 + j], &[]).unwrap();
+        let scale: f64 = (0..5).map(|p| (a[i * 5 + p] * b[p * 3 + j]).abs()).sum();
+        assert_eq!(acc.max_abs_error, off);
+        assert_eq!(acc.max_rel_error, off / want.abs());
+        assert_eq!(acc.mean_rel_error, off / want.abs() / 12.0);
+        assert_eq!(acc.max_eps_error, off / (f32::EPSILON as f64 * scale));
+        assert_eq!(acc.reference, "all of C (4x3)");
+    }
+
     /// Every GEMM shape any suite runs, CPU and GPU.
     fn every_suite_shape() -> Vec<GemmShape> {
         let mut shapes: Vec<GemmShape> = [Suite::Quick, Suite::Full]

@@ -315,6 +315,11 @@ mod tests {
                 w.verify()
                     .unwrap_or_else(|e| panic!("{kernel:?} causal={causal}: {e}"));
                 assert!(w.run(1).is_ok());
+                let a: crate::workload::Accuracy =
+                    serde_json::from_value(w.notes()["accuracy"].clone()).unwrap();
+                assert_eq!(a.elements as usize, shape.elements());
+                assert_eq!(a.reference, "all of O (600 query rows)");
+                assert!(a.max_abs_error > 0.0 && a.max_eps_error < 64.0, "{a:?}");
             }
         }
     }

@@ -228,6 +228,17 @@ mod tests {
             w.verify()
                 .unwrap_or_else(|e| panic!("{} failed: {e}", op.function_id(T::DTYPE)));
             assert!(w.run(2).is_ok());
+            let a: crate::workload::Accuracy =
+                serde_json::from_value(w.notes()["accuracy"].clone()).unwrap();
+            assert_eq!(a.elements as usize, op.output_len(shape), "{op}");
+            assert_eq!(a.reference, "all of the output (37 rows)");
+            assert_eq!(a.dtype, T::DTYPE.id());
+            // Relu is exact in every precision; the rest round at least somewhere.
+            if op == TensorOp::Relu {
+                assert_eq!(a.max_abs_error, 0.0);
+            } else {
+                assert!(a.max_abs_error > 0.0, "{op} {}: {a:?}", T::DTYPE);
+            }
         }
     }
 
