@@ -292,7 +292,9 @@ mod tests {
 
     fn accuracy_of(g: &CpuGemm) -> crate::workload::Accuracy {
         let notes = g.notes();
-        let note = notes.get("accuracy").expect("verify leaves the accuracy set in the notes");
+        let note = notes
+            .get("accuracy")
+            .expect("verify leaves the accuracy set in the notes");
         serde_json::from_value(note.clone()).unwrap()
     }
 
@@ -302,14 +304,20 @@ mod tests {
         let mut sets = Vec::new();
         for dtype in [DType::F64, DType::F32, DType::F16, DType::Bf16] {
             let mut g = CpuGemm::new(shape, dtype, 2).unwrap();
-            assert!(g.notes().get("accuracy").is_none(), "no set before the check");
+            assert!(
+                g.notes().get("accuracy").is_none(),
+                "no set before the check"
+            );
             g.verify().unwrap();
             let a = accuracy_of(&g);
             assert_eq!(a.dtype, dtype.id());
             assert_eq!(a.elements, 33 * 17);
             assert_eq!(a.reference, "all of C (33x17)");
             assert!(!a.sliced);
-            assert!(a.max_abs_error > 0.0, "{dtype}: a rounded result is not exact: {a:?}");
+            assert!(
+                a.max_abs_error > 0.0,
+                "{dtype}: a rounded result is not exact: {a:?}"
+            );
             assert!(a.max_rel_error >= a.mean_rel_error && a.mean_rel_error > 0.0);
             assert!(a.worst_bound_ratio > 0.0 && a.worst_bound_ratio <= 1.0);
             // Within a few epsilons at the Σ|a·b| scale (√300 ≈ 17 bounds the drift).
@@ -350,10 +358,16 @@ mod tests {
         )
         .unwrap();
         // The entry's own f64 rounding (a few 1e-16 at values near 10) comes on top.
-        assert!((acc.max_abs_error - delta).abs() < 1e-14, "{acc:?} vs {delta:e}");
+        assert!(
+            (acc.max_abs_error - delta).abs() < 1e-14,
+            "{acc:?} vs {delta:e}"
+        );
         let scale: f64 = (0..64).map(|p| (a[3 * 64 + p] * b[p * 8 + 5]).abs()).sum();
         let want_eps = delta / (f64::EPSILON * scale);
-        assert!((acc.max_eps_error / want_eps - 1.0).abs() < 0.1, "{acc:?} vs {want_eps}");
+        assert!(
+            (acc.max_eps_error / want_eps - 1.0).abs() < 0.1,
+            "{acc:?} vs {want_eps}"
+        );
     }
 
     #[test]
