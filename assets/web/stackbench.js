@@ -404,6 +404,9 @@
         return [statusCell(n.outcome), code(n.id), n.reason];
       })));
     }
+    parent.appendChild(el('h3', { text: 'Accuracy (error against a float64 reference)' }));
+    if (page.accuracy_line) parent.appendChild(el('p', { text: page.accuracy_line }));
+    else parent.appendChild(table(page.accuracy.headers, page.accuracy.rows));
     parent.appendChild(el('h3', { text: 'Telemetry' }));
     if (page.telemetry_line) parent.appendChild(el('p', { text: page.telemetry_line }));
     else parent.appendChild(table(page.telemetry.headers, page.telemetry.rows));
