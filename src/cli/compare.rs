@@ -121,6 +121,10 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         .map(regex::Regex::new)
         .transpose()
         .context("--filter is not a valid regular expression")?;
+    // The config first: a broken file is named before any run is read.
+    let accuracy_rules = crate::config::Config::discover(args.config.as_deref())
+        .context("cannot read the [accuracy] rules")?
+        .accuracy_rules();
     let store = crate::cli::store::open_store(&args.results);
     let (base, cand) = load_sides(&args, &store)?;
     let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
@@ -133,9 +137,7 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         allow_different_hardware: args.allow_different_hardware,
         noise_floors,
         history_runs,
-        accuracy_rules: crate::config::Config::discover(args.config.as_deref())
-            .context("cannot read the [accuracy] rules")?
-            .accuracy_rules(),
+        accuracy_rules,
     };
     let side = |name: &str, run| Side {
         name: name.to_string(),
