@@ -475,6 +475,12 @@
         return [statusCell(u.status), code(u.id), u.error];
       })));
     }
+    if (page.accuracy && page.accuracy.length) {
+      parent.appendChild(el('h3', { text: 'Accuracy (error against a float64 reference)' }));
+      parent.appendChild(table(['accuracy', 'benchmark', 'change'], page.accuracy.map(function (a) {
+        return [statusCell(a[0]), code(a[1]), a[2]];
+      })));
+    }
     var fig = figure(page.chart, lazy);
     parent.appendChild(fig);
     return [fig];
