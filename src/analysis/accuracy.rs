@@ -78,11 +78,16 @@ fn judge_one(
         _ => None,
     };
     let ratio = match (base, cand) {
-        (Some(b), Some(c)) if bits.is_some() => Some(match (b.max_rel_error, c.max_rel_error) {
-            (b, c) if b == 0.0 && c == 0.0 => 1.0,
-            (b, _) if b == 0.0 => f64::INFINITY,
-            (b, c) => c / b,
-        }),
+        (Some(b), Some(c)) if bits.is_some() => {
+            let (b, c) = (b.max_rel_error, c.max_rel_error);
+            Some(if b == 0.0 && c == 0.0 {
+                1.0
+            } else if b == 0.0 {
+                f64::INFINITY
+            } else {
+                c / b
+            })
+        }
         _ => None,
     };
     let change = match (bits, ratio) {

@@ -145,11 +145,15 @@ impl Accuracy {
         if self.comparison != baseline.comparison || self.dtype != baseline.dtype {
             return None;
         }
-        Some(match (baseline.max_eps_error, self.max_eps_error) {
-            (b, c) if b == 0.0 && c == 0.0 => 0.0,
-            (b, _) if b == 0.0 => f64::INFINITY,
-            (_, c) if c == 0.0 => f64::NEG_INFINITY,
-            (b, c) => (c / b).log2(),
+        let (b, c) = (baseline.max_eps_error, self.max_eps_error);
+        Some(if b == 0.0 && c == 0.0 {
+            0.0
+        } else if b == 0.0 {
+            f64::INFINITY
+        } else if c == 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            (c / b).log2()
         })
     }
 

@@ -305,7 +305,7 @@ mod tests {
         for dtype in [DType::F64, DType::F32, DType::F16, DType::Bf16] {
             let mut g = CpuGemm::new(shape, dtype, 2).unwrap();
             assert!(
-                g.notes().get("accuracy").is_none(),
+                !g.notes().contains_key("accuracy"),
                 "no set before the check"
             );
             g.verify().unwrap();
