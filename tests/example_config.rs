@@ -72,6 +72,13 @@ fn every_command_taking_config_or_prices_accepts_the_example() {
     // (binary, command, arguments, exit code it must end with: None where the outcome
     // depends on the stored runs, not on the config).
     let cases: Vec<(&str, &str, Vec<&str>, Option<i32>)> = vec![
+        // The [accuracy] rules judge whatever the stored runs hold.
+        (
+            ANALYZE_TRENDS,
+            "compare",
+            vec!["previous", "latest", "--config", ex, "--results", &r],
+            None,
+        ),
         (
             ANALYZE_TRENDS,
             "hardware",

@@ -92,6 +92,9 @@ fn gemm_is_correct_in_every_precision_and_odd_shapes() {
                 || dev.gemm(shape, dtype),
                 |w| {
                     let notes = w.notes();
+                    if !notes.contains_key("accuracy") {
+                        return Err(format!("no accuracy set after the check: {notes:?}"));
+                    }
                     (notes.contains_key("throttled") || notes.contains_key("sm_clock"))
                         .then_some(())
                         .ok_or_else(|| format!("no clock notes: {notes:?}"))

@@ -33,10 +33,38 @@ fn device(order: ThreadOrder) -> &'static EmulatedDevice {
 }
 
 fn verify(what: &str, workload: Result<Box<dyn TimedWorkload + '_>, BackendError>) {
+    verify_notes(what, workload);
+}
+
+/// Verifies and returns the notes the check left.
+fn verify_notes(
+    what: &str,
+    workload: Result<Box<dyn TimedWorkload + '_>, BackendError>,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
     let mut workload = workload.unwrap_or_else(|e| panic!("{what}: could not open: {e}"));
     if let Err(e) = workload.verify() {
         panic!("{what}: {e}");
     }
+    workload.notes()
+}
+
+/// As [`verify`], for a workload with a float64 reference: the GPU path's notes must carry
+/// its accuracy set, over every element of these small outputs.
+fn verify_accuracy(
+    what: &str,
+    workload: Result<Box<dyn TimedWorkload + '_>, BackendError>,
+    elements: usize,
+) {
+    let notes = verify_notes(what, workload);
+    let accuracy: stackbench::workload::Accuracy = notes
+        .get("accuracy")
+        .and_then(|n| serde_json::from_value(n.clone()).ok())
+        .unwrap_or_else(|| panic!("{what}: no accuracy set in the notes: {notes:?}"));
+    assert_eq!(accuracy.elements as usize, elements, "{what}: {accuracy:?}");
+    assert!(
+        !accuracy.sliced && accuracy.worst_bound_ratio <= 1.0,
+        "{what}: {accuracy:?}"
+    );
 }
 
 // Odd lengths exercise the paired kernels' tail element; more pairs than one grid-stride
@@ -66,9 +94,10 @@ fn tensor_ops_match_their_references_in_every_precision() {
             for &dtype in DTYPES {
                 for op in TensorOp::ALL {
                     let shape = TensorShape::new(rows, cols);
-                    verify(
+                    verify_accuracy(
                         &format!("{op:?} {dtype:?} {rows}x{cols} {order:?}"),
                         tensor_ops::open(device(order), op, dtype, shape),
+                        op.output_len(shape),
                     );
                 }
             }
@@ -91,9 +120,10 @@ fn attention_kernels_match_the_reference() {
         for order in ThreadOrder::BOTH {
             for dtype in [DType::F32, DType::F16, DType::Bf16] {
                 for kernel in AttentionKernel::ALL {
-                    verify(
+                    verify_accuracy(
                         &format!("{kernel:?} {dtype:?} {shape:?} {order:?}"),
                         attention::open(device(order), kernel, shape, dtype),
+                        shape.elements(),
                     );
                 }
             }

@@ -69,7 +69,12 @@ fn rocblas_gemm_and_copies_are_correct() {
         tally.measure(
             format!("gemm {dtype} {shape}"),
             || dev.gemm(shape, dtype),
-            |_| Ok(()),
+            |w| {
+                w.notes()
+                    .contains_key("accuracy")
+                    .then_some(())
+                    .ok_or_else(|| "no accuracy set after the check".to_string())
+            },
         );
     }
     for kind in TransferKind::ALL {

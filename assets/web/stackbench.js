@@ -404,6 +404,9 @@
         return [statusCell(n.outcome), code(n.id), n.reason];
       })));
     }
+    parent.appendChild(el('h3', { text: 'Accuracy (error against a float64 reference)' }));
+    if (page.accuracy_line) parent.appendChild(el('p', { text: page.accuracy_line }));
+    else parent.appendChild(table(page.accuracy.headers, page.accuracy.rows));
     parent.appendChild(el('h3', { text: 'Telemetry' }));
     if (page.telemetry_line) parent.appendChild(el('p', { text: page.telemetry_line }));
     else parent.appendChild(table(page.telemetry.headers, page.telemetry.rows));
@@ -470,6 +473,12 @@
       parent.appendChild(el('h3', { text: 'Not measured on one side' }));
       parent.appendChild(table(['status', 'benchmark', 'error'], page.unmeasured.map(function (u) {
         return [statusCell(u.status), code(u.id), u.error];
+      })));
+    }
+    if (page.accuracy && page.accuracy.length) {
+      parent.appendChild(el('h3', { text: 'Accuracy (error against a float64 reference)' }));
+      parent.appendChild(table(['accuracy', 'benchmark', 'change'], page.accuracy.map(function (a) {
+        return [statusCell(a[0]), code(a[1]), a[2]];
       })));
     }
     var fig = figure(page.chart, lazy);

@@ -2,6 +2,7 @@
 //! first), the core of the PR gate. The verdict comes from the raw samples; see
 //! [`super::verdict`] for the rule and BENCHMARKS.md ("The regression gate") for its tuning.
 
+use super::accuracy::{AccuracyStatus, AccuracyVerdict, judge_accuracy};
 use super::throughput::{PeakTable, Rate};
 use super::verdict::{OverallStatus, Status, VerdictRule, percent};
 use crate::files::parallel_map;
@@ -46,6 +47,8 @@ pub struct CompareOptions {
     pub noise_floors: std::collections::HashMap<String, f64>,
     /// How many earlier runs the floors came from (for the summary).
     pub history_runs: usize,
+    /// The `[accuracy]` rules of `stackbench.toml` (none: accuracy shown, never judged).
+    pub accuracy_rules: crate::config::AccuracyRules,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -137,6 +140,11 @@ pub struct Summary {
     pub total_unchanged: usize,
     pub total_inconclusive: usize,
     pub total_skipped: usize,
+    /// Benchmarks an `[accuracy]` rule judged to have lost accuracy (they fail the verdict).
+    pub total_accuracy_lost: usize,
+    /// Benchmarks an `[accuracy]` rule covers whose accuracy could not be compared (they
+    /// make the verdict unsure).
+    pub total_accuracy_unjudged: usize,
     pub overall_status: OverallStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub systemic_shift: Option<SystemicShift>,
@@ -166,6 +174,9 @@ pub struct Comparison {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub skipped: Vec<SkippedInComparison>,
+    /// Each benchmark's error against its float64 reference, baseline beside candidate,
+    /// and what the `[accuracy]` rules made of it (see [`super::accuracy`]).
+    pub accuracy: Vec<AccuracyVerdict>,
     pub summary: Summary,
     /// What the verdict stands on: the benchmarks judged with their usable samples
     /// (baseline, candidate), and the ones that failed for want of any.
@@ -205,8 +216,10 @@ impl Comparison {
                 .comparisons
                 .iter()
                 .all(|r| r.status == Status::BelowFloor);
-        let unsure =
-            (self.unsure().next().is_some() || only_below_floor) && self.accepted_unsure.is_none();
+        let unsure = (self.unsure().next().is_some()
+            || only_below_floor
+            || self.summary.total_accuracy_unjudged > 0)
+            && self.accepted_unsure.is_none();
         self.evidence
             .verdict_outcome(self.regression_found(), unsure)
     }
@@ -243,6 +256,8 @@ pub struct Judgement {
     pub systemic: Option<SystemicShift>,
     /// Benchmarks with no usable samples (already listed in `unmeasured` as failed).
     pub unusable: Vec<(String, &'static str, SampleDefect)>,
+    /// The accuracy half of the verdict ([`super::accuracy::judge_accuracy`]).
+    pub accuracy: Vec<AccuracyVerdict>,
 }
 
 impl Judgement {
@@ -259,6 +274,7 @@ impl Judgement {
             skipped,
             systemic,
             unusable,
+            accuracy,
         } = self;
         sort_rows(&mut rows);
         sort_unmeasured(&mut unmeasured);
@@ -283,7 +299,8 @@ impl Judgement {
                 .map(|u| u.id.clone())
                 .collect::<Vec<_>>()
         };
-        let summary = summarise(&rows, skipped.len(), systemic, &hardware, &unmeasured);
+        let mut summary = summarise(&rows, skipped.len(), systemic, &hardware, &unmeasured);
+        summarise_accuracy(&mut summary, &accuracy);
         Ok(Comparison {
             schema: COMPARISON_SCHEMA,
             baseline,
@@ -295,6 +312,7 @@ impl Judgement {
             comparisons: rows,
             unmeasured,
             skipped,
+            accuracy,
             summary,
             evidence,
             rule,
@@ -440,7 +458,14 @@ pub fn compare(
         .iter()
         .filter(|c| c.noise_floor_percent.is_some())
         .count();
+    let accuracy = judge_accuracy(
+        pairs
+            .iter()
+            .map(|(b, c)| (b.id.as_str(), b.accuracy.as_ref(), c.accuracy.as_ref())),
+        &options.accuracy_rules,
+    );
     let judgement = Judgement {
+        accuracy,
         baseline: baseline.name.clone(),
         candidate: candidate.name.clone(),
         rule: options.rule,
@@ -833,6 +858,29 @@ fn unmeasured(
     out
 }
 
+/// Adds the accuracy half to the summary: a benchmark that lost accuracy fails the verdict
+/// like a slowdown; one a rule covers but that could not be judged makes it a warning (and
+/// the outcome unsure); the evidence line says what the accuracy verdict stands on.
+fn summarise_accuracy(summary: &mut Summary, accuracy: &[AccuracyVerdict]) {
+    let count = |s: AccuracyStatus| accuracy.iter().filter(|v| v.status == s).count();
+    summary.total_accuracy_lost = count(AccuracyStatus::Lost);
+    summary.total_accuracy_unjudged = count(AccuracyStatus::Unjudged);
+    summary
+        .notes
+        .extend(super::accuracy::evidence_note(accuracy));
+    summary.notes.extend(
+        accuracy
+            .iter()
+            .filter(|v| matches!(v.status, AccuracyStatus::Lost | AccuracyStatus::Unjudged))
+            .map(|v| v.message.clone()),
+    );
+    if summary.total_accuracy_lost > 0 {
+        summary.overall_status = OverallStatus::Critical;
+    } else if summary.total_accuracy_unjudged > 0 {
+        summary.overall_status = summary.overall_status.max(OverallStatus::Warning);
+    }
+}
+
 fn summarise(
     rows: &[BenchComparison],
     skipped: usize,
@@ -890,6 +938,8 @@ fn summarise(
         total_unchanged: count(Status::Unchanged),
         total_inconclusive: inconclusive,
         total_skipped: skipped,
+        total_accuracy_lost: 0,
+        total_accuracy_unjudged: 0,
         overall_status,
         systemic_shift: systemic,
         notes,
@@ -916,6 +966,7 @@ mod tests {
             },
             notes: Vec::new(),
             telemetry: None,
+            accuracy: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Verdicts: before/after comparison, the regression gate, trends over history and
 //! cross-hardware views. Judges run records; never knows how a number was measured.
 
+pub mod accuracy;
 pub mod compare;
 pub mod compatibility;
 pub mod estimator;

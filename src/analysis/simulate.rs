@@ -139,6 +139,7 @@ fn record(id: &str, population: &str, index: usize, samples: SampleFile) -> Benc
         samples,
         notes: Vec::new(),
         telemetry: None,
+        accuracy: None,
     }
 }
 
@@ -382,6 +383,7 @@ pub fn simulate_history(h: &HistoryScenario) -> Vec<RunRecord> {
                     samples,
                     notes: Vec::new(),
                     telemetry: None,
+                    accuracy: None,
                 });
             }
             run

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 #[command(
     after_help = "Exit codes: 0 nothing regressed, 1 a regression or a failed benchmark, 2 bad input,
 3 unsure: nothing regressed, but some benchmark is inconclusive (its interval reaches beyond twice
-the threshold, or it has too few samples). Unsure is not a pass: the output lists each unsure
+the threshold, or it has too few samples), or an [accuracy] rule covers a benchmark whose accuracy
+is not recorded on both sides. A benchmark that lost more accuracy than its [accuracy] rule
+allows is a regression (exit 1) whatever its speed did. Unsure is not a pass: the output lists each unsure
 benchmark and why; measure again with more samples, pin a core, or count instructions."
 )]
 pub struct CompareArgs {
@@ -38,6 +40,11 @@ pub struct CompareArgs {
     /// Compare runs whose hardware fingerprints differ (every output then says so)
     #[arg(long)]
     pub allow_different_hardware: bool,
+    /// stackbench.toml whose `[accuracy]` rules judge accuracy beside speed (default:
+    /// $STACKBENCH_CONFIG, else ./stackbench.toml when present; without rules accuracy is
+    /// shown, never judged)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// Loads BASE or CANDIDATE: a Criterion baseline when the tree has one by that name,
@@ -114,6 +121,10 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         .map(regex::Regex::new)
         .transpose()
         .context("--filter is not a valid regular expression")?;
+    // The config first: a broken file is named before any run is read.
+    let accuracy_rules = crate::config::Config::discover(args.config.as_deref())
+        .context("cannot read the [accuracy] rules")?
+        .accuracy_rules();
     let store = crate::cli::store::open_store(&args.results);
     let (base, cand) = load_sides(&args, &store)?;
     let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
@@ -126,6 +137,7 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         allow_different_hardware: args.allow_different_hardware,
         noise_floors,
         history_runs,
+        accuracy_rules,
     };
     let side = |name: &str, run| Side {
         name: name.to_string(),

@@ -314,6 +314,9 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         measure: measure.value,
         accept_unsure,
+        accuracy_rules: crate::config::Config::discover(None)
+            .context("cannot take the [accuracy] rules from the config")?
+            .accuracy_rules(),
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,

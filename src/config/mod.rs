@@ -6,6 +6,7 @@
 //! Precedence everywhere: an environment variable set for one run beats the file, and the
 //! file beats the built-in default.
 
+pub mod accuracy;
 pub mod precedence;
 pub mod prices;
 pub mod suites;
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use accuracy::{AccuracyRule, AccuracyRules};
 pub use prices::{PriceBasis, Prices};
 pub use suites::{ResolvedSuite, SamplingOverride, SuiteConfig};
 pub use sweeps::SweepConfig;
@@ -74,6 +76,10 @@ pub struct Config {
     pub thresholds: Vec<ThresholdRule>,
     #[serde(default)]
     pub validate: ValidateConfig,
+    /// How much accuracy a benchmark may lose in a comparison or the gate, per id glob
+    /// (see [`accuracy`]).
+    #[serde(default)]
+    pub accuracy: BTreeMap<String, AccuracyRule>,
     #[serde(default)]
     pub gate: GateSettings,
     /// `stackbench serve` as others reach it: `[serve] url` makes the PR comment link to
@@ -196,6 +202,7 @@ impl Config {
                 .map_err(|(k, m)| (format!("thresholds[{i}].{k}"), m))?;
         }
         self.validate.check()?;
+        AccuracyRules::new(&self.accuracy)?;
         if self
             .gate
             .threshold_percent
@@ -216,6 +223,12 @@ impl Config {
             prices.check()?;
         }
         Ok(())
+    }
+
+    /// The `[accuracy]` rules, compiled (checked when the file was read, so never an error
+    /// here; a rule that could not compile would have failed `parse`).
+    pub fn accuracy_rules(&self) -> AccuracyRules {
+        AccuracyRules::new(&self.accuracy).unwrap_or_default()
     }
 
     /// The results directory: the file's value, else `benchmark_results`.

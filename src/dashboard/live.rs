@@ -28,6 +28,7 @@ pub fn live_run(progress: &Progress, system: Option<serde_json::Value>) -> RunRe
                 samples: samples.clone(),
                 notes: Vec::new(),
                 telemetry: None,
+                accuracy: None,
             });
         }
         outcomes.insert(l.id.clone(), entry);

@@ -54,6 +54,8 @@ pub struct GateOptions {
     /// A maintainer's acceptance of an unsure verdict (`--accept-unsure`); checked against
     /// the head commit before anything is built, recorded with the verdict.
     pub accept_unsure: Option<crate::results::AcceptedUnsure>,
+    /// The `[accuracy]` rules of `stackbench.toml`: a head that lost accuracy fails.
+    pub accuracy_rules: crate::config::AccuracyRules,
 }
 
 /// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a

@@ -163,7 +163,16 @@ pub fn judge_with(
     }
     rows.extend(calibrate::below_floor_rows(collected));
     let fingerprint = |i: usize| crate::results::probe_fingerprint(collected.system[i].as_ref());
+    let [base_records, head_records] = &collected.records;
+    let accuracy = crate::analysis::accuracy::judge_accuracy(
+        rows.iter().filter_map(|r| {
+            let (b, h) = (base_records.get(&r.id)?, head_records.get(&r.id)?);
+            Some((r.id.as_str(), b.accuracy.as_ref(), h.accuracy.as_ref()))
+        }),
+        &options.accuracy_rules,
+    );
     let judgement = Judgement {
+        accuracy,
         baseline: format!("base {}", sides[0].rev),
         candidate: format!("head {}", sides[1].rev),
         rule: *rule,
@@ -532,6 +541,7 @@ mod tests {
             cpus: Vec::new(),
             measure: crate::harness::measure::Measure::Time,
             accept_unsure: None,
+            accuracy_rules: Default::default(),
         }
     }
 

@@ -164,9 +164,17 @@ fn collect(
             .target_of
             .insert(id.clone(), spec.target.to_string());
         collected.per_round.entry(id.clone()).or_default()[index].insert(spec.round, per_iteration);
-        let record = BenchmarkRecord::from(bench);
+        let mut record = BenchmarkRecord::from(bench);
+        // The check before timing ran in every round on the same seeded inputs: the first
+        // round that recorded an accuracy set stands for the side.
+        record.accuracy = reports.iter().find_map(|r| r.accuracy(&id));
         match collected.records[index].get_mut(&id) {
-            Some(existing) => pool(&mut existing.samples, &record.samples),
+            Some(existing) => {
+                pool(&mut existing.samples, &record.samples);
+                if existing.accuracy.is_none() {
+                    existing.accuracy = record.accuracy;
+                }
+            }
             None => {
                 collected.records[index].insert(id, record);
             }

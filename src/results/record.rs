@@ -92,6 +92,7 @@ fn build_run(
         .map(BenchmarkRecord::from)
         .collect();
     attach_telemetry(&mut benchmarks, &targets);
+    attach_accuracy(&mut benchmarks, &targets);
     Ok(RunRecord {
         label,
         git_revision,
@@ -172,6 +173,23 @@ fn attach_telemetry(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::V
     }
 }
 
+/// Lifts each measured benchmark's accuracy note (the backend's check before timing) into
+/// its record, where the store, the views and the gate read it. A note this version cannot
+/// read stays in the target report and the record has no accuracy: the views and the gate
+/// then say "not recorded" rather than anything about the result.
+fn attach_accuracy(benchmarks: &mut [BenchmarkRecord], targets: &[serde_json::Value]) {
+    for bench in benchmarks {
+        bench.accuracy = targets.iter().find_map(|t| {
+            let note = t
+                .get("benchmarks")?
+                .get(&bench.id)?
+                .get("notes")?
+                .get(crate::workload::accuracy::ACCURACY_NOTE)?;
+            serde_json::from_value(note.clone()).ok()
+        });
+    }
+}
+
 /// stackbench's sidecar files beside Criterion's output: the system probe and the target
 /// reports, with a note for each that is absent or unreadable (a plain Criterion crate has
 /// neither, which is fine but worth saying: its hardware cannot be checked).
@@ -223,6 +241,7 @@ mod tests {
             },
             notes: Vec::new(),
             telemetry: None,
+            accuracy: None,
         }
     }
 
@@ -252,5 +271,22 @@ mod tests {
             benches[2].telemetry.is_none(),
             "an unreadable note is left alone"
         );
+    }
+
+    #[test]
+    fn accuracy_notes_become_records_and_garbage_stays_out() {
+        let accuracy = crate::workload::Accuracy::exact(4, "all of C (2x2)", false);
+        let targets = vec![serde_json::json!({"benchmarks": {
+            "gemm/cpu/f32/1": {"outcome": "measured", "notes": {"accuracy": accuracy}},
+            "gemm/cpu/f32/2": {"outcome": "measured", "notes": {"accuracy": {"max_abs_error": "x"}}},
+        }})];
+        let mut benches = vec![
+            bench("gemm/cpu/f32/1"),
+            bench("gemm/cpu/f32/2"),
+            bench("gemm/cpu/f32/3"),
+        ];
+        attach_accuracy(&mut benches, &targets);
+        assert_eq!(benches[0].accuracy.as_ref(), Some(&accuracy));
+        assert!(benches[1].accuracy.is_none() && benches[2].accuracy.is_none());
     }
 }

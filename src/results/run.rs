@@ -44,6 +44,10 @@ pub struct BenchmarkRecord {
     /// Power, temperature, clocks and utilisation while it ran (absent in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<crate::system::telemetry::TelemetrySummary>,
+    /// The result's error against a float64 reference on the same inputs, from the check
+    /// before timing (absent in older runs and for benchmarks without a reference).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl From<CriterionBenchmark> for BenchmarkRecord {
@@ -58,6 +62,7 @@ impl From<CriterionBenchmark> for BenchmarkRecord {
             samples: b.samples,
             notes: b.notes,
             telemetry: None,
+            accuracy: None,
         }
     }
 }

@@ -124,6 +124,7 @@ mod tests {
             },
             notes: Vec::new(),
             telemetry: None,
+            accuracy: None,
         }
     }
 

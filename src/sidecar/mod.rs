@@ -124,6 +124,18 @@ pub struct TargetReport {
 }
 
 impl TargetReport {
+    /// The accuracy set the backend's check before timing left in `id`'s notes, when
+    /// there is one this version can read.
+    pub fn accuracy(&self, id: &str) -> Option<crate::workload::Accuracy> {
+        match &self.benchmarks.get(id)?.outcome {
+            BenchmarkOutcome::Measured { notes } => {
+                serde_json::from_value(notes.get(crate::workload::accuracy::ACCURACY_NOTE)?.clone())
+                    .ok()
+            }
+            _ => None,
+        }
+    }
+
     pub fn new(target: &str, suite: Suite) -> Self {
         TargetReport {
             schema: TARGET_REPORT_SCHEMA.into(),

@@ -391,6 +391,7 @@ mod tests {
                 percent_of_peak: None,
                 suspect_peak: None,
             }),
+            accuracy: None,
         }
     }
 

@@ -20,6 +20,8 @@ pub struct Measured {
     pub value: String,
     pub median_ns: f64,
     pub rate: Option<Rate>,
+    /// The error against the float64 reference, when the run recorded it.
+    pub accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl Measured {
@@ -69,9 +71,75 @@ pub fn measured(run: &RunRecord) -> Vec<Measured> {
                 value: parts.value.to_owned(),
                 median_ns,
                 rate,
+                accuracy: b.accuracy.clone(),
             })
         })
         .collect()
+}
+
+/// The accuracy cell beside a rate: the error in epsilons and the largest relative error
+/// (`2.4 ε, rel 3.1e-3`), `exact` for an exact match, `—` when not recorded.
+pub fn accuracy_cell(m: &Measured) -> String {
+    match &m.accuracy {
+        None => "—".into(),
+        Some(a) if a.comparison == crate::workload::accuracy::Comparison::Exact => "exact".into(),
+        Some(a) => format!(
+            "{} ε, rel {:.1e}",
+            crate::workload::accuracy::eps_figure(a.max_eps_error),
+            a.max_rel_error
+        ),
+    }
+}
+
+/// Whether any measured benchmark carries accuracy (views add their accuracy column then,
+/// and otherwise say in one line that the run recorded none).
+pub fn any_accuracy(measured: &[&Measured]) -> bool {
+    measured.iter().any(|m| m.accuracy.is_some())
+}
+
+/// The columns of a run's accuracy table: the rate beside the accuracy set.
+pub const ACCURACY_HEADERS: [&str; 8] = [
+    "benchmark",
+    "rate",
+    "max abs error",
+    "max rel error",
+    "mean rel error",
+    "error in ε",
+    "ε",
+    "reference",
+];
+
+/// A run's accuracy beside its throughput, one row per benchmark that carries accuracy
+/// (cells as [`ACCURACY_HEADERS`]); or one line saying the run recorded none.
+pub fn accuracy_table(run: &RunRecord) -> Result<Vec<Vec<String>>, String> {
+    let all = measured(run);
+    let with: Vec<&Measured> = all.iter().filter(|m| m.accuracy.is_some()).collect();
+    if with.is_empty() {
+        return Err(
+            "accuracy: not recorded in this run (an older run, a plain Criterion run, or no benchmark with a float64 reference)"
+                .into(),
+        );
+    }
+    Ok(with
+        .into_iter()
+        .filter_map(|m| {
+            let a = m.accuracy.as_ref()?;
+            let rate = m
+                .rate
+                .as_ref()
+                .map_or("—".to_string(), |r| format!("{:.1} {}", r.value, r.unit));
+            Some(vec![
+                m.id.clone(),
+                rate,
+                format!("{:.2e}", a.max_abs_error),
+                format!("{:.2e}", a.max_rel_error),
+                format!("{:.2e}", a.mean_rel_error),
+                crate::workload::accuracy::eps_figure(a.max_eps_error),
+                format!("{} ({:e})", a.dtype, a.epsilon),
+                a.reference.clone(),
+            ])
+        })
+        .collect())
 }
 
 // The size axis is the family table's (`workload::family`): every chart reads it with

@@ -224,6 +224,7 @@ mod tests {
             },
             notes: Vec::new(),
             telemetry,
+            accuracy: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! GEMM: C = A·B with A (M×K), B (K×N), C (M×N), row-major. The shapes, the FLOP and byte
 //! formulas, and the correctness check every backend's result passes before it is timed.
 
+use super::accuracy::{Accuracy, AccuracyMeter};
 use super::{DType, Suite};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -138,10 +139,13 @@ pub fn check_positions(shape: GemmShape, random: usize, seed: u64) -> Vec<(usize
     positions
 }
 
-/// Compares `c` at `positions` with f64 dot products of `a` and `b` (row-major, the values
-/// the kernel actually read, already rounded to its input precision). The error of each
-/// entry must stay within `dtype.dot_error_bound(k, |want|, Σ|a_ik·b_kj|)`. Returns the
-/// worst error scaled by Σ|a_ik·b_kj| (the backward-error scale), or the first failure.
+/// Compares `c` with f64 dot products of `a` and `b` (row-major, the values the kernel
+/// actually read, already rounded to its input precision) on the reference slice
+/// ([`reference_slice`]: all of C unless that is past the reference budgets) and at
+/// `positions` outside it (edges and random entries of the rest). The error of each entry
+/// must stay within `dtype.dot_error_bound(k, |want|, Σ|a_ik·b_kj|)`; its scale for the
+/// accuracy set is Σ|a_ik·b_kj| (the backward-error scale). Returns the accuracy set, or
+/// the first failure.
 pub fn check_product(
     shape: GemmShape,
     dtype: DType,
@@ -149,8 +153,47 @@ pub fn check_product(
     b: &[f64],
     c: impl Fn(usize, usize) -> f64,
     positions: &[(usize, usize)],
-) -> Result<f64, String> {
+) -> Result<Accuracy, String> {
     check_product_rounded(shape, dtype, dtype.gemm_rounding(), a, b, c, positions)
+}
+
+/// The leading block of C the reference covers: `(rows, columns)`. All of C when its f64
+/// reference (A, B and C) fits [`REFERENCE_BUDGET_BYTES`] and its M·N·K multiply-adds fit
+/// [`REFERENCE_BUDGET_OPS`]; else the first columns (only when B alone takes more than half
+/// the memory budget) and as many leading rows as then fit.
+///
+/// [`REFERENCE_BUDGET_BYTES`]: super::accuracy::REFERENCE_BUDGET_BYTES
+/// [`REFERENCE_BUDGET_OPS`]: super::accuracy::REFERENCE_BUDGET_OPS
+pub fn reference_slice(shape: GemmShape) -> (usize, usize) {
+    let GemmShape { m, n, k } = shape;
+    let (k64, n64) = (k as u64, n as u64);
+    let half_budget = super::accuracy::REFERENCE_BUDGET_BYTES / 2;
+    let cols = if 8 * k64 * n64 <= half_budget {
+        n
+    } else {
+        ((half_budget / (8 * k64)).max(1) as usize).min(n)
+    };
+    let cols64 = cols as u64;
+    let rows =
+        super::accuracy::reference_rows(m, 8 * k64 * cols64, 8 * (k64 + cols64), cols64 * k64);
+    (rows, cols)
+}
+
+/// What the reference of `shape` covered, for the record: `all of C (MxN)`, or the slice
+/// and how many entries outside it were checked too.
+fn slice_name(shape: GemmShape, (rows, cols): (usize, usize), outside: usize) -> String {
+    let GemmShape { m, n, .. } = shape;
+    if rows == m && cols == n {
+        return format!("all of C ({m}x{n})");
+    }
+    let columns = if cols == n {
+        format!("all {n} columns")
+    } else {
+        format!("columns 0..{cols}")
+    };
+    format!(
+        "rows 0..{rows}, {columns} of C ({m}x{n}), plus {outside} edge and random entries outside it"
+    )
 }
 
 /// [`check_product`] for a library whose rounding differs from `dtype`'s usual one (see
@@ -163,7 +206,7 @@ pub fn check_product_rounded(
     b: &[f64],
     c: impl Fn(usize, usize) -> f64,
     positions: &[(usize, usize)],
-) -> Result<f64, String> {
+) -> Result<Accuracy, String> {
     let GemmShape { m, n, k } = shape;
     if a.len() != m * k || b.len() != k * n {
         return Err(format!(
@@ -172,26 +215,48 @@ pub fn check_product_rounded(
             b.len()
         ));
     }
-    let mut worst = 0.0f64;
-    for &(i, j) in positions {
+    let mut meter = AccuracyMeter::new(dtype);
+    let mut entry = |i: usize, j: usize, want: f64, scale: f64| {
+        let got = c(i, j);
+        let bound = rounding.bound(k, want.abs(), scale);
+        meter
+            .add(got, want, scale, bound)
+            .map(|_| ())
+            .map_err(|e| format!("{dtype} {shape}: C[{i},{j}] = {e}"))
+    };
+    let (rows, cols) = reference_slice(shape);
+    // Row by row over the slice: each entry's sum still runs over p in order (the same
+    // sequential f64 dot product as below), but the inner loop walks B's rows contiguously.
+    let (mut want, mut scale) = (vec![0.0f64; cols], vec![0.0f64; cols]);
+    for i in 0..rows {
+        want.fill(0.0);
+        scale.fill(0.0);
+        for p in 0..k {
+            let aip = a[i * k + p];
+            let b_row = &b[p * n..p * n + cols];
+            for ((w, s), &bpj) in want.iter_mut().zip(scale.iter_mut()).zip(b_row) {
+                let term = aip * bpj;
+                *w += term;
+                *s += term.abs();
+            }
+        }
+        for j in 0..cols {
+            entry(i, j, want[j], scale[j])?;
+        }
+    }
+    let mut outside = 0;
+    for &(i, j) in positions.iter().filter(|&&(i, j)| i >= rows || j >= cols) {
         let (mut want, mut scale) = (0.0f64, 0.0f64);
         for p in 0..k {
             let term = a[i * k + p] * b[p * n + j];
             want += term;
             scale += term.abs();
         }
-        let got = c(i, j);
-        let error = (got - want).abs();
-        let bound = rounding.bound(k, want.abs(), scale);
-        if !error.is_finite() || error > bound {
-            return Err(format!(
-                "{dtype} {shape}: C[{i},{j}] = {got} but the f64 reference is {want} \
-                 (error {error:.3e} > bound {bound:.3e}, Σ|a·b| = {scale:.3e})"
-            ));
-        }
-        worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
+        entry(i, j, want, scale)?;
+        outside += 1;
     }
-    Ok(worst)
+    let sliced = rows < m || cols < n;
+    Ok(meter.finish(slice_name(shape, (rows, cols), outside), sliced))
 }
 
 /// The benchmark id `gemm/<backend>/<dtype>/<M>x<N>x<K>`: built here only, so bench targets
@@ -282,6 +347,53 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("C[6,4]"), "{err}");
+    }
+
+    #[test]
+    fn large_problems_are_checked_on_a_named_slice() {
+        // 4096³: all of it is 384 MiB of f64 but 2^36 multiply-adds: 128 rows of C.
+        assert_eq!(reference_slice(GemmShape::square(4096)), (128, 4096));
+        // 16384³: B alone is 2 GiB of f64, so the columns are cut too.
+        let (rows, cols) = reference_slice(GemmShape::square(16384));
+        assert_eq!(cols, 4096);
+        assert!(rows >= 1 && rows as u64 * 4096 * 16384 <= 1 << 31);
+        assert_eq!(reference_slice(GemmShape::square(512)), (512, 512));
+        // A sliced check names the slice and still checks the edges outside it.
+        // Here memory binds first: B is 256 MB of f64 and each row of A 32 MB, so 25 rows
+        // fit in 1 GiB (the multiply-adds would allow 67).
+        let shape = GemmShape::new(700, 8, 4_000_000);
+        assert_eq!(reference_slice(shape), (25, 8));
+        let name = slice_name(shape, reference_slice(shape), 1416);
+        assert_eq!(
+            name,
+            "rows 0..25, all 8 columns of C (700x8), plus 1416 edge and random entries outside it"
+        );
+    }
+
+    #[test]
+    fn the_accuracy_set_measures_a_constructed_error() {
+        let shape = GemmShape::new(4, 3, 5);
+        // Integer-valued inputs: every f64 product and sum is exact.
+        let a: Vec<f64> = (0..20).map(|v| (v % 7) as f64 - 3.0).collect();
+        let b: Vec<f64> = (0..15).map(|v| (v % 5) as f64 - 2.0).collect();
+        let mut c = naive(shape, &a, &b);
+        let exact = check_product(shape, DType::F32, &a, &b, |i, j| c[i * 3 + j], &[]).unwrap();
+        assert_eq!((exact.max_abs_error, exact.max_eps_error), (0.0, 0.0));
+        assert_eq!(exact.elements, 12);
+        // One entry off by 2 ulps of f32 at its value.
+        let (i, j) = (2, 1);
+        let want = c[i * 3 + j];
+        assert!(want != 0.0);
+        let ulp = (want.abs() as f32).to_bits();
+        let off = f32::from_bits(ulp + 2) as f64 - want.abs();
+        c[i * 3 + j] += off.copysign(want);
+        let acc = check_product(shape, DType::F32, &a, &b, |i, j| c[i * 3 + j], &[]).unwrap();
+        let scale: f64 = (0..5).map(|p| (a[i * 5 + p] * b[p * 3 + j]).abs()).sum();
+        assert_eq!(acc.max_abs_error, off);
+        assert_eq!(acc.max_rel_error, off / want.abs());
+        assert_eq!(acc.mean_rel_error, off / want.abs() / 12.0);
+        assert_eq!(acc.max_eps_error, off / (f32::EPSILON as f64 * scale));
+        assert_eq!(acc.reference, "all of C (4x3)");
     }
 
     /// Every GEMM shape any suite runs, CPU and GPU.

@@ -2,6 +2,7 @@
 //! constants, FLOP and byte formulas, benchmark ids, seeded input data and the tolerances
 //! that correctness checks use. Backends implement these workloads; they never redefine them.
 
+pub mod accuracy;
 pub mod alloc;
 pub mod attention;
 pub mod compile;
@@ -18,6 +19,7 @@ pub mod suite;
 pub mod tensor_ops;
 pub mod transfer;
 
+pub use accuracy::Accuracy;
 pub use dtype::DType;
 pub use gemm::GemmShape;
 pub use ids::BenchId;

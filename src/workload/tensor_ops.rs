@@ -7,6 +7,7 @@
 //! PyTorch's kernels do; the check compares with an f64 evaluation of the stored inputs.
 
 use super::DType;
+use super::accuracy::{Accuracy, AccuracyMeter};
 use super::random::{SeededRng, normal_f64};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -316,14 +317,25 @@ pub fn check_rows(rows: usize) -> Vec<usize> {
     picked
 }
 
-/// Compares a backend's output (`out`, widened to f64 by the caller's accessor) with the
-/// f64 reference on the checked rows. Returns the worst scaled error or the first failure.
+/// Leading rows the reference covers ([`crate::workload::accuracy::reference_rows`]): per
+/// row, the f64 inputs (x, and y for a binary op) and the output, and a few operations per
+/// element (softmax and layer norm pass over the row three times).
+pub fn reference_rows(op: TensorOp, shape: TensorShape) -> usize {
+    let cols = shape.cols as u64;
+    let arrays = if op.is_binary() { 3 } else { 2 };
+    super::accuracy::reference_rows(shape.rows, 16 * cols, arrays * 8 * cols, 4 * cols)
+}
+
+/// Compares a backend's output with the f64 reference on the leading rows
+/// ([`reference_rows`], all of them unless past the reference budgets) and on the checked
+/// rows ([`check_rows`]) outside them. Returns the accuracy set (each element's scale as
+/// [`reference_row`] gives it), or the first failure.
 pub fn check_output<T: HostElement>(
     op: TensorOp,
     shape: TensorShape,
     inputs: &TensorInputs<T>,
     out: &[T],
-) -> Result<f64, String> {
+) -> Result<Accuracy, String> {
     let dtype = T::DTYPE;
     if out.len() != op.output_len(shape) {
         return Err(format!(
@@ -337,8 +349,13 @@ pub fn check_output<T: HostElement>(
     let wide = |v: &[T]| -> Vec<f64> { v.iter().map(|e| e.to_f32() as f64).collect() };
     let (gamma, beta) = (wide(&inputs.gamma), wide(&inputs.beta));
     let tol = tolerance(dtype, shape.cols);
-    let mut worst = 0.0f64;
-    for row in check_rows(shape.rows) {
+    let leading = reference_rows(op, shape);
+    let outside: Vec<usize> = check_rows(shape.rows)
+        .into_iter()
+        .filter(|&r| r >= leading)
+        .collect();
+    let mut meter = AccuracyMeter::new(dtype);
+    for row in (0..leading).chain(outside.iter().copied()) {
         let span = row * shape.cols..(row + 1) * shape.cols;
         let x = wide(&inputs.x[span.clone()]);
         let y = if op.is_binary() {
@@ -354,22 +371,26 @@ pub fn check_output<T: HostElement>(
         };
         for (col, ((want, scale), got)) in expected.iter().zip(got).enumerate() {
             let got = got.to_f32() as f64;
-            let error = (got - want).abs() / scale.max(min_normal(dtype));
-            let exact_zero = *want == 0.0 && got == 0.0;
-            if !exact_zero && (!error.is_finite() || error > tol) {
-                return Err(format!(
-                    "{} {}: element [{row},{col}] = {got} but the f64 reference is {want} \
-                     (scaled error {error:.3e} > tolerance {tol:.3e})",
+            let bound = tol * scale.max(min_normal(dtype));
+            meter.add(got, *want, *scale, bound).map_err(|e| {
+                format!(
+                    "{} {}: element [{row},{col}] = {e}",
                     op.function_id(dtype),
                     shape.id()
-                ));
-            }
-            if !exact_zero {
-                worst = worst.max(error);
-            }
+                )
+            })?;
         }
     }
-    Ok(worst)
+    let name = if leading == shape.rows {
+        format!("all of the output ({} rows)", shape.rows)
+    } else {
+        format!(
+            "rows 0..{leading} of {}, plus {} checked rows after them",
+            shape.rows,
+            outside.len()
+        )
+    };
+    Ok(meter.finish(name, leading < shape.rows))
 }
 
 /// The benchmark id `tensor_ops/<backend>/<op>_<dtype>/<rows>x<cols>`.

@@ -44,7 +44,7 @@ pub struct CpuAttention<'p> {
     out: Vec<f32>,
     /// The standard kernel's score matrix, or the flash kernel's per-worker tiles.
     scratch: Vec<f32>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'p> CpuAttention<'p> {
@@ -79,7 +79,7 @@ impl<'p> CpuAttention<'p> {
             inputs: AttentionInputs::new(shape),
             out: vec![f32::NAN; shape.elements()],
             scratch: vec![0.0; scratch_len],
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -270,9 +270,9 @@ impl TimedWorkload for CpuAttention<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.compute();
         let id = bench_id("cpu", self.kernel, self.shape, DType::F32);
-        let worst = check_output(self.shape, &self.inputs, &self.out)
+        let accuracy = check_output(self.shape, &self.inputs, &self.out)
             .map_err(|detail| BackendError::mismatch(&id, detail))?;
-        self.worst_error = Some(worst);
+        self.accuracy = Some(accuracy);
         Ok(())
     }
 
@@ -293,8 +293,8 @@ impl TimedWorkload for CpuAttention<'_> {
             (io + self.scratch_bytes() as u64).into(),
         );
         notes.insert("threads".into(), self.pool.threads().into());
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         notes
     }
@@ -315,6 +315,11 @@ mod tests {
                 w.verify()
                     .unwrap_or_else(|e| panic!("{kernel:?} causal={causal}: {e}"));
                 assert!(w.run(1).is_ok());
+                let a: crate::workload::Accuracy =
+                    serde_json::from_value(w.notes()["accuracy"].clone()).unwrap();
+                assert_eq!(a.elements as usize, shape.elements());
+                assert_eq!(a.reference, "all of O (600 query rows)");
+                assert!(a.max_abs_error > 0.0 && a.max_eps_error < 64.0, "{a:?}");
             }
         }
     }

@@ -53,6 +53,7 @@ pub struct CpuGemm {
     dtype: DType,
     threads: usize,
     operands: Operands,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl CpuGemm {
@@ -103,6 +104,7 @@ impl CpuGemm {
             dtype,
             threads,
             operands,
+            accuracy: None,
         })
     }
 
@@ -211,7 +213,7 @@ impl TimedWorkload for CpuGemm {
         if self.dtype == DType::F16 {
             rounding = rounding.with_partial_sums(F16_PARTIAL_SUM_EVERY, rounding.output);
         }
-        check_product_rounded(
+        let accuracy = check_product_rounded(
             self.shape,
             self.dtype,
             rounding,
@@ -220,8 +222,11 @@ impl TimedWorkload for CpuGemm {
             |i, j| self.output(i, j),
             &positions,
         )
-        .map(|_| ())
-        .map_err(|detail| BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail))
+        .map_err(|detail| {
+            BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail)
+        })?;
+        self.accuracy = Some(accuracy);
+        Ok(())
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -233,10 +238,14 @@ impl TimedWorkload for CpuGemm {
             DType::Bf16 => "gemm crate sgemm, bf16 widened to f32 per call",
             _ => "gemm crate",
         };
-        BTreeMap::from([
+        let mut notes = BTreeMap::from([
             ("threads".to_owned(), self.threads.into()),
             ("kernel".to_owned(), kernel.into()),
-        ])
+        ]);
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
+        }
+        notes
     }
 }
 
@@ -279,6 +288,86 @@ mod tests {
             &check_positions(shape, 0, 1),
         );
         assert!(err.unwrap_err().contains("C[19,29]"));
+    }
+
+    fn accuracy_of(g: &CpuGemm) -> crate::workload::Accuracy {
+        let notes = g.notes();
+        let note = notes
+            .get("accuracy")
+            .expect("verify leaves the accuracy set in the notes");
+        serde_json::from_value(note.clone()).unwrap()
+    }
+
+    #[test]
+    fn the_accuracy_set_reaches_the_notes_and_orders_the_precisions() {
+        let shape = GemmShape::new(33, 17, 300);
+        let mut sets = Vec::new();
+        for dtype in [DType::F64, DType::F32, DType::F16, DType::Bf16] {
+            let mut g = CpuGemm::new(shape, dtype, 2).unwrap();
+            assert!(
+                !g.notes().contains_key("accuracy"),
+                "no set before the check"
+            );
+            g.verify().unwrap();
+            let a = accuracy_of(&g);
+            assert_eq!(a.dtype, dtype.id());
+            assert_eq!(a.elements, 33 * 17);
+            assert_eq!(a.reference, "all of C (33x17)");
+            assert!(!a.sliced);
+            assert!(
+                a.max_abs_error > 0.0,
+                "{dtype}: a rounded result is not exact: {a:?}"
+            );
+            assert!(a.max_rel_error >= a.mean_rel_error && a.mean_rel_error > 0.0);
+            assert!(a.worst_bound_ratio > 0.0 && a.worst_bound_ratio <= 1.0);
+            // Within a few epsilons at the Σ|a·b| scale (√300 ≈ 17 bounds the drift).
+            assert!(a.max_eps_error < 20.0, "{dtype}: {a:?}");
+            sets.push(a);
+        }
+        // Absolute errors order by precision: f64 < f32 < f16 < bf16.
+        for pair in sets.windows(2) {
+            assert!(
+                pair[0].max_abs_error < pair[1].max_abs_error,
+                "{} vs {}",
+                pair[0].dtype,
+                pair[1].dtype
+            );
+        }
+    }
+
+    #[test]
+    fn a_known_error_within_the_bound_is_measured_exactly() {
+        let shape = GemmShape::new(8, 8, 64);
+        let mut g = CpuGemm::new(shape, DType::F64, 1).unwrap();
+        g.multiply_once();
+        let (a, b) = g.inputs_f64();
+        // f64 results are exact to ~1e-15 here: an added 1e-13 is the error the set sees.
+        let mut delta = 1e-13;
+        if let Operands::F64 { c, .. } = &mut g.operands {
+            let before = c[3 * 8 + 5];
+            c[3 * 8 + 5] += delta;
+            delta = c[3 * 8 + 5] - before; // as the addition rounded it
+        }
+        let acc = check_product(
+            shape,
+            DType::F64,
+            &a,
+            &b,
+            |i, j| g.output(i, j),
+            &check_positions(shape, 0, 1),
+        )
+        .unwrap();
+        // The entry's own f64 rounding (a few 1e-16 at values near 10) comes on top.
+        assert!(
+            (acc.max_abs_error - delta).abs() < 1e-14,
+            "{acc:?} vs {delta:e}"
+        );
+        let scale: f64 = (0..64).map(|p| (a[3 * 64 + p] * b[p * 8 + 5]).abs()).sum();
+        let want_eps = delta / (f64::EPSILON * scale);
+        assert!(
+            (acc.max_eps_error / want_eps - 1.0).abs() < 0.1,
+            "{acc:?} vs {want_eps}"
+        );
     }
 
     #[test]

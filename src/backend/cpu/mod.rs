@@ -5,8 +5,8 @@
 pub mod alloc;
 pub mod attention;
 pub mod gemm;
-pub mod malloc_info;
 pub mod gemm_int8;
+pub mod malloc_info;
 pub mod pool;
 pub mod stream;
 pub mod tensor_ops;

@@ -31,7 +31,7 @@ pub struct CpuTensorOp<'p, T> {
     shape: TensorShape,
     inputs: TensorInputs<T>,
     out: Vec<T>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'p, T: HostElement> CpuTensorOp<'p, T> {
@@ -54,7 +54,7 @@ impl<'p, T: HostElement> CpuTensorOp<'p, T> {
             inputs: TensorInputs::new(op, shape),
             // Non-zero so a kernel that forgets to write an element cannot pass the check.
             out: vec![T::from_f32(f32::NAN); op.output_len(shape)],
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -189,11 +189,11 @@ fn sum_f32<T: HostElement>(x: &[T]) -> f32 {
 impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.compute();
-        let worst =
+        let accuracy =
             check_output(self.op, self.shape, &self.inputs, &self.out).map_err(|detail| {
                 BackendError::mismatch(&bench_id("cpu", self.op, T::DTYPE, self.shape), detail)
             })?;
-        self.worst_error = Some(worst);
+        self.accuracy = Some(accuracy);
         Ok(())
     }
 
@@ -207,8 +207,8 @@ impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
         let mut notes = BTreeMap::new();
         notes.insert("threads".into(), self.pool.threads().into());
         notes.insert("compute_precision".into(), "f32".into());
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         notes
     }
@@ -228,6 +228,17 @@ mod tests {
             w.verify()
                 .unwrap_or_else(|e| panic!("{} failed: {e}", op.function_id(T::DTYPE)));
             assert!(w.run(2).is_ok());
+            let a: crate::workload::Accuracy =
+                serde_json::from_value(w.notes()["accuracy"].clone()).unwrap();
+            assert_eq!(a.elements as usize, op.output_len(shape), "{op}");
+            assert_eq!(a.reference, "all of the output (37 rows)");
+            assert_eq!(a.dtype, T::DTYPE.id());
+            // Relu is exact in every precision; the rest round at least somewhere.
+            if op == TensorOp::Relu {
+                assert_eq!(a.max_abs_error, 0.0);
+            } else {
+                assert!(a.max_abs_error > 0.0, "{op} {}: {a:?}", T::DTYPE);
+            }
         }
     }
 

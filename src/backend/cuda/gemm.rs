@@ -121,7 +121,7 @@ pub struct CublasGemm<'a> {
     a: Vec<f64>,
     b: Vec<f64>,
     timer: DeviceTimer<'a>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> CublasGemm<'a> {
@@ -164,7 +164,7 @@ impl<'a> CublasGemm<'a> {
             a,
             b,
             timer: DeviceTimer::new(dev, true)?,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -252,7 +252,7 @@ fn check(
     a: &[f64],
     b: &[f64],
     c: &[f64],
-) -> Result<f64, BackendError> {
+) -> Result<crate::workload::Accuracy, BackendError> {
     let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
     check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions)
         .map_err(|detail| BackendError::mismatch(&gemm_id("cuda", dtype, shape), detail))
@@ -263,7 +263,7 @@ impl TimedWorkload for CublasGemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = self.result()?;
-        self.worst_error = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
+        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
         // The inputs are not needed again; large shapes hold gigabytes of them.
         self.a = Vec::new();
         self.b = Vec::new();
@@ -279,8 +279,8 @@ impl TimedWorkload for CublasGemm<'_> {
         let (_, compute) = self.types();
         notes.insert("library".into(), "cuBLAS cublasGemmEx".into());
         notes.insert("compute_type".into(), format!("{compute:?}").into());
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes
@@ -305,7 +305,7 @@ pub struct Fp8Gemm<'a> {
     a: Vec<f64>,
     b: Vec<f64>,
     timer: DeviceTimer<'a>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> Fp8Gemm<'a> {
@@ -382,7 +382,7 @@ impl<'a> Fp8Gemm<'a> {
             a,
             b,
             timer: DeviceTimer::new(dev, true)?,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -505,7 +505,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = widen(self.d_dev.download(self.dev)?, |v| v.to_f64());
-        self.worst_error = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
+        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())
@@ -522,8 +522,8 @@ impl TimedWorkload for Fp8Gemm<'_> {
             "cuBLASLt cublasLtMatmul (TN, bf16 output)".into(),
         );
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32F".into());
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes

@@ -71,7 +71,7 @@ pub struct GpuAttention<'a, T> {
     scores: Option<RawBuffer>,
     free_drop_bytes: Option<u64>,
     timer: Box<dyn GpuTimer + 'a>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
@@ -109,7 +109,7 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
             scores,
             free_drop_bytes,
             timer: dev.timer(true)?,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -213,9 +213,9 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
         let mut out = download::<T>(self.dev, &self.o)?;
         out.truncate(self.shape.elements());
         let id = bench_id(self.dev.kind().id(), self.kernel, self.shape, T::DTYPE);
-        let worst = check_output(self.shape, &self.inputs, &out)
+        let accuracy = check_output(self.shape, &self.inputs, &out)
             .map_err(|detail| BackendError::mismatch(&id, detail))?;
-        self.worst_error = Some(worst);
+        self.accuracy = Some(accuracy);
         Ok(())
     }
 
@@ -242,8 +242,8 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
             }
             .into(),
         );
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes

@@ -55,7 +55,7 @@ pub struct GpuTensorOp<'a, T> {
     beta: Option<RawBuffer>,
     out: RawBuffer,
     timer: Box<dyn GpuTimer + 'a>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a, T: HostElement + Pod> GpuTensorOp<'a, T> {
@@ -83,7 +83,7 @@ impl<'a, T: HostElement + Pod> GpuTensorOp<'a, T> {
             out: zeroed::<T>(dev, op.output_len(shape))?,
             inputs,
             timer: dev.timer(true)?,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -127,9 +127,9 @@ impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
         let mut out = download::<T>(self.dev, &self.out)?;
         out.truncate(self.op.output_len(self.shape));
         let id = bench_id(self.dev.kind().id(), self.op, T::DTYPE, self.shape);
-        let worst = check_output(self.op, self.shape, &self.inputs, &out)
+        let accuracy = check_output(self.op, self.shape, &self.inputs, &out)
             .map_err(|detail| BackendError::mismatch(&id, detail))?;
-        self.worst_error = Some(worst);
+        self.accuracy = Some(accuracy);
         Ok(())
     }
 
@@ -144,8 +144,8 @@ impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
             "kernel".into(),
             format!("stackbench {}_{}", self.op.id(), suffix(T::DTYPE)).into(),
         );
-        if let Some(worst) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), worst.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes

@@ -41,7 +41,7 @@ pub struct RocblasGemm<'a> {
     operands: Operands,
     a: Vec<f64>,
     b: Vec<f64>,
-    worst_error: Option<f64>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> RocblasGemm<'a> {
@@ -85,7 +85,7 @@ impl<'a> RocblasGemm<'a> {
             operands,
             a,
             b,
-            worst_error: None,
+            accuracy: None,
         })
     }
 
@@ -194,7 +194,7 @@ impl TimedWorkload for RocblasGemm<'_> {
         let c = self.result()?;
         let positions = check_positions(self.shape, 512, 0x0C0D);
         let n = self.shape.n;
-        let worst = check_product(
+        let accuracy = check_product(
             self.shape,
             self.dtype,
             &self.a,
@@ -205,7 +205,7 @@ impl TimedWorkload for RocblasGemm<'_> {
         .map_err(|detail| {
             BackendError::mismatch(&gemm_id("rocm", self.dtype, self.shape), detail)
         })?;
-        self.worst_error = Some(worst);
+        self.accuracy = Some(accuracy);
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())
@@ -220,8 +220,8 @@ impl TimedWorkload for RocblasGemm<'_> {
         notes.insert("library".into(), "rocBLAS rocblas_gemm_ex".into());
         notes.insert("timing".into(), "HIP events".into());
         notes.insert("cache_flushed_before_each_sample".into(), true.into());
-        if let Some(w) = self.worst_error {
-            notes.insert("worst_scaled_error".into(), w.into());
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         notes
     }

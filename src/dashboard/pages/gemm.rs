@@ -129,6 +129,8 @@ pub fn best_percent_per_dtype(gemm: &[&Measured]) -> Vec<(String, f64)> {
 }
 
 fn shapes_table(view: &View, gemm: &[&Measured]) -> TextTable {
+    // Accuracy beside the rate when the run recorded it (runs before it did have none).
+    let accuracy = crate::view::model::any_accuracy(gemm);
     let rows = gemm
         .iter()
         .map(|m| {
@@ -143,21 +145,28 @@ fn shapes_table(view: &View, gemm: &[&Measured]) -> TextTable {
                 .as_ref()
                 .and_then(|r| r.percent_of_peak)
                 .map_or("n/a".into(), |p| format!("{p:.0}"));
-            (
-                vec![m.function.clone(), m.value.clone(), rate, percent],
-                view.theme.dtype(dtype_of(&m.function)),
-            )
+            let mut cells = vec![m.function.clone(), m.value.clone(), rate, percent];
+            if accuracy {
+                cells.push(crate::view::model::accuracy_cell(m));
+            }
+            (cells, view.theme.dtype(dtype_of(&m.function)))
         })
         .collect();
+    let mut header = vec![
+        "dtype".into(),
+        "shape".into(),
+        "GFLOP/s".into(),
+        "% pk".into(),
+    ];
+    let mut widths = vec![6, 15, 8];
+    if accuracy {
+        header.push("error vs f64".into());
+        widths.push(5);
+    }
     TextTable {
         title: "Shapes (M×N×K)".into(),
-        header: vec![
-            "dtype".into(),
-            "shape".into(),
-            "GFLOP/s".into(),
-            "% pk".into(),
-        ],
-        widths: vec![6, 15, 8],
+        header,
+        widths,
         rows,
         selected: Some(view.selected.min(gemm.len().saturating_sub(1))),
         selected_style: view.theme.selected(),

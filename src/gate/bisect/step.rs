@@ -106,6 +106,8 @@ fn gate_options(
         measure: options.measure,
         // An unsure step is skipped and named, never accepted.
         accept_unsure: None,
+        // Bisect follows speed: a step is judged on time (or counts) alone.
+        accuracy_rules: Default::default(),
     }
 }
 
@@ -320,6 +322,7 @@ mod tests {
     /// The gate's comparison of one step: `sum` as given, `xor` unchanged, `gone` failed.
     fn comparison(sum: Status, change: f64) -> Comparison {
         Judgement {
+            accuracy: Vec::new(),
             baseline: "base good".into(),
             candidate: "head step".into(),
             rule: VerdictRule::default(),

@@ -135,6 +135,27 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
         }
         out.push_str("\n</details>\n");
     }
+    let accuracy = super::accuracy_rows(c);
+    if !accuracy.is_empty() {
+        out.push_str(
+            "\n**Accuracy** (error against a float64 reference on the same inputs; ε = the dtype's machine epsilon; judged by `[accuracy]` rules):\n\n| accuracy | benchmark | baseline | candidate | change |\n|---|---|---|---|---|\n",
+        );
+        for [status, id, base, cand, change] in &accuracy {
+            let mark = match status.as_str() {
+                "lost" => "🔴 lost",
+                "unjudged" => "🟡 unjudged",
+                other => other,
+            };
+            let _ = writeln!(
+                out,
+                "| {mark} | {} | {} | {} | {} |",
+                code(id),
+                escape(base),
+                escape(cand),
+                escape(change)
+            );
+        }
+    }
     for (title, status) in [
         ("Missing from the candidate", UnmeasuredStatus::Missing),
         ("New", UnmeasuredStatus::New),

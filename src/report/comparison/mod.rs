@@ -81,8 +81,16 @@ pub(crate) fn headline(c: &Comparison) -> String {
         crate::results::Outcome::Unsure => "UNSURE".to_string(),
         _ => s.overall_status.as_str().to_uppercase(),
     };
+    let accuracy = if c.accuracy.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", {} lost accuracy, {} accuracy unjudged",
+            s.total_accuracy_lost, s.total_accuracy_unjudged
+        )
+    };
     format!(
-        "{}: {}, {} degraded, {} failed, {} improved, {} unchanged, {} inconclusive, {} missing, {} new, {} skipped (threshold {} %)",
+        "{}: {}, {} degraded, {} failed, {} improved, {} unchanged, {} inconclusive, {} missing, {} new, {} skipped{accuracy} (threshold {} %)",
         word,
         c.evidence.describe("benchmark"),
         s.total_degraded,
@@ -95,6 +103,35 @@ pub(crate) fn headline(c: &Comparison) -> String {
         s.total_skipped,
         c.threshold_percent
     )
+}
+
+/// The accuracy verdicts as table rows: status, benchmark, baseline, candidate, change.
+/// Lost first, then unjudged, within and not gated; by id within.
+pub(crate) fn accuracy_rows(c: &Comparison) -> Vec<[String; 5]> {
+    use crate::analysis::accuracy::AccuracyStatus;
+    let mut verdicts: Vec<_> = c.accuracy.iter().collect();
+    verdicts.sort_by_key(|v| (v.status as u8, v.id.clone()));
+    let side = |a: &Option<crate::workload::Accuracy>| {
+        a.as_ref().map_or("not recorded".to_string(), |a| a.short())
+    };
+    verdicts
+        .into_iter()
+        .map(|v| {
+            let change = match (v.bits_lost, v.status) {
+                (Some(b), _) if b >= 0.0 => format!("{b:.1} bits lost"),
+                (Some(b), _) => format!("{:.1} bits gained", -b),
+                (None, AccuracyStatus::Lost) => "exact → inexact".into(),
+                (None, _) => "—".into(),
+            };
+            [
+                v.status.as_str().to_string(),
+                v.id.clone(),
+                side(&v.baseline),
+                side(&v.candidate),
+                change,
+            ]
+        })
+        .collect()
 }
 
 /// The unmeasured benchmarks of one status, in order.

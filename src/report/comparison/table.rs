@@ -55,6 +55,16 @@ pub fn render(c: &Comparison) -> String {
     for row in &rows {
         line(&mut out, row);
     }
+    let accuracy = super::accuracy_rows(c);
+    if !accuracy.is_empty() {
+        let _ = writeln!(
+            out,
+            "accuracy (error against a float64 reference; ε = the dtype's machine epsilon):"
+        );
+        for [status, id, base, cand, change] in &accuracy {
+            let _ = writeln!(out, "  {status:<10} {id}: {base} -> {cand} ({change})");
+        }
+    }
     for status in [UnmeasuredStatus::Missing, UnmeasuredStatus::New] {
         let ids: Vec<&str> = unmeasured(c, status).map(|u| u.id.as_str()).collect();
         if !ids.is_empty() {

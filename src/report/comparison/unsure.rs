@@ -171,6 +171,7 @@ mod tests {
             throughput: None,
         };
         Judgement {
+            accuracy: Vec::new(),
             baseline: "base main".into(),
             candidate: "head pr".into(),
             rule: VerdictRule::default(),

@@ -14,11 +14,24 @@ pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
     };
     if let (Some(object), Some(latest)) = (doc.as_object_mut(), runs.last()) {
         object.insert("latest_run_telemetry".into(), telemetry(latest));
+        object.insert("latest_run_accuracy".into(), accuracy(latest));
     }
     let mut text =
         serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
     text
+}
+
+/// `{run_id, summary, benchmarks: [{id, accuracy}]}`: each benchmark's accuracy set as the
+/// run recorded it; `summary` is the one line standing for a run that recorded none.
+fn accuracy(run: &RunRecord) -> Value {
+    let benchmarks: Vec<Value> = run
+        .benchmarks
+        .iter()
+        .filter_map(|b| Some(json!({"id": b.id, "accuracy": b.accuracy.as_ref()?})))
+        .collect();
+    let summary = crate::view::model::accuracy_table(run).err();
+    json!({"run_id": run.run_id, "summary": summary, "benchmarks": benchmarks})
 }
 
 /// `{run_id, summary, benchmarks: [{id, source, <quantity>: {read} | {not_read}}]}`:

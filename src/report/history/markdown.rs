@@ -20,6 +20,7 @@ pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
     }
     text_charts(&mut out, report, runs);
     if let Some(latest) = runs.last() {
+        accuracy_section(&mut out, latest);
         telemetry_section(&mut out, latest);
         benchmark_notes(&mut out, latest);
     }
@@ -46,6 +47,31 @@ fn text_charts(out: &mut String, report: &TrendReport, runs: &[RunRecord]) {
                 "```text\n{}```\n",
                 render_page(&data, index, 100, Theme::plain())
             );
+        }
+    }
+}
+
+/// Each benchmark's error against its float64 reference beside its rate; one line when the
+/// run recorded none.
+fn accuracy_section(out: &mut String, run: &RunRecord) {
+    use crate::view::model::{ACCURACY_HEADERS, accuracy_table};
+    out.push_str(
+        "## Accuracy of the latest run
+
+",
+    );
+    match accuracy_table(run) {
+        Err(line) => {
+            let _ = writeln!(out, "{line}\n");
+        }
+        Ok(rows) => {
+            let _ = writeln!(out, "| {} |", ACCURACY_HEADERS.join(" | "));
+            let _ = writeln!(out, "|---|{}", "---:|".repeat(ACCURACY_HEADERS.len() - 1));
+            for row in rows {
+                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                let _ = writeln!(out, "| `{}` | {} |", cells[0], cells[1..].join(" | "));
+            }
+            out.push('\n');
         }
     }
 }

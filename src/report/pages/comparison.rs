@@ -110,6 +110,9 @@ pub struct ComparisonPage {
     pub threshold_percent: Option<f64>,
     pub rows: Vec<ComparisonRow>,
     pub unmeasured: Vec<UnmeasuredRow>,
+    /// Each benchmark's accuracy verdict (status, id, message), from the verdict's
+    /// `accuracy` list; empty for a comparison without accuracy.
+    pub accuracy: Vec<[String; 3]>,
     pub chart: Chart,
 }
 
@@ -154,7 +157,16 @@ impl ComparisonPage {
                     .collect()
             })
             .unwrap_or_default();
+        let accuracy = detail["accuracy"]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .map(|v| [text(v, "status"), text(v, "id"), text(v, "message")])
+                    .collect()
+            })
+            .unwrap_or_default();
         ComparisonPage {
+            accuracy,
             id: 0,
             kind: String::new(),
             baseline: text(detail, "baseline"),

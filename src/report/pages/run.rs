@@ -60,6 +60,10 @@ pub struct RunPage {
     /// Every chart, in page order; an empty one is shown as "not in this run".
     pub charts: Vec<Chart>,
     pub not_measured: Vec<NotMeasured>,
+    /// One line when no benchmark of the run carries accuracy, else a table of each
+    /// benchmark's error against its float64 reference beside its rate.
+    pub accuracy_line: Option<String>,
+    pub accuracy: Table,
     /// One line when the run read no telemetry at all, else a table.
     pub telemetry_line: Option<String>,
     pub telemetry: Table,
@@ -81,6 +85,18 @@ impl RunPage {
             charts.push(change_bars(before, run, 20));
         }
         let (telemetry_line, telemetry) = telemetry(run);
+        let (accuracy_line, accuracy) = match crate::view::model::accuracy_table(run) {
+            Err(line) => (Some(line), Table::default()),
+            Ok(rows) => (
+                None,
+                Table {
+                    headers: crate::view::model::ACCURACY_HEADERS
+                        .map(String::from)
+                        .to_vec(),
+                    rows,
+                },
+            ),
+        };
         RunPage {
             run: RunInfo {
                 run_id: run.run_id.clone(),
@@ -95,6 +111,8 @@ impl RunPage {
             before: before.map(|b| b.run_id.clone()),
             charts,
             not_measured: missing,
+            accuracy_line,
+            accuracy,
             telemetry_line,
             telemetry,
             notes: crate::view::model::benchmark_notes(run)
