@@ -45,7 +45,11 @@ pub const ACCURACY_NOTE: &str = "accuracy";
 
 /// Machine epsilon of a precision: the gap between 1 and the next value, 2^(1−p) for p
 /// significant bits (f32 2^-23, bf16 2^-7, fp8 e4m3 2^-3), as `torch.finfo(dtype).eps`.
+/// Integer precisions count in their own spacing, 1.
 pub fn epsilon(dtype: DType) -> f64 {
+    if dtype.is_integer() {
+        return 1.0;
+    }
     2.0 * dtype.unit_roundoff()
 }
 
@@ -55,7 +59,9 @@ fn tiny(dtype: DType) -> f64 {
         DType::F64 => f64::MIN_POSITIVE,
         DType::F16 => 2f64.powi(-14),
         DType::Fp8E4m3 => 2f64.powi(-6),
+        DType::Fp8E5m2 => 2f64.powi(-14),
         DType::F32 | DType::Tf32 | DType::Bf16 => f32::MIN_POSITIVE as f64,
+        DType::Int8 | DType::Int8q => 1.0,
     }
 }
 

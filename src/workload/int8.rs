@@ -7,8 +7,8 @@
 //! exact i64 reference on the same inputs: a kernel that is off by one anywhere it is
 //! checked fails, and no tolerance can hide a sign or offset bug.
 
-use super::GemmShape;
 use super::random::normal_f64;
+use super::{Accuracy, GemmShape};
 
 /// The inputs are unit-normal values quantised with scale `INPUT_SIGMAS / 127`: ±3σ maps
 /// to ±127 and the tails saturate at −128 and 127, so both edge values occur in every
@@ -112,7 +112,7 @@ pub fn check_int8(
     b: &[i8],
     c: impl Fn(usize, usize) -> i32,
     positions: &[(usize, usize)],
-) -> Result<(), String> {
+) -> Result<Accuracy, String> {
     check_sizes(shape, a, b)?;
     for &(i, j) in positions {
         let want = exact_entry(shape, a, b, i, j);
@@ -123,7 +123,30 @@ pub fn check_int8(
             ));
         }
     }
-    Ok(())
+    Ok(exact_accuracy(shape, positions))
+}
+
+/// The accuracy set of a result that equalled the exact reference at every checked entry,
+/// naming what was checked (all of C, or how many of its entries).
+fn exact_accuracy(shape: GemmShape, positions: &[(usize, usize)]) -> Accuracy {
+    let all = shape.m * shape.n;
+    let (m, n) = (shape.m, shape.n);
+    if positions.len() >= all {
+        Accuracy::exact(
+            all as u64,
+            format!("all of C ({m}x{n}), exact integer sums"),
+            false,
+        )
+    } else {
+        Accuracy::exact(
+            positions.len() as u64,
+            format!(
+                "{} edge and random entries of C ({m}x{n}), exact integer sums",
+                positions.len()
+            ),
+            true,
+        )
+    }
 }
 
 /// Compares the requantised output `c` with [`Requant::apply`] of the exact sums at
@@ -135,7 +158,7 @@ pub fn check_int8q(
     requant: Requant,
     c: impl Fn(usize, usize) -> i8,
     positions: &[(usize, usize)],
-) -> Result<(), String> {
+) -> Result<Accuracy, String> {
     check_sizes(shape, a, b)?;
     for &(i, j) in positions {
         let sum = exact_entry(shape, a, b, i, j);
@@ -150,7 +173,7 @@ pub fn check_int8q(
             ));
         }
     }
-    Ok(())
+    Ok(exact_accuracy(shape, positions))
 }
 
 #[cfg(test)]

@@ -115,6 +115,7 @@ pub struct CpuInt8Gemm<'p> {
     b: Vec<i8>,
     requant: Requant,
     scratch: Scratch,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'p> CpuInt8Gemm<'p> {
@@ -175,6 +176,7 @@ impl<'p> CpuInt8Gemm<'p> {
             a,
             b,
             scratch,
+            accuracy: None,
         })
     }
 
@@ -194,7 +196,7 @@ impl<'p> CpuInt8Gemm<'p> {
     }
 
     /// Checks the output at `positions` against the exact reference.
-    fn check(&self, positions: &[(usize, usize)]) -> Result<(), String> {
+    fn check(&self, positions: &[(usize, usize)]) -> Result<crate::workload::Accuracy, String> {
         let (shape, a, b) = (self.shape, &self.a, &self.b);
         match self.dtype {
             DType::Int8q => check_int8q(
@@ -571,9 +573,11 @@ impl TimedWorkload for CpuInt8Gemm<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.multiply_once();
         let positions = check_positions(self.shape, RANDOM_CHECKS, 0xC4EC);
-        self.check(&positions).map_err(|detail| {
+        let accuracy = self.check(&positions).map_err(|detail| {
             BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail)
-        })
+        })?;
+        self.accuracy = Some(accuracy);
+        Ok(())
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -600,6 +604,9 @@ impl TimedWorkload for CpuInt8Gemm<'_> {
                 "requant_scale".to_owned(),
                 (self.requant.scale as f64).into(),
             );
+        }
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         notes
     }

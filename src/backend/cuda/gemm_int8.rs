@@ -48,6 +48,7 @@ pub struct ImmaGemm<'a> {
     a: Vec<i8>,
     b: Vec<i8>,
     timer: DeviceTimer<'a>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> ImmaGemm<'a> {
@@ -124,6 +125,7 @@ impl<'a> ImmaGemm<'a> {
             a,
             b,
             timer: DeviceTimer::new(dev, true)?,
+            accuracy: None,
         })
     }
 
@@ -197,9 +199,10 @@ impl TimedWorkload for ImmaGemm<'_> {
                 )
             }
         };
-        checked.map_err(|detail| {
+        let accuracy = checked.map_err(|detail| {
             BackendError::mismatch(&gemm_id("cuda", self.dtype, shape), detail)
         })?;
+        self.accuracy = Some(accuracy);
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())
@@ -224,6 +227,9 @@ impl TimedWorkload for ImmaGemm<'_> {
         if self.dtype == DType::Int8q {
             notes.insert("requantisation".into(), REQUANT_SCHEME.into());
             notes.insert("requant_scale".into(), (self.requant.scale as f64).into());
+        }
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
         }
         self.timer.notes(&mut notes);
         notes

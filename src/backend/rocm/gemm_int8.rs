@@ -31,6 +31,7 @@ pub struct RocblasInt8Gemm<'a> {
     c_dev: HipSlice<i32>,
     a: Vec<i8>,
     b: Vec<i8>,
+    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> RocblasInt8Gemm<'a> {
@@ -60,6 +61,7 @@ impl<'a> RocblasInt8Gemm<'a> {
             c_dev: dev.upload(&vec![0i32; m * n])?,
             a,
             b,
+            accuracy: None,
         })
     }
 
@@ -126,9 +128,11 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             .map_err(|e| device_error("download", e))?;
         let (shape, n) = (self.shape, self.shape.n);
         let positions = check_positions(shape, 512, SEED_A ^ SEED_B);
-        check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions).map_err(|detail| {
-            BackendError::mismatch(&gemm_id("rocm", DType::Int8, shape), detail)
-        })?;
+        let accuracy = check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions)
+            .map_err(|detail| {
+                BackendError::mismatch(&gemm_id("rocm", DType::Int8, shape), detail)
+            })?;
+        self.accuracy = Some(accuracy);
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())
@@ -139,7 +143,7 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        BTreeMap::from([
+        let mut notes = BTreeMap::from([
             (
                 "library".into(),
                 "rocBLAS rocblas_gemm_ex (int8 in, int32 out, int32 compute)".into(),
@@ -150,6 +154,10 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
                 "arithmetic".into(),
                 "int8 x int8, int32 sums, checked for equality with an exact i64 reference".into(),
             ),
-        ])
+        ]);
+        if let Some(accuracy) = &self.accuracy {
+            accuracy.insert_note(&mut notes);
+        }
+        notes
     }
 }
