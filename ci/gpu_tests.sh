@@ -237,6 +237,37 @@ if command -v nvidia-smi >/dev/null && [[ $(id -u) -eq 0 ]]; then
     nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.default_applications.graphics --format=csv
 fi
 
+echo "== a GPU GEMM profiled on demand (STACKBENCH_PROFILE=nsys, or rocprof on ROCm)"
+# Unconfirmed until a GPU job runs it: nsys/rocprofv3 command lines, the report file each
+# writes and its discovery (src/harness/profile.rs). The profile must be written, or say
+# why not; a profiler that is not installed is skipped with the package to install.
+profile_home=$(mktemp -d)
+profiled=""
+if command -v nvidia-smi >/dev/null && command -v nsys >/dev/null; then
+    profiled="nsys cuda"
+elif command -v rocm-smi >/dev/null && { command -v rocprofv3 >/dev/null || command -v rocprof >/dev/null; }; then
+    profiled="rocprof rocm"
+fi
+if [[ -z "$profiled" ]]; then
+    echo "skipped: no nsys (nsight-systems) beside an NVIDIA GPU, nor rocprofv3/rocprof (rocprofiler-sdk) beside an AMD GPU"
+else
+    read -r tool backend <<<"$profiled"
+    STACKBENCH_SUITE=quick STACKBENCH_PROFILE="$tool" STACKBENCH_PROFILE_TIME=2 \
+        STACKBENCH_PROFILE_FILTER="^gemm/${backend}/f32/" CRITERION_HOME="$profile_home" \
+        bench gemm "^gemm/${backend}/f32/" --warm-up-time 1 --measurement-time 2
+    python3 - "$profile_home/stackbench/targets/gemm.json" "$tool" <<'PY'
+import json, os, sys
+report, tool = json.load(open(sys.argv[1])), sys.argv[2]
+profiles = report.get("profiles", {})
+assert profiles, f"STACKBENCH_PROFILE={tool} profiled no GPU GEMM: {sorted(report['benchmarks'])}"
+for id, p in sorted(profiles.items()):
+    assert p["tool"] == tool, p
+    assert p["status"] == "written", f"{id}: the {tool} profile was not written: {p}"
+    assert os.path.exists(p["path"]) and p["bytes"] > 0, p
+    print(f'{id}: {p["path"]} ({p["bytes"]} bytes)')
+PY
+fi
+
 echo "== stackbench validate: the pre-installation suite against vendor and peak thresholds"
 # Unconfirmed without a GPU: the GPU backend must load, and its GEMM/bandwidth checks must be
 # judged by vendor (H100 80GB HBM3, MI300X) or peak-fraction thresholds. Exit 1 here means

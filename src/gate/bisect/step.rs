@@ -65,6 +65,10 @@ pub struct Step {
     /// The gate's comparison.json and comparison.md of this step, when it wrote them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out: Option<PathBuf>,
+    /// `--profile`: the step's regressed and unsure benchmarks profiled on both sides (the
+    /// files are under `out`'s `profiles/`), or why each profile is missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::harness::profile::ProfileRecord>,
 }
 
 /// Which benchmarks a step looks at: at `--bad`, everything the user's filter matches (to
@@ -106,6 +110,7 @@ fn gate_options(
         measure: options.measure,
         // An unsure step is skipped and named, never accepted.
         accept_unsure: None,
+        profile: options.profile,
     }
 }
 
@@ -141,11 +146,13 @@ pub fn probe(
         rounds_run: 0,
         seconds: 0.0,
         out: None,
+        profiles: Vec::new(),
     };
     let comparison = match run_gate(&gate) {
         Ok(outcome) => {
             step.rounds_run = outcome.comparison.gate.rounds_run;
             step.out = Some(out);
+            step.profiles = outcome.comparison.profiles.clone();
             let ids = match follow {
                 Follow::Everything => judged_ids(&outcome.comparison.comparison),
                 Follow::Ids(ids) => ids.to_vec(),
