@@ -20,6 +20,9 @@ mod tool_support;
 #[path = "schema_support/mod.rs"]
 mod schema_support;
 
+#[path = "profile_support/mod.rs"]
+mod profile_support;
+
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -98,37 +101,13 @@ fn target_report(home: &Path) -> serde_json::Value {
 /// Fast Criterion timing: the test checks the profile, not the figure.
 const SHORT: &[&str] = &["--warm-up-time", "0.2", "--measurement-time", "0.5"];
 
-/// Whether perf may record here; `Err` says why not, naming the sysctl and perf's words.
-fn perf_may_record(scratch: &Path) -> Result<(), String> {
-    let out = Command::new("perf")
-        .args(["record", "-o"])
-        .arg(scratch.join("probe.perf.data"))
-        .args(["--", "true"])
-        .output()
-        .expect("running perf");
-    if out.status.success() {
-        return Ok(());
-    }
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_else(|e| format!("unreadable ({e})"));
-    Err(format!(
-        "perf cannot record here: kernel.perf_event_paranoid is {paranoid} \
-         (/proc/sys/kernel/perf_event_paranoid); perf said: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ))
-}
-
 #[test]
 fn a_cpu_gemm_profiled_under_perf_is_written_linked_and_readable_by_perf_report() {
     if !tool_support::tool_present("perf", "--version") {
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
-    if let Err(why) = perf_may_record(dir.path()) {
-        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(!required, "{why}");
-        eprintln!("SKIPPED: {why}");
+    if !profile_support::perf_can_record(dir.path()) {
         return;
     }
     let exe = gemm_executable();
@@ -155,6 +134,11 @@ fn a_cpu_gemm_profiled_under_perf_is_written_linked_and_readable_by_perf_report(
     let profile = &report["profiles"][&id];
     assert_eq!(profile["status"], "written", "{}\n{profile:#}", text(&run));
     assert_eq!(profile["tool"], "perf");
+    let command = profile["command"].to_string();
+    assert!(
+        command.contains("--profile-time") && !command.contains(".partial"),
+        "{command}"
+    );
     let path = PathBuf::from(profile["path"].as_str().expect("a path"));
     assert!(
         path.starts_with(home.join("stackbench/profiles")),
@@ -175,25 +159,7 @@ fn a_cpu_gemm_profiled_under_perf_is_written_linked_and_readable_by_perf_report(
     assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
 
     // perf reads it back and names the GEMM's own code among the hottest symbols.
-    let read = Command::new("perf")
-        .args([
-            "report",
-            "--stdio",
-            "--no-children",
-            "--sort",
-            "symbol",
-            "-i",
-        ])
-        .arg(&path)
-        .output()
-        .expect("running perf report");
-    assert!(read.status.success(), "{}", text(&read));
-    let shown = String::from_utf8_lossy(&read.stdout);
-    let symbols: Vec<&str> = shown
-        .lines()
-        .filter(|l| l.contains("[.]"))
-        .take(10)
-        .collect();
+    let symbols = profile_support::top_symbols(&path, 10);
     assert!(
         symbols.iter().any(|l| l.contains("gemm")),
         "perf report names no GEMM routine among the top symbols:\n{}",

@@ -188,8 +188,9 @@ impl Harness {
             report.measure = Some(measure::Measure::Instructions.name().to_owned());
         }
         // The counted child runs under Valgrind into a scratch Criterion directory: a
-        // probe there is slow and read by nobody; its driver writes the run's own.
-        let quiet = args.list || role == Role::Counted;
+        // probe there is slow and read by nobody; its driver writes the run's own. The same
+        // for the profiler's re-run (`--profile-time`), whose profile would show the probe.
+        let quiet = args.list || role == Role::Counted || args.profile;
         if !quiet {
             sidecar::write_system_probe();
         }

@@ -437,7 +437,10 @@ pub fn file_stems(ids: &[String]) -> Vec<String> {
 
 /// Runs one profile and says what became of it (also printed on stderr).
 pub fn profile(job: &ProfileJob<'_>) -> ProfileRecord {
-    let outcome = run_profile(job).unwrap_or_else(|outcome| outcome);
+    let outcome = match run_profile(job) {
+        Ok(written) => written,
+        Err(missing_or_failed) => missing_or_failed,
+    };
     let record = ProfileRecord {
         id: job.id.to_owned(),
         tool: job.tool,
@@ -536,11 +539,15 @@ fn run_profile(job: &ProfileJob<'_>) -> Result<ProfileOutcome, ProfileOutcome> {
         ))
     })?;
     Ok(ProfileOutcome::Written {
-        bytes: size_of(&final_path),
+        bytes: bytes_of(&final_path),
         path: final_path,
+        // As it would run again: writing where the profile now is, not the scratch folder.
         command: argv
             .iter()
-            .map(|a| a.to_string_lossy().into_owned())
+            .map(|a| {
+                let arg = a.to_string_lossy();
+                arg.replace(&*output_dir.to_string_lossy(), &job.dir.to_string_lossy())
+            })
             .collect(),
     })
 }
@@ -643,13 +650,13 @@ fn discover(tool: Profiler, dir: &Path) -> Result<PathBuf, String> {
             let file = found
                 .pop()
                 .ok_or_else(|| format!("wrote no .{ext} file in {}", dir.display()))?;
-            if size_of(&file) == 0 {
+            if bytes_of(&file) == 0 {
                 return Err(format!("{} is empty", file.display()));
             }
             Ok(file)
         }
         Output::Directory(_) => {
-            if size_of(dir) == 0 {
+            if bytes_of(dir) == 0 {
                 return Err(format!("wrote nothing in {}", dir.display()));
             }
             Ok(dir.to_path_buf())
@@ -666,7 +673,7 @@ fn place(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Bytes of a file, or of every file under a directory.
-fn size_of(path: &Path) -> u64 {
+fn bytes_of(path: &Path) -> u64 {
     let Ok(meta) = std::fs::metadata(path) else {
         return 0;
     };
@@ -677,7 +684,7 @@ fn size_of(path: &Path) -> u64 {
         .map(|entries| {
             entries
                 .filter_map(|e| e.ok())
-                .map(|e| size_of(&e.path()))
+                .map(|e| bytes_of(&e.path()))
                 .sum()
         })
         .unwrap_or(0)
@@ -944,6 +951,15 @@ printf 'report' > "$stem.ncu-rep""#,
         let path = record.path().expect("written").to_path_buf();
         assert_eq!(path, out.path().join("gemm_cpu_f32_64x64x64.ncu-rep"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "report");
+        // The recorded command writes where the profile is, as it would be run again.
+        let ProfileOutcome::Written { command, .. } = &record.outcome else {
+            unreachable!("written above")
+        };
+        let export = command.iter().position(|a| a == "--export").unwrap();
+        assert_eq!(
+            Path::new(&command[export + 1]),
+            out.path().join("gemm_cpu_f32_64x64x64")
+        );
         let rocprof = fake(
             "rocprofv3",
             r#"while [ $# -gt 0 ]; do case "$1" in -d) shift; d="$1";; esac; shift; done
