@@ -306,6 +306,56 @@ mod tests {
     use super::*;
     use crate::analysis::{BenchComparison, HardwareCheck, Judgement, Unmeasured, VerdictRule};
 
+    #[test]
+    fn every_step_asks_its_gate_for_the_profile_and_writes_it_under_its_own_out() {
+        use crate::harness::profile::{ProfileSettings, Profiler};
+        let settings = ProfileSettings {
+            tool: Profiler::Perf,
+            seconds: 2,
+        };
+        let options = BisectOptions {
+            good: "good".into(),
+            bad: "bad".into(),
+            benches: Vec::new(),
+            filter: None,
+            measure: crate::harness::measure::Measure::Time,
+            threshold_percent: 5.0,
+            rounds: 2,
+            max_rounds: 4,
+            criterion_args: Vec::new(),
+            cpus: Vec::new(),
+            out: PathBuf::from("bisect-out"),
+            profile: Some(settings),
+        };
+        let commit = |c: &str| Commit {
+            commit: c.into(),
+            subject: c.into(),
+        };
+        let step_out = PathBuf::from("bisect-out/steps/03-abc");
+        let ids = ["sum".to_string()];
+        let gate = gate_options(
+            &options,
+            &commit("good"),
+            &commit("abc"),
+            &Follow::Ids(&ids),
+            step_out.clone(),
+        );
+        assert_eq!(gate.profile, Some(settings));
+        assert_eq!(gate.out, step_out);
+        let none = BisectOptions {
+            profile: None,
+            ..options
+        };
+        let gate = gate_options(
+            &none,
+            &commit("good"),
+            &commit("abc"),
+            &Follow::Everything,
+            step_out,
+        );
+        assert_eq!(gate.profile, None);
+    }
+
     fn row(id: &str, status: Status, change: f64) -> BenchComparison {
         BenchComparison {
             id: id.into(),
