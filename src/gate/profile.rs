@@ -109,7 +109,9 @@ pub fn markdown(records: &[ProfileRecord], out: &Path) -> String {
         let side = record.side.as_deref().unwrap_or("");
         let line = match &record.outcome {
             ProfileOutcome::Written { path, bytes, .. } => {
-                let shown = path.strip_prefix(out).unwrap_or(path);
+                // Profiles are written at absolute paths; `--out` may be relative.
+                let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+                let shown = path.strip_prefix(&out).unwrap_or(path);
                 format!(
                     "[`{}`]({}) ({} KiB)",
                     shown.display(),

@@ -483,16 +483,21 @@ fn run_profile(job: &ProfileJob<'_>) -> Result<ProfileOutcome, ProfileOutcome> {
             job.bench_exe.display()
         )));
     }
-    std::fs::create_dir_all(job.dir)
-        .map_err(|e| failed(format!("cannot create {}: {e}", job.dir.display())))?;
+    // Absolute: the profiler runs in the bench's working directory (a gate side's worktree),
+    // where a relative `--out` would point somewhere else.
+    let dir = std::path::absolute(job.dir)
+        .map_err(|e| failed(format!("cannot resolve {}: {e}", job.dir.display())))?;
+    let dir = dir.as_path();
+    std::fs::create_dir_all(dir)
+        .map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
     // In the profiles folder itself, so the final rename never crosses a file system.
     let scratch = tempfile::Builder::new()
         .prefix(".partial-")
-        .tempdir_in(job.dir)
+        .tempdir_in(dir)
         .map_err(|e| {
             failed(format!(
                 "cannot create a scratch folder in {}: {e}",
-                job.dir.display()
+                dir.display()
             ))
         })?;
     // The profiled bench's own Criterion directory: its target report and system probe must
@@ -531,7 +536,7 @@ fn run_profile(job: &ProfileJob<'_>) -> Result<ProfileOutcome, ProfileOutcome> {
             program.display()
         ))
     })?;
-    let final_path = job.dir.join(final_name(job.tool, job.stem));
+    let final_path = dir.join(final_name(job.tool, job.stem));
     place(&produced, &final_path).map_err(|e| {
         failed(format!(
             "cannot move the profile to {}: {e}",
@@ -546,7 +551,7 @@ fn run_profile(job: &ProfileJob<'_>) -> Result<ProfileOutcome, ProfileOutcome> {
             .iter()
             .map(|a| {
                 let arg = a.to_string_lossy();
-                arg.replace(&*output_dir.to_string_lossy(), &job.dir.to_string_lossy())
+                arg.replace(&*output_dir.to_string_lossy(), &dir.to_string_lossy())
             })
             .collect(),
     })
@@ -977,6 +982,33 @@ mkdir -p "$d/host/42" && echo 'Name,Calls' > "$d/host/42/kernel_stats.csv""#,
             names.iter().all(|n| !n.starts_with(".partial")),
             "{names:?}"
         );
+    }
+
+    #[test]
+    fn a_relative_profiles_folder_is_resolved_here_not_in_the_benchs_working_directory() {
+        let exe = std::env::current_exe().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        // Relative to this process's directory (the crate root under cargo test).
+        let here = tempfile::tempdir_in(".").unwrap();
+        let name = here.path().file_name().unwrap().to_owned();
+        let relative = Path::new(&name).join("profiles");
+        let ncu = fake(
+            "ncu",
+            r#"while [ $# -gt 0 ]; do case "$1" in --export) shift; stem="$1";; esac; shift; done
+printf 'report' > "$stem.ncu-rep""#,
+        );
+        let mut job = job(Profiler::Ncu, &exe, &relative, &ncu);
+        job.cwd = Some(elsewhere.path());
+        let record = profile(&job);
+        let path = record.path().expect("written").to_path_buf();
+        assert!(path.is_absolute(), "{}", path.display());
+        assert!(
+            here.path()
+                .join("profiles/gemm_cpu_f32_64x64x64.ncu-rep")
+                .is_file(),
+            "{record:?}"
+        );
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 
     #[test]
