@@ -5,8 +5,8 @@
 #
 #   group 1: probe, tests, benches, validate  (the backend's own kernels, then the verdict)
 #   group 2: components, models               (the Python tier and the model sweep)
-#   group 3: kernels, compile, alloc, clocks, collectives (compilers, allocators, clock
-#            locking and Ctrl-C, NCCL)
+#   group 3: kernels, compile, alloc, clocks, profile, collectives (compilers, allocators,
+#            clock locking and Ctrl-C, a profiler, NCCL)
 #
 # validate measures; with the other groups on the same GPU its figures are not a quiet
 # machine's, so a validate failure here is to be re-run alone before it is believed.
@@ -43,7 +43,7 @@ echo "gpu_parallel: bundle ${STACKBENCH_GPU_BUNDLE:-none}, python ${STACKBENCH_P
 nvidia-smi -L 2>/dev/null | tee "$out/gpus.txt" || true
 
 # STACKBENCH_GPU_GROUPS overrides the groups (space-separated, each a comma-separated list).
-read -r -a groups <<<"${STACKBENCH_GPU_GROUPS:-probe,tests,benches,validate components,models kernels,compile,alloc,clocks,collectives}"
+read -r -a groups <<<"${STACKBENCH_GPU_GROUPS:-probe,tests,benches,validate components,models kernels,compile,alloc,clocks,profile,collectives}"
 pids=()
 for i in "${!groups[@]}"; do
     n=$((i + 1))

@@ -18,13 +18,14 @@
 # with cargo), and the Slurm part (which builds) is skipped with that reason.
 #
 # STACKBENCH_GPU_SECTIONS=a,b,...: run only these sections (default: all of them, in order):
-#   probe tests kernels compile benches alloc components models collectives clocks validate compare slurm
+#   probe tests kernels compile benches alloc components models collectives clocks profile
+#   validate compare slurm
 # A machine lent for a few minutes can run groups of them side by side, one process each
 # (give them a bundle directory, not the archive, so they do not unpack it at once).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_sections=(probe tests kernels compile benches alloc components models collectives clocks validate compare slurm)
+all_sections=(probe tests kernels compile benches alloc components models collectives clocks profile validate compare slurm)
 sections="${STACKBENCH_GPU_SECTIONS:-$(IFS=,; echo "${all_sections[*]}")}"
 for s in ${sections//,/ }; do
     [[ " ${all_sections[*]} " == *" $s "* ]] ||
@@ -349,6 +350,41 @@ if command -v nvidia-smi >/dev/null && [[ $(id -u) -eq 0 ]]; then
     grep -q "GPU clocks restored on 1 device" "$clock_home/sigint.err" || {
         echo "Ctrl-C did not restore the clocks:" >&2; tail "$clock_home/sigint.err" >&2; exit 1; }
     nvidia-smi --query-gpu=clocks.sm,clocks.applications.graphics,clocks.default_applications.graphics --format=csv
+fi
+fi
+
+if want profile; then
+echo "== a GPU GEMM profiled on demand (STACKBENCH_PROFILE=nsys, else ncu; rocprof on ROCm)"
+# Unconfirmed until a GPU job runs it: nsys/rocprofv3 command lines, the report file each
+# writes and its discovery (src/harness/profile.rs). The profile must be written, or say
+# why not; a profiler that is not installed is skipped with the package to install.
+profile_home=$(mktemp -d)
+profiled=""
+if command -v nvidia-smi >/dev/null && command -v nsys >/dev/null; then
+    profiled="nsys cuda"
+elif command -v nvidia-smi >/dev/null && command -v ncu >/dev/null; then
+    profiled="ncu cuda" # the lent H100 image has Nsight Compute and no Nsight Systems
+elif command -v rocm-smi >/dev/null && { command -v rocprofv3 >/dev/null || command -v rocprof >/dev/null; }; then
+    profiled="rocprof rocm"
+fi
+if [[ -z "$profiled" ]]; then
+    echo "skipped: no nsys (nsight-systems) or ncu (nsight-compute) beside an NVIDIA GPU, nor rocprofv3/rocprof (rocprofiler-sdk) beside an AMD GPU"
+else
+    read -r tool backend <<<"$profiled"
+    STACKBENCH_SUITE=quick STACKBENCH_PROFILE="$tool" STACKBENCH_PROFILE_TIME=2 \
+        STACKBENCH_PROFILE_FILTER="^gemm/${backend}/f32/" CRITERION_HOME="$profile_home" \
+        bench gemm "^gemm/${backend}/f32/" --warm-up-time 1 --measurement-time 2
+    python3 - "$profile_home/stackbench/targets/gemm.json" "$tool" <<'PY'
+import json, os, sys
+report, tool = json.load(open(sys.argv[1])), sys.argv[2]
+profiles = report.get("profiles", {})
+assert profiles, f"STACKBENCH_PROFILE={tool} profiled no GPU GEMM: {sorted(report['benchmarks'])}"
+for id, p in sorted(profiles.items()):
+    assert p["tool"] == tool, p
+    assert p["status"] == "written", f"{id}: the {tool} profile was not written: {p}"
+    assert os.path.exists(p["path"]) and p["bytes"] > 0, p
+    print(f'{id}: {p["path"]} ({p["bytes"]} bytes)')
+PY
 fi
 fi
 

@@ -15,6 +15,12 @@ mod pg_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
+
+#[path = "tool_support/mod.rs"]
+mod tool_support;
+
+#[path = "profile_support/mod.rs"]
+mod profile_support;
 use repo::{git, prebuild, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -382,6 +388,106 @@ fn three_times_the_work_fails_naming_only_that_benchmark() {
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
     assert!(md.contains("🔴 degraded | `sum`"), "{md}");
     assert!(!md.contains("🔴 degraded | `xor`"), "{md}");
+    assert_clean(&f.repo);
+}
+
+/// The gate's profile records of `id`, per side, from comparison.json.
+fn profiles_of<'a>(c: &'a Value, id: &str) -> Vec<(&'a str, &'a Value)> {
+    c["profiles"]
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|p| p["id"] == id)
+        .map(|p| (p["side"].as_str().unwrap_or_default(), p))
+        .collect()
+}
+
+#[test]
+fn a_regression_profiled_under_perf_links_both_sides_profiles_and_still_fails_the_gate() {
+    if !tool_support::tool_present("perf", "--version") {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    if !profile_support::perf_can_record(scratch.path()) {
+        return;
+    }
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = with_revs("base", "slow");
+    args.extend(["--profile", "perf", "--profile-time", "1"]);
+    let result = gate(&f.repo, out.path(), &args);
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let c = comparison(out.path());
+    assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
+    let sides = profiles_of(&c, "sum");
+    assert_eq!(
+        sides.iter().map(|s| s.0).collect::<Vec<_>>(),
+        ["base", "head"],
+        "{c:#}"
+    );
+    for (side, p) in &sides {
+        assert_eq!(p["status"], "written", "{side}: {p:#}");
+        let path = PathBuf::from(p["path"].as_str().unwrap());
+        assert_eq!(
+            path,
+            out.path()
+                .join(format!("out/profiles/{side}/sum.perf.data"))
+        );
+        // perf reads it back, and its hottest symbol is the benchmark's loop: the fixture's
+        // `sum` is inlined into Criterion's `Bencher::iter` (or kept as `work::…`).
+        let symbols = profile_support::top_symbols(&path, 10);
+        let hottest = symbols.first().map(String::as_str).unwrap_or_default();
+        assert!(
+            hottest.contains("Bencher<M>::iter") || hottest.contains("work::"),
+            "{side}: the hottest symbol is not the bench's loop:\n{}",
+            symbols.join("\n")
+        );
+    }
+    // Only what regressed (or stayed unsure) is profiled.
+    assert!(profiles_of(&c, "xor").is_empty(), "{c:#}");
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(
+        md.contains("#### Profiles") && md.contains("(profiles/head/sum.perf.data)"),
+        "{md}"
+    );
+    assert_clean(&f.repo);
+}
+
+#[test]
+fn a_profiler_that_fails_changes_no_exit_code_and_says_why() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let fake = tempfile::tempdir().unwrap();
+    let perf = fake.path().join("perf");
+    std::fs::write(
+        &perf,
+        "#!/bin/sh\necho 'Consider adjusting /proc/sys/kernel/perf_event_paranoid setting' >&2\nexit 255\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&perf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut args = with_revs("base", "slow");
+    args.extend(["--profile", "perf", "--profile-time", "1"]);
+    let result = gate_command(&f.repo, out.path(), &args, CRITERION)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
+    let c = comparison(out.path());
+    let sides = profiles_of(&c, "sum");
+    assert_eq!(sides.len(), 2, "{c:#}");
+    for (side, p) in sides {
+        assert_eq!(p["status"], "failed", "{side}: {p:#}");
+        let error = p["error"].as_str().unwrap_or_default();
+        assert!(error.contains("kernel.perf_event_paranoid"), "{error}");
+    }
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(md.contains("failed: perf lacks permission"), "{md}");
     assert_clean(&f.repo);
 }
 

@@ -2,7 +2,9 @@
 //! [`crate::gate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
 //! then the report (a table, or bisect.json's content with `--format json`) on stdout.
 
-use super::gate::{CpuList, DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
+use super::gate::{
+    CpuList, DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT, ProfileArgs,
+};
 use crate::analysis::Outcome;
 use crate::gate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
 use crate::harness::measure::Measure;
@@ -22,6 +24,7 @@ pub enum BisectFormat {
   analyze-trends bisect --good v1.2.0 --bad main
   analyze-trends bisect --good v1.2.0 --bad HEAD --bench gemm --filter '^gemm/f32/' -- --sample-size 20
   analyze-trends bisect --good origin/main~20 --bad origin/main --measure instructions --format json
+  analyze-trends bisect --good v1.2.0 --bad main --profile perf   # each step profiles what regressed
 
 --bad is judged against --good first; the benchmarks it degrades are the ones followed. Each step
 is the gate's judgement of one commit of the first-parent line against --good, re-measured up to
@@ -67,6 +70,8 @@ pub struct BisectArgs {
     /// Where bisect.json, each step's gate files (steps/) and their runs (results/) go
     #[arg(long, default_value = "target/stackbench-bisect")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
@@ -101,6 +106,7 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         out: args.out,
+        profile: args.profile.settings(),
     };
     let mut on_step = |step: &crate::gate::bisect::step::Step, commits: usize| {
         eprintln!("analyze-trends bisect: {}", text::step_line(step, commits));

@@ -59,6 +59,7 @@ const THRESHOLD: Setting = Setting {
   analyze-trends gate --base main --head HEAD --bench gemm --threshold 3 -- --sample-size 20
   analyze-trends gate --base origin/main --head HEAD --cpus 3      # measure on a core kept free
   analyze-trends gate --base origin/main --head HEAD --measure instructions   # count, under Valgrind
+  analyze-trends gate --base origin/main --head HEAD --profile perf   # profile what regressed
   analyze-trends gate --base-env STACKBENCH_PYTHON=/venvs/old/bin/python \\
                       --head-env STACKBENCH_PYTHON=/venvs/new/bin/python --bench components
 
@@ -141,9 +142,47 @@ pub struct GateArgs {
     /// with it
     #[arg(long, value_name = "LABEL", requires = "accept_unsure")]
     pub accept_unsure_label: Option<String>,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// Passed to every bench executable (Criterion's own flags)
     #[arg(last = true, value_name = "CRITERION_ARGS")]
     pub criterion_args: Vec<String>,
+}
+
+/// `--profile TOOL [--profile-time SECONDS]`, shared by the gate and bisect.
+#[derive(Args, Debug, Clone)]
+pub struct ProfileArgs {
+    /// After the verdict, run each regressed or unsure benchmark again under this profiler
+    /// on both sides (perf, nsys, ncu or rocprof) and write the profiles under --out's
+    /// profiles/<side>/, linked from comparison.json and the comment. A profile that fails
+    /// (profiler missing, perf_event_paranoid) is listed with its reason and changes no exit
+    /// code
+    #[arg(long, value_name = "perf|nsys|ncu|rocprof", value_parser = parse_profiler)]
+    pub profile: Option<crate::harness::profile::Profiler>,
+    /// Seconds each profiled benchmark runs (Criterion's --profile-time)
+    #[arg(long, value_name = "SECONDS", requires = "profile",
+          default_value_t = crate::harness::profile::DEFAULT_PROFILE_TIME_S,
+          value_parser = parse_profile_time)]
+    pub profile_time: u64,
+}
+
+impl ProfileArgs {
+    pub fn settings(&self) -> Option<crate::harness::profile::ProfileSettings> {
+        self.profile
+            .map(|tool| crate::harness::profile::ProfileSettings {
+                tool,
+                seconds: self.profile_time,
+            })
+    }
+}
+
+fn parse_profiler(text: &str) -> Result<crate::harness::profile::Profiler, String> {
+    text.parse()
+        .map_err(|e: crate::harness::profile::UnknownProfiler| e.to_string())
+}
+
+fn parse_profile_time(text: &str) -> Result<u64, String> {
+    crate::harness::profile::parse_seconds(text)
 }
 
 fn parse_env(text: &str) -> Result<(String, String), String> {
@@ -317,6 +356,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         accuracy_rules: crate::config::Config::discover(None)
             .context("cannot take the [accuracy] rules from the config")?
             .accuracy_rules(),
+        profile: args.profile.settings(),
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
@@ -388,4 +428,67 @@ pub struct CpuList(pub Vec<usize>);
 
 fn parse_cpus(text: &str) -> Result<CpuList, String> {
     crate::gate::cpus::parse_cpu_list(text).map(CpuList)
+}
+
+#[cfg(test)]
+mod profile_flag_tests {
+    use crate::cli::analyze_trends::{Cli, Command};
+    use crate::harness::profile::{DEFAULT_PROFILE_TIME_S, ProfileSettings, Profiler};
+    use clap::Parser;
+
+    fn settings(args: &[&str]) -> Result<Option<ProfileSettings>, String> {
+        let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+        match cli.command {
+            Some(Command::Gate(gate)) => Ok(gate.profile.settings()),
+            Some(Command::Bisect(bisect)) => Ok(bisect.profile.settings()),
+            other => Err(format!("parsed as {other:?}")),
+        }
+    }
+
+    #[test]
+    fn gate_and_bisect_take_a_profiler_and_its_time_and_refuse_unknown_ones_by_name() {
+        assert_eq!(settings(&["analyze-trends", "gate"]), Ok(None));
+        assert_eq!(
+            settings(&["analyze-trends", "gate", "--profile", "perf"]),
+            Ok(Some(ProfileSettings {
+                tool: Profiler::Perf,
+                seconds: DEFAULT_PROFILE_TIME_S
+            }))
+        );
+        let bisect = [
+            "analyze-trends",
+            "bisect",
+            "--good",
+            "a",
+            "--bad",
+            "b",
+            "--profile",
+            "nsys",
+            "--profile-time",
+            "3",
+        ];
+        assert_eq!(
+            settings(&bisect),
+            Ok(Some(ProfileSettings {
+                tool: Profiler::Nsys,
+                seconds: 3
+            }))
+        );
+        let unknown = settings(&["analyze-trends", "gate", "--profile", "gprof"]).unwrap_err();
+        assert!(
+            unknown.contains("gprof") && unknown.contains("rocprof"),
+            "{unknown}"
+        );
+        let zero = [
+            "analyze-trends",
+            "gate",
+            "--profile",
+            "perf",
+            "--profile-time",
+            "0",
+        ];
+        assert!(settings(&zero).unwrap_err().contains("at least 1"));
+        // A profile time without a profiler is a mistake, not silently ignored.
+        assert!(settings(&["analyze-trends", "gate", "--profile-time", "3"]).is_err());
+    }
 }

@@ -48,6 +48,7 @@ pub fn live_run(progress: &Progress, system: Option<serde_json::Value>) -> RunRe
             gpu_clocks: None,
             measure: None,
             counted: Default::default(),
+            profiles: Default::default(),
         })
         .into_iter()
         .collect(),

@@ -17,6 +17,7 @@ mod hardware;
 mod interrupt;
 mod output;
 mod process;
+pub mod profile;
 mod progress;
 mod rounds;
 pub mod verdict;
@@ -56,6 +57,9 @@ pub struct GateOptions {
     pub accept_unsure: Option<crate::results::AcceptedUnsure>,
     /// The `[accuracy]` rules of `stackbench.toml`: a head that lost accuracy fails.
     pub accuracy_rules: crate::config::AccuracyRules,
+    /// `--profile TOOL`: after the verdict, the regressed and unsure benchmarks are run
+    /// again under the profiler on both sides ([`profile`]); `None`: no profiles.
+    pub profile: Option<crate::harness::profile::ProfileSettings>,
 }
 
 /// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a
@@ -240,6 +244,14 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         None => output::judge(&sides, &collected, options, &rule, &targets)?,
         counted => output::judge_with(&sides, &collected, options, &rule, &targets, counted)?,
     };
+    if let Some(settings) = options.profile {
+        // Before the files are written (they link the profiles) and while the worktrees and
+        // their executables still exist.
+        let ids = profile::ids_to_profile(&comparison.comparison);
+        let target_of = profile::targets(&collected, counted.as_ref());
+        comparison.profiles =
+            profile::profile_sides(settings, &sides, &ids, &target_of, &options.out);
+    }
     let written = output::write_all(&mut comparison, &collected, &[&base, &head], options)?;
     drop(worktrees);
     Ok(GateOutcome {

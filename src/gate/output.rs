@@ -69,6 +69,10 @@ pub struct GateComparison {
     /// The timer floor and noise measured before the first round.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// `--profile`: the regressed and unsure benchmarks' profiles on each side, or why
+    /// each is missing (`src/gate/profile.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::harness::profile::ProfileRecord>,
 }
 
 /// The files one gate wrote.
@@ -213,6 +217,7 @@ pub fn judge_with(
             .collect(),
         counting: counted.map(|c| c.report.clone()),
         calibration: collected.calibration.clone(),
+        profiles: Vec::new(),
     })
 }
 
@@ -366,7 +371,10 @@ pub fn write_all(
     comparison.gate.runs = runs.iter().map(|r| r.run_id.clone()).collect();
     let json = serde_json::to_string_pretty(comparison).unwrap_or_default() + "\n";
     // The comment links to the comparison's page when a server is configured.
-    let markdown = crate::report::comparison::link::link_comment(markdown(comparison), &json);
+    let markdown = crate::report::comparison::link::link_comment(
+        markdown(comparison) + &super::profile::markdown(&comparison.profiles, &options.out),
+        &json,
+    );
     let files = [
         ("comparison.json", json),
         ("comparison.md", format!("{STICKY_MARKER}\n{markdown}")),
@@ -542,6 +550,7 @@ mod tests {
             measure: crate::harness::measure::Measure::Time,
             accept_unsure: None,
             accuracy_rules: Default::default(),
+            profile: None,
         }
     }
 

@@ -33,6 +33,9 @@ pub struct CriterionArgs {
     pub list: bool,
     pub test: bool,
     pub ignored: bool,
+    /// `--profile-time`: Criterion runs the routine for a while with no analysis, as the
+    /// profiler's re-run does ([`super::profile`]).
+    pub profile: bool,
 }
 
 impl CriterionArgs {
@@ -50,6 +53,11 @@ impl CriterionArgs {
                 "--test" => parsed.test = true,
                 "--ignored" => parsed.ignored = true,
                 "--" => {}
+                "--profile-time" => {
+                    parsed.profile = true;
+                    args.next();
+                }
+                option if option.starts_with("--profile-time=") => parsed.profile = true,
                 option if OPTIONS_WITH_VALUES.contains(&option) => {
                     args.next();
                 }
@@ -110,5 +118,10 @@ mod tests {
         assert!(parse(&["--list"]).list);
         assert!(!parse(&["--ignored"]).matches("anything"));
         assert!(parse(&[]).matches("anything"));
+        let profiled = parse(&["--bench", "--profile-time", "5", "^a/b$"]);
+        assert!(profiled.profile);
+        assert_eq!(profiled.filter.as_deref(), Some("^a/b$"));
+        assert!(parse(&["--profile-time=5"]).profile);
+        assert!(!parse(&["--bench"]).profile);
     }
 }

@@ -8,6 +8,7 @@
 pub mod args;
 pub mod counting;
 pub mod measure;
+pub mod profile;
 
 use crate::sidecar::progress as live;
 
@@ -88,6 +89,8 @@ pub struct Harness {
     role: Role,
     /// The counting driver's selected ids, counted in [`Harness::finish`].
     to_count: Vec<BenchId>,
+    /// What `STACKBENCH_PROFILE` asks to profile after the measurement ([`profile`]).
+    profile: Option<profile::ProfilePlan>,
 }
 
 /// The GPU clocks of the devices this process's GPU benchmarks use, locked when asked; a
@@ -185,8 +188,9 @@ impl Harness {
             report.measure = Some(measure::Measure::Instructions.name().to_owned());
         }
         // The counted child runs under Valgrind into a scratch Criterion directory: a
-        // probe there is slow and read by nobody; its driver writes the run's own.
-        let quiet = args.list || role == Role::Counted;
+        // probe there is slow and read by nobody; its driver writes the run's own. The same
+        // for the profiler's re-run (`--profile-time`), whose profile would show the probe.
+        let quiet = args.list || role == Role::Counted || args.profile;
         if !quiet {
             sidecar::write_system_probe();
         }
@@ -199,6 +203,13 @@ impl Harness {
                 }
             },
             _ => None,
+        };
+        let profile = match profile::ProfilePlan::from_env() {
+            Ok(plan) => plan.filter(|_| role == Role::Timed && !args.list),
+            Err(message) => {
+                eprintln!("stackbench {target}: {message}");
+                std::process::exit(2);
+            }
         };
         let criterion = Criterion::default().configure_from_args();
         let clocks = (!quiet).then(|| start_clocks(target));
@@ -221,6 +232,7 @@ impl Harness {
             gpu_ran: false,
             role,
             to_count: Vec::new(),
+            profile,
         }
     }
 
@@ -532,6 +544,73 @@ impl Harness {
         self.report.record(id, outcome);
     }
 
+    /// `STACKBENCH_PROFILE`: re-runs each measured id the plan wants under the profiler, in
+    /// Criterion's profile mode, and keeps each profile's record in the target report. The
+    /// measurement already happened: a profile that fails is recorded and printed, never
+    /// counted as a failed benchmark.
+    fn profile_measured(&mut self) {
+        let Some(plan) = self.profile.take() else {
+            return;
+        };
+        let ids: Vec<String> = self
+            .report
+            .benchmarks
+            .iter()
+            .filter(|(id, e)| {
+                matches!(e.outcome, BenchmarkOutcome::Measured { .. }) && plan.wants(id)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        let target = self.report.target.clone();
+        if ids.is_empty() {
+            eprintln!(
+                "stackbench {target}: {}={} profiles nothing: no measured benchmark of this \
+                 target matches",
+                profile::PROFILE_ENV,
+                plan.tool
+            );
+            return;
+        }
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(error) => {
+                eprintln!(
+                    "stackbench {target}: cannot profile: no path to this executable: {error}"
+                );
+                return;
+            }
+        };
+        let dir = sidecar::criterion_home()
+            .join(sidecar::SIDECAR_DIR)
+            .join(profile::PROFILES_DIR);
+        eprintln!(
+            "stackbench {target}: profiling {} benchmark(s) under {} ({} s each)",
+            ids.len(),
+            plan.tool,
+            plan.seconds
+        );
+        for (id, stem) in ids.iter().zip(profile::file_stems(&ids)) {
+            let record = profile::profile(&profile::ProfileJob {
+                tool: plan.tool,
+                bench_exe: &exe,
+                id,
+                seconds: plan.seconds,
+                dir: &dir,
+                stem: &stem,
+                cwd: None,
+                env: &[],
+                search_path: None,
+                side: None,
+            });
+            match serde_json::to_value(&record) {
+                Ok(value) => {
+                    self.report.profiles.insert(id.clone(), value);
+                }
+                Err(error) => eprintln!("stackbench {target}: profile of {id} not kept: {error}"),
+            }
+        }
+    }
+
     /// Writes the target's record and Criterion's summaries; exits non-zero if any
     /// benchmark failed, after every other one has run.
     pub fn finish(mut self) -> ExitCode {
@@ -563,6 +642,7 @@ impl Harness {
             let why = empty_match(&self.report.target, &self.plan, &self.args);
             eprintln!("stackbench {}: {why}", self.report.target);
         }
+        self.profile_measured();
         let (skipped, failed) = self.report.counts();
         if let Err(error) = self.report.save() {
             eprintln!(

@@ -121,6 +121,12 @@ pub struct TargetReport {
     /// no reader below the harness needs more than its `status`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counted: BTreeMap<String, serde_json::Value>,
+    /// Profiles taken after the measurement (`STACKBENCH_PROFILE`), keyed by full id: each
+    /// the harness's `ProfileRecord` (`src/harness/profile.rs`) as JSON, verbatim like
+    /// `counted`: where the profile was written, or why it is unavailable or failed. A failed
+    /// profile never fails the benchmark.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<String, serde_json::Value>,
 }
 
 impl TargetReport {
@@ -149,6 +155,7 @@ impl TargetReport {
             gpu_clocks: None,
             measure: None,
             counted: BTreeMap::new(),
+            profiles: BTreeMap::new(),
         }
     }
 

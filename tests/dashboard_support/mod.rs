@@ -299,6 +299,7 @@ fn outcomes() -> TargetReport {
         gpu_clocks: None,
         measure: None,
         counted: Default::default(),
+        profiles: Default::default(),
     }
 }
 

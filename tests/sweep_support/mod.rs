@@ -66,6 +66,7 @@ pub fn sweep_run(fingerprint: &str, gpu: &str, ms: u64, cells: &[Cell]) -> RunRe
         gpu_clocks: None,
         measure: None,
         counted: Default::default(),
+        profiles: Default::default(),
     };
     run.targets = vec![serde_json::to_value(report).expect("a target report serialises")];
     run

@@ -44,6 +44,9 @@ pub struct BisectOptions {
     pub cpus: Vec<usize>,
     /// bisect.json, the steps' gate files (`steps/`) and their runs (`results/`).
     pub out: PathBuf,
+    /// `--profile TOOL`: each step's gate profiles its regressed and unsure benchmarks on
+    /// both sides (`steps/<step>/profiles/`), so the culprit's step holds its profiles.
+    pub profile: Option<crate::harness::profile::ProfileSettings>,
 }
 
 /// Why a bisect could not search. All are bad input or a broken environment (exit 2), but

@@ -65,6 +65,10 @@ pub struct Step {
     /// The gate's comparison.json and comparison.md of this step, when it wrote them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out: Option<PathBuf>,
+    /// `--profile`: the step's regressed and unsure benchmarks profiled on both sides (the
+    /// files are under `out`'s `profiles/`), or why each profile is missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::harness::profile::ProfileRecord>,
 }
 
 /// Which benchmarks a step looks at: at `--bad`, everything the user's filter matches (to
@@ -108,6 +112,7 @@ fn gate_options(
         accept_unsure: None,
         // Bisect follows speed: a step is judged on time (or counts) alone.
         accuracy_rules: Default::default(),
+        profile: options.profile,
     }
 }
 
@@ -143,11 +148,13 @@ pub fn probe(
         rounds_run: 0,
         seconds: 0.0,
         out: None,
+        profiles: Vec::new(),
     };
     let comparison = match run_gate(&gate) {
         Ok(outcome) => {
             step.rounds_run = outcome.comparison.gate.rounds_run;
             step.out = Some(out);
+            step.profiles = outcome.comparison.profiles.clone();
             let ids = match follow {
                 Follow::Everything => judged_ids(&outcome.comparison.comparison),
                 Follow::Ids(ids) => ids.to_vec(),
@@ -300,6 +307,56 @@ fn interval_text(ci: Option<[f64; 2]>) -> String {
 mod tests {
     use super::*;
     use crate::analysis::{BenchComparison, HardwareCheck, Judgement, Unmeasured, VerdictRule};
+
+    #[test]
+    fn every_step_asks_its_gate_for_the_profile_and_writes_it_under_its_own_out() {
+        use crate::harness::profile::{ProfileSettings, Profiler};
+        let settings = ProfileSettings {
+            tool: Profiler::Perf,
+            seconds: 2,
+        };
+        let options = BisectOptions {
+            good: "good".into(),
+            bad: "bad".into(),
+            benches: Vec::new(),
+            filter: None,
+            measure: crate::harness::measure::Measure::Time,
+            threshold_percent: 5.0,
+            rounds: 2,
+            max_rounds: 4,
+            criterion_args: Vec::new(),
+            cpus: Vec::new(),
+            out: PathBuf::from("bisect-out"),
+            profile: Some(settings),
+        };
+        let commit = |c: &str| Commit {
+            commit: c.into(),
+            subject: c.into(),
+        };
+        let step_out = PathBuf::from("bisect-out/steps/03-abc");
+        let ids = ["sum".to_string()];
+        let gate = gate_options(
+            &options,
+            &commit("good"),
+            &commit("abc"),
+            &Follow::Ids(&ids),
+            step_out.clone(),
+        );
+        assert_eq!(gate.profile, Some(settings));
+        assert_eq!(gate.out, step_out);
+        let none = BisectOptions {
+            profile: None,
+            ..options
+        };
+        let gate = gate_options(
+            &none,
+            &commit("good"),
+            &commit("abc"),
+            &Follow::Everything,
+            step_out,
+        );
+        assert_eq!(gate.profile, None);
+    }
 
     fn row(id: &str, status: Status, change: f64) -> BenchComparison {
         BenchComparison {

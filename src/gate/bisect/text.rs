@@ -95,6 +95,15 @@ pub fn render(report: &BisectReport) -> String {
                 commit.commit, commit.subject, report.commits
             );
             let _ = writeln!(out, "  effect: {}", effects_text(effects));
+            // The culprit step's profiles (`--profile`): the culprit against --good.
+            let profiles = report
+                .steps
+                .iter()
+                .filter(|s| s.position == *position)
+                .flat_map(|s| &s.profiles);
+            for record in profiles {
+                let _ = writeln!(out, "  {}", record.line());
+            }
         }
         BisectResult::NoRegression => {
             let _ = writeln!(

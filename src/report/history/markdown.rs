@@ -23,6 +23,7 @@ pub fn render(report: &TrendReport, runs: &[RunRecord]) -> String {
         accuracy_section(&mut out, latest);
         telemetry_section(&mut out, latest);
         benchmark_notes(&mut out, latest);
+        profiles_section(&mut out, latest);
     }
     for g in &report.groups {
         group_section(&mut out, g);
@@ -115,6 +116,35 @@ fn benchmark_notes(out: &mut String, run: &RunRecord) {
     out.push_str("## Notes on the latest run's benchmarks\n\n");
     for (id, note) in notes {
         let _ = writeln!(out, "- `{id}`: {}", note.replace('\n', " "));
+    }
+    out.push('\n');
+}
+
+/// The profiles the latest run took (`STACKBENCH_PROFILE`): each a link to its file, or why
+/// there is none.
+fn profiles_section(out: &mut String, run: &RunRecord) {
+    use crate::harness::profile::{ProfileOutcome, profiles_in_targets};
+    let profiles = profiles_in_targets(&run.targets);
+    if profiles.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Profiles of the latest run
+
+| Benchmark | Profiler | Profile |\n|---|---|---|\n",
+    );
+    for p in &profiles {
+        let what = match &p.outcome {
+            ProfileOutcome::Written { path, bytes, .. } => format!(
+                "[{}](<{}>) ({} KiB)",
+                cell(&path.display().to_string()),
+                path.display(),
+                bytes.div_ceil(1024)
+            ),
+            ProfileOutcome::Unavailable { reason } => format!("unavailable: {}", cell(reason)),
+            ProfileOutcome::Failed { error } => format!("failed: {}", cell(error)),
+        };
+        let _ = writeln!(out, "| `{}` | {} | {what} |", cell(&p.id), p.tool);
     }
     out.push('\n');
 }

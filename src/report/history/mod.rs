@@ -127,10 +127,68 @@ mod not_measured_tests {
             markdown.contains("| failed | `gemm/cpu/f16/512x512x512` | wrong result |"),
             "{markdown}"
         );
+        // No profile was taken: no profiles section.
+        assert!(
+            !markdown.contains("Profiles of the latest run"),
+            "{markdown}"
+        );
         let terminal = super::terminal::render(&report);
         assert!(
             terminal.contains("FAILED gemm/cpu/f16/512x512x512: wrong result"),
             "{terminal}"
+        );
+    }
+
+    #[test]
+    fn the_latest_runs_profiles_are_linked_or_explained_in_report_md() {
+        use crate::harness::profile::{ProfileOutcome, ProfileRecord, Profiler};
+        let mut runs = simulate_history(&HistoryScenario {
+            runs: 2,
+            benchmarks: 2,
+            stepped: 0,
+            step_at: 0,
+            step_percent: 0.0,
+            run: Scenario::clean(1),
+        });
+        let mut target = TargetReport::new("gemm", Suite::Quick);
+        let written = ProfileRecord {
+            id: "gemm/cpu/f32/512x512x512".into(),
+            tool: Profiler::Perf,
+            side: None,
+            outcome: ProfileOutcome::Written {
+                path: "/c/stackbench/profiles/gemm_cpu_f32_512x512x512.perf.data".into(),
+                bytes: 4096,
+                command: vec!["perf".into(), "record".into()],
+            },
+        };
+        let refused = ProfileRecord {
+            id: "gemm/cpu/f64/512x512x512".into(),
+            tool: Profiler::Perf,
+            side: None,
+            outcome: ProfileOutcome::Failed {
+                error: "perf lacks permission: kernel.perf_event_paranoid is 3".into(),
+            },
+        };
+        for record in [&written, &refused] {
+            target
+                .profiles
+                .insert(record.id.clone(), serde_json::to_value(record).unwrap());
+        }
+        let last = runs.len() - 1;
+        runs[last]
+            .targets
+            .push(serde_json::to_value(&target).unwrap());
+        let report = analyze_history(&runs, &TrendOptions::default(), Vec::new());
+        let markdown = super::markdown::render(&report, &runs);
+        assert!(
+            markdown.contains("## Profiles of the latest run")
+                && markdown.contains(
+                    "| `gemm/cpu/f32/512x512x512` | perf | [/c/stackbench/profiles/gemm_cpu_f32_512x512x512.perf.data](</c/stackbench/profiles/gemm_cpu_f32_512x512x512.perf.data>) (4 KiB) |"
+                )
+                && markdown.contains(
+                    "| `gemm/cpu/f64/512x512x512` | perf | failed: perf lacks permission: kernel.perf_event_paranoid is 3 |"
+                ),
+            "{markdown}"
         );
     }
 }
