@@ -242,6 +242,33 @@ impl ColdCompiles {
         }
         Ok(())
     }
+
+    /// The counts and the check as a benchmark's notes (the record shows why a reading is
+    /// or is not a compile time).
+    pub fn notes(&self) -> [(String, serde_json::Value); 3] {
+        let check = match self.check() {
+            Ok(()) => "passed".to_owned(),
+            Err(why) => why,
+        };
+        [
+            (REQUESTED_NOTE.to_owned(), self.requested.into()),
+            (PROVEN_NOTE.to_owned(), self.proven.into()),
+            ("check_after_timing".to_owned(), check.into()),
+        ]
+    }
+}
+
+/// `iters` cold compiles back to back, their times summed: each sample is whole compiles,
+/// never a share of one.
+pub fn time_compiles<E>(
+    iters: u64,
+    mut compile: impl FnMut() -> Result<std::time::Duration, E>,
+) -> Result<std::time::Duration, E> {
+    let mut total = std::time::Duration::ZERO;
+    for _ in 0..iters {
+        total += compile()?;
+    }
+    Ok(total)
 }
 
 #[cfg(test)]

@@ -207,14 +207,8 @@ pub fn check_product_rounded(
     c: impl Fn(usize, usize) -> f64,
     positions: &[(usize, usize)],
 ) -> Result<Accuracy, String> {
+    check_input_sizes(shape, a.len(), b.len())?;
     let GemmShape { m, n, k } = shape;
-    if a.len() != m * k || b.len() != k * n {
-        return Err(format!(
-            "input sizes {}, {} do not match {shape}",
-            a.len(),
-            b.len()
-        ));
-    }
     let mut meter = AccuracyMeter::new(dtype);
     let mut entry = |i: usize, j: usize, want: f64, scale: f64| {
         let got = c(i, j);
@@ -274,6 +268,19 @@ pub const SUB_BYTE_FORMATS: &[&str] = &["fp6e3m2", "fp4e2m1"];
 /// `gemm/<backend>/<format>/<M>x<N>x<K>` for a [`SUB_BYTE_FORMATS`] entry.
 pub fn sub_byte_bench_id(backend: &str, format: &str, shape: GemmShape) -> super::BenchId {
     super::BenchId::new(super::family::GEMM.name, backend, format, shape.id())
+}
+
+/// A (M×K) and B (K×N) hold as many entries as the shape says, or an error naming both.
+pub(crate) fn check_input_sizes(
+    shape: GemmShape,
+    a_len: usize,
+    b_len: usize,
+) -> Result<(), String> {
+    let GemmShape { m, n, k } = shape;
+    if a_len != m * k || b_len != k * n {
+        return Err(format!("input sizes {a_len}, {b_len} do not match {shape}"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

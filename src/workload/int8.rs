@@ -93,15 +93,7 @@ pub fn exact_product(shape: GemmShape, a: &[i8], b: &[i8]) -> Result<Vec<i32>, S
 }
 
 fn check_sizes(shape: GemmShape, a: &[i8], b: &[i8]) -> Result<(), String> {
-    let GemmShape { m, n, k } = shape;
-    if a.len() != m * k || b.len() != k * n {
-        return Err(format!(
-            "input sizes {}, {} do not match {shape}",
-            a.len(),
-            b.len()
-        ));
-    }
-    Ok(())
+    super::gemm::check_input_sizes(shape, a.len(), b.len())
 }
 
 /// Compares the int32 output `c` with the exact sums at `positions`: equality or the

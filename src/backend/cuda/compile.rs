@@ -14,9 +14,7 @@ use super::libs;
 use crate::backend::gpu::kernels::{Platform, kernel_names, source};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::BenchId;
-use crate::workload::compile::{
-    ColdCompiles, NVRTC_PACKAGE, NvrtcOutput, PROVEN_NOTE, REQUESTED_NOTE,
-};
+use crate::workload::compile::{ColdCompiles, NVRTC_PACKAGE, NvrtcOutput, time_compiles};
 use cudarc::nvrtc::{CompileOptions, result, sys};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char};
@@ -266,18 +264,10 @@ impl TimedWorkload for NvrtcCompile {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
-            total += self.compile_checked()?;
-        }
-        Ok(total)
+        time_compiles(iters, || self.compile_checked())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let check = match self.counts.check() {
-            Ok(()) => "passed".to_owned(),
-            Err(why) => why,
-        };
         let mut notes = BTreeMap::from([
             ("compiler".to_owned(), "nvrtc".into()),
             ("nvrtc_flags".to_owned(), self.flags.join(" ").into()),
@@ -288,10 +278,8 @@ impl TimedWorkload for NvrtcCompile {
                 "cache".to_owned(),
                 "none: NVRTC keeps no compile cache; every sample is a new program".into(),
             ),
-            (REQUESTED_NOTE.to_owned(), self.counts.requested.into()),
-            (PROVEN_NOTE.to_owned(), self.counts.proven.into()),
-            ("check_after_timing".to_owned(), check.into()),
         ]);
+        notes.extend(self.counts.notes());
         notes.extend(self.library.clone());
         if !self.last.log.trim().is_empty() {
             notes.insert("nvrtc_log".into(), self.last.log.trim().into());

@@ -13,7 +13,7 @@ use super::kernels::compile_options;
 use crate::backend::gpu::kernels::{Platform, source};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::BenchId;
-use crate::workload::compile::{ColdCompiles, PROVEN_NOTE, REQUESTED_NOTE};
+use crate::workload::compile::{ColdCompiles, time_compiles};
 use rocmrc::hiprtc::{CompileOptions, result};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
@@ -192,19 +192,11 @@ impl TimedWorkload for HiprtcCompile {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
-            total += self.compile_checked()?;
-        }
-        Ok(total)
+        time_compiles(iters, || self.compile_checked())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let check = match self.counts.check() {
-            Ok(()) => "passed".to_owned(),
-            Err(why) => why,
-        };
-        BTreeMap::from([
+        let mut notes = BTreeMap::from([
             ("compiler".to_owned(), "hiprtc".into()),
             ("hiprtc_flags".to_owned(), self.flags.join(" ").into()),
             ("code_object_bytes".to_owned(), self.code_bytes.into()),
@@ -216,10 +208,9 @@ impl TimedWorkload for HiprtcCompile {
                 "comgr_cache_files_written".to_owned(),
                 self.cache_files_written.into(),
             ),
-            (REQUESTED_NOTE.to_owned(), self.counts.requested.into()),
-            (PROVEN_NOTE.to_owned(), self.counts.proven.into()),
-            ("check_after_timing".to_owned(), check.into()),
-        ])
+        ]);
+        notes.extend(self.counts.notes());
+        notes
     }
 }
 
