@@ -71,6 +71,69 @@ fn pages_show_the_fixture_numbers_with_units() {
     assert!(trends.contains("step +24.99 %"), "{trends}");
 }
 
+/// Accuracy is shown beside speed: the GEMM table's error column and the tensor-op and
+/// attention bars carry the accuracy set the run recorded, and an exact (integer) check
+/// reads `exact`; a benchmark without one shows no figure it does not have.
+#[test]
+fn gemm_tensor_op_and_attention_pages_show_accuracy_beside_the_rate() {
+    use stackbench::workload::Accuracy;
+    let mut runs = dashboard_support::fixture_runs();
+    let last = runs.len() - 1;
+    let rounded = |eps: f64| Accuracy {
+        comparison: stackbench::workload::accuracy::Comparison::Rounded,
+        dtype: "f32".into(),
+        epsilon: 2f64.powi(-23),
+        elements: 4096,
+        max_abs_error: 1e-4,
+        max_rel_error: 3.1e-3,
+        mean_rel_error: 1e-6,
+        max_eps_error: eps,
+        worst_bound_ratio: 0.01,
+        reference: "all of C".into(),
+        sliced: false,
+    };
+    let (mut gemm, mut tensor, mut attention) = (0, 0, 0);
+    for b in &mut runs[last].benchmarks {
+        if b.id.starts_with("gemm/") {
+            b.accuracy = Some(rounded(1.25));
+            gemm += 1;
+        } else if b.id.starts_with("tensor_ops/") {
+            b.accuracy = Some(Accuracy::exact(4096, "all of C", false));
+            tensor += 1;
+        } else if b.id.starts_with("attention/") {
+            b.accuracy = Some(rounded(42.0));
+            attention += 1;
+        }
+    }
+    assert!(
+        gemm > 0 && tensor > 0,
+        "the fixture has GEMM and tensor-op runs"
+    );
+    let mut app = App::new(
+        Dashboard::from_runs(runs, Vec::new(), last, None),
+        Theme::plain(),
+    );
+    let page = |name: &str| PAGES.iter().position(|p| p.name == name).unwrap();
+    app.page = page("gemm");
+    let screen = render_screen(&app, 160, 50);
+    assert!(
+        screen.contains("1.25 ε, rel 3.1e-3"),
+        "GEMM accuracy missing:\n{screen}"
+    );
+    app.page = page("tensor-ops");
+    let screen = render_screen(&app, 200, 50);
+    assert!(
+        screen.contains("· exact"),
+        "tensor-op accuracy missing beside the rate:\n{screen}"
+    );
+    if attention > 0 {
+        assert!(
+            screen.contains("· 42.0 ε"),
+            "attention accuracy missing:\n{screen}"
+        );
+    }
+}
+
 /// The components page reads the workers' notes: refused SDPA backends with torch's
 /// reason, vLLM's p50/p99 bars, DeepSpeed's phases; a run recorded before the phases
 /// draws each stage's single peak instead.

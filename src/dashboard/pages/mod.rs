@@ -61,19 +61,30 @@ pub fn rate_series(view: &View, measured: &[&Measured]) -> Vec<Series> {
 }
 
 /// A bar of a benchmark's rate, or its time when it declared no throughput.
+/// The bar's text carries the accuracy set beside the rate where the run recorded one, so
+/// a fast kernel that lost bits shows both on the same line.
 pub fn rate_bar(view: &View, label: String, m: &Measured) -> BarItem {
     let style = view.theme.dtype(dtype_of(&m.function));
+    let accuracy = match &m.accuracy {
+        Some(_) => format!(" · {}", crate::view::model::accuracy_cell(m)),
+        None => String::new(),
+    };
     match &m.rate {
         Some(rate) => BarItem {
             label,
             value: rate.value,
-            text: format!("{:.1} {}{}", rate.value, rate.unit, rate.peak_note()),
+            text: format!(
+                "{:.1} {}{}{accuracy}",
+                rate.value,
+                rate.unit,
+                rate.peak_note()
+            ),
             style,
         },
         None => BarItem {
             label,
             value: m.median_ns,
-            text: format_ns(m.median_ns),
+            text: format!("{}{accuracy}", format_ns(m.median_ns)),
             style,
         },
     }
