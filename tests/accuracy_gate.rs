@@ -3,6 +3,10 @@
 //! `[accuracy]` rule fails a head that lost accuracy while its speed stayed the same, says
 //! when a rule had nothing to judge, and only shows accuracy without a rule.
 
+#[path = "fs_support/mod.rs"]
+mod fs_support;
+use fs_support::copy_tree;
+
 use serde_json::{Value, json};
 use stackbench::workload::DType;
 use stackbench::workload::accuracy::{AccuracyMeter, epsilon};
@@ -22,19 +26,6 @@ fn run(args: &[&str], cwd: &Path) -> Output {
         .env_remove("STACKBENCH_CONFIG")
         .output()
         .expect("the binary runs")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// An f32 accuracy set whose worst entry is `eps_errors` epsilons off at scale 1.

@@ -1,6 +1,10 @@
 //! Drives the real `analyze-trends` binary on the checked-in Criterion 0.5 and 0.8 trees and
 //! on damaged copies of them: recording, the comparison contract, exit codes, bad input.
 
+#[path = "fs_support/mod.rs"]
+mod fs_support;
+use fs_support::copy_tree;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,19 +30,6 @@ fn text(out: &Output) -> (String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// The baseline directory of the benchmark whose full id is `id`.

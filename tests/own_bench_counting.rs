@@ -19,37 +19,14 @@ mod tool_support;
 #[path = "schema_support/mod.rs"]
 mod schema_support;
 
+#[path = "bench_support/mod.rs"]
+mod bench_support;
+use bench_support::bench_executable;
+
 const ANALYZER: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The bench executable of `target`, built (or found up to date) by cargo in the bench
-/// profile, under the same target directory as this test.
-fn bench_executable(target: &str) -> PathBuf {
-    let build = Command::new(env!("CARGO"))
-        .args([
-            "bench",
-            "--no-run",
-            "--message-format=json",
-            "--bench",
-            target,
-        ])
-        .current_dir(repo())
-        .output()
-        .expect("running cargo");
-    assert!(
-        build.status.success(),
-        "building the {target} bench: {}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    String::from_utf8_lossy(&build.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["target"]["name"] == target)
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("cargo names the {target} bench executable"))
 }
 
 /// The bench executable run as `cargo bench` runs it, in the quick suite, writing into

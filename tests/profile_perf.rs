@@ -23,34 +23,12 @@ mod schema_support;
 #[path = "profile_support/mod.rs"]
 mod profile_support;
 
+#[path = "bench_support/mod.rs"]
+mod bench_support;
+use bench_support::bench_executable;
+
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The gemm bench executable, built (or found up to date) in the bench profile.
-fn gemm_executable() -> PathBuf {
-    let build = Command::new(env!("CARGO"))
-        .args([
-            "bench",
-            "--no-run",
-            "--message-format=json",
-            "--bench",
-            "gemm",
-        ])
-        .current_dir(repo())
-        .output()
-        .expect("running cargo");
-    assert!(
-        build.status.success(),
-        "building the gemm bench: {}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    String::from_utf8_lossy(&build.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["target"]["name"] == "gemm")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("cargo names the gemm bench executable")
 }
 
 fn bench(exe: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
@@ -110,7 +88,7 @@ fn a_cpu_gemm_profiled_under_perf_is_written_linked_and_readable_by_perf_report(
     if !profile_support::perf_can_record(dir.path()) {
         return;
     }
-    let exe = gemm_executable();
+    let exe = bench_executable("gemm");
     let id = small_cpu_gemm(&exe, &dir.path().join("list"));
     let home = dir.path().join("criterion");
     let filter = format!("^{}$", regex::escape(&id));
@@ -184,7 +162,7 @@ fn refusing_perf() -> tempfile::TempDir {
 #[test]
 fn a_refused_profile_fails_the_profile_not_the_measurement_or_the_exit_code() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let exe = gemm_executable();
+    let exe = bench_executable("gemm");
     let id = small_cpu_gemm(&exe, &dir.path().join("list"));
     let home = dir.path().join("criterion");
     let fake = refusing_perf();
@@ -235,7 +213,7 @@ fn a_refused_profile_fails_the_profile_not_the_measurement_or_the_exit_code() {
 #[test]
 fn an_unknown_profiler_is_bad_input_naming_the_variable() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let exe = gemm_executable();
+    let exe = bench_executable("gemm");
     let run = bench(
         &exe,
         dir.path(),

@@ -10,6 +10,10 @@ mod schema_support;
 // report.html's page data (the JSON the page script draws from).
 mod browser_support;
 
+#[path = "fs_support/mod.rs"]
+mod fs_support;
+use fs_support::copy_tree;
+
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -28,19 +32,6 @@ const IDS: [&str; 5] = [
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion-0.8")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 fn run(bin: &str, args: &[&str], cwd: &Path) -> Output {

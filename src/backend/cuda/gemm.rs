@@ -349,13 +349,7 @@ impl<'a> Fp8Gemm<'a> {
             fp8_e4m3_from_f32,
             fp8_e4m3_to_f32,
         );
-        // Bᵀ row-major (N×K): element (j, p) = B[p, j].
-        let mut bt_bytes = vec![0u8; n * k];
-        for p in 0..k {
-            for j in 0..n {
-                bt_bytes[j * k + p] = b_bytes[p * n + j];
-            }
-        }
+        let bt_bytes = transposed(&b_bytes, k, n);
         let a_dev = DeviceBuffer::upload(dev, &a_bytes)?;
         let bt_dev = DeviceBuffer::upload(dev, &bt_bytes)?;
         let d_dev = DeviceBuffer::upload(dev, &vec![bf16::ZERO; m * n])?;
@@ -490,13 +484,34 @@ pub(super) fn lt_plan(
 
 impl Drop for Fp8Gemm<'_> {
     fn drop(&mut self) {
-        // SAFETY: created in `lt_plan`, destroyed once; errors cannot be handled here.
-        unsafe {
-            for layout in self.layouts {
-                let _ = lt::destroy_matrix_layout(layout);
-            }
-            let _ = lt::destroy_matmul_desc(self.desc);
+        destroy_lt_plan(self.desc, self.layouts);
+    }
+}
+
+/// B (K×N, row-major) as Bᵀ row-major (N×K): element (j, p) = B[p, j], the X operand
+/// `lt_plan`'s layouts expect.
+pub(super) fn transposed<T: Copy + Default>(b: &[T], k: usize, n: usize) -> Vec<T> {
+    let mut bt = vec![T::default(); n * k];
+    for p in 0..k {
+        for j in 0..n {
+            bt[j * k + p] = b[p * n + j];
         }
+    }
+    bt
+}
+
+/// Destroys what `lt_plan` created, once, from a workload's `Drop` (errors cannot be
+/// handled there).
+pub(super) fn destroy_lt_plan(
+    desc: ltsys::cublasLtMatmulDesc_t,
+    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
+) {
+    // SAFETY: the caller owns these handles from `lt_plan` and drops them once.
+    unsafe {
+        for layout in layouts {
+            let _ = lt::destroy_matrix_layout(layout);
+        }
+        let _ = lt::destroy_matmul_desc(desc);
     }
 }
 

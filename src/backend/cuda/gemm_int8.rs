@@ -11,7 +11,7 @@
 
 use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
-use super::gemm::{BlasLt, LtTypes, lt_plan};
+use super::gemm::{BlasLt, LtTypes, destroy_lt_plan, lt_plan, transposed};
 use crate::backend::gpu::GpuTimer;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
@@ -80,13 +80,7 @@ impl<'a> ImmaGemm<'a> {
         let a = quantized_inputs(SEED_A, m * k);
         let b = quantized_inputs(SEED_B, k * n);
         let requant = Requant::for_inputs(k, &a, &b);
-        // Bᵀ row-major (N×K): element (j, p) = B[p, j].
-        let mut bt = vec![0i8; n * k];
-        for p in 0..k {
-            for j in 0..n {
-                bt[j * k + p] = b[p * n + j];
-            }
-        }
+        let bt = transposed(&b, k, n);
         let a_dev = DeviceBuffer::upload(dev, &a)?;
         let bt_dev = DeviceBuffer::upload(dev, &bt)?;
         use ltsys::cudaDataType_t as T;
@@ -166,13 +160,7 @@ impl<'a> ImmaGemm<'a> {
 
 impl Drop for ImmaGemm<'_> {
     fn drop(&mut self) {
-        // SAFETY: created in `lt_plan`, destroyed once; errors cannot be handled here.
-        unsafe {
-            for layout in self.layouts {
-                let _ = lt::destroy_matrix_layout(layout);
-            }
-            let _ = lt::destroy_matmul_desc(self.desc);
-        }
+        destroy_lt_plan(self.desc, self.layouts);
     }
 }
 
