@@ -1,8 +1,8 @@
 //! The model sweep's worker (`scripts/components/models.py`) driven through the crate's
 //! component runner with a tiny plan (GPT-2 and BERT at 2 layers × 64 wide, 2 batch sizes ×
 //! 2 sequence lengths) on the real CPU stack: torch, ONNX Runtime and OpenVINO measure every
-//! metric of the design, positive and consistent (decode makes exactly `new_tokens`, batch 4
-//! keeps at least half of batch 1's throughput, the built models have the parameters the
+//! metric of the design, positive and consistent (decode makes exactly `new_tokens`, each cell
+//! reports the batch and sequence length it ran, the built models have the parameters the
 //! closed-form counts give), and what a backend cannot run is a skip with its reason (vLLM
 //! on a CPU, int8 on OpenVINO). A malformed plan fails the
 //! worker's describe with the file and the key. A serve cell (requests at a rate, goodput)
@@ -213,8 +213,8 @@ const DECODE_POSITIVE: &[&str] = &[
     "tpot_p99_ns",
 ];
 
-/// Every metric of the design's list, present and positive; returns tokens/s.
-fn check_metrics(id: &str, notes: &BTreeMap<String, Value>, params: u64) -> f64 {
+/// Every metric of the design's list, present and positive.
+fn check_metrics(id: &str, notes: &BTreeMap<String, Value>, params: u64) {
     for key in POSITIVE {
         assert!(number(notes, id, key) > 0.0, "{id}: {key} is not positive");
     }
@@ -242,22 +242,22 @@ fn check_metrics(id: &str, notes: &BTreeMap<String, Value>, params: u64) -> f64 
         assert_eq!(number(notes, id, "new_tokens"), NEW_TOKENS as f64, "{id}");
         assert!(number(notes, id, "ttft_p50_ns") < number(notes, id, "e2e_p50_ns"));
     }
-    number(notes, id, "tokens_per_s")
+    assert!(number(notes, id, "tokens_per_s") > 0.0, "{id}");
 }
 
-/// Every measured cell's metrics, and batch 4 at least half as fast per token as batch 1.
-fn check_measured(backend: &str, recorder: &Recorder, cells: &[(&str, &str, u64)]) {
+/// Every measured cell's metrics, for the batch and sequence length the id names (the
+/// tokens each call counts is `elements_per_call`, unit-tested in `test_models_worker.py`;
+/// how fast batch 4 runs beside batch 1 is a benchmark's figure, not a test's).
+fn check_measured(recorder: &Recorder, cells: &[(&str, &str, u64)]) {
     for (benchmark, _, params) in cells {
         for seq in SEQS {
-            let rate = |batch: u64| {
+            for batch in BATCHES {
                 let id = format!("components/models/{benchmark}/b{batch}_s{seq}");
-                check_metrics(&id, recorder.notes(&id), *params)
-            };
-            let (single, batched) = (rate(1), rate(4));
-            assert!(
-                batched >= single * 0.5,
-                "{backend} {benchmark} s{seq}: batch 4 gives {batched:.0} tokens/s, batch 1 {single:.0}"
-            );
+                let notes = recorder.notes(&id);
+                check_metrics(&id, notes, *params);
+                assert_eq!(number(notes, &id, "batch"), batch as f64, "{id}");
+                assert_eq!(number(notes, &id, "seq"), seq as f64, "{id}");
+            }
         }
     }
 }
@@ -288,7 +288,7 @@ fn torch_measures_every_cell_with_every_metric() {
         ("ci-gpt2-fp32-decode", "decode", gpt2_params()),
         ("ci-bert-fp32-forward", "forward", bert_params()),
     ];
-    check_measured("torch", &recorder, &cells);
+    check_measured(&recorder, &cells);
     assert_eq!(recorder.outcomes.len(), 12);
 }
 
@@ -305,10 +305,9 @@ fn the_exported_backends_measure_prefill_decode_and_forward_and_name_what_they_s
     ];
     let ort = sweep(&python, dir.path(), "onnxruntime", &plan);
     no_failures("onnxruntime", &ort);
-    check_measured("onnxruntime", &ort, &cells);
+    check_measured(&ort, &cells);
     // ONNX Runtime's dynamic quantization is a real int8 path on the CPU.
     check_measured(
-        "onnxruntime",
         &ort,
         &[
             ("ci-gpt2-int8-decode", "decode", gpt2_params()),
@@ -318,7 +317,7 @@ fn the_exported_backends_measure_prefill_decode_and_forward_and_name_what_they_s
 
     let openvino = sweep(&python, dir.path(), "openvino", &plan);
     no_failures("openvino", &openvino);
-    check_measured("openvino", &openvino, &cells);
+    check_measured(&openvino, &cells);
     let int8 = openvino.skipped("components/models/ci-bert-int8-forward/b4_s32");
     assert!(int8.contains("NNCF"), "{int8}");
 }
