@@ -62,7 +62,10 @@ die() {
     exit 2
 }
 
-ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components models alloc compile)
+# shellcheck source=ci/bench_targets.sh
+. "$(dirname "$0")/ci/bench_targets.sh"
+mapfile -t ALL_TARGETS < <(bench_targets "$(dirname "$0")") && [[ ${#ALL_TARGETS[@]} -gt 0 ]] ||
+    die "cannot read the bench targets from Cargo.toml"
 suite="${STACKBENCH_SUITE:-quick}"
 filter=""
 label=""

@@ -321,3 +321,41 @@ fn a_config_suite_selects_its_targets_and_ids_by_flag_and_by_environment() {
         stderr(&out)
     );
 }
+
+/// Every `[[bench]]` target in Cargo.toml, read here with a TOML parser.
+fn cargo_bench_targets() -> Vec<String> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("Cargo.toml");
+    let parsed: toml::Table = text.parse().expect("Cargo.toml parses");
+    let benches = parsed["bench"].as_array().expect("[[bench]] tables");
+    benches
+        .iter()
+        .map(|b| b["name"].as_str().expect("a bench name").to_owned())
+        .collect()
+}
+
+/// run_benchmarks.sh and the Slurm fleet's submit.sh take their known targets from
+/// Cargo.toml (a list copied into submit.sh had fallen three targets behind): the refusal
+/// of an unknown one names all of them, and each script accepts the newest ones.
+#[test]
+fn both_scripts_know_every_bench_target_cargo_declares() {
+    let targets = cargo_bench_targets();
+    assert!(targets.len() >= 8, "{targets:?}");
+    let known = format!("(known: {})", targets.join(" "));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let results = tempfile::tempdir().unwrap();
+    let submit = Command::new(root.join("ci/slurm/submit.sh"))
+        .args(["--results", results.path().to_str().unwrap()])
+        .args(["--targets", "alloc,compile,models,nope"])
+        .output()
+        .expect("running submit.sh");
+    let ours = run_script(&["--targets", "alloc,compile,models,nope"], &[]);
+    for (script, out) in [("submit.sh", submit), ("run_benchmarks.sh", ours)] {
+        assert_eq!(out.status.code(), Some(2), "{script}: {}", stderr(&out));
+        let message = stderr(&out);
+        assert!(
+            message.contains(&format!("unknown bench target 'nope' {known}")),
+            "{script}: {message}"
+        );
+    }
+}

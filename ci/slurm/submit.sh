@@ -48,7 +48,10 @@ die() {
     exit 2
 }
 
-ALL_TARGETS=(gemm memory_bandwidth tensor_ops attention components)
+# shellcheck source=ci/bench_targets.sh
+. "$(dirname "$0")/../bench_targets.sh"
+mapfile -t ALL_TARGETS < <(bench_targets "$(dirname "$0")/../..") && [[ ${#ALL_TARGETS[@]} -gt 0 ]] ||
+    die "cannot read the bench targets from Cargo.toml"
 results="" tasks=1 filter="" suite=quick label="" criterion_args="" targets_csv="" exclusive=1
 store="" token_file=""
 kinds=() common=()
@@ -76,7 +79,6 @@ done
 [[ -n "$results" ]] || { usage >&2; die "--results is required"; }
 [[ "$tasks" =~ ^[1-9][0-9]*$ ]] || die "--tasks must be a positive integer, not '$tasks'"
 [[ "$suite" == quick || "$suite" == full ]] || die "unknown suite '$suite': expected quick or full"
-command -v sbatch >/dev/null || die "sbatch is not on PATH: run this on a Slurm login node"
 targets=("${ALL_TARGETS[@]}")
 [[ -n "$targets_csv" ]] && IFS=',' read -r -a targets <<<"$targets_csv"
 for t in "${targets[@]}"; do
@@ -87,6 +89,8 @@ for kind in "${kinds[@]}"; do
     [[ "$kind" == *=* && "${kind%%=*}" =~ ^[A-Za-z0-9_.-]+$ ]] ||
         die "bad --kind '$kind': expected NAME=SBATCH_ARGS, NAME of letters, digits, . _ -"
 done
+# The command line is checked first: its mistakes are named even off a login node.
+command -v sbatch >/dev/null || die "sbatch is not on PATH: run this on a Slurm login node"
 
 if [[ -n "$token_file" ]]; then
     [[ -r "$token_file" ]] || die "--token-file '$token_file' is not a readable file"
