@@ -1,6 +1,6 @@
 //! The shape of the crate, checked: the family table agrees with the places that must still
-//! name a family by hand (the bench targets in `Cargo.toml` and `benches/`, the runner
-//! script, CI's bench loop), and no module imports from a module above it on the path of
+//! name a family by hand (the bench targets in `Cargo.toml` and `benches/`, the list the
+//! runner script and the Slurm fleet read from Cargo.toml, CI's bench loop), and no module imports from a module above it on the path of
 //! one number (ARCHITECTURE.md), so the circles that were mended stay mended.
 
 use stackbench::workload::family::TARGETS;
@@ -20,8 +20,7 @@ fn table() -> Vec<String> {
     TARGETS.iter().map(|t| t.to_string()).collect()
 }
 
-/// The words of a shell list such as `ALL_TARGETS=(gemm memory_bandwidth ...)` or
-/// `for target in gemm memory_bandwidth ...; do`.
+/// The words of a shell list such as `for target in gemm memory_bandwidth ...; do`.
 fn shell_list(text: &str, start: &str, end: char) -> Vec<String> {
     let from = text
         .find(start)
@@ -57,10 +56,41 @@ fn every_family_has_its_bench_target_and_every_bench_target_a_family() {
     assert_eq!(files, expected, "benches/*.rs against the family table");
 }
 
+/// The runner script and the Slurm fleet's submit.sh take their targets from
+/// `ci/bench_targets.sh`, which reads Cargo.toml: run it, and check that both scripts use it
+/// rather than a list of their own.
 #[test]
 fn the_runner_script_and_ci_run_every_family_in_the_table_order() {
-    let script = read("run_benchmarks.sh");
-    assert_eq!(shell_list(&script, "ALL_TARGETS=(", ')'), table());
+    let listed = std::process::Command::new("bash")
+        .args(["-c", ". ci/bench_targets.sh && bench_targets ."])
+        .current_dir(root())
+        .output()
+        .expect("bash runs ci/bench_targets.sh");
+    assert!(listed.status.success(), "{listed:?}");
+    let names: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        names,
+        table(),
+        "ci/bench_targets.sh against the family table"
+    );
+    for script in ["run_benchmarks.sh", "ci/slurm/submit.sh"] {
+        let text = read(script);
+        assert!(
+            text.contains("bench_targets.sh\""),
+            "{script} does not source ci/bench_targets.sh"
+        );
+        assert!(
+            text.contains("< <(bench_targets "),
+            "{script} does not call bench_targets"
+        );
+        assert!(
+            !text.contains("ALL_TARGETS=("),
+            "{script} keeps a list of its own"
+        );
+    }
     let ci = read("ci/test.sh");
     assert_eq!(shell_list(&ci, "for target in ", ';'), table());
 }
