@@ -21,7 +21,7 @@ mod schema_support;
 
 #[path = "bench_support/mod.rs"]
 mod bench_support;
-use bench_support::bench_executable;
+use bench_support::{bench_executable, output_text};
 
 const ANALYZER: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
@@ -45,25 +45,16 @@ fn bench(exe: &Path, criterion_home: &Path, measure: &str, args: &[&str]) -> Out
         .expect("running the bench executable")
 }
 
-fn text(output: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// The first id `--list` prints that starts with `prefix` (the quick suite lists sizes
 /// smallest first, so this is the cheapest to count).
 fn first_listed(exe: &Path, scratch: &Path, prefix: &str) -> String {
     let listing = bench(exe, scratch, "instructions", &["--list"]);
-    assert!(listing.status.success(), "{}", text(&listing));
+    assert!(listing.status.success(), "{}", output_text(&listing));
     String::from_utf8_lossy(&listing.stdout)
         .lines()
         .filter_map(|line| line.strip_suffix(": benchmark"))
         .find(|id| id.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no {prefix}… id listed:\n{}", text(&listing)))
+        .unwrap_or_else(|| panic!("no {prefix}… id listed:\n{}", output_text(&listing)))
         .to_owned()
 }
 
@@ -81,12 +72,12 @@ fn target_report(criterion_home: &Path, target: &str) -> serde_json::Value {
 fn count_once(exe: &Path, target: &str, id: &str, criterion_home: &Path) -> u64 {
     let filter = format!("^{}$", regex::escape(id));
     let run = bench(exe, criterion_home, "instructions", &[&filter]);
-    assert!(run.status.success(), "{}", text(&run));
+    assert!(run.status.success(), "{}", output_text(&run));
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         stdout.contains(id) && stdout.contains("Ir "),
         "{}",
-        text(&run)
+        output_text(&run)
     );
     let report = target_report(criterion_home, target);
     schema_support::assert_valid("target.schema.json", &report);
@@ -147,11 +138,11 @@ fn a_memory_bandwidth_id_is_counted_twice_alike_and_recorded_as_single_threaded(
         .current_dir(dir.path())
         .output()
         .expect("running analyze-trends");
-    assert!(record.status.success(), "{}", text(&record));
+    assert!(record.status.success(), "{}", output_text(&record));
     assert!(
         String::from_utf8_lossy(&record.stdout).contains("1 benchmarks counted"),
         "{}",
-        text(&record)
+        output_text(&record)
     );
     let runs: Vec<PathBuf> = std::fs::read_dir(results.join("runs"))
         .expect("the runs directory")
@@ -232,7 +223,7 @@ fn python_worker_ids_are_recorded_not_countable_and_never_counted() {
         .env_remove("STACKBENCH_CONFIG")
         .output()
         .expect("running the components bench");
-    assert!(run.status.success(), "{}", text(&run));
+    assert!(run.status.success(), "{}", output_text(&run));
     let report = target_report(&criterion_home, "components");
     schema_support::assert_valid("target.schema.json", &report);
     let counted = report["counted"].as_object().expect("counted ids");
@@ -246,7 +237,7 @@ fn python_worker_ids_are_recorded_not_countable_and_never_counted() {
     assert!(
         String::from_utf8_lossy(&run.stdout).contains("not countable"),
         "{}",
-        text(&run)
+        output_text(&run)
     );
     // Nothing was timed either: Criterion wrote no samples for them.
     assert!(

@@ -25,7 +25,7 @@ mod profile_support;
 
 #[path = "bench_support/mod.rs"]
 mod bench_support;
-use bench_support::bench_executable;
+use bench_support::{bench_executable, output_text};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -47,24 +47,15 @@ fn bench(exe: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output
         .expect("running the bench executable")
 }
 
-fn text(output: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// The smallest CPU f32 GEMM of the quick suite (it lists sizes smallest first).
 fn small_cpu_gemm(exe: &Path, scratch: &Path) -> String {
     let listing = bench(exe, scratch, &[], &["--list"]);
-    assert!(listing.status.success(), "{}", text(&listing));
+    assert!(listing.status.success(), "{}", output_text(&listing));
     String::from_utf8_lossy(&listing.stdout)
         .lines()
         .filter_map(|line| line.strip_suffix(": benchmark"))
         .find(|id| id.starts_with("gemm/cpu/f32/"))
-        .unwrap_or_else(|| panic!("no gemm/cpu/f32 id listed:\n{}", text(&listing)))
+        .unwrap_or_else(|| panic!("no gemm/cpu/f32 id listed:\n{}", output_text(&listing)))
         .to_owned()
 }
 
@@ -103,14 +94,19 @@ fn a_cpu_gemm_profiled_under_perf_is_written_linked_and_readable_by_perf_report(
         ],
         &args,
     );
-    assert!(run.status.success(), "{}", text(&run));
+    assert!(run.status.success(), "{}", output_text(&run));
     let report = target_report(&home);
     assert_eq!(
         report["benchmarks"][&id]["outcome"], "measured",
         "{report:#}"
     );
     let profile = &report["profiles"][&id];
-    assert_eq!(profile["status"], "written", "{}\n{profile:#}", text(&run));
+    assert_eq!(
+        profile["status"],
+        "written",
+        "{}\n{profile:#}",
+        output_text(&run)
+    );
     assert_eq!(profile["tool"], "perf");
     let command = profile["command"].to_string();
     assert!(
@@ -184,12 +180,12 @@ fn a_refused_profile_fails_the_profile_not_the_measurement_or_the_exit_code() {
         ],
         &args,
     );
-    assert!(run.status.success(), "{}", text(&run));
+    assert!(run.status.success(), "{}", output_text(&run));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
         stderr.contains("FAILED") && stderr.contains("perf_event_paranoid"),
         "{}",
-        text(&run)
+        output_text(&run)
     );
     let report = target_report(&home);
     assert_eq!(report["benchmarks"][&id]["outcome"], "measured");
@@ -220,7 +216,7 @@ fn an_unknown_profiler_is_bad_input_naming_the_variable() {
         &[("STACKBENCH_PROFILE", "vtune")],
         &["^gemm/cpu/f32/"],
     );
-    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    assert_eq!(run.status.code(), Some(2), "{}", output_text(&run));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
         stderr.contains("STACKBENCH_PROFILE") && stderr.contains("vtune"),

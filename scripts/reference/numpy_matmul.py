@@ -2,21 +2,9 @@
 wheel) on random normal f32 matrices, timed the way Criterion's median is: the median of
 per-call times over ~2 s after a warm-up. Prints "SIZE median_gflops X" lines."""
 import sys
-import time
 
 import numpy as np
-
-
-def median_seconds(fn, budget_s=2.0, min_calls=5):
-    fn()  # warm-up: thread pool start, page faults
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - start < budget_s:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2]
+from call_timing import median_and_best
 
 
 def main(sizes):
@@ -25,7 +13,7 @@ def main(sizes):
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         c = np.empty((n, n), dtype=np.float32)
-        seconds = median_seconds(lambda: np.matmul(a, b, out=c))
+        seconds, _ = median_and_best(lambda: np.matmul(a, b, out=c))
         print(f"{n} median_gflops {2.0 * n**3 / seconds / 1e9:.2f}", flush=True)
 
 

@@ -8,21 +8,9 @@ Prints "MxNxK median_tops X best_tops Y" lines, then the path torch took.
 
 Usage: torch_int_mm.py THREADS MxNxK [MxNxK ...]"""
 import sys
-import time
 
 import torch
-
-
-def median_and_best(fn, budget_s=2.0, min_calls=5):
-    fn()  # warm-up: thread pool start, oneDNN primitive creation, page faults
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - start < budget_s:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2], times[0]
+from call_timing import median_and_best
 
 
 def quantised(gen, rows, cols):

@@ -18,6 +18,11 @@ pub const INPUT_SIGMAS: f64 = 3.0;
 /// How many standard deviations of the int32 sums map to the int8 output range in `int8q`.
 pub const OUTPUT_SIGMAS: f64 = 4.0;
 
+/// The `arithmetic` note of every int8 GEMM, on every backend: what is computed and how
+/// it is checked.
+pub const ARITHMETIC: &str =
+    "int8 x int8, int32 sums, checked for equality with an exact i64 reference";
+
 /// The requantisation scheme, as recorded in each `int8q` benchmark's notes.
 pub const REQUANT_SCHEME: &str = "per-tensor symmetric: out = saturate_i8(round_half_even(f32(acc) * s)), \
      the product in f32; s = 127 / (4 * sqrt(K) * rms(A) * rms(B)) (a static scale fixed before \

@@ -1,7 +1,7 @@
 //! The bench executables the tests drive directly, as `cargo bench` builds them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The bench executable of `target`, built (or found up to date) by cargo in the bench
 /// profile, under the same target directory as the calling test.
@@ -28,4 +28,14 @@ pub fn bench_executable(target: &str) -> PathBuf {
         .filter(|m| m["target"]["name"] == target)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .unwrap_or_else(|| panic!("cargo names the {target} bench executable"))
+}
+
+/// A finished command's status, stdout and stderr, for an assertion's message.
+pub fn output_text(output: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }

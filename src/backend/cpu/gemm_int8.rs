@@ -24,7 +24,7 @@
 use super::pool::{StaticPool, chunk_range};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
-use crate::workload::int8::{Requant, check_int8, check_int8q, quantized_inputs};
+use crate::workload::int8::{ARITHMETIC, Requant, check_int8, check_int8q, quantized_inputs};
 use crate::workload::{DType, GemmShape};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -590,10 +590,7 @@ impl TimedWorkload for CpuInt8Gemm<'_> {
         let mut notes = BTreeMap::from([
             ("threads".to_owned(), self.pool.threads().into()),
             ("kernel".to_owned(), self.kernel.name().into()),
-            (
-                "arithmetic".to_owned(),
-                "int8 x int8, int32 sums, checked for equality with an exact i64 reference".into(),
-            ),
+            ("arithmetic".to_owned(), ARITHMETIC.into()),
         ]);
         if self.dtype == DType::Int8q {
             notes.insert(

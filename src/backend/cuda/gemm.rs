@@ -299,9 +299,7 @@ pub struct Fp8Gemm<'a> {
     a_dev: DeviceBuffer<u8>,
     bt_dev: DeviceBuffer<u8>,
     d_dev: DeviceBuffer<bf16>,
-    desc: ltsys::cublasLtMatmulDesc_t,
-    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
-    algo: ltsys::cublasLtMatmulAlgo_t,
+    plan: LtPlan,
     a: Vec<f64>,
     b: Vec<f64>,
     timer: DeviceTimer<'a>,
@@ -356,12 +354,12 @@ impl<'a> Fp8Gemm<'a> {
         let types = LtTypes {
             compute: ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             scale: ltsys::cudaDataType_t::CUDA_R_32F,
-            // X is the Bᵀ buffer, Y the A buffer (see `lt_plan`).
+            // X is the Bᵀ buffer, Y the A buffer (see `LtPlan::new`).
             x: ltsys::cudaDataType_t::CUDA_R_8F_E4M3,
             y: a_type,
             d: ltsys::cudaDataType_t::CUDA_R_16BF,
         };
-        let (desc, layouts, algo) = lt_plan(lt, shape, types)?;
+        let plan = LtPlan::new(lt, shape, types)?;
         Ok(Fp8Gemm {
             dev,
             lt,
@@ -370,9 +368,7 @@ impl<'a> Fp8Gemm<'a> {
             a_dev,
             bt_dev,
             d_dev,
-            desc,
-            layouts,
-            algo,
+            plan,
             a,
             b,
             timer: DeviceTimer::new(dev, true)?,
@@ -382,29 +378,14 @@ impl<'a> Fp8Gemm<'a> {
 
     fn launch(&self) -> Result<(), BackendError> {
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let [a_layout, b_layout, d_layout] = self.layouts;
-        // Column-major view: D (N×M, = row-major C M×N) = op(Bᵀ buffer)ᵀ... expressed as
-        // Dcol = op(X)·Y with X = Bᵀ row-major = col-major K×N (transposed → N×K) and
-        // Y = A row-major = col-major K×M. See `lt_plan` for the layouts.
-        // SAFETY: descriptors and layouts match the buffers; the workspace is the handle's.
+        // SAFETY: the scalars are f32 as the plan's scale type, and live until it returns.
         unsafe {
-            lt::matmul(
-                self.lt.handle,
-                self.desc,
+            self.plan.matmul(
+                self.lt,
+                self.dev,
                 &alpha as *const f32 as *const c_void,
                 &beta as *const f32 as *const c_void,
-                self.bt_dev.ptr as *const c_void,
-                a_layout,
-                self.a_dev.ptr as *const c_void,
-                b_layout,
-                self.d_dev.ptr as *const c_void,
-                d_layout,
-                self.d_dev.ptr as *mut c_void,
-                d_layout,
-                &self.algo,
-                self.lt.workspace.ptr as *mut c_void,
-                self.lt.workspace.bytes(),
-                raw_stream(self.dev) as ltsys::cudaStream_t,
+                [self.bt_dev.ptr, self.a_dev.ptr, self.d_dev.ptr],
             )
         }
         .map_err(|e| device_error(format!("cublasLtMatmul {} {}", self.dtype, self.shape))(text(e)))
@@ -422,74 +403,124 @@ pub(super) struct LtTypes {
     pub d: ltsys::cudaDataType_t,
 }
 
-/// Descriptor, layouts and algorithm for Dcol(N×M) = Xᵀ·Y where X is the Bᵀ buffer seen
-/// column-major (K×N, ld K, transposed by the op) and Y the A buffer seen column-major
-/// (K×M, ld K). Dcol column-major N×M with ld N is C row-major M×N.
-#[allow(clippy::type_complexity)]
-pub(super) fn lt_plan(
-    lt_handle: &BlasLt,
-    shape: GemmShape,
-    types: LtTypes,
-) -> Result<
-    (
-        ltsys::cublasLtMatmulDesc_t,
-        [ltsys::cublasLtMatrixLayout_t; 3],
-        ltsys::cublasLtMatmulAlgo_t,
-    ),
-    BackendError,
-> {
-    let GemmShape { m, n, k } = shape;
-    let err = |what: &'static str| {
-        move |e: cudarc::cublaslt::result::CublasError| {
-            device_error(format!("cuBLASLt {what} ({:?} {shape})", types.y))(text(e))
-        }
-    };
-    let desc =
-        lt::create_matmul_desc(types.compute, types.scale).map_err(err("matmul descriptor"))?;
-    let transpose: i32 = 1; // CUBLAS_OP_T
-    // SAFETY: the descriptor was just created; the buffer is an i32 as the attribute needs.
-    unsafe {
-        lt::set_matmul_desc_attribute(
-            desc,
-            ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
-            &transpose as *const i32 as *const c_void,
-            std::mem::size_of::<i32>(),
-        )
-    }
-    .map_err(err("TRANSA"))?;
-    let x = lt::create_matrix_layout(types.x, k as u64, n as u64, k as i64)
-        .map_err(err("layout of B"))?;
-    let y = lt::create_matrix_layout(types.y, k as u64, m as u64, k as i64)
-        .map_err(err("layout of A"))?;
-    let d = lt::create_matrix_layout(types.d, n as u64, m as u64, n as i64)
-        .map_err(err("layout of D"))?;
-    let pref = lt::create_matmul_pref().map_err(err("preference"))?;
-    let workspace = lt_handle.workspace.bytes() as u64;
-    // SAFETY: all objects were created above; the handle is live.
-    let heuristic = unsafe {
-        lt::set_matmul_pref_attribute(
-            pref,
-            ltsys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-            &workspace as *const u64 as *const c_void,
-            std::mem::size_of::<u64>(),
-        )
-        .map_err(err("workspace preference"))?;
-        let found = lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
-            .map_err(err("algorithm heuristic"));
-        let _ = lt::destroy_matmul_pref(pref);
-        found?
-    };
-    Ok((desc, [x, y, d], heuristic.algo))
+/// Descriptor, layouts and algorithm of one cuBLASLt TN matmul, destroyed once on drop.
+pub(super) struct LtPlan {
+    desc: ltsys::cublasLtMatmulDesc_t,
+    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
+    algo: ltsys::cublasLtMatmulAlgo_t,
 }
 
-impl Drop for Fp8Gemm<'_> {
+impl LtPlan {
+    /// The plan for Dcol(N×M) = Xᵀ·Y where X is the Bᵀ buffer seen column-major (K×N, ld
+    /// K, transposed by the op) and Y the A buffer seen column-major (K×M, ld K). Dcol
+    /// column-major N×M with ld N is C row-major M×N.
+    pub(super) fn new(
+        lt_handle: &BlasLt,
+        shape: GemmShape,
+        types: LtTypes,
+    ) -> Result<LtPlan, BackendError> {
+        let GemmShape { m, n, k } = shape;
+        let err = |what: &'static str| {
+            move |e: cudarc::cublaslt::result::CublasError| {
+                device_error(format!("cuBLASLt {what} ({:?} {shape})", types.y))(text(e))
+            }
+        };
+        let desc =
+            lt::create_matmul_desc(types.compute, types.scale).map_err(err("matmul descriptor"))?;
+        let transpose: i32 = 1; // CUBLAS_OP_T
+        // SAFETY: the descriptor was just created; the buffer is an i32 as the attribute needs.
+        unsafe {
+            lt::set_matmul_desc_attribute(
+                desc,
+                ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+                &transpose as *const i32 as *const c_void,
+                std::mem::size_of::<i32>(),
+            )
+        }
+        .map_err(err("TRANSA"))?;
+        let x = lt::create_matrix_layout(types.x, k as u64, n as u64, k as i64)
+            .map_err(err("layout of B"))?;
+        let y = lt::create_matrix_layout(types.y, k as u64, m as u64, k as i64)
+            .map_err(err("layout of A"))?;
+        let d = lt::create_matrix_layout(types.d, n as u64, m as u64, n as i64)
+            .map_err(err("layout of D"))?;
+        let pref = lt::create_matmul_pref().map_err(err("preference"))?;
+        let workspace = lt_handle.workspace.bytes() as u64;
+        // SAFETY: all objects were created above; the handle is live.
+        let heuristic = unsafe {
+            lt::set_matmul_pref_attribute(
+                pref,
+                ltsys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                &workspace as *const u64 as *const c_void,
+                std::mem::size_of::<u64>(),
+            )
+            .map_err(err("workspace preference"))?;
+            let found = lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
+                .map_err(err("algorithm heuristic"));
+            let _ = lt::destroy_matmul_pref(pref);
+            found?
+        };
+        Ok(LtPlan {
+            desc,
+            layouts: [x, y, d],
+            algo: heuristic.algo,
+        })
+    }
+
+    /// D = op(X)·Y with X, Y and D at `[x, y, d]` (device pointers of the plan's types),
+    /// on `dev`'s stream with the handle's workspace.
+    ///
+    /// # Safety
+    /// `alpha` and `beta` point at scalars of the plan's scale type that live until this
+    /// returns; the buffers hold the shape the plan was made for.
+    pub(super) unsafe fn matmul(
+        &self,
+        lt_handle: &BlasLt,
+        dev: &CudaBackend,
+        alpha: *const c_void,
+        beta: *const c_void,
+        [x, y, d]: [u64; 3],
+    ) -> Result<(), cudarc::cublaslt::result::CublasError> {
+        let [x_layout, y_layout, d_layout] = self.layouts;
+        // SAFETY: the layouts match the buffers (the caller's promise); the workspace is the
+        // handle's.
+        unsafe {
+            lt::matmul(
+                lt_handle.handle,
+                self.desc,
+                alpha,
+                beta,
+                x as *const c_void,
+                x_layout,
+                y as *const c_void,
+                y_layout,
+                d as *const c_void,
+                d_layout,
+                d as *mut c_void,
+                d_layout,
+                &self.algo,
+                lt_handle.workspace.ptr as *mut c_void,
+                lt_handle.workspace.bytes(),
+                raw_stream(dev) as ltsys::cudaStream_t,
+            )
+        }
+    }
+}
+
+impl Drop for LtPlan {
     fn drop(&mut self) {
-        destroy_lt_plan(self.desc, self.layouts);
+        // SAFETY: `LtPlan::new` created these handles and this plan owns them; dropped once.
+        unsafe {
+            for layout in self.layouts {
+                let _ = lt::destroy_matrix_layout(layout);
+            }
+            let _ = lt::destroy_matmul_desc(self.desc);
+        }
     }
 }
 
 /// B (K×N, row-major) as Bᵀ row-major (N×K): element (j, p) = B[p, j], the X operand
-/// `lt_plan`'s layouts expect.
+/// `LtPlan::new`'s layouts expect.
 pub(super) fn transposed<T: Copy + Default>(b: &[T], k: usize, n: usize) -> Vec<T> {
     let mut bt = vec![T::default(); n * k];
     for p in 0..k {
@@ -498,21 +529,6 @@ pub(super) fn transposed<T: Copy + Default>(b: &[T], k: usize, n: usize) -> Vec<
         }
     }
     bt
-}
-
-/// Destroys what `lt_plan` created, once, from a workload's `Drop` (errors cannot be
-/// handled there).
-pub(super) fn destroy_lt_plan(
-    desc: ltsys::cublasLtMatmulDesc_t,
-    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
-) {
-    // SAFETY: the caller owns these handles from `lt_plan` and drops them once.
-    unsafe {
-        for layout in layouts {
-            let _ = lt::destroy_matrix_layout(layout);
-        }
-        let _ = lt::destroy_matmul_desc(desc);
-    }
 }
 
 impl TimedWorkload for Fp8Gemm<'_> {

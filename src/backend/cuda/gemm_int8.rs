@@ -1,7 +1,7 @@
 //! INT8 GEMM on NVIDIA GPUs through cuBLASLt IMMA: int8 A and B (`CUDA_R_8I`),
 //! `CUBLAS_COMPUTE_32I`, and either int32 output with int32 scalars (`int8`, what torch
 //! `_int_mm` calls) or int8 output with an f32 per-tensor scale as alpha (`int8q`, the
-//! requantisation of `workload::int8`). Same TN layout as FP8 (`gemm::lt_plan`): A
+//! requantisation of `workload::int8`). Same TN layout as FP8 (`gemm::LtPlan`): A
 //! row-major, B stored transposed, D row-major.
 //!
 //! Checked on the CPU for equality with the exact i64 reference of the same inputs.
@@ -10,14 +10,15 @@
 //! a different rounding fails `int8q`'s check with the entry named, never a silent pass.
 
 use super::CudaBackend;
-use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
-use super::gemm::{BlasLt, LtTypes, destroy_lt_plan, lt_plan, transposed};
+use super::device::{DeviceBuffer, DeviceTimer, device_error, text};
+use super::gemm::{BlasLt, LtPlan, LtTypes, transposed};
 use crate::backend::gpu::GpuTimer;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
-use crate::workload::int8::{REQUANT_SCHEME, Requant, check_int8, check_int8q, quantized_inputs};
+use crate::workload::int8::{
+    ARITHMETIC, REQUANT_SCHEME, Requant, check_int8, check_int8q, quantized_inputs,
+};
 use crate::workload::{DType, GemmShape};
-use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as ltsys;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -41,9 +42,7 @@ pub struct ImmaGemm<'a> {
     a_dev: DeviceBuffer<i8>,
     bt_dev: DeviceBuffer<i8>,
     d_dev: Output,
-    desc: ltsys::cublasLtMatmulDesc_t,
-    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
-    algo: ltsys::cublasLtMatmulAlgo_t,
+    plan: LtPlan,
     requant: Requant,
     a: Vec<i8>,
     b: Vec<i8>,
@@ -103,7 +102,7 @@ impl<'a> ImmaGemm<'a> {
             y: T::CUDA_R_8I,
             d,
         };
-        let (desc, layouts, algo) = lt_plan(lt, shape, types)?;
+        let plan = LtPlan::new(lt, shape, types)?;
         Ok(ImmaGemm {
             dev,
             lt,
@@ -112,9 +111,7 @@ impl<'a> ImmaGemm<'a> {
             a_dev,
             bt_dev,
             d_dev,
-            desc,
-            layouts,
-            algo,
+            plan,
             requant,
             a,
             b,
@@ -124,7 +121,6 @@ impl<'a> ImmaGemm<'a> {
     }
 
     fn launch(&self) -> Result<(), BackendError> {
-        let [x_layout, y_layout, d_layout] = self.layouts;
         // Scalars in the scale type: int32 1 and 0 for sums, the f32 scale for int8q.
         let (one, zero) = (1i32, 0i32);
         let (scale, fzero) = (self.requant.scale, 0.0f32);
@@ -132,35 +128,18 @@ impl<'a> ImmaGemm<'a> {
             Output::Sums(d) => (&one as *const i32 as _, &zero as *const i32 as _, d.ptr),
             Output::Requantised(d) => (&scale as *const f32 as _, &fzero as *const f32 as _, d.ptr),
         };
-        // SAFETY: descriptors and layouts match the buffers (lt_plan); the scalars live
-        // until the call returns; the workspace is the handle's.
+        // SAFETY: the scalars are of the plan's scale type (int32, or f32 for int8q) and
+        // live until the call returns.
         unsafe {
-            lt::matmul(
-                self.lt.handle,
-                self.desc,
+            self.plan.matmul(
+                self.lt,
+                self.dev,
                 alpha,
                 beta,
-                self.bt_dev.ptr as *const c_void,
-                x_layout,
-                self.a_dev.ptr as *const c_void,
-                y_layout,
-                d as *const c_void,
-                d_layout,
-                d as *mut c_void,
-                d_layout,
-                &self.algo,
-                self.lt.workspace.ptr as *mut c_void,
-                self.lt.workspace.bytes(),
-                raw_stream(self.dev) as ltsys::cudaStream_t,
+                [self.bt_dev.ptr, self.a_dev.ptr, d],
             )
         }
         .map_err(|e| device_error(format!("cublasLtMatmul {} {}", self.dtype, self.shape))(text(e)))
-    }
-}
-
-impl Drop for ImmaGemm<'_> {
-    fn drop(&mut self) {
-        destroy_lt_plan(self.desc, self.layouts);
     }
 }
 
@@ -208,10 +187,7 @@ impl TimedWorkload for ImmaGemm<'_> {
         };
         notes.insert("library".into(), library.into());
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32I".into());
-        notes.insert(
-            "arithmetic".into(),
-            "int8 x int8, int32 sums, checked for equality with an exact i64 reference".into(),
-        );
+        notes.insert("arithmetic".into(), ARITHMETIC.into());
         if self.dtype == DType::Int8q {
             notes.insert("requantisation".into(), REQUANT_SCHEME.into());
             notes.insert("requant_scale".into(), (self.requant.scale as f64).into());

@@ -12,7 +12,7 @@ use super::RocmBackend;
 use super::device::device_error;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
-use crate::workload::int8::{check_int8, quantized_inputs};
+use crate::workload::int8::{ARITHMETIC, check_int8, quantized_inputs};
 use crate::workload::{DType, GemmShape};
 use rocmrc::hip::safe::HipSlice;
 use rocmrc::rocblas::sys as rbsys;
@@ -150,10 +150,7 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             ),
             ("timing".into(), "HIP events".into()),
             ("cache_flushed_before_each_sample".into(), true.into()),
-            (
-                "arithmetic".into(),
-                "int8 x int8, int32 sums, checked for equality with an exact i64 reference".into(),
-            ),
+            ("arithmetic".into(), ARITHMETIC.into()),
         ]);
         if let Some(accuracy) = &self.accuracy {
             accuracy.insert_note(&mut notes);
