@@ -49,9 +49,9 @@ grep -m1 '^#' "$out/torch.txt" || true
 
 echo
 echo "comparison over $rounds rounds (median of per-round medians; goal: stackbench >= 0.8x torch)"
-python3 - "$out" <<'PY'
+python3 - "$out" "${shapes[@]}" <<'PY'
 import sys
-out = sys.argv[1]
+out, shapes = sys.argv[1], sys.argv[2:]
 def rounds(path, key, scale):
     found = {}
     for line in open(path):
@@ -64,8 +64,12 @@ torch = rounds(f"{out}/torch.txt", "median_tops", 1.0)
 ours = rounds(f"{out}/stackbench.txt", "gflops", 1e-3)
 below = False
 print(f"{'benchmark':<30}{'stackbench':>12}{'torch':>10}{'ratio':>8}")
-for shape, ref in torch.items():
+# Every shape asked for: one without a figure on either side is a failure, never skipped.
+for shape in shapes:
     key = f"gemm/cpu/int8/{shape}"
+    if shape not in torch:
+        print(f"{key:<30} missing from torch's output"); below = True; continue
+    ref = torch[shape]
     if key not in ours:
         print(f"{key:<30} missing from stackbench's output"); below = True; continue
     mine = ours[key]

@@ -12,6 +12,11 @@ threads=$(nproc)
 rounds="${1:-3}"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [ROUNDS]" >&2; exit 2; }
 venv=.venv-reference
+gemm_sizes=(1024 2048 4096)
+gemm_alternation=""
+for s in "${gemm_sizes[@]}"; do
+    gemm_alternation="${gemm_alternation:+$gemm_alternation|}${s}x${s}x${s}"
+done
 out=target/reference
 mkdir -p "$out"
 export CRITERION_HOME="$out/criterion"
@@ -45,10 +50,10 @@ print(int(m[1]) * {'GiB':1<<30,'MiB':1<<20,'KiB':1<<10,'B':1}[m[2]])")
 rm -f "$out"/numpy.txt "$out"/stackbench_gemm.txt "$out"/c_triad.txt "$out"/stackbench_triad.txt
 for round in $(seq 1 "$rounds"); do
     echo "==> round $round/$rounds: numpy matmul (OpenBLAS, $threads threads)"
-    OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "$venv/bin/python" scripts/reference/numpy_matmul.py 1024 2048 4096 | tee -a "$out/numpy.txt"
+    OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "$venv/bin/python" scripts/reference/numpy_matmul.py "${gemm_sizes[@]}" | tee -a "$out/numpy.txt"
     echo "==> round $round/$rounds: stackbench gemm/cpu/f32"
     STACKBENCH_SUITE=full cargo bench --quiet --bench gemm -- --noplot \
-        '^gemm/cpu/f32/(1024x1024x1024|2048x2048x2048|4096x4096x4096)$' >"$out/gemm.log" 2>&1
+        "^gemm/cpu/f32/(${gemm_alternation})\$" >"$out/gemm.log" 2>&1
     python3 scripts/reference/criterion_median.py "$CRITERION_HOME" '^gemm/cpu/f32/' | tee -a "$out/stackbench_gemm.txt"
     echo "==> round $round/$rounds: C OpenMP triad, $triad_size per array ($threads threads, OMP_PROC_BIND=true)"
     OMP_NUM_THREADS=$threads OMP_PROC_BIND=true "$out/stream_triad" "$triad_bytes" 50 | tee -a "$out/c_triad.txt"
@@ -60,9 +65,9 @@ done
 echo
 echo "comparison over $rounds rounds (GEMM: median of per-round medians; triad: fastest pass;"
 echo "pass = stackbench >= 95 % of the reference)"
-python3 - "$out" "$triad_id" <<'PY'
+python3 - "$out" "$triad_id" "${gemm_sizes[@]}" <<'PY'
 import sys
-out, triad_id = sys.argv[1], sys.argv[2]
+out, triad_id, sizes = sys.argv[1], sys.argv[2], sys.argv[3:]
 def pairs(path, key):
     """Median over rounds of each benchmark's per-round figure, with the rounds' spread."""
     rounds = {}
@@ -80,16 +85,23 @@ numpy = pairs(f"{out}/numpy.txt", "median_gflops")
 ours = pairs(f"{out}/stackbench_gemm.txt", "gflops")
 failed = False
 print(f"{'benchmark':<34}{'stackbench':>11}{'reference':>11}{'ratio':>8}")
-for n, ref in numpy.items():
+# Every size asked for: one without a figure on either side is a failure, never skipped.
+for n in sizes:
     key = f"gemm/cpu/f32/{n}x{n}x{n}"
+    if n not in numpy:
+        print(f"{key:<34} missing from numpy's output"); failed = True; continue
+    ref = numpy[n]
     if key not in ours:
         print(f"{key:<34} missing from stackbench's output"); failed = True; continue
     failed |= not row(key, ours[key], ref, "GF", "numpy matmul")
 # Bandwidth: the fastest pass on each side (BabelStream's statistic for peak bandwidth;
 # a neighbour on a shared host can only slow a pass down), best over the rounds.
-ref = pairs(f"{out}/c_triad.txt", "best_gbps")["best_gbps"]
-mine = pairs(f"{out}/stackbench_triad.txt", "best_gbps")[triad_id]
+ref = pairs(f"{out}/c_triad.txt", "best_gbps").get("best_gbps")
+mine = pairs(f"{out}/stackbench_triad.txt", "best_gbps").get(triad_id)
 best = lambda r: (r[2], r[1], r[2])
-failed |= not row(triad_id, best(mine), best(ref), "GB", "C OpenMP triad, best pass")
+if ref is None or mine is None:
+    print(f"{triad_id:<34} missing from {'the C triad' if ref is None else 'stackbench'}'s output"); failed = True
+else:
+    failed |= not row(triad_id, best(mine), best(ref), "GB", "C OpenMP triad, best pass")
 sys.exit(1 if failed else 0)
 PY
