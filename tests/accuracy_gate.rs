@@ -250,3 +250,35 @@ fn a_rule_with_no_accuracy_on_a_side_is_unsure_and_no_rule_only_shows_it() {
             .all(|v| v["id"] != PLAIN)
     );
 }
+
+/// A rule whose pattern matches none of the compared benchmarks judged nothing: the verdict
+/// names it (a typo, or ids this machine does not run) instead of staying silent, and it
+/// changes no exit code, since a shared config may hold rules for other machines.
+#[test]
+fn a_rule_that_matches_no_compared_benchmark_is_named_as_judging_nothing() {
+    let (tmp, results) = two_runs(
+        json!({"accuracy": accuracy(1.0)}),
+        json!({"accuracy": accuracy(1.0)}),
+    );
+    let rules = "[accuracy]\n\"gemm/cpu/f32/*\" = { max_bits_lost = 1.0 }\n\"gemm/cuda/**\" = { max_bits_lost = 1.0 }\n";
+    let (code, json, out) = compare(tmp.path(), &results, Some(rules));
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(verdict(&json, JUDGED)["status"], "within");
+    let notes: Vec<&str> = json["summary"]["notes"]
+        .as_array()
+        .expect("summary notes")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let unmatched: Vec<&&str> = notes
+        .iter()
+        .filter(|n| n.contains("matched no benchmark"))
+        .collect();
+    assert_eq!(
+        unmatched,
+        [
+            &"accuracy: [accuracy] rule(s) \"gemm/cuda/**\" matched no benchmark compared here and judged nothing"
+        ],
+        "{notes:#?}"
+    );
+}

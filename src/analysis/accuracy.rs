@@ -216,6 +216,19 @@ pub fn evidence_note(verdicts: &[AccuracyVerdict]) -> Option<String> {
     ))
 }
 
+/// The summary line naming the `[accuracy]` patterns that matched no compared benchmark;
+/// `None` when every rule matched one.
+pub fn unmatched_note(patterns: &[String]) -> Option<String> {
+    if patterns.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = patterns.iter().map(|p| format!("\"{p}\"")).collect();
+    Some(format!(
+        "accuracy: [accuracy] rule(s) {} matched no benchmark compared here and judged nothing",
+        quoted.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

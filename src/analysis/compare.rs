@@ -258,6 +258,8 @@ pub struct Judgement {
     pub unusable: Vec<(String, &'static str, SampleDefect)>,
     /// The accuracy half of the verdict ([`super::accuracy::judge_accuracy`]).
     pub accuracy: Vec<AccuracyVerdict>,
+    /// The `[accuracy]` patterns that matched none of the compared benchmarks.
+    pub accuracy_unmatched: Vec<String>,
 }
 
 impl Judgement {
@@ -275,6 +277,7 @@ impl Judgement {
             systemic,
             unusable,
             accuracy,
+            accuracy_unmatched,
         } = self;
         sort_rows(&mut rows);
         sort_unmeasured(&mut unmeasured);
@@ -300,7 +303,7 @@ impl Judgement {
                 .collect::<Vec<_>>()
         };
         let mut summary = summarise(&rows, skipped.len(), systemic, &hardware, &unmeasured);
-        summarise_accuracy(&mut summary, &accuracy);
+        summarise_accuracy(&mut summary, &accuracy, &accuracy_unmatched);
         Ok(Comparison {
             schema: COMPARISON_SCHEMA,
             baseline,
@@ -464,8 +467,10 @@ pub fn compare(
             .map(|(b, c)| (b.id.as_str(), b.accuracy.as_ref(), c.accuracy.as_ref())),
         &options.accuracy_rules,
     );
+    let compared: Vec<&str> = pairs.iter().map(|(b, _)| b.id.as_str()).collect();
     let judgement = Judgement {
         accuracy,
+        accuracy_unmatched: options.accuracy_rules.unmatched(&compared),
         baseline: baseline.name.clone(),
         candidate: candidate.name.clone(),
         rule: options.rule,
@@ -860,14 +865,18 @@ fn unmeasured(
 
 /// Adds the accuracy half to the summary: a benchmark that lost accuracy fails the verdict
 /// like a slowdown; one a rule covers but that could not be judged makes it a warning (and
-/// the outcome unsure); the evidence line says what the accuracy verdict stands on.
-fn summarise_accuracy(summary: &mut Summary, accuracy: &[AccuracyVerdict]) {
+/// the outcome unsure); the evidence line says what the accuracy verdict stands on, and a
+/// rule that matched no compared benchmark is named (it judged nothing, so it passed nothing).
+fn summarise_accuracy(summary: &mut Summary, accuracy: &[AccuracyVerdict], unmatched: &[String]) {
     let count = |s: AccuracyStatus| accuracy.iter().filter(|v| v.status == s).count();
     summary.total_accuracy_lost = count(AccuracyStatus::Lost);
     summary.total_accuracy_unjudged = count(AccuracyStatus::Unjudged);
     summary
         .notes
         .extend(super::accuracy::evidence_note(accuracy));
+    summary
+        .notes
+        .extend(super::accuracy::unmatched_note(unmatched));
     summary.notes.extend(
         accuracy
             .iter()

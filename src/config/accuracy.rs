@@ -69,6 +69,16 @@ impl AccuracyRules {
         self.rules.is_empty()
     }
 
+    /// The patterns that match none of `ids`: rules that judged nothing in a comparison of
+    /// those benchmarks (a typo, or ids this machine does not run).
+    pub fn unmatched(&self, ids: &[&str]) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter(|(_, re, _)| !ids.iter().any(|id| re.is_match(id)))
+            .map(|(p, ..)| p.clone())
+            .collect()
+    }
+
     /// The rules that apply to `id`, with their patterns.
     pub fn matching<'a>(
         &'a self,
@@ -100,8 +110,33 @@ fn glob_regex(pattern: &str) -> Result<Regex, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::{AccuracyRule, AccuracyRules};
     use crate::config::Config;
+    use std::collections::BTreeMap;
     use std::path::Path;
+
+    #[test]
+    fn unmatched_names_the_patterns_that_match_none_of_the_ids() {
+        let table: BTreeMap<String, AccuracyRule> = toml::from_str(
+            "\"gemm/*/bf16/*\" = { max_bits_lost = 2.0 }\n\"attention/**\" = { max_bits_lost = 1.0 }\n",
+        )
+        .unwrap();
+        let rules = AccuracyRules::new(&table).unwrap();
+        assert_eq!(
+            rules.unmatched(&["gemm/cuda/bf16/64x64x64", "tensor_ops/cpu/add/1024"]),
+            ["attention/**"]
+        );
+        assert_eq!(
+            rules.unmatched(&[]).len(),
+            2,
+            "no ids: every rule judged nothing"
+        );
+        assert!(
+            AccuracyRules::default()
+                .unmatched(&["gemm/cpu/f32/1"])
+                .is_empty()
+        );
+    }
 
     #[test]
     fn globs_match_by_part_and_rules_need_a_limit() {

@@ -175,8 +175,10 @@ pub fn judge_with(
         }),
         &options.accuracy_rules,
     );
+    let compared: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let judgement = Judgement {
         accuracy,
+        accuracy_unmatched: options.accuracy_rules.unmatched(&compared),
         baseline: format!("base {}", sides[0].rev),
         candidate: format!("head {}", sides[1].rev),
         rule: *rule,

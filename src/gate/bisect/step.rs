@@ -380,6 +380,7 @@ mod tests {
     fn comparison(sum: Status, change: f64) -> Comparison {
         Judgement {
             accuracy: Vec::new(),
+            accuracy_unmatched: Vec::new(),
             baseline: "base good".into(),
             candidate: "head step".into(),
             rule: VerdictRule::default(),

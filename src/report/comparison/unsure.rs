@@ -172,6 +172,7 @@ mod tests {
         };
         Judgement {
             accuracy: Vec::new(),
+            accuracy_unmatched: Vec::new(),
             baseline: "base main".into(),
             candidate: "head pr".into(),
             rule: VerdictRule::default(),
