@@ -322,24 +322,13 @@ fn a_config_suite_selects_its_targets_and_ids_by_flag_and_by_environment() {
     );
 }
 
-/// Every `[[bench]]` target in Cargo.toml, read here with a TOML parser.
-fn cargo_bench_targets() -> Vec<String> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).expect("Cargo.toml");
-    let parsed: toml::Table = text.parse().expect("Cargo.toml parses");
-    let benches = parsed["bench"].as_array().expect("[[bench]] tables");
-    benches
-        .iter()
-        .map(|b| b["name"].as_str().expect("a bench name").to_owned())
-        .collect()
-}
-
 /// run_benchmarks.sh and the Slurm fleet's submit.sh take their known targets from
 /// Cargo.toml (a list copied into submit.sh had fallen three targets behind): the refusal
-/// of an unknown one names all of them, and each script accepts the newest ones.
+/// of an unknown one names all of them, and each script accepts the newest ones. The family
+/// table is Cargo.toml's `[[bench]]` list in order (`tests/structure.rs` checks that).
 #[test]
 fn both_scripts_know_every_bench_target_cargo_declares() {
-    let targets = cargo_bench_targets();
+    let targets = stackbench::workload::family::TARGETS;
     assert!(targets.len() >= 8, "{targets:?}");
     let known = format!("(known: {})", targets.join(" "));
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
