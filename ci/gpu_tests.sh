@@ -32,6 +32,14 @@ for s in ${sections//,/ }; do
         { echo "STACKBENCH_GPU_SECTIONS: unknown section '$s' (known: ${all_sections[*]})" >&2; exit 2; }
 done
 want() { [[ ",$sections," == *",$1,"* ]]; }
+# The vendor of the GPU this machine lists: cuda, rocm, or nothing.
+gpu_vendor() {
+    if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+        echo cuda
+    elif command -v rocm-smi >/dev/null && rocm-smi --showid 2>/dev/null | grep -q 'GPU'; then
+        echo rocm
+    fi
+}
 
 bundle=""
 if [[ -n "${STACKBENCH_GPU_BUNDLE:-}" ]]; then
@@ -194,12 +202,7 @@ if want alloc; then
 # it: the pool's high-water marks (cuMemPoolGetAttribute), the device's used memory as the raw
 # allocators' reserve, the 1 GiB rounds fitting, and torch's memory_snapshot read at the probe
 # point. check_alloc_run.py fails the job if the vendor's allocators were not measured.
-alloc_device=""
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-    alloc_device=cuda
-elif command -v rocm-smi >/dev/null && rocm-smi --showid 2>/dev/null | grep -q 'GPU'; then
-    alloc_device=rocm
-fi
+alloc_device=$(gpu_vendor)
 if [[ -n "$alloc_device" ]]; then
     alloc_home=$(mktemp -d)
     alloc_torch=()
@@ -239,12 +242,7 @@ fi
 # provider, vLLM as a backend where installed, and `stackbench sweep` recording it all.
 # check_gpu_sweep.py fails the job on any of those.
 if want models && [[ -n "${STACKBENCH_PYTHON:-}" ]]; then
-    gpu_device=""
-    if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-        gpu_device=cuda
-    elif command -v rocm-smi >/dev/null && rocm-smi --showid 2>/dev/null | grep -q 'GPU'; then
-        gpu_device=rocm
-    fi
+    gpu_device=$(gpu_vendor)
     if [[ -n "$gpu_device" ]]; then
         echo "== model sweeps on $gpu_device: every ci- model once, then a sweep through stackbench"
         sweep_home=$(mktemp -d)
