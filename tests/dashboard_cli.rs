@@ -185,15 +185,27 @@ impl Tmux {
     }
 
     fn wait_for(&self, text: &str) -> String {
+        self.wait_for_all(&[text])
+    }
+
+    /// Waits for one screen that holds every one of `texts`. tmux can be read while the
+    /// dashboard is half-way through redrawing, so a text seen on one capture says nothing
+    /// about the rest of that capture: what a test asserts is waited for together.
+    fn wait_for_all(&self, texts: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if screen.contains(text) {
+            if texts.iter().all(|text| screen.contains(text)) {
                 return screen;
             }
+            let missing: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|text| !screen.contains(text))
+                .collect();
             assert!(
                 start.elapsed() < Duration::from_secs(20),
-                "`{text}` never appeared:\n{screen}"
+                "{missing:?} never appeared together with the rest of {texts:?}:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -278,14 +290,9 @@ fn the_dashboard_runs_in_a_real_terminal_and_restores_it() {
     tmux.keys(&["Right"]);
     tmux.wait_for("Tensor ops at their largest size");
     tmux.keys(&["Right"]);
-    let components = tmux.wait_for("vLLM tokens/s vs batch");
-    assert!(
-        components.contains("DeepSpeed memory by ZeRO stage"),
-        "{components}"
-    );
+    tmux.wait_for_all(&["vLLM tokens/s vs batch", "DeepSpeed memory by ZeRO stage"]);
     tmux.keys(&["7"]);
-    let outcomes = tmux.wait_for("Not measured in this run (6)");
-    assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
+    tmux.wait_for_all(&["Not measured in this run (6)", "no CUDA driver"]);
     tmux.keys(&["?"]);
     tmux.wait_for("switch page");
     tmux.keys(&["Escape"]);
@@ -347,8 +354,7 @@ fn the_dashboard_and_every_page_read_a_postgresql_store_as_they_read_sqlite() {
     tmux.keys(&["5"]);
     tmux.wait_for("before nightly-17 → after nightly-18");
     tmux.keys(&["7"]);
-    let outcomes = tmux.wait_for("Not measured in this run (6)");
-    assert!(outcomes.contains("no CUDA driver"), "{outcomes}");
+    tmux.wait_for_all(&["Not measured in this run (6)", "no CUDA driver"]);
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
 }
@@ -390,12 +396,8 @@ fn follow_mode_shows_benchmarks_as_they_land() {
     writeln!(file, "{}", benchmark("gemm/cpu/f32/200x200x200", 3000)).unwrap();
     writeln!(file, r#"{{"event":"benchmark","target":"gemm","id":"gemm/cpu/f16/100x100x100","outcome":"skipped","reason":"no f16 here","unix_ms":4000}}"#).unwrap();
     writeln!(file, r#"{{"event":"done","unix_ms":5000}}"#).unwrap();
-    let screen = tmux.wait_for("live: finished");
-    assert!(screen.contains("benchmark 3 of 3"), "{screen}");
-    assert!(
-        screen.contains("200x200x200"),
-        "the chart filled in:\n{screen}"
-    );
+    // The chart filled in, and the count reached the plan's total.
+    tmux.wait_for_all(&["live: finished", "benchmark 3 of 3", "200x200x200"]);
     tmux.keys(&["7"]);
     tmux.wait_for("no f16 here");
     tmux.keys(&["q"]);
