@@ -405,9 +405,39 @@ pub(super) struct LtTypes {
 
 /// Descriptor, layouts and algorithm of one cuBLASLt TN matmul, destroyed once on drop.
 pub(super) struct LtPlan {
+    /// Held only to destroy the descriptor and layouts below when the plan is dropped.
+    _owned: LtObjects,
     desc: ltsys::cublasLtMatmulDesc_t,
     layouts: [ltsys::cublasLtMatrixLayout_t; 3],
     algo: ltsys::cublasLtMatmulAlgo_t,
+}
+
+/// The cuBLASLt objects a plan has created so far, destroyed on drop. Each is held from
+/// the moment it exists, so an error part-way through [`LtPlan::new`] frees what was made
+/// before it instead of leaking it for the life of the process.
+#[derive(Default)]
+struct LtObjects {
+    desc: Option<ltsys::cublasLtMatmulDesc_t>,
+    layouts: Vec<ltsys::cublasLtMatrixLayout_t>,
+    pref: Option<ltsys::cublasLtMatmulPreference_t>,
+}
+
+impl Drop for LtObjects {
+    fn drop(&mut self) {
+        // SAFETY: every handle here was created by cuBLASLt for this plan and is destroyed
+        // once, here.
+        unsafe {
+            if let Some(pref) = self.pref.take() {
+                let _ = lt::destroy_matmul_pref(pref);
+            }
+            for layout in self.layouts.drain(..) {
+                let _ = lt::destroy_matrix_layout(layout);
+            }
+            if let Some(desc) = self.desc.take() {
+                let _ = lt::destroy_matmul_desc(desc);
+            }
+        }
+    }
 }
 
 impl LtPlan {
@@ -425,8 +455,10 @@ impl LtPlan {
                 device_error(format!("cuBLASLt {what} ({:?} {shape})", types.y))(text(e))
             }
         };
+        let mut objects = LtObjects::default();
         let desc =
             lt::create_matmul_desc(types.compute, types.scale).map_err(err("matmul descriptor"))?;
+        objects.desc = Some(desc);
         let transpose: i32 = 1; // CUBLAS_OP_T
         // SAFETY: the descriptor was just created; the buffer is an i32 as the attribute needs.
         unsafe {
@@ -440,11 +472,15 @@ impl LtPlan {
         .map_err(err("TRANSA"))?;
         let x = lt::create_matrix_layout(types.x, k as u64, n as u64, k as i64)
             .map_err(err("layout of B"))?;
+        objects.layouts.push(x);
         let y = lt::create_matrix_layout(types.y, k as u64, m as u64, k as i64)
             .map_err(err("layout of A"))?;
+        objects.layouts.push(y);
         let d = lt::create_matrix_layout(types.d, n as u64, m as u64, n as i64)
             .map_err(err("layout of D"))?;
+        objects.layouts.push(d);
         let pref = lt::create_matmul_pref().map_err(err("preference"))?;
+        objects.pref = Some(pref);
         let workspace = lt_handle.workspace.bytes() as u64;
         // SAFETY: all objects were created above; the handle is live.
         let heuristic = unsafe {
@@ -455,12 +491,16 @@ impl LtPlan {
                 std::mem::size_of::<u64>(),
             )
             .map_err(err("workspace preference"))?;
-            let found = lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
-                .map_err(err("algorithm heuristic"));
-            let _ = lt::destroy_matmul_pref(pref);
-            found?
+            lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
+                .map_err(err("algorithm heuristic"))?
         };
+        // The preference is needed only to choose the algorithm.
+        if let Some(pref) = objects.pref.take() {
+            // SAFETY: created above, used only by the heuristic call that has returned.
+            let _ = unsafe { lt::destroy_matmul_pref(pref) };
+        }
         Ok(LtPlan {
+            _owned: objects,
             desc,
             layouts: [x, y, d],
             algo: heuristic.algo,
@@ -503,18 +543,6 @@ impl LtPlan {
                 lt_handle.workspace.bytes(),
                 raw_stream(dev) as ltsys::cudaStream_t,
             )
-        }
-    }
-}
-
-impl Drop for LtPlan {
-    fn drop(&mut self) {
-        // SAFETY: `LtPlan::new` created these handles and this plan owns them; dropped once.
-        unsafe {
-            for layout in self.layouts {
-                let _ = lt::destroy_matrix_layout(layout);
-            }
-            let _ = lt::destroy_matmul_desc(self.desc);
         }
     }
 }
