@@ -405,38 +405,39 @@ pub(super) struct LtTypes {
 
 /// Descriptor, layouts and algorithm of one cuBLASLt TN matmul, destroyed once on drop.
 pub(super) struct LtPlan {
-    /// Held only to destroy the descriptor and layouts below when the plan is dropped.
-    _owned: LtObjects,
-    desc: ltsys::cublasLtMatmulDesc_t,
-    layouts: [ltsys::cublasLtMatrixLayout_t; 3],
+    layouts: [Layout; 3],
+    desc: Desc,
     algo: ltsys::cublasLtMatmulAlgo_t,
 }
 
-/// The cuBLASLt objects a plan has created so far, destroyed on drop. Each is held from
-/// the moment it exists, so an error part-way through [`LtPlan::new`] frees what was made
-/// before it instead of leaking it for the life of the process.
-#[derive(Default)]
-struct LtObjects {
-    desc: Option<ltsys::cublasLtMatmulDesc_t>,
-    layouts: Vec<ltsys::cublasLtMatrixLayout_t>,
-    pref: Option<ltsys::cublasLtMatmulPreference_t>,
+// Each cuBLASLt object is wrapped the moment it is created and destroyed when its wrapper
+// is dropped, so an error part-way through `LtPlan::new` frees what was made before it.
+
+/// A matmul descriptor.
+struct Desc(ltsys::cublasLtMatmulDesc_t);
+/// A matrix layout.
+struct Layout(ltsys::cublasLtMatrixLayout_t);
+/// A matmul preference (only while the algorithm is chosen).
+struct Pref(ltsys::cublasLtMatmulPreference_t);
+
+impl Drop for Desc {
+    fn drop(&mut self) {
+        // SAFETY: created by cuBLASLt, owned by this wrapper alone, destroyed once, here.
+        let _ = unsafe { lt::destroy_matmul_desc(self.0) };
+    }
 }
 
-impl Drop for LtObjects {
+impl Drop for Layout {
     fn drop(&mut self) {
-        // SAFETY: every handle here was created by cuBLASLt for this plan and is destroyed
-        // once, here.
-        unsafe {
-            if let Some(pref) = self.pref.take() {
-                let _ = lt::destroy_matmul_pref(pref);
-            }
-            for layout in self.layouts.drain(..) {
-                let _ = lt::destroy_matrix_layout(layout);
-            }
-            if let Some(desc) = self.desc.take() {
-                let _ = lt::destroy_matmul_desc(desc);
-            }
-        }
+        // SAFETY: created by cuBLASLt, owned by this wrapper alone, destroyed once, here.
+        let _ = unsafe { lt::destroy_matrix_layout(self.0) };
+    }
+}
+
+impl Drop for Pref {
+    fn drop(&mut self) {
+        // SAFETY: created by cuBLASLt, owned by this wrapper alone, destroyed once, here.
+        let _ = unsafe { lt::destroy_matmul_pref(self.0) };
     }
 }
 
@@ -455,54 +456,50 @@ impl LtPlan {
                 device_error(format!("cuBLASLt {what} ({:?} {shape})", types.y))(text(e))
             }
         };
-        let mut objects = LtObjects::default();
-        let desc =
-            lt::create_matmul_desc(types.compute, types.scale).map_err(err("matmul descriptor"))?;
-        objects.desc = Some(desc);
+        let desc = Desc(
+            lt::create_matmul_desc(types.compute, types.scale).map_err(err("matmul descriptor"))?,
+        );
         let transpose: i32 = 1; // CUBLAS_OP_T
         // SAFETY: the descriptor was just created; the buffer is an i32 as the attribute needs.
         unsafe {
             lt::set_matmul_desc_attribute(
-                desc,
+                desc.0,
                 ltsys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
                 &transpose as *const i32 as *const c_void,
                 std::mem::size_of::<i32>(),
             )
         }
         .map_err(err("TRANSA"))?;
-        let x = lt::create_matrix_layout(types.x, k as u64, n as u64, k as i64)
-            .map_err(err("layout of B"))?;
-        objects.layouts.push(x);
-        let y = lt::create_matrix_layout(types.y, k as u64, m as u64, k as i64)
-            .map_err(err("layout of A"))?;
-        objects.layouts.push(y);
-        let d = lt::create_matrix_layout(types.d, n as u64, m as u64, n as i64)
-            .map_err(err("layout of D"))?;
-        objects.layouts.push(d);
-        let pref = lt::create_matmul_pref().map_err(err("preference"))?;
-        objects.pref = Some(pref);
+        let x = Layout(
+            lt::create_matrix_layout(types.x, k as u64, n as u64, k as i64)
+                .map_err(err("layout of B"))?,
+        );
+        let y = Layout(
+            lt::create_matrix_layout(types.y, k as u64, m as u64, k as i64)
+                .map_err(err("layout of A"))?,
+        );
+        let d = Layout(
+            lt::create_matrix_layout(types.d, n as u64, m as u64, n as i64)
+                .map_err(err("layout of D"))?,
+        );
+        // The preference is needed only to choose the algorithm: dropped when `new` returns.
+        let pref = Pref(lt::create_matmul_pref().map_err(err("preference"))?);
         let workspace = lt_handle.workspace.bytes() as u64;
         // SAFETY: all objects were created above; the handle is live.
         let heuristic = unsafe {
             lt::set_matmul_pref_attribute(
-                pref,
+                pref.0,
                 ltsys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                 &workspace as *const u64 as *const c_void,
                 std::mem::size_of::<u64>(),
             )
             .map_err(err("workspace preference"))?;
-            lt::get_matmul_algo_heuristic(lt_handle.handle, desc, x, y, d, d, pref)
+            lt::get_matmul_algo_heuristic(lt_handle.handle, desc.0, x.0, y.0, d.0, d.0, pref.0)
                 .map_err(err("algorithm heuristic"))?
         };
-        // The preference is needed only to choose the algorithm.
-        if let Some(pref) = objects.pref.take() {
-            // SAFETY: created above, used only by the heuristic call that has returned.
-            let _ = unsafe { lt::destroy_matmul_pref(pref) };
-        }
         Ok(LtPlan {
-            _owned: objects,
-            desc,
             layouts: [x, y, d],
+            desc,
             algo: heuristic.algo,
         })
     }
@@ -521,13 +518,13 @@ impl LtPlan {
         beta: *const c_void,
         [x, y, d]: [u64; 3],
     ) -> Result<(), cudarc::cublaslt::result::CublasError> {
-        let [x_layout, y_layout, d_layout] = self.layouts;
+        let [x_layout, y_layout, d_layout] = self.layouts.each_ref().map(|l| l.0);
         // SAFETY: the layouts match the buffers (the caller's promise); the workspace is the
         // handle's.
         unsafe {
             lt::matmul(
                 lt_handle.handle,
-                self.desc,
+                self.desc.0,
                 alpha,
                 beta,
                 x as *const c_void,
