@@ -195,14 +195,14 @@ impl Tmux {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if texts.iter().all(|text| screen.contains(text)) {
-                return screen;
-            }
             let missing: Vec<&str> = texts
                 .iter()
                 .copied()
                 .filter(|text| !screen.contains(text))
                 .collect();
+            if missing.is_empty() {
+                return screen;
+            }
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "{missing:?} never appeared together with the rest of {texts:?}:\n{screen}"
