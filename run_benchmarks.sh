@@ -65,7 +65,7 @@ die() {
 # shellcheck source=ci/bench_targets.sh
 . "$(dirname "$0")/ci/bench_targets.sh"
 mapfile -t ALL_TARGETS < <(bench_targets "$(dirname "$0")") && [[ ${#ALL_TARGETS[@]} -gt 0 ]] ||
-    die "cannot read the bench targets from Cargo.toml"
+    die "cannot read the bench targets from crates/benches/Cargo.toml"
 suite="${STACKBENCH_SUITE:-quick}"
 filter=""
 label=""

@@ -51,7 +51,7 @@ die() {
 # shellcheck source=ci/bench_targets.sh
 . "$(dirname "$0")/../bench_targets.sh"
 mapfile -t ALL_TARGETS < <(bench_targets "$(dirname "$0")/../..") && [[ ${#ALL_TARGETS[@]} -gt 0 ]] ||
-    die "cannot read the bench targets from Cargo.toml"
+    die "cannot read the bench targets from crates/benches/Cargo.toml"
 results="" tasks=1 filter="" suite=quick label="" criterion_args="" targets_csv="" exclusive=1
 store="" token_file=""
 kinds=() common=()

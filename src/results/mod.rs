@@ -14,7 +14,6 @@ mod run_evidence;
 pub mod server_client;
 pub mod spool;
 mod store;
-mod time;
 
 pub use crate::stats::UNUSABLE_SAMPLES;
 pub use comparison::{StoredVerdict, comparison_record, keep_comparison_verdict};
@@ -27,6 +26,7 @@ pub use measured::{MeasuredOnly, measured_only};
 pub use record::{counted_run, new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite
 // that measured nothing (all skipped), where no baseline exists to record.
+pub use crate::time::{format_rfc3339_ms, now_unix_ms};
 pub use evidence::{
     AcceptanceError, AcceptedUnsure, Evidence, NoEvidence, Outcome, UNSURE_EXIT_CODE,
 };
@@ -40,4 +40,3 @@ pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };
 pub(crate) use store::{import_files, importable};
-pub use time::{format_rfc3339_ms, now_unix_ms};

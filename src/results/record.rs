@@ -4,9 +4,9 @@
 
 use super::measured::measured_only;
 use super::run::{BenchmarkRecord, RunRecord};
-use super::time::{format_rfc3339_ms, now_unix_ms};
 use crate::criterion_output::{CriterionError, CriterionTree};
 use crate::sidecar::{TargetReport, read_system_probe, read_target_reports};
+use crate::time::{format_rfc3339_ms, now_unix_ms};
 use std::collections::BTreeMap;
 use std::path::Path;
 

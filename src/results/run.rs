@@ -9,9 +9,7 @@ pub const RUN_SCHEMA_PREFIX: &str = "stackbench.run.v";
 pub const RUN_SCHEMA_VERSION: u32 = 1;
 pub const RUN_SCHEMA: &str = "stackbench.run.v1";
 
-/// The `status` of a counted entry whose id was counted, and of one that could not be.
-pub const COUNTED_STATUS: &str = "counted";
-pub const NOT_COUNTABLE_STATUS: &str = "not_countable";
+pub use crate::sidecar::{COUNTED_STATUS, NOT_COUNTABLE_STATUS};
 
 /// Raw samples exactly as Criterion wrote them (total ns per sample, iterations per sample).
 pub type Samples = SampleFile;

@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn the_dmidecode_fixture_gives_four_ddr5_channels() {
-        let text = include_str!("../../../tests/fixtures/dmidecode/type17-2s-ddr5.txt");
+        let text = include_str!("../../../../../tests/fixtures/dmidecode/type17-2s-ddr5.txt");
         let slots = dmidecode::parse(text).unwrap();
         let MemoryReading::Read(c) = MemoryReading::from_slots(&slots, "dmidecode -t 17") else {
             panic!("not read");

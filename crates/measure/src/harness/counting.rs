@@ -55,7 +55,7 @@ impl Role {
 
 /// stackbench's own `Cargo.lock`, compiled in: the counter needs the Criterion version the
 /// bench executables link, and the library is built with exactly this lock.
-const OWN_CARGO_LOCK: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"));
+const OWN_CARGO_LOCK: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"));
 
 /// One id's result: its counts or why it is not countable, or the error of a count that
 /// should have worked (a failed benchmark).
@@ -211,13 +211,13 @@ mod tests {
             reason: "GPU".into(),
         })
         .unwrap();
-        assert_eq!(not["status"], crate::results::NOT_COUNTABLE_STATUS);
+        assert_eq!(not["status"], crate::sidecar::NOT_COUNTABLE_STATUS);
         let counted = serde_json::to_value(CountedOutcome::Counted {
             result: CountedBenchmark::new("x", CallgrindCounts::default(), CostModel::GUNGRAUN),
             variant: None,
         })
         .unwrap();
-        assert_eq!(counted["status"], crate::results::COUNTED_STATUS);
+        assert_eq!(counted["status"], crate::sidecar::COUNTED_STATUS);
     }
 
     #[test]

@@ -136,22 +136,20 @@ pub struct ServeSettings {
 }
 
 impl Config {
-    /// `explicit` when given (it must exist), else `$STACKBENCH_CONFIG`, else
-    /// `./stackbench.toml` when present, else the defaults.
+    /// `explicit` when given (it must exist), else `$STACKBENCH_CONFIG`, else the nearest
+    /// `stackbench.toml` in the current directory or a folder above it (as cargo finds
+    /// `Cargo.toml`: bench targets run from their package's folder inside the workspace,
+    /// below the file the user wrote), else the defaults.
     pub fn discover(explicit: Option<&Path>) -> Result<Config, ConfigError> {
         let from_env = std::env::var_os(CONFIG_ENV)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
         match explicit.map(Path::to_path_buf).or(from_env) {
             Some(path) => Config::load(&path),
-            None => {
-                let local = Path::new(CONFIG_FILE);
-                if local.exists() {
-                    Config::load(local)
-                } else {
-                    Ok(Config::default())
-                }
-            }
+            None => match nearest_config_file() {
+                Some(found) => Config::load(&found),
+                None => Ok(Config::default()),
+            },
         }
     }
 
@@ -315,6 +313,15 @@ pub(crate) fn seconds(key: &str, value: Option<f64>) -> Result<Option<Duration>,
     }
 }
 
+/// The nearest `stackbench.toml` from the current directory up; `None` when there is none
+/// (or the current directory cannot be read, as in a deleted folder).
+fn nearest_config_file() -> Option<PathBuf> {
+    let here = std::env::current_dir().ok()?;
+    here.ancestors()
+        .map(|dir| dir.join(CONFIG_FILE))
+        .find(|candidate| candidate.is_file())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,7 +369,7 @@ mod tests {
 
     #[test]
     fn the_shipped_example_loads_and_says_what_it_shows() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("stackbench.example.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../stackbench.example.toml");
         let config = Config::load(&path).unwrap();
         assert_eq!(config.suite("smoke").unwrap().targets.len(), 2);
         assert_eq!(config.component("vllm").enabled, Some(false));

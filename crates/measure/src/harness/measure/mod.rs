@@ -86,7 +86,7 @@ pub const SINGLE_THREADED_VARIANT: &str = "single-threaded: in counting mode the
 
 /// One benchmark id of a counting-mode run, as the target report and the run record keep it
 /// (as JSON: the formats below the harness do not know this type; the tags are
-/// `crate::results`' `COUNTED_STATUS` and `NOT_COUNTABLE_STATUS`):
+/// `crate::sidecar`'s `COUNTED_STATUS` and `NOT_COUNTABLE_STATUS`):
 /// its counts, or why it could not be counted (a GPU or Python-worker routine, work on other
 /// threads). A benchmark that could be counted and whose count failed is a failed benchmark,
 /// not one of these.

@@ -6,15 +6,15 @@
 //! happened; see `src/workload/compile.rs` and BENCHMARKS.md, "Compile time".
 
 use criterion::Throughput;
-use stackbench::backend::cuda::compile::NvrtcCompile;
-use stackbench::backend::rocm::compile::HiprtcCompile;
-use stackbench::backend::{BackendError, TimedWorkload};
-use stackbench::components::RunnerConfig;
-use stackbench::components::compile::{run_python_compilers, sampling};
-use stackbench::components::suite::configured_interpreter;
-use stackbench::harness::Harness;
-use stackbench::workload::compile::{self, hiprtc_archs, nvrtc_cases};
-use stackbench::workload::family::COMPILE;
+use stackbench_measure::backend::cuda::compile::NvrtcCompile;
+use stackbench_measure::backend::rocm::compile::HiprtcCompile;
+use stackbench_measure::backend::{BackendError, TimedWorkload};
+use stackbench_measure::components::RunnerConfig;
+use stackbench_measure::components::compile::{run_python_compilers, sampling};
+use stackbench_measure::components::suite::configured_interpreter;
+use stackbench_measure::harness::Harness;
+use stackbench_measure::workload::compile::{self, hiprtc_archs, nvrtc_cases};
+use stackbench_measure::workload::family::COMPILE;
 use std::process::ExitCode;
 
 fn boxed<'w>(

@@ -216,7 +216,7 @@ impl Harness {
         if !quiet {
             live::append_event(&live::ProgressEvent::Target {
                 target: target.into(),
-                unix_ms: crate::results::now_unix_ms(),
+                unix_ms: crate::time::now_unix_ms(),
             });
         }
         Harness {
@@ -352,7 +352,7 @@ impl Harness {
             reason,
             throughput: throughput.map(live_throughput),
             samples,
-            unix_ms: crate::results::now_unix_ms(),
+            unix_ms: crate::time::now_unix_ms(),
         }));
     }
 

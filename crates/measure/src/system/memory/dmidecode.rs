@@ -112,7 +112,7 @@ mod tests {
     use super::*;
 
     const TWO_SOCKET_DDR5: &str =
-        include_str!("../../../tests/fixtures/dmidecode/type17-2s-ddr5.txt");
+        include_str!("../../../../../tests/fixtures/dmidecode/type17-2s-ddr5.txt");
 
     #[test]
     fn a_two_socket_ddr5_server_with_empty_slots() {

@@ -4,11 +4,11 @@
 //! throughput 4·B·S²·H·D FLOPs (half when causal). Each record notes the kernel's memory.
 
 use criterion::Throughput;
-use stackbench::harness::Harness;
-use stackbench::workload::attention::{self, AttentionKernel};
+use stackbench_measure::harness::Harness;
+use stackbench_measure::workload::attention::{self, AttentionKernel};
 use std::process::ExitCode;
 
-const FAMILY: &str = stackbench::workload::family::ATTENTION.name;
+const FAMILY: &str = stackbench_measure::workload::family::ATTENTION.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

@@ -3,12 +3,12 @@
 //! throughput is the minimum bytes moved (inputs read once, outputs written once), i.e. GB/s.
 
 use criterion::Throughput;
-use stackbench::harness::Harness;
-use stackbench::workload::Suite;
-use stackbench::workload::tensor_ops::{self, TensorOp, in_quick_suite};
+use stackbench_measure::harness::Harness;
+use stackbench_measure::workload::Suite;
+use stackbench_measure::workload::tensor_ops::{self, TensorOp, in_quick_suite};
 use std::process::ExitCode;
 
-const FAMILY: &str = stackbench::workload::family::TENSOR_OPS.name;
+const FAMILY: &str = stackbench_measure::workload::family::TENSOR_OPS.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

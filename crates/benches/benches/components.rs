@@ -3,8 +3,8 @@
 //! through its worker in the user's Python (`STACKBENCH_PYTHON`, else the active env).
 //! Ids `components/<component>/<benchmark>/<parameters>`; see BENCHMARKS.md, "Components".
 
-use stackbench::components::{self, RunnerConfig};
-use stackbench::harness::Harness;
+use stackbench_measure::components::{self, RunnerConfig};
+use stackbench_measure::harness::Harness;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -5,19 +5,19 @@
 //! `<model>-<precision>-serve/b<B>_s<S>_r<R>` (goodput under load); see
 //! `src/workload/models.rs`.
 
-use stackbench::components::RunnerConfig;
-use stackbench::components::suite::configured_interpreter;
-use stackbench::components::sweep::{self, Sweep};
-use stackbench::harness::Harness;
-use stackbench::system::device_memory::absent_reason;
-use stackbench::workload::family::MODELS;
+use stackbench_measure::components::RunnerConfig;
+use stackbench_measure::components::suite::configured_interpreter;
+use stackbench_measure::components::sweep::{self, Sweep};
+use stackbench_measure::harness::Harness;
+use stackbench_measure::system::device_memory::absent_reason;
+use stackbench_measure::workload::family::MODELS;
 use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(MODELS.name);
     // Ctrl-C ends the sweep after the cell in flight, keeping every finished cell.
-    stackbench::system::interrupt::install();
+    stackbench_measure::system::interrupt::install();
     let settings = harness.config().component(MODELS.name);
     let config = match RunnerConfig::from_env_over(RunnerConfig::default().with_settings(&settings))
     {

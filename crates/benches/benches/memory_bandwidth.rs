@@ -4,12 +4,12 @@
 //! GPU backends add copies: `memory_bandwidth/<backend>/{h2d,d2h}_{pinned,pageable}|d2d/512MiB`.
 
 use criterion::Throughput;
-use stackbench::harness::Harness;
-use stackbench::workload::ids::format_bytes_id;
-use stackbench::workload::{BenchId, StreamKernel, stream};
+use stackbench_measure::harness::Harness;
+use stackbench_measure::workload::ids::format_bytes_id;
+use stackbench_measure::workload::{BenchId, StreamKernel, stream};
 use std::process::ExitCode;
 
-const FAMILY: &str = stackbench::workload::family::MEMORY_BANDWIDTH.name;
+const FAMILY: &str = stackbench_measure::workload::family::MEMORY_BANDWIDTH.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);

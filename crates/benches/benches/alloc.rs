@@ -8,11 +8,13 @@
 //! BENCHMARKS.md, "Allocation".
 
 use criterion::Throughput;
-use stackbench::backend::cpu::alloc::{Observer, install_observer, serve_observation_request};
-use stackbench::components::RunnerConfig;
-use stackbench::components::suite::configured_interpreter;
-use stackbench::harness::Harness;
-use stackbench::workload::alloc::{self, AllocPattern};
+use stackbench_measure::backend::cpu::alloc::{
+    Observer, install_observer, serve_observation_request,
+};
+use stackbench_measure::components::RunnerConfig;
+use stackbench_measure::components::suite::configured_interpreter;
+use stackbench_measure::harness::Harness;
+use stackbench_measure::workload::alloc::{self, AllocPattern};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -48,7 +50,7 @@ fn main() -> ExitCode {
     }
     let settings = harness
         .config()
-        .component(stackbench::components::alloc::WORKER);
+        .component(stackbench_measure::components::alloc::WORKER);
     let config = match RunnerConfig::from_env_over(RunnerConfig::default().with_settings(&settings))
     {
         Ok(config) => config,
@@ -65,14 +67,19 @@ fn main() -> ExitCode {
         }
     };
     let interpreter = configured_interpreter(settings.python.as_deref()).map_err(|e| e.to_string());
-    stackbench::components::alloc::run_torch(&mut harness, interpreter, &config, scratch.path());
+    stackbench_measure::components::alloc::run_torch(
+        &mut harness,
+        interpreter,
+        &config,
+        scratch.path(),
+    );
     harness.finish()
 }
 
 /// Whether any torch id (on any device, or the whole-worker skip) passes the suite and filter.
-fn torch_selected(harness: &Harness, suite: stackbench::workload::Suite) -> bool {
-    use stackbench::components::alloc::{TORCH, torch_id};
-    use stackbench::workload::ids::{BenchId, format_bytes_id};
+fn torch_selected(harness: &Harness, suite: stackbench_measure::workload::Suite) -> bool {
+    use stackbench_measure::components::alloc::{TORCH, torch_id};
+    use stackbench_measure::workload::ids::{BenchId, format_bytes_id};
     let whole = BenchId::new(alloc::FAMILY, TORCH, "all", "all");
     harness.would_select(&whole)
         || ["cpu", "cuda", "rocm"].iter().any(|device| {

@@ -3,12 +3,12 @@
 //! integer operations per second (TOPS) for `int8` and `int8q` (the unit follows the id).
 
 use criterion::Throughput;
-use stackbench::harness::Harness;
-use stackbench::workload::Suite;
-use stackbench::workload::gemm::{self, in_quick_suite};
+use stackbench_measure::harness::Harness;
+use stackbench_measure::workload::Suite;
+use stackbench_measure::workload::gemm::{self, in_quick_suite};
 use std::process::ExitCode;
 
-const FAMILY: &str = stackbench::workload::family::GEMM.name;
+const FAMILY: &str = stackbench_measure::workload::family::GEMM.name;
 
 fn main() -> ExitCode {
     let mut harness = Harness::start(FAMILY);
@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         }
         // FP6/FP4 rows: skipped with the device's reason (no backend runs them yet).
         for format in gemm::SUB_BYTE_FORMATS {
-            let reason = stackbench::backend::sub_byte_gemm_skip(backend.device(), format);
+            let reason = stackbench_measure::backend::sub_byte_gemm_skip(backend.device(), format);
             for shape in backend.gemm_shapes(suite) {
                 if suite == Suite::Quick && shape.m != shape.n {
                     continue;

@@ -27,22 +27,61 @@ pub const SYSTEM_PROBE_FILE: &str = "system.json";
 pub const TARGETS_DIR: &str = "targets";
 pub const TARGET_REPORT_SCHEMA: &str = "stackbench.target.v1";
 
+/// The `status` of a counted entry whose id was counted, and of one that could not be.
+pub const COUNTED_STATUS: &str = "counted";
+pub const NOT_COUNTABLE_STATUS: &str = "not_countable";
+
 /// The note of a measured benchmark that holds its [`TelemetrySummary`], which the run
 /// record lifts into `BenchmarkRecord::telemetry`.
 ///
 /// [`TelemetrySummary`]: crate::system::telemetry::TelemetrySummary
 pub const TELEMETRY_NOTE: &str = "telemetry";
 
-/// Where Criterion writes: `$CRITERION_HOME`, else `$CARGO_TARGET_DIR/criterion`, else
-/// `target/criterion` (bench targets run from the package root).
+/// Where Criterion writes, found the way Criterion finds it: `$CRITERION_HOME`, else
+/// `$CARGO_TARGET_DIR/criterion`, else the workspace's target directory as `cargo metadata`
+/// names it (bench targets run from their own package's folder, below the
+/// workspace, so a `target/` relative to it would be the wrong one), else `target/criterion`.
 pub fn criterion_home() -> PathBuf {
     if let Some(home) = std::env::var_os("CRITERION_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(home);
     }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(target).join("criterion");
+    std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            // Asked once per process: the metadata call costs a cargo start.
+            static METADATA: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+            METADATA.get_or_init(cargo_target_directory).clone()
+        })
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("criterion")
+}
+
+/// The target directory of the workspace cargo is running us in (`$CARGO` is set for
+/// processes `cargo bench` starts); `None` outside cargo or when it cannot say.
+fn cargo_target_directory() -> Option<PathBuf> {
+    #[derive(Deserialize)]
+    struct Metadata {
+        target_directory: PathBuf,
     }
-    PathBuf::from("target").join("criterion")
+    let cargo = std::env::var_os("CARGO")?;
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    serde_json::from_slice::<Metadata>(&output.stdout)
+        .ok()
+        .map(|m| m.target_directory)
 }
 
 pub fn system_probe_path_in(criterion_dir: &Path) -> PathBuf {

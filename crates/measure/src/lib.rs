@@ -1,0 +1,20 @@
+//! stackbench's measuring floors: everything a `cargo bench` target needs to turn a
+//! workload into Criterion's files and the harness outcomes beside them, and nothing that
+//! judges, stores or shows a number.
+//!
+//! [`system`] probes the machine (CPU, GPUs, drivers, peaks, clocks, telemetry);
+//! [`backend`] runs workloads on the CPU, CUDA and ROCm; [`harness`] is the loop every bench
+//! target runs (verify, then time); [`components`] drives the Python workers;
+//! [`criterion_output`] and [`sidecar`] are the files a run leaves; [`config`] is
+//! `stackbench.toml`. The model floor's modules are re-exported so one path names each
+//! thing from here up.
+
+pub use stackbench_model::{files, stats, time, units, workload};
+
+pub mod backend;
+pub mod components;
+pub mod config;
+pub mod criterion_output;
+pub mod harness;
+pub mod sidecar;
+pub mod system;
