@@ -1,9 +1,14 @@
 //! The history store: runs, their benchmarks and samples, every comparison verdict and every
 //! acknowledged step, in one of two engines with the same tables and the same answers:
-//! SQLite (`sqlite.rs`, the embedded default `<results>/stackbench.db`, compiled in through
-//! rusqlite's `bundled` feature) or PostgreSQL (`postgres.rs`, one store shared by a fleet
+//! SQLite (`sqlite/`, the embedded default `<results>/stackbench.db`, compiled in through
+//! rusqlite's `bundled` feature) or PostgreSQL (`postgres/`, one store shared by a fleet
 //! of runners). JSON run files stay the interchange format; this is what makes history
 //! queryable without reading every file.
+//!
+//! The answers are the same because the questions are written once: one statement set
+//! (`statements.rs`) and its row decoding (`queries.rs`, `runs.rs`) run on either engine
+//! through `sql.rs`; an engine module is only its connection, its transactions and its
+//! way of reading the schema version.
 //!
 //! Both engines write a run in one transaction (a killed writer leaves all of it or none),
 //! keep the run id unique (a retried or concurrent duplicate is one run), and run the same
@@ -15,7 +20,11 @@ mod copy;
 pub mod migrations;
 mod model;
 mod postgres;
+mod queries;
+mod runs;
+mod sql;
 mod sqlite;
+mod statements;
 mod url;
 
 pub use copy::{CopyError, CopyReport, copy_store};
@@ -26,6 +35,7 @@ pub use model::{
 pub use url::{StoreUrl, StoreUrlError, redact};
 
 use crate::results::run::RunRecord;
+use sql::Engine as _;
 use std::path::{Path, PathBuf};
 
 /// Every run id in time order (oldest first), each with its hardware fingerprint.
@@ -159,13 +169,17 @@ impl std::fmt::Debug for HistoryDb {
     }
 }
 
-/// Calls the same method on whichever engine is open.
+/// Calls the same method on whichever engine is open; `conn:` runs one of the shared
+/// queries on its connection.
 macro_rules! on_engine {
     ($self:expr, $db:ident => $call:expr) => {
         match $self {
             Engine::Sqlite($db) => $call,
             Engine::Postgres($db) => $call,
         }
+    };
+    ($self:expr, conn: $query:path $(, $arg:expr)*) => {
+        on_engine!($self, e => e.with_conn(|c| $query(c $(, $arg)*)))
     };
 }
 
@@ -224,71 +238,75 @@ impl HistoryDb {
     /// Stores `run` unless a run with its id is already there (then nothing changes; a
     /// different fingerprint under the same id is a conflict, not a duplicate).
     pub fn insert_run(&mut self, run: &RunRecord) -> Result<Inserted, DbError> {
-        on_engine!(&mut self.engine, e => e.insert_run(run))
+        on_engine!(&self.engine, e => runs::insert_run(e, run))
     }
 
     /// Run ids in time order (oldest first), each with its fingerprint.
     pub fn run_ids(&self) -> Result<RunOrder, DbError> {
-        on_engine!(&self.engine, e => e.run_ids())
+        on_engine!(&self.engine, conn: runs::run_ids)
     }
 
     /// Whether a run with this id is stored.
     pub fn has_run(&self, run_id: &str) -> Result<bool, DbError> {
-        on_engine!(&self.engine, e => e.has_run(run_id))
+        on_engine!(&self.engine, conn: runs::has_run, run_id)
     }
 
     /// One whole run by id, or `None` when the store has no such run.
     pub fn load_run(&self, run_id: &str) -> Result<Option<RunRecord>, DbError> {
-        on_engine!(&self.engine, e => e.load_run(run_id))
+        on_engine!(&self.engine, conn: runs::load_run, run_id)
     }
 
     /// Every run, oldest first; unreadable runs come back as errors beside the others.
     pub fn load_all(&self) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
-        on_engine!(&self.engine, e => e.load_all())
+        match &self.engine {
+            Engine::Sqlite(e) => e.load_all(),
+            // One connection: PostgreSQL serves the runs one query at a time anyway.
+            Engine::Postgres(e) => e.with_conn(|c| runs::load_all(c)),
+        }
     }
 
     /// Every run, newest first, without loading benchmarks.
     pub fn list_runs(&self) -> Result<Vec<StoredRun>, DbError> {
-        on_engine!(&self.engine, e => e.list_runs())
+        on_engine!(&self.engine, conn: queries::list_runs)
     }
 
     /// Every run, oldest first, and per benchmark id its medians as (index into those
     /// runs, median ns) in run order: what the history report is computed from.
     pub fn medians(&self) -> Result<(Vec<StoredRun>, MedianSeries), DbError> {
-        on_engine!(&self.engine, e => e.medians())
+        on_engine!(&self.engine, conn: queries::medians)
     }
 
     /// Every measured value of `bench_id`, oldest first.
     pub fn history(&self, bench_id: &str) -> Result<Vec<HistoryPoint>, DbError> {
-        on_engine!(&self.engine, e => e.history(bench_id))
+        on_engine!(&self.engine, conn: queries::history, bench_id)
     }
 
     /// The failures runs recorded for `bench_id`, oldest run first, as (run id, error).
     pub fn recorded_failures(&self, bench_id: &str) -> Result<Vec<(String, String)>, DbError> {
-        on_engine!(&self.engine, e => e.recorded_failures(bench_id))
+        on_engine!(&self.engine, conn: queries::recorded_failures, bench_id)
     }
 
     /// Benchmark ids that contain `fragment`, for "did you mean" messages.
     pub fn similar_benchmark_ids(&self, fragment: &str) -> Result<Vec<String>, DbError> {
-        on_engine!(&self.engine, e => e.similar_benchmark_ids(fragment))
+        on_engine!(&self.engine, conn: queries::similar_benchmark_ids, fragment)
     }
 
     pub fn record_comparison(&self, c: &ComparisonRecord) -> Result<i64, DbError> {
-        on_engine!(&self.engine, e => e.record_comparison(c))
+        on_engine!(&self.engine, conn: queries::record_comparison, c)
     }
 
     /// Stored comparisons, newest first.
     pub fn comparisons(&self) -> Result<Vec<ComparisonRecord>, DbError> {
-        on_engine!(&self.engine, e => e.comparisons())
+        on_engine!(&self.engine, conn: queries::comparisons)
     }
 
     pub fn acknowledge(&self, a: &Acknowledgement) -> Result<(), DbError> {
-        on_engine!(&self.engine, e => e.acknowledge(a))
+        on_engine!(&self.engine, conn: queries::acknowledge, a)
     }
 
     /// Every acknowledgement, oldest first.
     pub fn acknowledgements(&self) -> Result<Vec<Acknowledgement>, DbError> {
-        on_engine!(&self.engine, e => e.acknowledgements())
+        on_engine!(&self.engine, conn: queries::acknowledgements)
     }
 
     /// Removes comparisons older than `cutoff_unix_ms`, then every run older than it that
@@ -300,13 +318,13 @@ impl HistoryDb {
         keep_latest: usize,
         dry_run: bool,
     ) -> Result<PruneOutcome, DbError> {
-        on_engine!(&mut self.engine, e => e.prune(cutoff_unix_ms, keep_latest, dry_run))
+        on_engine!(&self.engine, e => queries::prune(e, cutoff_unix_ms, keep_latest, dry_run))
     }
 
     /// Every run's stored content checksum (`None` where a version-1 writer left it out),
     /// in time order.
     pub fn stored_checksums(&self) -> Result<Vec<(String, Option<String>)>, DbError> {
-        on_engine!(&self.engine, e => e.stored_checksums())
+        on_engine!(&self.engine, conn: runs::stored_checksums)
     }
 
     /// An engine's own consistency check: `ok`, or its list of problems.

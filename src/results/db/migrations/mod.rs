@@ -14,6 +14,8 @@
 //! created at the current version.
 
 use super::DbError;
+use super::sql::{Columns, Dialect, Sql, params};
+use super::statements::{META_VALUE, UPSERT_META};
 
 /// One step: the SQL that takes a store from `version - 1` to `version`, per engine.
 pub struct Migration {
@@ -39,6 +41,15 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("002_content_checksum.postgres.sql"),
     },
 ];
+
+impl Migration {
+    pub(super) fn text(&self, dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::Sqlite => self.sqlite,
+            Dialect::Postgres => self.postgres,
+        }
+    }
+}
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -97,9 +108,38 @@ pub fn steps_after(from: i64) -> impl Iterator<Item = &'static Migration> {
     MIGRATIONS.iter().filter(move |m| m.version > from)
 }
 
-/// Writes `schema_version` and `compatible_from` (SQL both engines accept).
-pub const UPSERT_META: &str = "INSERT INTO stackbench_meta (key, value) VALUES ($1, $2)
-    ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+/// Runs the steps after `from` and records the new version in the meta table (the caller
+/// holds the transaction).
+pub(super) fn apply_steps<C: Sql>(c: &mut C, from: i64) -> Result<(), DbError> {
+    for step in steps_after(from) {
+        c.batch(
+            &format!("migrating to schema version {}", step.version),
+            step.text(C::DIALECT),
+        )?;
+    }
+    for (key, value) in [
+        ("schema_version", SCHEMA_VERSION),
+        ("compatible_from", COMPATIBLE_FROM),
+    ] {
+        c.execute(
+            "writing the schema version",
+            &UPSERT_META,
+            &params![key, &value.to_string()],
+        )?;
+    }
+    Ok(())
+}
+
+/// One number of the meta table (0 when absent or not a number).
+pub(super) fn meta_value(c: &mut impl Sql, key: &str) -> Result<i64, DbError> {
+    let value: Option<String> = c.first(
+        "reading the schema version",
+        &META_VALUE,
+        &params![key],
+        |row| row.get(0),
+    )?;
+    Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
 
 /// What `store migrate` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

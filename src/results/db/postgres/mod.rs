@@ -8,13 +8,15 @@
 //! transaction back: no partial run. Creating and migrating the schema take an advisory
 //! lock, so concurrent first writers create the tables once.
 
-mod queries;
-mod runs;
+mod conn;
 
-use super::DbError;
+pub(super) use conn::PgConn;
+
 use super::migrations::{self, Found, Migrated, Plan, SCHEMA_VERSION};
+use super::sql::{Engine, Finish, Sql, Statement};
+use super::{DbError, runs};
 use ::postgres::error::SqlState;
-use ::postgres::{Client, GenericClient, NoTls};
+use ::postgres::{Client, NoTls};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -78,7 +80,7 @@ impl PgDb {
             client: Mutex::new(client),
             store: store.to_string(),
         };
-        let found = found(&mut *db.client(), store)?;
+        let found = db.with_conn(found)?;
         if migrations::plan(found, store, for_migration)? == Plan::Create {
             db.create()?;
         }
@@ -99,14 +101,14 @@ impl PgDb {
     }
 
     pub(super) fn found(&self) -> Result<Option<Found>, DbError> {
-        found(&mut *self.client(), &self.store)
+        self.with_conn(found)
     }
 
     /// Creates every table of an empty database, once however many writers start at once.
     fn create(&self) -> Result<(), DbError> {
-        self.locked_schema_change("creating the store", |tx, store| {
-            if found(tx, store)?.is_none() {
-                apply_steps(tx, store, 0)?;
+        self.locked_schema_change("creating the store", |c| {
+            if found(c)?.is_none() {
+                migrations::apply_steps(c, 0)?;
             }
             Ok(())
         })
@@ -114,11 +116,11 @@ impl PgDb {
 
     /// `store migrate`: every step after the store's version, in one transaction.
     pub(super) fn migrate(&mut self) -> Result<Migrated, DbError> {
-        self.locked_schema_change("migrating", |tx, store| {
-            let from = found(tx, store)?.map_or(0, |f| f.version);
+        self.locked_schema_change("migrating", |c| {
+            let from = found(c)?.map_or(0, |f| f.version);
             if from < SCHEMA_VERSION {
-                apply_steps(tx, store, from)?;
-                runs::backfill_checksums(tx, store)?;
+                migrations::apply_steps(c, from)?;
+                runs::backfill_checksums(c)?;
             }
             Ok(Migrated {
                 from,
@@ -133,80 +135,88 @@ impl PgDb {
     fn locked_schema_change<T>(
         &self,
         context: &str,
-        work: impl FnOnce(&mut ::postgres::Transaction<'_>, &str) -> Result<T, DbError>,
+        work: impl FnOnce(&mut PgConn<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
         let mut client = self.client();
         client
             .execute("SELECT pg_advisory_lock($1)", &[&SCHEMA_LOCK])
             .map_err(|e| self.pg(&format!("{context}: locking the schema"), e))?;
-        let result = (|| {
-            let mut tx = client
-                .transaction()
-                .map_err(|e| self.pg(&format!("{context}: starting"), e))?;
-            let value = work(&mut tx, &self.store)?;
-            tx.commit()
-                .map_err(|e| self.pg(&format!("{context}: committing"), e))?;
-            Ok(value)
-        })();
+        let result = self.transaction(&mut client, context, |c| work(c).map(Finish::Commit));
         // Released with the connection anyway; an error here changes nothing.
         let _ = client.execute("SELECT pg_advisory_unlock($1)", &[&SCHEMA_LOCK]);
         result
     }
+
+    /// `work` in one transaction on `client`; the driver rolls it back when it is dropped
+    /// unfinished (an error, or a panic).
+    fn transaction<T>(
+        &self,
+        client: &mut Client,
+        context: &str,
+        work: impl FnOnce(&mut PgConn<'_>) -> Result<Finish<T>, DbError>,
+    ) -> Result<T, DbError> {
+        let mut tx = client
+            .transaction()
+            .map_err(|e| self.pg(&format!("{context}: starting"), e))?;
+        let finish = work(&mut PgConn::new(&mut tx, &self.store))?;
+        match finish {
+            Finish::Commit(value) => tx
+                .commit()
+                .map(|()| value)
+                .map_err(|e| self.pg(&format!("{context}: committing"), e)),
+            Finish::RollBack(value) => tx
+                .rollback()
+                .map(|()| value)
+                .map_err(|e| self.pg(&format!("{context}: rolling back"), e)),
+        }
+    }
 }
+
+impl Engine for PgDb {
+    type Conn<'c> = PgConn<'c>;
+
+    fn store(&self) -> String {
+        self.store.clone()
+    }
+
+    fn with_conn<T>(
+        &self,
+        work: impl FnOnce(&mut PgConn<'_>) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        let mut client = self.client();
+        work(&mut PgConn::new(&mut *client, &self.store))
+    }
+
+    fn write<T>(
+        &self,
+        context: &str,
+        work: impl FnOnce(&mut PgConn<'_>) -> Result<Finish<T>, DbError>,
+    ) -> Result<T, DbError> {
+        self.transaction(&mut self.client(), context, work)
+    }
+}
+
+/// Which of the store's tables exist: `to_regclass` is PostgreSQL's own.
+static TABLES_PRESENT: Statement = Statement::both(
+    "SELECT to_regclass('stackbench_meta') IS NOT NULL, to_regclass('runs') IS NOT NULL",
+);
 
 /// The version the database records: the meta table (version 2 on), else version 1 when
 /// the tables exist, else `None` (an empty database).
-fn found(client: &mut impl GenericClient, store: &str) -> Result<Option<Found>, DbError> {
-    let pg = |source| DbError::Postgres {
-        store: store.to_string(),
-        context: "reading the schema version".into(),
-        source,
-    };
-    let row = client
-        .query_one(
-            "SELECT to_regclass('stackbench_meta') IS NOT NULL, to_regclass('runs') IS NOT NULL",
-            &[],
-        )
-        .map_err(pg)?;
-    let has_meta: bool = row.try_get(0).map_err(pg)?;
-    let has_runs: bool = row.try_get(1).map_err(pg)?;
+fn found(c: &mut PgConn<'_>) -> Result<Option<Found>, DbError> {
+    let tables: Option<(bool, bool)> =
+        c.first("reading the schema version", &TABLES_PRESENT, &[], |row| {
+            Ok((row.try_get(0)?, row.try_get(1)?))
+        })?;
+    let (has_meta, has_runs) = tables.unwrap_or_default();
     if !has_meta {
         return Ok(has_runs.then_some(Found {
             version: 1,
             compatible_from: 1,
         }));
     }
-    let mut meta = |key: &str| -> Result<i64, DbError> {
-        let row = client
-            .query_opt("SELECT value FROM stackbench_meta WHERE key = $1", &[&key])
-            .map_err(pg)?;
-        let value: Option<String> = row.map(|r| r.try_get(0)).transpose().map_err(pg)?;
-        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
-    };
     Ok(Some(Found {
-        version: meta("schema_version")?,
-        compatible_from: meta("compatible_from")?,
+        version: migrations::meta_value(c, "schema_version")?,
+        compatible_from: migrations::meta_value(c, "compatible_from")?,
     }))
-}
-
-fn apply_steps(client: &mut impl GenericClient, store: &str, from: i64) -> Result<(), DbError> {
-    let pg = |context: String, source| DbError::Postgres {
-        store: store.to_string(),
-        context,
-        source,
-    };
-    for step in migrations::steps_after(from) {
-        client
-            .batch_execute(step.postgres)
-            .map_err(|e| pg(format!("migrating to schema version {}", step.version), e))?;
-    }
-    for (key, value) in [
-        ("schema_version", SCHEMA_VERSION),
-        ("compatible_from", migrations::COMPATIBLE_FROM),
-    ] {
-        client
-            .execute(migrations::UPSERT_META, &[&key, &value.to_string()])
-            .map_err(|e| pg("writing the schema version".into(), e))?;
-    }
-    Ok(())
 }

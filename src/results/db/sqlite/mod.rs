@@ -5,12 +5,17 @@
 //! `BEGIN IMMEDIATE` transaction, so a killed writer leaves either the whole run or none,
 //! and two writers of the same run id are serialised (the second finds the first's row).
 
-mod queries;
-mod runs;
+mod conn;
 
-use super::DbError;
+pub(super) use conn::SqliteConn;
+
 use super::migrations::{self, Found, Migrated, Plan, SCHEMA_VERSION};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+use super::sql::{Engine, Finish, Sql};
+use super::{DbError, runs};
+use crate::results::run::RunRecord;
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,51 +62,19 @@ impl SqliteDb {
         Ok(db)
     }
 
-    /// The store as errors name it.
-    fn store(&self) -> String {
-        format!("sqlite:{}", self.path.display())
+    fn conn(&self) -> SqliteConn<'_> {
+        SqliteConn {
+            conn: &self.conn,
+            path: &self.path,
+        }
     }
 
-    /// The version the file records: the meta table where there is one (version 2 on),
-    /// else `PRAGMA user_version` (version 1; 0 is an empty file). A `user_version` above
-    /// the meta table's `compatible_from` was set by a newer writer and counts.
+    fn sql(&self, context: &str, source: rusqlite::Error) -> DbError {
+        self.conn().sql(context, source)
+    }
+
     pub(super) fn found(&self) -> Result<Option<Found>, DbError> {
-        let user_version: i64 = self
-            .conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(|e| self.classify(e, "reading the schema version"))?;
-        let has_meta: bool = self
-            .conn
-            .query_row(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stackbench_meta'",
-                [],
-                |_| Ok(()),
-            )
-            .optional()
-            .map_err(|e| self.classify(e, "reading the schema version"))?
-            .is_some();
-        if !has_meta {
-            return Ok((user_version > 0).then_some(Found {
-                version: user_version,
-                compatible_from: user_version,
-            }));
-        }
-        let meta = |key: &str| -> Result<i64, DbError> {
-            let value: Option<String> = self
-                .conn
-                .query_row(
-                    "SELECT value FROM stackbench_meta WHERE key = ?1",
-                    [key],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(|e| self.sql("reading the schema version", e))?;
-            Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
-        };
-        Ok(Some(Found {
-            version: meta("schema_version")?.max(user_version),
-            compatible_from: meta("compatible_from")?.max(user_version),
-        }))
+        found(&mut self.conn())
     }
 
     /// WAL so readers never block a recorder; `synchronous = NORMAL` is safe against a
@@ -121,7 +94,7 @@ impl SqliteDb {
                     attempts += 1;
                     std::thread::sleep(Duration::from_millis(50));
                 }
-                Err(e) => return Err(self.classify(e, "switching to WAL")),
+                Err(e) => return Err(self.conn().classify(e, "switching to WAL")),
             }
         }
         // Memory-mapped reads: loading every run of a large history is mostly reading
@@ -137,93 +110,67 @@ impl SqliteDb {
     /// Creates every table of an empty file. The version is re-read inside an immediate
     /// transaction, so two processes opening a fresh file at once create it exactly once.
     fn create(&self) -> Result<(), DbError> {
-        self.in_transaction("creating the store", |db| {
-            if db.found()?.is_none() {
-                db.apply_steps(0)?;
+        self.write("creating the store", |c| {
+            if found(c)?.is_none() {
+                apply_steps(c, 0)?;
             }
-            Ok(())
+            Ok(Finish::Commit(()))
         })
     }
 
     /// `store migrate`: every step after the file's version, in one transaction.
     pub(super) fn migrate(&mut self) -> Result<Migrated, DbError> {
-        self.in_transaction("migrating", |db| {
-            let from = db.found()?.map_or(0, |f| f.version);
+        self.write("migrating", |c| {
+            let from = found(c)?.map_or(0, |f| f.version);
             if from < SCHEMA_VERSION {
-                db.apply_steps(from)?;
-                db.backfill_checksums()?;
+                apply_steps(c, from)?;
+                runs::backfill_checksums(c)?;
             }
-            Ok(Migrated {
+            Ok(Finish::Commit(Migrated {
                 from,
                 to: from.max(SCHEMA_VERSION),
-            })
+            }))
         })
     }
 
-    /// Runs the steps after `from` and records the new version (the caller holds the
-    /// transaction).
-    fn apply_steps(&self, from: i64) -> Result<(), DbError> {
-        for step in migrations::steps_after(from) {
-            self.conn.execute_batch(step.sqlite).map_err(|e| {
-                self.sql(&format!("migrating to schema version {}", step.version), e)
-            })?;
-        }
-        for (key, value) in [
-            ("schema_version", SCHEMA_VERSION),
-            ("compatible_from", migrations::COMPATIBLE_FROM),
-        ] {
-            self.conn
-                .execute(migrations::UPSERT_META, [key, &value.to_string()])
-                .map_err(|e| self.sql("writing the schema version", e))?;
-        }
-        self.conn
-            .pragma_update(None, "user_version", migrations::COMPATIBLE_FROM)
-            .map_err(|e| self.sql("writing the schema version", e))
-    }
-
-    /// Fills `content_sha256` of runs written without it (by version 1).
-    fn backfill_checksums(&self) -> Result<(), DbError> {
-        let missing: Vec<String> = self.collect(
-            "listing runs without a checksum",
-            "SELECT run_id FROM runs WHERE content_sha256 IS NULL",
-            [],
-            |row| row.get(0),
-        )?;
-        for run_id in missing {
-            if let Some(run) = self.load_run(&run_id)? {
-                self.conn
-                    .execute(
-                        "UPDATE runs SET content_sha256 = ?1 WHERE run_id = ?2",
-                        [super::content_sha256(&run), run_id.clone()],
-                    )
-                    .map_err(|e| self.sql(&format!("run {run_id}: writing its checksum"), e))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// `BEGIN IMMEDIATE` around `work`, committed when it succeeds and rolled back when not.
-    fn in_transaction<T>(
-        &self,
-        context: &str,
-        work: impl FnOnce(&Self) -> Result<T, DbError>,
-    ) -> Result<T, DbError> {
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| self.sql(&format!("{context}: starting"), e))?;
-        match work(self) {
-            Ok(value) => {
-                self.conn
-                    .execute_batch("COMMIT")
-                    .map_err(|e| self.sql(&format!("{context}: committing"), e))?;
-                Ok(value)
-            }
-            Err(e) => {
-                // The error that stopped the work is the one to report.
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+    /// Every run, oldest first. Runs are rebuilt on all cores, each thread with its own
+    /// connection (WAL readers do not block each other); unreadable runs come back as
+    /// errors beside the others.
+    pub(super) fn load_all(&self) -> Result<Vec<Result<RunRecord, DbError>>, DbError> {
+        let ids: Vec<String> = self
+            .with_conn(|c| runs::run_ids(c))?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 16);
+        let path = self.path.as_path();
+        let load_chunk = |chunk: &[String]| -> Vec<Result<RunRecord, DbError>> {
+            let loaded = SqliteDb::open(path, false).and_then(|db| {
+                db.with_conn(|c| {
+                    Ok(chunk
+                        .iter()
+                        .filter_map(|id| runs::load_run(c, id).transpose())
+                        .collect())
+                })
+            });
+            loaded.unwrap_or_else(|e| vec![Err(e)])
+        };
+        // One chunk per thread (not `parallel_map`, which parallelises only long lists):
+        // each thread pays for one connection, then streams its runs.
+        let per_chunk: Vec<Vec<Result<RunRecord, DbError>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ids
+                .chunks(ids.len().div_ceil(threads).max(1))
+                .map(|chunk| scope.spawn(|| load_chunk(chunk)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        Ok(per_chunk.into_iter().flatten().collect())
     }
 
     /// `PRAGMA integrity_check`: `ok`, or SQLite's list of problems.
@@ -232,25 +179,86 @@ impl SqliteDb {
             .pragma_query_value(None, "integrity_check", |row| row.get(0))
             .map_err(|e| self.sql("checking integrity", e))
     }
+}
 
-    fn sql(&self, context: &str, source: rusqlite::Error) -> DbError {
-        DbError::Sql {
-            path: self.path.clone(),
-            context: context.to_string(),
-            source,
-        }
+impl Engine for SqliteDb {
+    type Conn<'c> = SqliteConn<'c>;
+
+    fn store(&self) -> String {
+        self.conn().store()
     }
 
-    /// A damaged or foreign file gets its own error: it is the user's file, not ours.
-    fn classify(&self, source: rusqlite::Error, context: &str) -> DbError {
-        match source.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => DbError::NotADatabase {
-                path: self.path.clone(),
-                source,
-            },
-            _ => self.sql(context, source),
+    fn with_conn<T>(
+        &self,
+        work: impl FnOnce(&mut SqliteConn<'_>) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        work(&mut self.conn())
+    }
+
+    /// `BEGIN IMMEDIATE`: the write lock is taken at the start, so two writers of one run
+    /// id are serialised (the second finds the first's row) and a prune's ranks hold.
+    fn write<T>(
+        &self,
+        context: &str,
+        work: impl FnOnce(&mut SqliteConn<'_>) -> Result<Finish<T>, DbError>,
+    ) -> Result<T, DbError> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(&format!("{context}: starting"), e))?;
+        // Dropped on an error: rusqlite rolls the transaction back.
+        let finish = work(&mut SqliteConn {
+            conn: &tx,
+            path: &self.path,
+        })?;
+        match finish {
+            Finish::Commit(value) => tx
+                .commit()
+                .map(|()| value)
+                .map_err(|e| self.sql(&format!("{context}: committing"), e)),
+            Finish::RollBack(value) => tx
+                .rollback()
+                .map(|()| value)
+                .map_err(|e| self.sql(&format!("{context}: rolling back"), e)),
         }
     }
+}
+
+/// The version the file records: the meta table where there is one (version 2 on), else
+/// `PRAGMA user_version` (version 1; 0 is an empty file). A `user_version` above the meta
+/// table's `compatible_from` was set by a newer writer and counts.
+fn found(c: &mut SqliteConn<'_>) -> Result<Option<Found>, DbError> {
+    let user_version: i64 = c
+        .conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(|e| c.classify(e, "reading the schema version"))?;
+    let has_meta: bool = c
+        .conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stackbench_meta'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()
+        .map_err(|e| c.classify(e, "reading the schema version"))?
+        .is_some();
+    if !has_meta {
+        return Ok((user_version > 0).then_some(Found {
+            version: user_version,
+            compatible_from: user_version,
+        }));
+    }
+    Ok(Some(Found {
+        version: migrations::meta_value(c, "schema_version")?.max(user_version),
+        compatible_from: migrations::meta_value(c, "compatible_from")?.max(user_version),
+    }))
+}
+
+/// The shared steps, then `PRAGMA user_version` = `compatible_from` for the version-1
+/// binaries, which read only that (the caller holds the transaction).
+fn apply_steps(c: &mut SqliteConn<'_>, from: i64) -> Result<(), DbError> {
+    migrations::apply_steps(c, from)?;
+    c.conn
+        .pragma_update(None, "user_version", migrations::COMPATIBLE_FROM)
+        .map_err(|e| c.sql("writing the schema version", e))
 }
 
 fn is_busy(e: &rusqlite::Error) -> bool {
