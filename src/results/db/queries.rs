@@ -15,22 +15,22 @@ fn stored_run<R: Columns + ?Sized>(row: &R) -> Result<StoredRun, R::Error> {
     Ok(StoredRun {
         run_id: row.get(0)?,
         timestamp: row.get(1)?,
-        created_unix_ms: row.count(2)?,
+        created_unix_ms: row.unsigned(2)?,
         label: row.get(3)?,
         git_revision: row.get(4)?,
         git_dirty: row.get(5)?,
         fingerprint: row.get(6)?,
-        benchmarks: row.count(7)?,
-        failed: row.count(8)?,
-        skipped: row.count(9)?,
-        unreadable: row.count(10)?,
+        benchmarks: row.unsigned(7)?,
+        failed: row.unsigned(8)?,
+        skipped: row.unsigned(9)?,
+        unreadable: row.unsigned(10)?,
     })
 }
 
 fn comparison<R: Columns + ?Sized>(row: &R) -> Result<ComparisonRecord, R::Error> {
     Ok(ComparisonRecord {
         id: row.get(0)?,
-        created_unix_ms: row.count(1)?,
+        created_unix_ms: row.unsigned(1)?,
         kind: row.get(2)?,
         baseline: row.get(3)?,
         baseline_run_id: row.get(4)?,
@@ -39,10 +39,10 @@ fn comparison<R: Columns + ?Sized>(row: &R) -> Result<ComparisonRecord, R::Error
         fingerprint: row.get(7)?,
         threshold_percent: row.get(8)?,
         verdict: row.get(9)?,
-        degraded: row.count(10)?,
-        improved: row.count(11)?,
-        unchanged: row.count(12)?,
-        inconclusive: row.count(13)?,
+        degraded: row.unsigned(10)?,
+        improved: row.unsigned(11)?,
+        unchanged: row.unsigned(12)?,
+        inconclusive: row.unsigned(13)?,
         detail_json: row.get(14)?,
     })
 }
@@ -97,13 +97,13 @@ pub(super) fn history(c: &mut impl Sql, bench_id: &str) -> Result<Vec<HistoryPoi
             Ok(HistoryPoint {
                 run_id: row.get(0)?,
                 timestamp: row.get(1)?,
-                created_unix_ms: row.count(2)?,
+                created_unix_ms: row.unsigned(2)?,
                 label: row.get(3)?,
                 git_revision: row.get(4)?,
                 fingerprint: row.get(5)?,
                 median_ns: row.get(6)?,
                 min_ns: row.get(7)?,
-                samples: row.count(8)?,
+                samples: row.unsigned(8)?,
             })
         },
     )
@@ -198,7 +198,7 @@ pub(super) fn acknowledgements(c: &mut impl Sql) -> Result<Vec<Acknowledgement>,
             run_id: row.get(1)?,
             reason: row.get(2)?,
             who: row.get(3)?,
-            created_unix_ms: row.count(4)?,
+            created_unix_ms: row.unsigned(4)?,
         })
     })
 }
@@ -261,7 +261,7 @@ fn prune_in<C: Sql>(
     // Counted inside the transaction: on a dry run, what would remain.
     outcome.kept_runs = c
         .first("pruning: counting runs", &COUNT_RUNS, &[], |row| {
-            row.count(0)
+            row.unsigned(0)
         })?
         .unwrap_or_default();
     Ok(outcome)

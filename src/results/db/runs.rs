@@ -131,6 +131,8 @@ fn insert_benchmark<C: Sql>(
         c.execute(context, &INSERT_BENCHMARK_WITH_SAMPLES, &with_samples)?;
         return Ok(());
     }
+    // `RETURNING` always gives the inserted row; were it missing, key 0 would fail the
+    // samples' foreign key, an error rather than samples under a wrong benchmark.
     let bench_pk = c
         .first(context, &INSERT_BENCHMARK, &columns, |r| r.get::<i64>(0))?
         .unwrap_or_default();

@@ -172,7 +172,7 @@ pub(super) trait Columns {
     fn bytes(&self, index: usize) -> Result<Option<&[u8]>, Self::Error>;
 
     /// A count or a time in ms: stored signed (neither engine has an unsigned 64-bit type).
-    fn count(&self, index: usize) -> Result<u64, Self::Error> {
+    fn unsigned(&self, index: usize) -> Result<u64, Self::Error> {
         Ok(self.get::<i64>(index)? as u64)
     }
 }
@@ -248,6 +248,16 @@ pub(super) trait Sql {
 pub(super) enum Finish<T> {
     Commit(T),
     RollBack(T),
+}
+
+impl<T> Finish<T> {
+    /// The value, whether to commit, and what ending it is called in an error.
+    pub(super) fn into_parts(self) -> (T, bool, &'static str) {
+        match self {
+            Finish::Commit(value) => (value, true, "committing"),
+            Finish::RollBack(value) => (value, false, "rolling back"),
+        }
+    }
 }
 
 /// An open store: hands out its connection, as it is (each statement its own

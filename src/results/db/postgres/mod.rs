@@ -158,17 +158,10 @@ impl PgDb {
         let mut tx = client
             .transaction()
             .map_err(|e| self.pg(&format!("{context}: starting"), e))?;
-        let finish = work(&mut PgConn::new(&mut tx, &self.store))?;
-        match finish {
-            Finish::Commit(value) => tx
-                .commit()
-                .map(|()| value)
-                .map_err(|e| self.pg(&format!("{context}: committing"), e)),
-            Finish::RollBack(value) => tx
-                .rollback()
-                .map(|()| value)
-                .map_err(|e| self.pg(&format!("{context}: rolling back"), e)),
-        }
+        let (value, commit, ending) = work(&mut PgConn::new(&mut tx, &self.store))?.into_parts();
+        let ended = if commit { tx.commit() } else { tx.rollback() };
+        ended.map_err(|e| self.pg(&format!("{context}: {ending}"), e))?;
+        Ok(value)
     }
 }
 

@@ -205,20 +205,14 @@ impl Engine for SqliteDb {
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| self.sql(&format!("{context}: starting"), e))?;
         // Dropped on an error: rusqlite rolls the transaction back.
-        let finish = work(&mut SqliteConn {
+        let (value, commit, ending) = work(&mut SqliteConn {
             conn: &tx,
             path: &self.path,
-        })?;
-        match finish {
-            Finish::Commit(value) => tx
-                .commit()
-                .map(|()| value)
-                .map_err(|e| self.sql(&format!("{context}: committing"), e)),
-            Finish::RollBack(value) => tx
-                .rollback()
-                .map(|()| value)
-                .map_err(|e| self.sql(&format!("{context}: rolling back"), e)),
-        }
+        })?
+        .into_parts();
+        let ended = if commit { tx.commit() } else { tx.rollback() };
+        ended.map_err(|e| self.sql(&format!("{context}: {ending}"), e))?;
+        Ok(value)
     }
 }
 
