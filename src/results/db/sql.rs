@@ -95,55 +95,28 @@ pub(super) enum Param<'a> {
     Bytes(&'a [u8]),
 }
 
-impl<'a> From<&'a str> for Param<'a> {
-    fn from(v: &'a str) -> Self {
-        Param::Text(v)
-    }
+/// `From` for each shape the store binds, so `params!` takes fields as they are.
+macro_rules! param_from {
+    ($($shape:ty => |$v:ident| $param:expr;)*) => {
+        $(impl<'a> From<$shape> for Param<'a> {
+            fn from($v: $shape) -> Self {
+                $param
+            }
+        })*
+    };
 }
-impl<'a> From<&'a String> for Param<'a> {
-    fn from(v: &'a String) -> Self {
-        Param::Text(v)
-    }
-}
-impl<'a> From<Option<&'a str>> for Param<'a> {
-    fn from(v: Option<&'a str>) -> Self {
-        Param::OptText(v)
-    }
-}
-impl<'a> From<&'a Option<String>> for Param<'a> {
-    fn from(v: &'a Option<String>) -> Self {
-        Param::OptText(v.as_deref())
-    }
-}
-impl From<i64> for Param<'_> {
-    fn from(v: i64) -> Self {
-        Param::Int(v)
-    }
-}
-impl From<Option<i64>> for Param<'_> {
-    fn from(v: Option<i64>) -> Self {
-        Param::OptInt(v)
-    }
-}
-impl From<f64> for Param<'_> {
-    fn from(v: f64) -> Self {
-        Param::Real(v)
-    }
-}
-impl From<Option<f64>> for Param<'_> {
-    fn from(v: Option<f64>) -> Self {
-        Param::OptReal(v)
-    }
-}
-impl From<Option<bool>> for Param<'_> {
-    fn from(v: Option<bool>) -> Self {
-        Param::OptBool(v)
-    }
-}
-impl<'a> From<&'a Vec<u8>> for Param<'a> {
-    fn from(v: &'a Vec<u8>) -> Self {
-        Param::Bytes(v)
-    }
+
+param_from! {
+    &'a str => |v| Param::Text(v);
+    &'a String => |v| Param::Text(v);
+    Option<&'a str> => |v| Param::OptText(v);
+    &'a Option<String> => |v| Param::OptText(v.as_deref());
+    i64 => |v| Param::Int(v);
+    Option<i64> => |v| Param::OptInt(v);
+    f64 => |v| Param::Real(v);
+    Option<f64> => |v| Param::OptReal(v);
+    Option<bool> => |v| Param::OptBool(v);
+    &'a Vec<u8> => |v| Param::Bytes(v);
 }
 
 /// `params![a, b, ...]`: the values of one statement, in placeholder order.
