@@ -30,7 +30,6 @@
 //! about the routine, and re-measuring it cannot change that.
 
 use super::GateOptions;
-use super::rounds::Collected;
 use crate::analysis::{BenchComparison, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -117,7 +116,7 @@ impl Calibration {
 }
 
 /// `12.3 ns`, with enough digits for sub-nanosecond floors.
-fn ns(value: f64) -> String {
+pub(super) fn ns(value: f64) -> String {
     if value < 10.0 {
         format!("{value:.3} ns")
     } else {
@@ -363,62 +362,6 @@ pub fn spread_percent(times: &[f64]) -> f64 {
         return 0.0;
     }
     (q(0.9) - q(0.1)) / 2.0 / median * 100.0
-}
-
-/// The ids measured on both sides, not failed and with usable samples, that are below the
-/// floor, with the shorter side's time.
-pub fn below_floor_ids(collected: &Collected) -> BTreeMap<String, f64> {
-    let Some(calibration) = &collected.calibration else {
-        return BTreeMap::new();
-    };
-    collected
-        .per_round
-        .iter()
-        .filter(|(id, _)| {
-            !collected.failures[1].contains_key(*id)
-                && !collected.unusable.iter().any(|u| u.contains_key(*id))
-        })
-        .filter_map(|(id, sides)| Some((id.clone(), calibration.below_floor(sides)?)))
-        .collect()
-}
-
-/// The comparison rows of the below-floor benchmarks: both times, no change, no interval,
-/// status `below floor`, and a note naming the floor.
-pub fn below_floor_rows(collected: &Collected) -> Vec<BenchComparison> {
-    let Some(calibration) = &collected.calibration else {
-        return Vec::new();
-    };
-    below_floor_ids(collected)
-        .into_keys()
-        .filter_map(|id| {
-            let sides = collected.per_round.get(&id)?;
-            let time = |i: usize| {
-                let medians: Vec<f64> = sides[i].values().map(|v| crate::stats::median(v)).collect();
-                crate::stats::median(&medians)
-            };
-            let samples = |i: usize| sides[i].values().map(Vec::len).sum();
-            Some(BenchComparison {
-                baseline_ns: time(0),
-                candidate_ns: time(1),
-                change_percent: None,
-                ci95_percent: None,
-                p_value: None,
-                q_value: None,
-                relative_change_percent: None,
-                status: Status::BelowFloor,
-                samples: [samples(0), samples(1)],
-                noise_floor_percent: None,
-                note: Some(format!(
-                    "below floor: at or below {} = {} x the {} floor of an empty routine; not judged",
-                    ns(calibration.below_floor_ns()),
-                    calibration.floor_multiple,
-                    ns(calibration.floor_ns)
-                )),
-                throughput: None,
-                id,
-            })
-        })
-        .collect()
 }
 
 /// The summary note for the below-floor rows, when there are any.

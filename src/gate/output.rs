@@ -100,7 +100,7 @@ fn estimates(
     collected: &Collected,
     rule: &VerdictRule,
 ) -> Vec<(String, Vec<RoundFigure>, RoundsEstimate)> {
-    let below_floor = calibrate::below_floor_ids(collected);
+    let below_floor = collected.below_floor_ids();
     collected
         .per_round
         .iter()
@@ -165,7 +165,7 @@ pub fn judge_with(
         rows.extend(counted.rows());
         unmeasured.extend(counted.unmeasured.iter().cloned());
     }
-    rows.extend(calibrate::below_floor_rows(collected));
+    rows.extend(collected.below_floor_rows());
     let fingerprint = |i: usize| crate::results::probe_fingerprint(collected.system[i].as_ref());
     let [base_records, head_records] = &collected.records;
     let accuracy = crate::analysis::accuracy::judge_accuracy(

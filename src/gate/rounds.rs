@@ -6,6 +6,7 @@
 use super::GateError;
 use super::process::{run_logged, tail};
 use super::progress::Progress;
+use crate::analysis::{BenchComparison, Status};
 use crate::criterion_output::{CriterionError, CriterionTree, SampleFile};
 use crate::results::{BenchmarkRecord, measured_only};
 use crate::sidecar::read_target_reports;
@@ -51,6 +52,66 @@ pub struct Collected {
     pub system: [Option<serde_json::Value>; 2],
     /// The timer floor and noise, measured before the first round (`calibrate.rs`).
     pub calibration: Option<super::calibrate::Calibration>,
+}
+
+// The below-floor judgement reads the rounds' samples against the calibration's floor; it
+// lives with the samples so the calibration (measured before any round) knows nothing of
+// how rounds are collected.
+impl Collected {
+    /// The ids measured on both sides, not failed and with usable samples, that are below the
+    /// floor, with the shorter side's time.
+    pub fn below_floor_ids(&self) -> BTreeMap<String, f64> {
+        let Some(calibration) = &self.calibration else {
+            return BTreeMap::new();
+        };
+        self.per_round
+            .iter()
+            .filter(|(id, _)| {
+                !self.failures[1].contains_key(*id)
+                    && !self.unusable.iter().any(|u| u.contains_key(*id))
+            })
+            .filter_map(|(id, sides)| Some((id.clone(), calibration.below_floor(sides)?)))
+            .collect()
+    }
+
+    /// The comparison rows of the below-floor benchmarks: both times, no change, no interval,
+    /// status `below floor`, and a note naming the floor.
+    pub fn below_floor_rows(&self) -> Vec<BenchComparison> {
+        let Some(calibration) = &self.calibration else {
+            return Vec::new();
+        };
+        self.below_floor_ids()
+            .into_keys()
+            .filter_map(|id| {
+                let sides = self.per_round.get(&id)?;
+                let time = |i: usize| {
+                    let medians: Vec<f64> = sides[i].values().map(|v| crate::stats::median(v)).collect();
+                    crate::stats::median(&medians)
+                };
+                let samples = |i: usize| sides[i].values().map(Vec::len).sum();
+                Some(BenchComparison {
+                    baseline_ns: time(0),
+                    candidate_ns: time(1),
+                    change_percent: None,
+                    ci95_percent: None,
+                    p_value: None,
+                    q_value: None,
+                    relative_change_percent: None,
+                    status: Status::BelowFloor,
+                    samples: [samples(0), samples(1)],
+                    noise_floor_percent: None,
+                    note: Some(format!(
+                        "below floor: at or below {} = {} x the {} floor of an empty routine; not judged",
+                        super::calibrate::ns(calibration.below_floor_ns()),
+                        calibration.floor_multiple,
+                        super::calibrate::ns(calibration.floor_ns)
+                    )),
+                    throughput: None,
+                    id,
+                })
+            })
+            .collect()
+    }
 }
 
 /// What to run in one target for one round.
