@@ -313,18 +313,49 @@ pub(crate) fn seconds(key: &str, value: Option<f64>) -> Result<Option<Duration>,
     }
 }
 
-/// The nearest `stackbench.toml` from the current directory up; `None` when there is none
-/// (or the current directory cannot be read, as in a deleted folder).
+/// The nearest `stackbench.toml` from the current directory up, as a path relative to the
+/// current directory (`stackbench.toml`, `../../stackbench.toml`), so messages name it as
+/// the user would type it; `None` when there is none (or the current directory cannot be
+/// read, as in a deleted folder).
 fn nearest_config_file() -> Option<PathBuf> {
-    let here = std::env::current_dir().ok()?;
-    here.ancestors()
-        .map(|dir| dir.join(CONFIG_FILE))
-        .find(|candidate| candidate.is_file())
+    nearest_config_from(&std::env::current_dir().ok()?)
+}
+
+fn nearest_config_from(here: &Path) -> Option<PathBuf> {
+    here.ancestors().enumerate().find_map(|(up, dir)| {
+        dir.join(CONFIG_FILE).is_file().then(|| {
+            let mut relative: PathBuf = std::iter::repeat_n("..", up).collect();
+            relative.push(CONFIG_FILE);
+            relative
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_config_up_the_tree_is_found_relative_to_where_we_stand() {
+        let root = tempfile::tempdir().unwrap();
+        let deep = root.path().join("crates").join("benches");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(root.path().join(CONFIG_FILE), "").unwrap();
+        assert_eq!(
+            nearest_config_from(root.path()),
+            Some(PathBuf::from("stackbench.toml"))
+        );
+        assert_eq!(
+            nearest_config_from(&deep),
+            Some(PathBuf::from("../../stackbench.toml"))
+        );
+        // The nearest one wins over one further up.
+        std::fs::write(deep.join(CONFIG_FILE), "").unwrap();
+        assert_eq!(
+            nearest_config_from(&deep),
+            Some(PathBuf::from("stackbench.toml"))
+        );
+    }
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, Path::new("stackbench.toml"))
