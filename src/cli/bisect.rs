@@ -6,17 +6,37 @@ use super::gate::{
     CpuList, DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT, ProfileArgs,
 };
 use crate::analysis::Outcome;
-use crate::gate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
+use crate::gate::bisect::{
+    BisectError, BisectOptions, BisectReport, BisectResult, run_bisect, text,
+};
 use crate::harness::measure::Measure;
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BisectFormat {
-    Table,
-    Json,
+/// The formats `analyze-trends bisect` prints its report in.
+pub const BISECT_FORMATS: &[Format] = &[Format::Table, Format::Json];
+
+impl ReportWriter for BisectReport {
+    fn command(&self) -> &'static str {
+        "analyze-trends bisect"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        BISECT_FORMATS
+    }
+
+    /// JSON is bisect.json's content.
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        let text = match format {
+            Format::Table => text::render(self),
+            Format::Json => serde_json::to_string_pretty(self)? + "\n",
+            other => return Err(self.not_offered(other)),
+        };
+        write_text(out, &text)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -65,8 +85,8 @@ pub struct BisectArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
     /// What to print on stdout (bisect.json in --out is always written)
-    #[arg(long, value_enum, default_value_t = BisectFormat::Table)]
-    pub format: BisectFormat,
+    #[arg(long, value_parser = Format::parser(BISECT_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
     /// Where bisect.json, each step's gate files (steps/) and their runs (results/) go
     #[arg(long, default_value = "target/stackbench-bisect")]
     pub out: PathBuf,
@@ -119,14 +139,10 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let shown = match args.format {
-        BisectFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        BisectFormat::Table => text::render(&report),
-    };
     let mut stdout = std::io::stdout();
-    stdout
-        .write_all(shown.as_bytes())
-        .and_then(|()| stdout.flush())
+    report
+        .write(args.format, &mut stdout)
+        .and_then(|()| Ok(stdout.flush()?))
         .context("cannot write to stdout")?;
     eprintln!("wrote {}", options.out.join("bisect.json").display());
     Ok(match report.result {

@@ -3,7 +3,8 @@
 
 use crate::analysis::{CompareOptions, Outcome, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
-use crate::report::comparison::{ComparisonFormat, render};
+use crate::report::comparison::COMPARISON_FORMATS;
+use crate::report::writer::{Format, ReportWriter};
 use crate::results::{RunRecord, RunStore, keep_comparison_verdict, run_for_comparison};
 use crate::sidecar::criterion_home;
 use anyhow::{Context, bail};
@@ -35,8 +36,9 @@ pub struct CompareArgs {
     /// Only benchmarks whose full id matches this regular expression
     #[arg(long)]
     pub filter: Option<String>,
-    #[arg(long, value_enum, default_value_t = ComparisonFormat::Table)]
-    pub format: ComparisonFormat,
+    /// What to print the verdict as (`md` for short; markdown is the PR comment)
+    #[arg(long, value_parser = Format::parser(COMPARISON_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
     /// Compare runs whose hardware fingerprints differ (every output then says so)
     #[arg(long)]
     pub allow_different_hardware: bool,
@@ -157,14 +159,16 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
     ) {
         eprintln!("warning: verdict not kept in the history: {e}");
     }
-    let mut text = render(&comparison, args.format);
-    if args.format == ComparisonFormat::Markdown {
+    let mut shown = comparison.to_bytes(args.format)?;
+    if args.format == Format::Markdown {
         // The PR comment links to the comparison's page when a server is configured.
-        let document = render(&comparison, ComparisonFormat::Json);
-        text = crate::report::comparison::link::link_comment(text, &document);
+        let text = String::from_utf8(shown).context("the Markdown comparison is not UTF-8")?;
+        let document = String::from_utf8(comparison.to_bytes(Format::Json)?)
+            .context("the JSON comparison is not UTF-8")?;
+        shown = crate::report::comparison::link::link_comment(text, &document).into_bytes();
     }
     std::io::stdout()
-        .write_all(text.as_bytes())
+        .write_all(&shown)
         .context("cannot write to stdout")?;
     Ok(comparison.outcome())
 }

@@ -2,6 +2,7 @@
 
 use super::store::{ListArgs, emit, existing_store};
 use crate::analysis::Outcome;
+use crate::report::rows::Rows;
 use crate::results::format_rfc3339_ms;
 use serde::Serialize;
 
@@ -42,6 +43,9 @@ pub fn comparisons(args: ListArgs) -> anyhow::Result<Outcome> {
             hardware: c.fingerprint.as_deref(),
         })
         .collect();
-    emit(&rows, args.format)?;
+    emit(
+        &Rows::listing("analyze-trends comparisons", &rows),
+        args.format,
+    )?;
     Ok(Outcome::Clean)
 }

@@ -1,15 +1,17 @@
 //! `analyze-trends gate`: the argument struct and the thin command over
 //! [`crate::gate::run_gate`]. The contract CI scripts against:
 //! `analyze-trends gate --base REV --head REV [--rounds N] [--max-rounds M] [--bench TARGET]...
-//! [--filter REGEX] [--threshold PCT] [--format table|json|markdown] [--out DIR]
+//! [--filter REGEX] [--threshold PCT] [--format table|json|markdown|md] [--out DIR]
 //! [--results DIR] [--measure time|instructions] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]...
 //! [--accept-unsure SHA [--accept-unsure-label LABEL]] [-- CRITERION_ARGS...]`
 
 use crate::analysis::Outcome;
 use crate::config::precedence::{Resolved, Setting, resolve};
+use crate::gate::GateComparison;
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::harness::measure::Measure;
-use crate::report::comparison::{ComparisonFormat, render};
+use crate::report::comparison::COMPARISON_FORMATS;
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use crate::results::AcceptedUnsure;
 use anyhow::{Context, bail};
 use clap::Args;
@@ -102,8 +104,8 @@ pub struct GateArgs {
     #[arg(long)]
     pub threshold: Option<f64>,
     /// What to print on stdout (the files in --out are always written)
-    #[arg(long, value_enum, default_value_t = ComparisonFormat::Table)]
-    pub format: ComparisonFormat,
+    #[arg(long, value_parser = Format::parser(COMPARISON_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
     /// Where comparison.json, comparison.md and summary.md go
     #[arg(long, default_value = "target/stackbench-gate/out")]
     pub out: PathBuf,
@@ -367,24 +369,45 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e.into()),
     };
     keep_gate_verdict(&options, &outcome.comparison);
-    // JSON carries the gate's rounds too; the other formats are the comparison itself.
-    let mut text = match args.format {
-        ComparisonFormat::Json => serde_json::to_string_pretty(&outcome.comparison)? + "\n",
-        format => render(&outcome.comparison.comparison, format),
-    };
-    if let Some(counting) = &outcome.comparison.counting
-        && args.format != ComparisonFormat::Json
-    {
-        let markdown = args.format == ComparisonFormat::Markdown;
-        text.push_str(&crate::gate::counting::render(counting, markdown));
-    }
-    std::io::stdout()
-        .write_all(text.as_bytes())
+    let mut stdout = std::io::stdout();
+    outcome
+        .comparison
+        .write(args.format, &mut stdout)
+        .and_then(|()| Ok(stdout.flush()?))
         .context("cannot write to stdout")?;
     for path in outcome.written.files.iter().chain(&outcome.written.runs) {
         eprintln!("wrote {}", path.display());
     }
     Ok(outcome.comparison.comparison.outcome())
+}
+
+impl ReportWriter for GateComparison {
+    fn command(&self) -> &'static str {
+        "analyze-trends gate"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        COMPARISON_FORMATS
+    }
+
+    /// JSON carries the gate's rounds too; the other formats are the comparison itself,
+    /// followed in counting mode by the counts.
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        match format {
+            Format::Json => write_text(out, &(serde_json::to_string_pretty(self)? + "\n")),
+            Format::Table | Format::Markdown => {
+                self.comparison.write(format, out)?;
+                match &self.counting {
+                    Some(counting) => write_text(
+                        out,
+                        &crate::gate::counting::render(counting, format == Format::Markdown),
+                    ),
+                    None => Ok(()),
+                }
+            }
+            other => Err(self.not_offered(other)),
+        }
+    }
 }
 
 /// `--lock-clocks` is one variable on both sides, so the two are measured alike.

@@ -3,8 +3,9 @@
 
 use crate::analysis::hardware::analyze_hardware;
 use crate::analysis::prices::{NoPrices, PriceList, Prices};
-use crate::report::hardware::{HardwareFormat, render};
-use anyhow::bail;
+use crate::report::hardware::HARDWARE_FORMATS;
+use crate::report::writer::{Format, ReportWriter};
+use anyhow::{Context, bail};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -25,8 +26,9 @@ pub struct HardwareArgs {
     /// Results directory holding runs/ (from every machine)
     #[arg(long, default_value = "benchmark_results")]
     pub results: PathBuf,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: HardwareFormat,
+    /// What to print the report as (`md` for short)
+    #[arg(long, value_parser = Format::parser(HARDWARE_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
     /// A stackbench.toml with a [prices] table; a missing file means no prices (perf/$ is n/a)
     #[arg(long, default_value = "stackbench.toml")]
     pub prices: PathBuf,
@@ -54,6 +56,8 @@ pub fn hardware(args: HardwareArgs) -> anyhow::Result<()> {
         None => &NoPrices,
     };
     let report = analyze_hardware(&loaded.runs, list);
-    print!("{}", render(&report, args.format));
+    report
+        .write(args.format, &mut std::io::stdout().lock())
+        .context("cannot write to stdout")?;
     Ok(())
 }

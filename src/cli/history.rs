@@ -4,11 +4,13 @@
 use super::store::{ListArgs, emit, existing_store};
 use crate::analysis::trends::{BenchmarkTrend, TrendOptions, trend_of};
 use crate::analysis::{Evidence, Outcome, usable_median};
-use crate::report::rows::RowFormat;
+use crate::report::rows::{ROW_FORMATS, Rows};
+use crate::report::writer::{Format, ReportWriter, WriteError};
 use crate::results::{HistoryPoint, RunOrder, RunStore, format_rfc3339_ms};
 use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
+use std::io::Write;
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
@@ -118,6 +120,53 @@ fn history_rows<'a>(group: &'a HistoryGroup<'a>) -> Vec<HistoryRow<'a>> {
         .collect()
 }
 
+/// `analyze-trends history`'s report: one benchmark's runs per hardware, each series'
+/// verdict, and what the verdicts stood on.
+pub(super) struct HistoryReport<'a> {
+    pub(super) id: &'a str,
+    pub(super) groups: &'a [HistoryGroup<'a>],
+    pub(super) evidence: &'a Evidence,
+}
+
+impl ReportWriter for HistoryReport<'_> {
+    fn command(&self) -> &'static str {
+        "analyze-trends history"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        ROW_FORMATS
+    }
+
+    /// JSON nests the runs under each hardware's trend; the table and CSV are the flat
+    /// rows, and the table ends with each series' verdict.
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        match format {
+            Format::Json => {
+                let groups: Vec<_> = self
+                    .groups
+                    .iter()
+                    .map(|g| {
+                        serde_json::json!({"hardware": g.fingerprint, "trend": g.trend, "runs": history_rows(g)})
+                    })
+                    .collect();
+                let doc = serde_json::json!({"benchmark": self.id, "groups": groups, "evidence": self.evidence});
+                Ok(writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?)
+            }
+            Format::Table | Format::Csv => {
+                let rows: Vec<HistoryRow> = self.groups.iter().flat_map(history_rows).collect();
+                Rows::listing(self.command(), &rows).write(format, out)?;
+                if format == Format::Table {
+                    for g in self.groups {
+                        writeln!(out, "{}: {}", g.fingerprint, verdict_line(&g.trend))?;
+                    }
+                }
+                Ok(())
+            }
+            other => Err(self.not_offered(other)),
+        }
+    }
+}
+
 /// The usable points of `id` with the evidence they make up, or an error naming the id:
 /// when the store has none (with similar ids), or none with usable samples. A point whose
 /// samples were unusable is counted `failed` in the evidence, never drawn.
@@ -195,25 +244,12 @@ pub fn history(args: HistoryArgs) -> anyhow::Result<Outcome> {
         ..TrendOptions::default()
     };
     let groups = history_groups(&args.id, &points, &all_runs, &options);
-    let rows: Vec<HistoryRow> = groups.iter().flat_map(history_rows).collect();
-    if args.list.format == RowFormat::Json {
-        let json: Vec<_> = groups
-            .iter()
-            .zip(groups.iter().map(history_rows))
-            .map(|(g, rows)| {
-                serde_json::json!({"hardware": g.fingerprint, "trend": g.trend, "runs": rows})
-            })
-            .collect();
-        let doc = serde_json::json!({"benchmark": args.id, "groups": json, "evidence": evidence});
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        emit(&rows, args.list.format)?;
-    }
-    if args.list.format == RowFormat::Table {
-        for g in &groups {
-            println!("{}: {}", g.fingerprint, verdict_line(&g.trend));
-        }
-    }
+    let report = HistoryReport {
+        id: &args.id,
+        groups: &groups,
+        evidence: &evidence,
+    };
+    emit(&report, args.list.format)?;
     for u in evidence.unusable_list() {
         eprintln!("FAILED {u}");
     }

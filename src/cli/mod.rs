@@ -8,6 +8,8 @@ pub mod compare;
 pub mod comparisons;
 pub mod config_get;
 pub mod dashboard;
+#[cfg(test)]
+mod every_format;
 pub mod export;
 pub mod gate;
 pub mod hardware;

@@ -2,10 +2,12 @@
 
 use super::store::{ListArgs, emit, existing_store};
 use crate::analysis::Outcome;
-use crate::report::rows::RowFormat;
-use crate::results::now_unix_ms;
+use crate::report::rows::{ROW_FORMATS, Rows};
+use crate::report::writer::{Format, ReportWriter, WriteError};
+use crate::results::{PruneOutcome, now_unix_ms};
 use clap::Args;
 use serde::Serialize;
+use std::io::Write;
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -35,41 +37,76 @@ pub fn prune(args: PruneArgs) -> anyhow::Result<Outcome> {
     let store = existing_store(&args.list.results)?;
     let cutoff = now_unix_ms().saturating_sub(args.keep_days.saturating_mul(DAY_MS));
     let outcome = store.prune(cutoff, args.keep_latest, args.dry_run)?;
-    match args.list.format {
-        RowFormat::Json => println!("{}", serde_json::to_string_pretty(&outcome)?),
-        format => {
-            let verb = if args.dry_run {
-                "would remove"
-            } else {
-                "removed"
-            };
-            let rows: Vec<PruneRow> = outcome
-                .removed_runs
-                .iter()
-                .map(|id| PruneRow {
-                    run_id: id,
-                    action: if args.dry_run {
-                        "would remove"
-                    } else {
-                        "removed"
-                    },
-                })
-                .chain(outcome.protected_runs.iter().map(|id| PruneRow {
-                    run_id: id,
-                    action: "kept: referred to by a comparison or acknowledgement",
-                }))
-                .collect();
-            emit(&rows, format)?;
-            if format == RowFormat::Table {
-                println!(
-                    "{verb} {} runs and {} comparisons older than {} days; {} runs remain",
-                    outcome.removed_runs.len(),
-                    outcome.removed_comparisons,
-                    args.keep_days,
-                    outcome.kept_runs
-                );
-            }
+    let report = PruneReport {
+        outcome: &outcome,
+        dry_run: args.dry_run,
+        keep_days: args.keep_days,
+    };
+    emit(&report, args.list.format)?;
+    Ok(Outcome::Clean)
+}
+
+/// What `prune` did (or, dry, would do): the store's own outcome, with the flags that
+/// explain it.
+pub(super) struct PruneReport<'a> {
+    pub(super) outcome: &'a PruneOutcome,
+    pub(super) dry_run: bool,
+    pub(super) keep_days: u64,
+}
+
+impl PruneReport<'_> {
+    fn verb(&self) -> &'static str {
+        if self.dry_run {
+            "would remove"
+        } else {
+            "removed"
         }
     }
-    Ok(Outcome::Clean)
+}
+
+impl ReportWriter for PruneReport<'_> {
+    fn command(&self) -> &'static str {
+        "analyze-trends prune"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        ROW_FORMATS
+    }
+
+    /// JSON is the store's outcome whole; the table and CSV list each run removed or kept,
+    /// and the table ends with the counts.
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        let outcome = self.outcome;
+        match format {
+            Format::Json => Ok(writeln!(out, "{}", serde_json::to_string_pretty(outcome)?)?),
+            Format::Table | Format::Csv => {
+                let rows: Vec<PruneRow> = outcome
+                    .removed_runs
+                    .iter()
+                    .map(|id| PruneRow {
+                        run_id: id,
+                        action: self.verb(),
+                    })
+                    .chain(outcome.protected_runs.iter().map(|id| PruneRow {
+                        run_id: id,
+                        action: "kept: referred to by a comparison or acknowledgement",
+                    }))
+                    .collect();
+                Rows::listing(self.command(), &rows).write(format, out)?;
+                if format == Format::Table {
+                    writeln!(
+                        out,
+                        "{} {} runs and {} comparisons older than {} days; {} runs remain",
+                        self.verb(),
+                        outcome.removed_runs.len(),
+                        outcome.removed_comparisons,
+                        self.keep_days,
+                        outcome.kept_runs
+                    )?;
+                }
+                Ok(())
+            }
+            other => Err(self.not_offered(other)),
+        }
+    }
 }

@@ -5,7 +5,8 @@
 
 use crate::analysis::prices::{NoPrices, PriceList};
 use crate::analysis::recommend::{Rank, Request, Slo, recommend};
-use crate::report::recommend::{RecommendFormat, render};
+use crate::report::recommend::RECOMMEND_FORMATS;
+use crate::report::writer::{Format, ReportWriter};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::process::ExitCode;
@@ -25,8 +26,9 @@ Per-dollar needs the [prices] table of the config; a device without a price is \
 pub struct RecommendArgs {
     #[command(flatten)]
     pub request: RequestArgs,
-    #[arg(long, value_enum, default_value_t = RecommendFormat::Table)]
-    pub format: RecommendFormat,
+    /// What to print the recommendation as (`md` for short)
+    #[arg(long, value_parser = Format::parser(RECOMMEND_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
     #[command(flatten)]
     pub location: crate::cli::store::RunsLocation,
 }
@@ -106,12 +108,7 @@ fn execute(args: &RecommendArgs) -> anyhow::Result<()> {
     let (results, runs, prices) = load_runs(&args.location)?;
     let rec = recommend(&runs, &request, prices.as_ref())
         .with_context(|| format!("store of {}", results.display()))?;
-    print!("{}", render(&rec, args.format)?);
-    // JSON carries each row's basis and the notes itself; people get them as lines.
-    if !matches!(args.format, RecommendFormat::Json) {
-        for line in rec.basis_lines() {
-            println!("{line}");
-        }
-    }
+    rec.write(args.format, &mut std::io::stdout().lock())
+        .context("cannot write to stdout")?;
     Ok(())
 }

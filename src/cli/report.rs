@@ -5,10 +5,11 @@ use crate::analysis::Outcome;
 use crate::analysis::trends::{
     MedianHistory, RunHeader, TrendOptions, analyze_medians, not_measured,
 };
-use crate::report::history::{render_terminal, write_reports_with_snapshot};
+use crate::report::history::HistoryReport;
 use crate::report::pages::SnapshotPage;
+use crate::report::writer::{Format, ReportWriter};
 use crate::results::RunRecord;
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -71,9 +72,11 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
     let snapshot = SnapshotPage::of(&report, &stored.whole_runs)
         .with_store(&store, &stored.runs, &stored.whole_runs)?
         .with_sweeps(&store, &stored.runs, &history.series)?;
-    let written =
-        write_reports_with_snapshot(&report, &stored.whole_runs, snapshot, &store.reports_dir())?;
-    print!("{}", render_terminal(&report));
+    let history = HistoryReport::new(&report, &stored.whole_runs, snapshot);
+    let written = history.write_files(&store.reports_dir())?;
+    history
+        .write(Format::Table, &mut std::io::stdout().lock())
+        .context("cannot write to stdout")?;
     for path in written {
         println!("wrote {}", path.display());
     }

@@ -2,6 +2,7 @@
 
 use super::store::{ListArgs, emit, existing_store};
 use crate::analysis::Outcome;
+use crate::report::rows::Rows;
 
 pub fn runs(args: ListArgs) -> anyhow::Result<Outcome> {
     let store = existing_store(&args.results)?;
@@ -9,6 +10,6 @@ pub fn runs(args: ListArgs) -> anyhow::Result<Outcome> {
     for p in &problems {
         eprintln!("warning: {p}");
     }
-    emit(&runs, args.format)?;
+    emit(&Rows::listing("analyze-trends runs", &runs), args.format)?;
     Ok(Outcome::Clean)
 }

@@ -7,11 +7,12 @@
 
 use crate::config::precedence::{Resolved, Setting, resolve};
 use crate::config::{Config, ConfigError};
-use crate::report::rows::{RowFormat, write_rows};
+use crate::report::ReportWriter;
+use crate::report::rows::ROW_FORMATS;
+use crate::report::writer::Format;
 use crate::results::{RunStore, StoreUrl};
 use anyhow::{Context, bail};
 use clap::Args;
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -20,8 +21,9 @@ use std::sync::OnceLock;
 pub struct ListArgs {
     #[arg(long, default_value = "benchmark_results")]
     pub results: PathBuf,
-    #[arg(long, value_enum, default_value_t = RowFormat::Table)]
-    pub format: RowFormat,
+    /// What to print the rows as
+    #[arg(long, value_parser = Format::parser(ROW_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 /// The store setting's names in each place it can come from.
@@ -160,7 +162,10 @@ pub(super) fn existing_store(results: &Path) -> anyhow::Result<RunStore> {
     Ok(store)
 }
 
-pub(super) fn emit<T: Serialize>(rows: &[T], format: RowFormat) -> anyhow::Result<()> {
+/// Prints `report` in `format` on stdout.
+pub(super) fn emit(report: &dyn ReportWriter, format: Format) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
-    write_rows(rows, format, &mut stdout.lock()).context("cannot write to stdout")
+    report
+        .write(format, &mut stdout.lock())
+        .context("cannot write to stdout")
 }

@@ -11,9 +11,11 @@
 
 use crate::cli::recommend::{RequestArgs, load_runs};
 use crate::report::pages::SweepPage;
-use crate::report::sweep::{self, SweepReportFormat};
+use crate::report::sweep::{self, SWEEP_REPORT_FORMATS};
+use crate::report::writer::{Format, ReportWriter};
 use anyhow::{Context, bail};
 use clap::Args;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -30,14 +32,14 @@ pub struct SweepReportArgs {
     /// The report directory (replaced whole once every file is written)
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Formats to write (comma-separated)
+    /// Formats to write (comma-separated; `md` or `markdown`)
     #[arg(
         long,
-        value_enum,
+        value_parser = Format::parser(SWEEP_REPORT_FORMATS),
         value_delimiter = ',',
         default_value = "md,html,json"
     )]
-    pub format: Vec<SweepReportFormat>,
+    pub format: Vec<Format>,
     #[command(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
@@ -65,7 +67,7 @@ fn execute(args: &SweepReportArgs) -> anyhow::Result<Vec<PathBuf>> {
     let mut formats = args.format.clone();
     formats.sort();
     formats.dedup();
-    if formats.contains(&SweepReportFormat::Pdf) {
+    if formats.contains(&Format::Pdf) {
         sweep::check_chromium()?;
     }
     let (results, runs, prices) = load_runs(&args.location)?;
@@ -75,11 +77,7 @@ fn execute(args: &SweepReportArgs) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// Writes every format into a temporary directory beside `out`, then puts it in place.
-fn write_report(
-    page: &SweepPage,
-    formats: &[SweepReportFormat],
-    out: &Path,
-) -> anyhow::Result<Vec<PathBuf>> {
+fn write_report(page: &SweepPage, formats: &[Format], out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if out.exists() && !out.is_dir() {
         bail!("--out {} exists and is not a directory", out.display());
     }
@@ -92,33 +90,20 @@ fn write_report(
         .prefix(".sweep-report-")
         .tempdir_in(&parent)
         .with_context(|| format!("a temporary directory in {}", parent.display()))?;
-    // The PDF is printed from the HTML, so the HTML is written even when only pdf is asked
-    // for; it is removed again then.
-    let html_path = staging.path().join(SweepReportFormat::Html.file_name());
     for format in formats {
-        let path = staging.path().join(format.file_name());
-        let text = match format {
-            SweepReportFormat::Md => sweep::markdown(page),
-            SweepReportFormat::Html => sweep::html(page),
-            SweepReportFormat::Json => sweep::json(page)?,
-            SweepReportFormat::Pdf => continue,
-        };
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    if formats.contains(&SweepReportFormat::Pdf) {
-        if !html_path.exists() {
-            std::fs::write(&html_path, sweep::html(page))
-                .with_context(|| format!("writing {}", html_path.display()))?;
-        }
-        let pdf_path = staging.path().join(SweepReportFormat::Pdf.file_name());
-        sweep::print_pdf(&html_path, &pdf_path)?;
-        if !formats.contains(&SweepReportFormat::Html) {
-            std::fs::remove_file(&html_path)
-                .with_context(|| format!("removing {}", html_path.display()))?;
-        }
+        let path = staging.path().join(sweep::file_name(*format));
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+        );
+        page.write(*format, &mut file)
+            .and_then(|()| Ok(file.flush()?))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     replace_dir(staging, out)?;
-    Ok(formats.iter().map(|f| out.join(f.file_name())).collect())
+    Ok(formats
+        .iter()
+        .map(|f| out.join(sweep::file_name(*f)))
+        .collect())
 }
 
 /// Puts the finished `staging` directory at `out`: an existing `out` is moved aside first

@@ -1,25 +1,39 @@
-//! The recommendation's views (`stackbench recommend --format table|md|json`): one writer
+//! The recommendation's views (`stackbench recommend --format table|markdown|json`, `md` for short): one writer
 //! per format over [`Recommendation`], so the terminal, Markdown and JSON say the same
 //! thing. Every column of the matrix is a hardware fingerprint; a cell shows its pick,
 //! "no data", or why nothing qualifies, never a blank.
 
 use crate::analysis::recommend::{Rank, Recommendation, Verdict};
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use std::io::Write;
 
 /// The formats `stackbench recommend --format` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RecommendFormat {
-    Table,
-    Md,
-    Json,
-}
+pub const RECOMMEND_FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json];
 
-/// The recommendation in `format`.
-pub fn render(rec: &Recommendation, format: RecommendFormat) -> Result<String, serde_json::Error> {
-    Ok(match format {
-        RecommendFormat::Table => table(rec),
-        RecommendFormat::Md => markdown(rec),
-        RecommendFormat::Json => serde_json::to_string_pretty(rec)? + "\n",
-    })
+impl ReportWriter for Recommendation {
+    fn command(&self) -> &'static str {
+        "stackbench recommend"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        RECOMMEND_FORMATS
+    }
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        let mut text = match format {
+            Format::Table => table(self),
+            Format::Markdown => markdown(self),
+            // JSON carries each row's basis and the notes itself.
+            Format::Json => return write_text(out, &(serde_json::to_string_pretty(self)? + "\n")),
+            other => return Err(self.not_offered(other)),
+        };
+        // People get each row's basis and the notes as lines under the report.
+        for line in self.basis_lines() {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        write_text(out, &text)
+    }
 }
 
 /// The SLOs as `ttft_p99<=200ms, tokens_per_s>=1000`, or `none`.

@@ -1,48 +1,72 @@
 //! Flat rows as a terminal table, JSON or CSV: the one writer behind every store listing
-//! (`runs`, `history`, `comparisons`, `prune`). Rows are serialised once through `csv`, so
+//! (`runs`, `history`, `comparisons`, `prune`) and `export`. Rows are serialised once through `csv`, so
 //! the table's columns are the struct's fields, in order, with the same names as the CSV.
 
+use crate::report::writer::{Format, ReportWriter, WriteError};
 use serde::Serialize;
 use std::io::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RowFormat {
-    Table,
-    Json,
-    Csv,
+/// The formats every store listing writes.
+pub const ROW_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Csv];
+
+/// A listing as one report: the command that prints it, the formats it offers and its rows.
+pub struct Rows<'a, T> {
+    pub command: &'static str,
+    pub formats: &'static [Format],
+    pub rows: &'a [T],
 }
 
-/// Writes `rows` in `format`. A table of no rows says so instead of printing a header.
-pub fn write_rows<T: Serialize>(
-    rows: &[T],
-    format: RowFormat,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    match format {
-        RowFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, rows).map_err(std::io::Error::other)?;
-            writeln!(out)
+impl<'a, T: Serialize> Rows<'a, T> {
+    /// A store listing, offered in every one of [`ROW_FORMATS`].
+    pub fn listing(command: &'static str, rows: &'a [T]) -> Self {
+        Rows {
+            command,
+            formats: ROW_FORMATS,
+            rows,
         }
-        RowFormat::Csv => {
-            let mut writer = csv::Writer::from_writer(out);
-            for row in rows {
-                writer.serialize(row).map_err(std::io::Error::other)?;
+    }
+}
+
+impl<T: Serialize> ReportWriter for Rows<'_, T> {
+    fn command(&self) -> &'static str {
+        self.command
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        self.formats
+    }
+
+    /// A table of no rows says so instead of printing a header.
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        if !self.formats.contains(&format) {
+            return Err(self.not_offered(format));
+        }
+        match format {
+            Format::Json => {
+                serde_json::to_writer_pretty(&mut *out, self.rows)?;
+                Ok(writeln!(out)?)
             }
-            writer.flush()
-        }
-        RowFormat::Table if rows.is_empty() => writeln!(out, "(none)"),
-        RowFormat::Table => {
-            let mut csv_bytes = Vec::new();
-            write_rows(rows, RowFormat::Csv, &mut csv_bytes)?;
-            let mut reader = csv::ReaderBuilder::new()
-                .has_headers(false)
-                .from_reader(csv_bytes.as_slice());
-            let cells: Vec<Vec<String>> = reader
-                .records()
-                .map(|r| r.map(|r| r.iter().map(String::from).collect()))
-                .collect::<Result<_, _>>()
-                .map_err(std::io::Error::other)?;
-            write_table(&cells, out)
+            Format::Csv => {
+                let mut writer = csv::Writer::from_writer(out);
+                for row in self.rows {
+                    writer.serialize(row)?;
+                }
+                Ok(writer.flush()?)
+            }
+            Format::Table if self.rows.is_empty() => Ok(writeln!(out, "(none)")?),
+            Format::Table => {
+                let mut csv_bytes = Vec::new();
+                Rows::listing(self.command, self.rows).write(Format::Csv, &mut csv_bytes)?;
+                let mut reader = csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .from_reader(csv_bytes.as_slice());
+                let cells: Vec<Vec<String>> = reader
+                    .records()
+                    .map(|r| r.map(|r| r.iter().map(String::from).collect()))
+                    .collect::<Result<_, _>>()?;
+                Ok(write_table(&cells, out)?)
+            }
+            other => Err(self.not_offered(other)),
         }
     }
 }
@@ -97,28 +121,29 @@ mod tests {
                 value: None,
             },
         ];
-        let render = |f| {
-            let mut out = Vec::new();
-            write_rows(&rows, f, &mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
-        let table = render(RowFormat::Table);
+        let render =
+            |f| String::from_utf8(Rows::listing("test", &rows).to_bytes(f).unwrap()).unwrap();
+        let table = render(Format::Table);
         assert_eq!(
             table,
             "name           value\n-------------  -----\na, with comma  1.5\nb\n"
         );
         assert_eq!(
-            render(RowFormat::Csv),
+            render(Format::Csv),
             "name,value\n\"a, with comma\",1.5\nb,\n"
         );
-        let json: serde_json::Value = serde_json::from_str(&render(RowFormat::Json)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render(Format::Json)).unwrap();
         assert_eq!(json[1]["value"], serde_json::Value::Null);
         assert_eq!(render_empty(), "(none)\n");
     }
 
     fn render_empty() -> String {
-        let mut out = Vec::new();
-        write_rows::<Row>(&[], RowFormat::Table, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        let rows: [Row; 0] = [];
+        String::from_utf8(
+            Rows::listing("test", &rows)
+                .to_bytes(Format::Table)
+                .unwrap(),
+        )
+        .unwrap()
     }
 }

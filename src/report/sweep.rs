@@ -7,29 +7,58 @@
 
 use super::pages::{PageContext, PageModel, SweepPage, bytes_text, render_page};
 use crate::report::pages::chart::{Chart, Style, TickFormat};
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The formats `stackbench sweep-report --format` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
-pub enum SweepReportFormat {
-    Md,
-    Html,
-    Json,
-    Pdf,
+pub const SWEEP_REPORT_FORMATS: &[Format] =
+    &[Format::Markdown, Format::Html, Format::Json, Format::Pdf];
+
+/// The file a format is written to inside the output directory: `sweep-report.md`, ...
+pub fn file_name(format: Format) -> String {
+    format!("sweep-report.{}", format.extension())
 }
 
-impl SweepReportFormat {
-    /// The file the format is written to inside the output directory.
-    pub fn file_name(self) -> &'static str {
-        match self {
-            SweepReportFormat::Md => "sweep-report.md",
-            SweepReportFormat::Html => "sweep-report.html",
-            SweepReportFormat::Json => "sweep-report.json",
-            SweepReportFormat::Pdf => "sweep-report.pdf",
-        }
+impl ReportWriter for SweepPage {
+    fn command(&self) -> &'static str {
+        "stackbench sweep-report"
     }
+
+    fn formats(&self) -> &'static [Format] {
+        SWEEP_REPORT_FORMATS
+    }
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        let text = match format {
+            Format::Markdown => markdown(self),
+            Format::Html => html(self),
+            Format::Json => json(self)?,
+            Format::Pdf => return write_pdf(self, out),
+            other => return Err(self.not_offered(other)),
+        };
+        write_text(out, &text)
+    }
+}
+
+/// The PDF is printed from the HTML file by Chromium, so both go through a directory of
+/// their own that is gone once the PDF's bytes are written.
+fn write_pdf(page: &SweepPage, out: &mut dyn Write) -> Result<(), WriteError> {
+    let dir = tempfile::tempdir()?;
+    let html_path = dir.path().join(file_name(Format::Html));
+    let pdf_path = dir.path().join(file_name(Format::Pdf));
+    std::fs::write(&html_path, html(page)).map_err(|source| WriteError::File {
+        path: html_path.clone(),
+        source,
+    })?;
+    print_pdf(&html_path, &pdf_path)?;
+    let pdf = std::fs::read(&pdf_path).map_err(|source| WriteError::File {
+        path: pdf_path.clone(),
+        source,
+    })?;
+    Ok(out.write_all(&pdf)?)
 }
 
 /// The page as one self-contained HTML document.

@@ -1,18 +1,14 @@
 //! `analyze-trends export`: one row per benchmark per run, for spreadsheets and notebooks.
+//! This is the rows' model only; they are written (CSV, JSON) by the one listing writer,
+//! `crate::report::rows`, above this floor.
 
 use super::run::RunRecord;
 use crate::stats::median;
 use serde::Serialize;
-use std::io::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    Csv,
-    Json,
-}
-
+/// One benchmark of one run, flat; the fields are the CSV's columns, in order.
 #[derive(Serialize)]
-struct ExportRow<'a> {
+pub struct ExportRow<'a> {
     run_id: &'a str,
     timestamp: &'a str,
     label: &'a str,
@@ -33,7 +29,8 @@ struct ExportRow<'a> {
     criterion_median_ns: Option<f64>,
 }
 
-fn rows(runs: &[RunRecord]) -> Vec<ExportRow<'_>> {
+/// Every benchmark of every run, in the order of `runs`.
+pub fn export_rows(runs: &[RunRecord]) -> Vec<ExportRow<'_>> {
     let mut out = Vec::new();
     for run in runs {
         for b in &run.benchmarks {
@@ -67,26 +64,4 @@ fn rows(runs: &[RunRecord]) -> Vec<ExportRow<'_>> {
         }
     }
     out
-}
-
-/// Writes every benchmark of every run to `out`.
-pub fn export_runs(
-    runs: &[RunRecord],
-    format: ExportFormat,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let rows = rows(runs);
-    match format {
-        ExportFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &rows).map_err(std::io::Error::other)?;
-            writeln!(out)
-        }
-        ExportFormat::Csv => {
-            let mut writer = csv::Writer::from_writer(out);
-            for row in &rows {
-                writer.serialize(row).map_err(std::io::Error::other)?;
-            }
-            writer.flush()
-        }
-    }
 }

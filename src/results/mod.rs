@@ -21,7 +21,7 @@ pub use db::{
     Acknowledgement, ComparisonRecord, DbError, HistoryPoint, MedianSeries, PruneOutcome, RunOrder,
     StoreUrl, StoredRun,
 };
-pub use export::{ExportFormat, export_runs};
+pub use export::{ExportRow, export_rows};
 pub use measured::{MeasuredOnly, measured_only};
 pub use record::{counted_run, new_run_id, run_for_comparison, run_from_criterion, run_from_tree};
 // The probe and target reports beside a Criterion tree: `validate` reads them for a suite

@@ -15,20 +15,29 @@ pub use unsure::UnsureContext;
 
 use crate::analysis::{BenchComparison, Comparison, UnmeasuredStatus};
 use crate::report::format::{format_ns, format_percent};
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use std::io::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ComparisonFormat {
-    Table,
-    Json,
-    Markdown,
-}
+/// The formats `analyze-trends compare` and `gate` print a comparison in.
+pub const COMPARISON_FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json];
 
-/// Renders `comparison` in `format`.
-pub fn render(comparison: &Comparison, format: ComparisonFormat) -> String {
-    match format {
-        ComparisonFormat::Table => table::render(comparison),
-        ComparisonFormat::Json => json::render(comparison),
-        ComparisonFormat::Markdown => markdown::render(comparison),
+impl ReportWriter for Comparison {
+    fn command(&self) -> &'static str {
+        "analyze-trends compare"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        COMPARISON_FORMATS
+    }
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        let text = match format {
+            Format::Table => table::render(self),
+            Format::Markdown => markdown::render(self),
+            Format::Json => json::render(self),
+            other => return Err(self.not_offered(other)),
+        };
+        write_text(out, &text)
     }
 }
 

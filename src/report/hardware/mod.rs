@@ -10,29 +10,32 @@ mod markdown;
 mod table;
 
 use crate::analysis::hardware::{Cell, HardwareReport, Pick};
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use crate::units::{RateUnit, format_figure as number};
+use std::io::Write;
 
 /// The formats `analyze-trends hardware --format` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum HardwareFormat {
-    Table,
-    Markdown,
-    Html,
-    Json,
-}
+pub const HARDWARE_FORMATS: &[Format] =
+    &[Format::Table, Format::Markdown, Format::Html, Format::Json];
 
-/// The report in `format`.
-pub fn render(report: &HardwareReport, format: HardwareFormat) -> String {
-    match format {
-        HardwareFormat::Table => table::render(report),
-        HardwareFormat::Markdown => markdown::render(report),
-        HardwareFormat::Html => html::render(report),
-        HardwareFormat::Json => {
-            let mut text = serde_json::to_string_pretty(report)
-                .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
-            text.push('\n');
-            text
-        }
+impl ReportWriter for HardwareReport {
+    fn command(&self) -> &'static str {
+        "analyze-trends hardware"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        HARDWARE_FORMATS
+    }
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        let text = match format {
+            Format::Table => table::render(self),
+            Format::Markdown => markdown::render(self),
+            Format::Html => html::render(self),
+            Format::Json => serde_json::to_string_pretty(self)? + "\n",
+            other => return Err(self.not_offered(other)),
+        };
+        write_text(out, &text)
     }
 }
 

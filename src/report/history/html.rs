@@ -4,12 +4,9 @@
 //! chart library and `stackbench.js` inlined so it opens from a file with no network.
 //! The same page models and script draw `stackbench serve`'s pages.
 
-use crate::report::pages::{PageContext, PageModel, SnapshotPage, render_page};
+use crate::report::pages::{PageContext, PageModel, render_page};
 
-/// The report from a complete snapshot.
-pub fn render_snapshot(snapshot: SnapshotPage) -> String {
-    render_page(
-        &PageModel::Snapshot(Box::new(snapshot)),
-        &PageContext::snapshot(),
-    )
+/// The report from a complete snapshot (`PageModel::Snapshot`).
+pub fn render(page: &PageModel) -> String {
+    render_page(page, &PageContext::snapshot())
 }

@@ -1,6 +1,7 @@
 //! Writers of the history report ([`TrendReport`]): `report.md`, `report.html` (a
 //! self-contained snapshot of the dashboard's pages, `crate::report::pages`), `report.json`,
-//! `summary.csv`, and the compact terminal summary.
+//! `summary.csv`, and the compact terminal summary, all through [`HistoryReport`]'s one
+//! [`ReportWriter`].
 
 mod csv_summary;
 mod html;
@@ -10,15 +11,15 @@ mod terminal;
 
 use crate::analysis::trends::TrendReport;
 use crate::files::atomic::{AtomicWriteError, write_atomic};
-use crate::report::pages::SnapshotPage;
+use crate::report::pages::{PageModel, SnapshotPage};
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use crate::results::RunRecord;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-
-pub use terminal::render as render_terminal;
 
 /// Writes every file format into `dir` (atomically, each), returning their paths.
 /// Without the runs, the reports carry the history only (no run pages or text charts).
-pub fn write_reports(report: &TrendReport, dir: &Path) -> Result<Vec<PathBuf>, AtomicWriteError> {
+pub fn write_reports(report: &TrendReport, dir: &Path) -> Result<Vec<PathBuf>, HistoryWriteError> {
     write_reports_with_runs(report, &[], dir)
 }
 
@@ -28,7 +29,7 @@ pub fn write_reports_with_runs(
     report: &TrendReport,
     runs: &[RunRecord],
     dir: &Path,
-) -> Result<Vec<PathBuf>, AtomicWriteError> {
+) -> Result<Vec<PathBuf>, HistoryWriteError> {
     write_reports_with_snapshot(report, runs, SnapshotPage::of(report, runs), dir)
 }
 
@@ -39,20 +40,89 @@ pub fn write_reports_with_snapshot(
     runs: &[RunRecord],
     snapshot: SnapshotPage,
     dir: &Path,
-) -> Result<Vec<PathBuf>, AtomicWriteError> {
-    let files: [(&str, Vec<u8>); 4] = [
-        ("report.md", markdown::render(report, runs).into_bytes()),
-        ("report.html", html::render_snapshot(snapshot).into_bytes()),
-        ("report.json", json::render(report, runs).into_bytes()),
-        ("summary.csv", csv_summary::render(report)),
-    ];
-    let mut written = Vec::new();
-    for (name, bytes) in files {
-        let path = dir.join(name);
-        write_atomic(&path, &bytes)?;
-        written.push(path);
+) -> Result<Vec<PathBuf>, HistoryWriteError> {
+    HistoryReport::new(report, runs, snapshot).write_files(dir)
+}
+
+/// Why the history report's files could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryWriteError {
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    File(#[from] AtomicWriteError),
+}
+
+/// The formats of the history report: the terminal summary and the four files.
+pub const HISTORY_REPORT_FORMATS: &[Format] = &[
+    Format::Table,
+    Format::Markdown,
+    Format::Html,
+    Format::Json,
+    Format::Csv,
+];
+
+/// The formats written as files into the reports directory (the table is the terminal's).
+const HISTORY_FILE_FORMATS: &[Format] =
+    &[Format::Markdown, Format::Html, Format::Json, Format::Csv];
+
+/// The file each format is written to: `report.md`, `report.html`, `report.json`, and
+/// `summary.csv` (the CSV is a summary, one row per benchmark, not the whole report).
+fn file_name(format: Format) -> String {
+    match format {
+        Format::Csv => "summary.csv".into(),
+        other => format!("report.{}", other.extension()),
     }
-    Ok(written)
+}
+
+/// The history report as one model for every writer: the trends, the runs they were made
+/// from, and the dashboard snapshot `report.html` draws.
+pub struct HistoryReport<'a> {
+    report: &'a TrendReport,
+    runs: &'a [RunRecord],
+    page: PageModel,
+}
+
+impl<'a> HistoryReport<'a> {
+    pub fn new(report: &'a TrendReport, runs: &'a [RunRecord], snapshot: SnapshotPage) -> Self {
+        HistoryReport {
+            report,
+            runs,
+            page: PageModel::Snapshot(Box::new(snapshot)),
+        }
+    }
+
+    /// Writes every file format into `dir` (atomically, each), returning their paths.
+    pub fn write_files(&self, dir: &Path) -> Result<Vec<PathBuf>, HistoryWriteError> {
+        let mut written = Vec::new();
+        for format in HISTORY_FILE_FORMATS {
+            let path = dir.join(file_name(*format));
+            write_atomic(&path, &self.to_bytes(*format)?)?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+impl ReportWriter for HistoryReport<'_> {
+    fn command(&self) -> &'static str {
+        "analyze-trends report"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        HISTORY_REPORT_FORMATS
+    }
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        match format {
+            Format::Table => write_text(out, &terminal::render(self.report)),
+            Format::Markdown => write_text(out, &markdown::render(self.report, self.runs)),
+            Format::Html => write_text(out, &html::render(&self.page)),
+            Format::Json => write_text(out, &json::render(self.report, self.runs)),
+            Format::Csv => Ok(out.write_all(&csv_summary::render(self.report))?),
+            other => Err(self.not_offered(other)),
+        }
+    }
 }
 
 /// Short display of a run: its label, else its id.
