@@ -172,7 +172,7 @@ fn check(report: &dyn ReportWriter) {
             }
             continue;
         }
-        if format == Format::Pdf && crate::report::sweep::check_chromium().is_err() {
+        if format == Format::Pdf && crate::report::pdf::check_chromium().is_err() {
             // No Chromium here: the PDF is refused as the environment's fault, not the format's.
             assert!(matches!(written, Err(WriteError::Pdf(_))), "{what}");
             continue;

@@ -68,7 +68,7 @@ fn execute(args: &SweepReportArgs) -> anyhow::Result<Vec<PathBuf>> {
     formats.sort();
     formats.dedup();
     if formats.contains(&Format::Pdf) {
-        sweep::check_chromium()?;
+        crate::report::pdf::check_chromium()?;
     }
     let (results, runs, prices) = load_runs(&args.location)?;
     let page = SweepPage::of(&runs, &request, prices.as_ref())

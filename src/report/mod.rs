@@ -8,6 +8,7 @@ pub(crate) mod format;
 pub mod hardware;
 pub mod history;
 pub mod pages;
+pub mod pdf;
 pub mod recommend;
 pub mod rows;
 pub mod sweep;

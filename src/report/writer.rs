@@ -165,7 +165,7 @@ pub enum WriteError {
     #[error("cannot write the report as CSV: {0}")]
     Csv(#[from] csv::Error),
     #[error(transparent)]
-    Pdf(#[from] crate::report::sweep::PdfError),
+    Pdf(#[from] crate::report::pdf::PdfError),
 }
 
 /// A report's in-memory model, written in any of the formats it offers. One implementation

@@ -72,7 +72,7 @@ impl Browser {
         }
         let profile = tempfile::tempdir().expect("a temporary profile directory");
         let child = Command::new(&binary)
-            .args(stackbench::report::sweep::HEADLESS_FLAGS)
+            .args(stackbench::report::pdf::HEADLESS_FLAGS)
             .args(["--remote-debugging-port=0", "--remote-allow-origins=*"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--window-size={},{}", VIEWPORT.0, VIEWPORT.1))
