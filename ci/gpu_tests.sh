@@ -135,7 +135,7 @@ fi
 
 export CRITERION_HOME="${CRITERION_HOME:-$(mktemp -d)}"
 if want compile; then
-# Compile time of the kernel source (benches/compile.rs): NVRTC runs in the CPU CI too;
+# Compile time of the kernel source (crates/benches/benches/compile.rs): NVRTC runs in the CPU CI too;
 # hipRTC only where ROCm is. Unconfirmed until an AMD job runs it: hipRTC compiling the HIP
 # variant for gfx90a/gfx942/gfx950 with the backend's options, each sample's code object,
 # and comgr's cache pointed at a new empty folder per sample (AMD_COMGR_CACHE_DIR). On a
@@ -354,7 +354,7 @@ fi
 if want profile; then
 echo "== a GPU GEMM profiled on demand (STACKBENCH_PROFILE=nsys, else ncu; rocprof on ROCm)"
 # Unconfirmed until a GPU job runs it: nsys/rocprofv3 command lines, the report file each
-# writes and its discovery (src/harness/profile.rs). The profile must be written, or say
+# writes and its discovery (crates/measure/src/harness/profile.rs). The profile must be written, or say
 # why not; a profiler that is not installed is skipped with the package to install.
 profile_home=$(mktemp -d)
 profiled=""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The jitter that remains in counting mode: counts one Criterion id of a bench executable
-# under callgrind (the command src/harness/measure/instructions.rs runs) 5 times quiet, 5 times
+# under callgrind (the command crates/measure/src/harness/measure/instructions.rs runs) 5 times quiet, 5 times
 # with a busy loop on every core, with environments of 0 to 4096 extra bytes, and from copies
 # of the executable at paths of 8 lengths, each with the counter's normalisation (a link of
 # fixed length, CRITERION_HOME set) and without it. Prints one line per run: condition and

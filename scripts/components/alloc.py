@@ -1,9 +1,9 @@
 """stackbench worker: torch's allocators, on the allocation patterns of the alloc family.
 
-Ids ``alloc/torch_<device>/<pattern>/<size>`` (``src/components/alloc.rs`` builds them from
+Ids ``alloc/torch_<device>/<pattern>/<size>`` (``crates/measure/src/components/alloc.rs`` builds them from
 the device this worker describes). The patterns are not defined here: the runner writes
 every program it wants (ops, slots, probe point) to the JSON file ``STACKBENCH_ALLOC_PROGRAMS``
-names, from ``src/workload/alloc.rs``, so torch runs exactly the sequence the native
+names, from ``crates/model/src/workload/alloc.rs``, so torch runs exactly the sequence the native
 allocators run. One op is ``[slot, bytes]``: ``bytes > 0`` allocates a uint8 tensor of that
 many bytes into the slot, ``0`` drops the slot's tensor (which frees it).
 

@@ -1,5 +1,5 @@
 """stackbench worker: compile time of Triton kernels and of ``torch.compile`` (the Python
-compilers of ``cargo bench --bench compile``; see ``src/workload/compile.rs``).
+compilers of ``cargo bench --bench compile``; see ``crates/model/src/workload/compile.rs``).
 
 One script, run once per compiler: ``STACKBENCH_COMPILE_COMPILER`` is ``triton`` or
 ``torch_compile`` (the ids' second part), and ``STACKBENCH_COMPILE_CASES`` is the JSON

@@ -1,7 +1,7 @@
 """stackbench worker: model sweeps (issue 19) on one backend.
 
 The plan is the JSON file ``STACKBENCH_MODELS_PLAN`` names (written by the Rust side from
-its catalogue, src/workload/models.rs; read and checked by lib/model_zoo.py), the backend
+its catalogue, crates/model/src/workload/models.rs; read and checked by lib/model_zoo.py), the backend
 is ``STACKBENCH_MODELS_BACKEND``: torch | onnxruntime | openvino | vllm. Models are built
 with ``transformers`` from the plan's config dicts with random weights from a fixed seed;
 nothing is downloaded (the hub is switched off before transformers is imported).

@@ -1,6 +1,6 @@
 """The model sweep's plan and models (scripts/components/models.py; design in issue 19).
 
-The Rust side (src/workload/models.rs) owns the catalogue: it writes a JSON plan and names
+The Rust side (crates/model/src/workload/models.rs) owns the catalogue: it writes a JSON plan and names
 it in ``STACKBENCH_MODELS_PLAN``. This module reads and checks that plan (every error
 names the file and the key), builds each model with ``transformers`` from the config dict
 in it (random weights from a fixed seed, nothing downloaded) or from a user's local

@@ -2,7 +2,7 @@
 
 Every worker (``scripts/components/<name>.py``) is a long-lived process driven by the Rust
 runner over JSON lines: one request per line on stdin, one response per line on the
-protocol channel. The runner's side is ``src/components/protocol.rs``.
+protocol channel. The runner's side is ``crates/measure/src/components/protocol.rs``.
 
 Why it is built this way:
 
