@@ -51,14 +51,14 @@ pub struct CompareOptions {
     pub accuracy_rules: crate::config::AccuracyRules,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThroughputView {
     pub kind: String,
     pub baseline: Rate,
     pub candidate: Rate,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchComparison {
     pub id: String,
     pub baseline_ns: f64,
@@ -83,14 +83,14 @@ pub struct BenchComparison {
     pub throughput: Option<ThroughputView>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SystemicShift {
     pub median_change_percent: f64,
     pub fraction_moved_together: f64,
     pub message: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HardwareCheck {
     pub baseline_fingerprint: Option<String>,
     pub candidate_fingerprint: Option<String>,
@@ -101,7 +101,9 @@ pub struct HardwareCheck {
 }
 
 /// Why a benchmark has no row. The order is the order every writer lists them in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum UnmeasuredStatus {
     /// Failed in the candidate, or without usable samples on either side: fails the gate.
@@ -123,7 +125,7 @@ impl UnmeasuredStatus {
 }
 
 /// A benchmark that did not produce a number on one side, with the reason where known.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unmeasured {
     pub id: String,
     pub status: UnmeasuredStatus,
@@ -133,7 +135,7 @@ pub struct Unmeasured {
 
 // The counts and notes default to zero and empty: a comparison stored before a count
 // existed still reads back (the report's comparison page reads stored verdicts).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     #[serde(default)]
     pub total_failed: usize,
@@ -163,7 +165,7 @@ pub struct Summary {
     pub notes: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkippedInComparison {
     pub side: String,
     pub path: String,
@@ -173,11 +175,13 @@ pub struct SkippedInComparison {
 /// The shared in-memory model every comparison writer (table, Markdown, JSON) renders, and
 /// what readers of `comparison.json` and of stored verdicts deserialise. The lists added
 /// after v1 began default to empty, so an older stored verdict still reads.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
+    #[schemars(extend("const" = COMPARISON_SCHEMA))]
     pub schema: String,
     pub baseline: String,
     pub candidate: String,
+    #[schemars(range(min = 0))]
     pub threshold_percent: f64,
     pub hardware: HardwareCheck,
     /// Sorted: degraded first, then inconclusive, improved, unchanged; by change within.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The estimator behind a comparison's rows, when it is not `compare`'s own (sample
 /// medians and the Hodges-Lehmann shift of one pair of runs, whose headers stay plain).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Estimator {
     /// The gate's: the change is the mean over rounds of each round's Hodges-Lehmann shift

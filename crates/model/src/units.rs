@@ -85,6 +85,18 @@ impl Serialize for RateUnit {
     }
 }
 
+/// Written as its symbol, so its schema is the list of symbols.
+impl schemars::JsonSchema for RateUnit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RateUnit".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let symbols: Vec<&str> = RateUnit::ALL.iter().map(|u| u.symbol()).collect();
+        schemars::json_schema!({ "enum": symbols })
+    }
+}
+
 /// Read back by the symbol it is written as, so a stored rate keeps its unit as a value.
 impl<'de> Deserialize<'de> for RateUnit {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -105,7 +117,7 @@ impl<'de> Deserialize<'de> for RateUnit {
 /// A peak that a measured figure exceeded: a wrong peak (a clock read too low, a table row
 /// for another part), kept so a view can say so and name where the peak came from, instead
 /// of printing "1384 % of peak" as if it were a fact.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuspectPeak {
     /// The peak in the figure's unit.
     pub peak: f64,

@@ -17,7 +17,7 @@ use std::fmt;
 pub const UNUSABLE_SAMPLES: &str = "no usable samples";
 
 /// Why a benchmark's samples cannot carry a verdict.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SampleDefect {
     /// No samples at all.
@@ -28,6 +28,7 @@ pub enum SampleDefect {
     BadIterations {
         index: usize,
         #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
         iters: f64,
     },
     /// Every sample time is 0: the timer never advanced (a no-op, or a broken measurement).
@@ -36,6 +37,7 @@ pub enum SampleDefect {
     Negative {
         index: usize,
         #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
         value_ns: f64,
     },
     /// One sample time of 0 among others.
@@ -47,12 +49,14 @@ pub enum SampleDefect {
     PerIteration {
         index: usize,
         #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
         value_ns: f64,
     },
     /// Only a summary was kept (the history store's median) and it is not a positive,
     /// finite time: the samples behind it were unusable.
     BadMedian {
         #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
         median_ns: f64,
     },
     /// A reader below already failed these samples by this rule (the Criterion reader,
