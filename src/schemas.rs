@@ -1,7 +1,7 @@
 //! The JSON Schemas published in `schemas/`, made from the Rust types that write and read
 //! each document, so a field added to a type is in its schema the moment it is written.
 //! They describe what the binaries write (serde's serialising side): a field written
-//! always is required, one skipped when empty is not. `tests/schemas_generated.rs` fails,
+//! always is required, one skipped when empty is not. `tests/typed_documents.rs` fails,
 //! naming the file, when a committed schema differs from the one made here, and rewrites
 //! them with `STACKBENCH_UPDATE_SCHEMAS=1`.
 //!
