@@ -17,6 +17,7 @@ pub mod dashboard;
 pub mod gate;
 pub mod report;
 pub mod results;
+pub mod schemas;
 pub mod serve;
 pub mod validate;
 pub mod view;

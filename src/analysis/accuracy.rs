@@ -11,9 +11,9 @@
 
 use crate::config::AccuracyRules;
 use crate::workload::Accuracy;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AccuracyStatus {
     Lost,
@@ -34,7 +34,7 @@ impl AccuracyStatus {
 }
 
 /// One benchmark's accuracy, both sides, and what the rules made of it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AccuracyVerdict {
     pub id: String,
     pub status: AccuracyStatus,

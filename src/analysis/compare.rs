@@ -10,7 +10,7 @@ use crate::results::{BenchmarkRecord, RunRecord};
 use crate::results::{Evidence, NoEvidence};
 use crate::stats::SampleDefect;
 use crate::stats::{ShiftEstimate, TwoSample, benjamini_hochberg, median};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const COMPARISON_SCHEMA: &str = "stackbench.comparison.v1";
 
@@ -51,14 +51,14 @@ pub struct CompareOptions {
     pub accuracy_rules: crate::config::AccuracyRules,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThroughputView {
-    pub kind: &'static str,
+    pub kind: String,
     pub baseline: Rate,
     pub candidate: Rate,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchComparison {
     pub id: String,
     pub baseline_ns: f64,
@@ -83,14 +83,14 @@ pub struct BenchComparison {
     pub throughput: Option<ThroughputView>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SystemicShift {
     pub median_change_percent: f64,
     pub fraction_moved_together: f64,
     pub message: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HardwareCheck {
     pub baseline_fingerprint: Option<String>,
     pub candidate_fingerprint: Option<String>,
@@ -101,7 +101,9 @@ pub struct HardwareCheck {
 }
 
 /// Why a benchmark has no row. The order is the order every writer lists them in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum UnmeasuredStatus {
     /// Failed in the candidate, or without usable samples on either side: fails the gate.
@@ -123,7 +125,7 @@ impl UnmeasuredStatus {
 }
 
 /// A benchmark that did not produce a number on one side, with the reason where known.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unmeasured {
     pub id: String,
     pub status: UnmeasuredStatus,
@@ -131,56 +133,78 @@ pub struct Unmeasured {
     pub error: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+// The counts and notes default to zero and empty: a comparison stored before a count
+// existed still reads back (the report's comparison page reads stored verdicts).
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
+    #[serde(default)]
     pub total_failed: usize,
+    #[serde(default)]
     pub total_missing: usize,
+    #[serde(default)]
     pub total_improved: usize,
+    #[serde(default)]
     pub total_degraded: usize,
+    #[serde(default)]
     pub total_unchanged: usize,
+    #[serde(default)]
     pub total_inconclusive: usize,
+    #[serde(default)]
     pub total_skipped: usize,
     /// Benchmarks an `[accuracy]` rule judged to have lost accuracy (they fail the verdict).
+    #[serde(default)]
     pub total_accuracy_lost: usize,
     /// Benchmarks an `[accuracy]` rule covers whose accuracy could not be compared (they
     /// make the verdict unsure).
+    #[serde(default)]
     pub total_accuracy_unjudged: usize,
     pub overall_status: OverallStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub systemic_shift: Option<SystemicShift>,
+    #[serde(default)]
     pub notes: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkippedInComparison {
-    pub side: &'static str,
+    pub side: String,
     pub path: String,
     pub reason: String,
 }
 
-/// The shared in-memory model every comparison writer (table, Markdown, JSON) renders.
-#[derive(Clone, Debug, Serialize)]
+/// The shared in-memory model every comparison writer (table, Markdown, JSON) renders, and
+/// what readers of `comparison.json` and of stored verdicts deserialise. The lists added
+/// after v1 began default to empty, so an older stored verdict still reads.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
-    pub schema: &'static str,
+    #[schemars(extend("const" = COMPARISON_SCHEMA))]
+    pub schema: String,
     pub baseline: String,
     pub candidate: String,
+    #[schemars(range(min = 0))]
     pub threshold_percent: f64,
     pub hardware: HardwareCheck,
     /// Sorted: degraded first, then inconclusive, improved, unchanged; by change within.
     pub comparisons: Vec<BenchComparison>,
     /// Failed first, then missing, then new; each by id.
+    #[serde(default)]
     pub unmeasured: Vec<Unmeasured>,
     /// Kept for readers of v1: the ids of `new` and of `missing` or `failed`.
+    #[serde(default)]
     pub added: Vec<String>,
+    #[serde(default)]
     pub removed: Vec<String>,
+    #[serde(default)]
     pub skipped: Vec<SkippedInComparison>,
     /// Each benchmark's error against its float64 reference, baseline beside candidate,
     /// and what the `[accuracy]` rules made of it (see [`super::accuracy`]).
+    #[serde(default)]
     pub accuracy: Vec<AccuracyVerdict>,
     pub summary: Summary,
     /// What the verdict stands on: the benchmarks judged with their usable samples
     /// (baseline, candidate), and the ones that failed for want of any.
     pub evidence: Evidence,
+    #[serde(default)]
     pub rule: VerdictRule,
     /// A maintainer's acceptance of an unsure verdict for this head commit (the gate's
     /// `--accept-unsure`): recorded with the verdict, and it turns exit 3 into exit 0.
@@ -305,7 +329,7 @@ impl Judgement {
         let mut summary = summarise(&rows, skipped.len(), systemic, &hardware, &unmeasured);
         summarise_accuracy(&mut summary, &accuracy, &accuracy_unmatched);
         Ok(Comparison {
-            schema: COMPARISON_SCHEMA,
+            schema: COMPARISON_SCHEMA.to_string(),
             baseline,
             candidate,
             threshold_percent: rule.threshold_percent,
@@ -717,7 +741,7 @@ fn build_row(
         .or_else(|| Some(100.0 * (p.cand_ns / p.base_ns - 1.0)));
     let throughput = p.cand.throughput.or(p.base.throughput).and_then(|t| {
         Some(ThroughputView {
-            kind: t.kind(),
+            kind: t.kind().to_string(),
             baseline: peaks
                 .0
                 .rate(p.id, &p.base.throughput.unwrap_or(t), p.base_ns)?,
@@ -807,7 +831,7 @@ fn collect_skipped(
                 )),
                 Some(_) => {}
                 None => skipped.push(SkippedInComparison {
-                    side,
+                    side: side.to_string(),
                     path,
                     reason: s.reason.clone(),
                 }),

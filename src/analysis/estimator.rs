@@ -4,11 +4,11 @@
 //! mean of per-round shifts, which a single noisy round moves and the medians ignore). The
 //! writers name the estimator in their column headers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The estimator behind a comparison's rows, when it is not `compare`'s own (sample
 /// medians and the Hodges-Lehmann shift of one pair of runs, whose headers stay plain).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Estimator {
     /// The gate's: the change is the mean over rounds of each round's Hodges-Lehmann shift

@@ -10,9 +10,9 @@
 
 use crate::criterion_output::Throughput;
 pub use crate::units::{RateUnit, SuspectPeak};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rate {
     pub unit: RateUnit,
     /// The figure in `unit` (GB/s, GFLOP/s and Gelem/s in decimal giga, as peak tables are).

@@ -17,9 +17,11 @@
 //! `fdr_q` 0.10, `ci_floor_fraction` 0 (the interval must exclude zero), `min_samples` 5,
 //! `inconclusive_factor` 2.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Degraded,
@@ -44,7 +46,9 @@ impl Status {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum OverallStatus {
     Healthy,
@@ -64,7 +68,7 @@ impl OverallStatus {
 
 /// Parameters of the verdict; [`VerdictRule::default`] is what the gate uses and what the
 /// quality-bar simulation was tuned with.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerdictRule {
     pub threshold_percent: f64,
     pub fdr_q: f64,

@@ -23,7 +23,7 @@
 //! binaries map [`Outcome`] to their exit code with [`Outcome::exit_code`].
 
 use crate::stats::{SampleDefect, UNUSABLE_SAMPLES};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a command found, as the binaries' exit codes: 0 clean, 1 a regression or a failed
@@ -60,11 +60,13 @@ impl Outcome {
 /// `--accept-unsure SHA --accept-unsure-label LABEL`). It binds to that commit only: a
 /// new push is a new head and is judged afresh. Recorded in the comparison (and so in the
 /// store) as `accepted_unsure`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AcceptedUnsure {
     /// The label that carried the acceptance; `None` when given on the command line alone.
     pub by_label: Option<String>,
     /// The head commit the acceptance names, as given (7 to 40 hex digits).
+    #[schemars(regex(pattern = r"^[0-9a-fA-F]{7,40}$"))]
     pub sha: String,
 }
 
@@ -119,14 +121,14 @@ impl AcceptedUnsure {
 
 /// One benchmark or check a verdict stood on, with its usable samples per source (one
 /// count for a run, two for baseline and candidate).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Judged {
     pub id: String,
     pub samples: Vec<usize>,
 }
 
 /// One benchmark that could not be judged, with why; it counts as `failed`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unusable {
     pub id: String,
     /// Which side or source it came from (`baseline`, `candidate`, a run id), when more
@@ -150,7 +152,12 @@ impl fmt::Display for Unusable {
 /// What a verdict stands on: the benchmarks judged with their usable samples, the ones
 /// that failed (no usable samples, or a failure the harness reported), and how many were
 /// left out on purpose. Serialised as the `evidence` field of the JSON the binaries write.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+// A verdict on no evidence is never written (`require_some`): the schema holds it too.
+#[schemars(extend("anyOf" = [
+    {"properties": {"judged": {"minimum": 1}}},
+    {"properties": {"failed": {"minimum": 1}}}
+]))]
 pub struct Evidence {
     /// Benchmarks or checks judged.
     judged: usize,

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const INSTALLATION_TIER: &str = "installation";
 
 /// One check that ran.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckEvidence {
     /// The check's name (the benchmark id for a threshold check).
     pub id: String,
@@ -26,7 +26,7 @@ pub struct CheckEvidence {
 }
 
 /// The checks and their counts (`evidence` in `schemas/validation.schema.json`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub checks: usize,
     pub tiers: usize,

@@ -56,7 +56,9 @@ fn empty_selection(suite: &str, filter: Option<&str>) -> String {
 pub const VALIDATION_SCHEMA: &str = "stackbench.validation.v1";
 
 /// A check's verdict; the run's status is the worst of its checks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Passed,
@@ -65,7 +67,7 @@ pub enum Status {
 }
 
 /// Where an expected figure came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ThresholdKind {
     /// A `[[thresholds]]` rule in stackbench.toml.
@@ -127,7 +129,13 @@ impl Threshold {
 }
 
 /// One line of the verdict.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+// `passed` is false exactly when the check failed (a warning passes, as the exit code says).
+#[schemars(extend(
+    "if" = {"properties": {"status": {"const": "failed"}}},
+    "then" = {"properties": {"passed": {"const": false}}},
+    "else" = {"properties": {"passed": {"const": true}}}
+))]
 pub struct ThresholdCheck {
     pub name: String,
     /// The benchmark id it judges, when it judges one.
@@ -135,7 +143,9 @@ pub struct ThresholdCheck {
     pub benchmark: Option<String>,
     pub threshold_kind: ThresholdKind,
     /// A number (in `unit`) or, for installation checks, what was expected in words.
+    #[schemars(schema_with = "figure_or_words")]
     pub expected: serde_json::Value,
+    #[schemars(schema_with = "figure_or_words")]
     pub actual: serde_json::Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
@@ -156,11 +166,17 @@ pub struct ThresholdCheck {
     pub delta_percent: Option<f64>,
 }
 
+/// A threshold's figure: a number in the check's unit, or words for an installation check.
+fn figure_or_words(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["number", "string"] })
+}
+
 /// A benchmark's figures, in the component-result shape.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BenchmarkResult {
     pub id: String,
     /// `measured`, `skipped` or `failed`.
+    #[schemars(extend("enum" = ["measured", "skipped", "failed"]))]
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -172,7 +188,7 @@ pub struct BenchmarkResult {
     pub memory: Option<MemoryFigure>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThroughputFigure {
     pub value: f64,
     pub unit: String,
@@ -181,7 +197,7 @@ pub struct ThroughputFigure {
 }
 
 /// Per-iteration time over Criterion's samples.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Latency {
     pub mean: f64,
     pub p50: f64,
@@ -189,12 +205,12 @@ pub struct Latency {
     pub std: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryFigure {
     pub peak_bytes: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Counts {
     pub passed: usize,
     pub warning: usize,
@@ -202,8 +218,9 @@ pub struct Counts {
 }
 
 /// The whole verdict (schema `stackbench.validation.v1`, `schemas/validation.schema.json`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ValidationResult {
+    #[schemars(extend("const" = VALIDATION_SCHEMA))]
     pub schema: String,
     pub status: Status,
     pub suite: String,

@@ -6,7 +6,7 @@
 //! throughput kind (`analysis::throughput`). Units never convert into one another: tokens/s
 //! stay tokens/s, GB/s stay GB/s, GFLOP/s stay GFLOP/s, and times stay times.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The unit a rate is shown in. Each names what is counted and the scale it is printed at
@@ -85,10 +85,39 @@ impl Serialize for RateUnit {
     }
 }
 
+/// Written as its symbol, so its schema is the list of symbols.
+impl schemars::JsonSchema for RateUnit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RateUnit".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let symbols: Vec<&str> = RateUnit::ALL.iter().map(|u| u.symbol()).collect();
+        schemars::json_schema!({ "enum": symbols })
+    }
+}
+
+/// Read back by the symbol it is written as, so a stored rate keeps its unit as a value.
+impl<'de> Deserialize<'de> for RateUnit {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let symbol = String::deserialize(deserializer)?;
+        RateUnit::ALL
+            .into_iter()
+            .find(|u| u.symbol() == symbol)
+            .ok_or_else(|| {
+                let known: Vec<&str> = RateUnit::ALL.iter().map(|u| u.symbol()).collect();
+                serde::de::Error::invalid_value(
+                    serde::de::Unexpected::Str(&symbol),
+                    &known.join(", ").as_str(),
+                )
+            })
+    }
+}
+
 /// A peak that a measured figure exceeded: a wrong peak (a clock read too low, a table row
 /// for another part), kept so a view can say so and name where the peak came from, instead
 /// of printing "1384 % of peak" as if it were a fact.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuspectPeak {
     /// The peak in the figure's unit.
     pub peak: f64,

@@ -4,15 +4,15 @@
 //! benchmark's change with its interval.
 //!
 //! A stored comparison keeps its full JSON (`comparison.json` as `compare`/`gate` wrote
-//! it); the page reads that JSON, so a comparison stored by an older or newer stackbench
-//! still shows whatever rows it has. The live [`Comparison`] goes through the same path.
+//! it); the page reads it back as the typed [`Comparison`] (whose later lists default to
+//! empty, so an older verdict still reads), the same value a live `compare` renders.
 
 use super::chart::{Axis, Chart, GREEN, Point, RED, Scale, Series, Style, TickFormat, palette};
-use crate::analysis::Comparison;
+use crate::analysis::accuracy::AccuracyStatus;
+use crate::analysis::{BenchComparison, Comparison};
 use crate::report::format::{format_ns, format_percent};
 use crate::results::{ComparisonRecord, ResultsError, RunStore};
 use serde::Serialize;
-use serde_json::Value;
 
 /// One row of the comparisons list.
 #[derive(Clone, Debug, Serialize)]
@@ -117,10 +117,14 @@ pub struct ComparisonPage {
 }
 
 impl ComparisonPage {
-    /// The page of a stored comparison.
+    /// The page of a stored comparison. A detail this version cannot read (hand-edited,
+    /// or from a stackbench whose rows had another shape) gives the record's own fields
+    /// and no rows, as an unreadable detail always did.
     pub fn from_record(record: &ComparisonRecord) -> ComparisonPage {
-        let detail: Value = serde_json::from_str(&record.detail_json).unwrap_or(Value::Null);
-        let mut page = Self::from_json(&detail);
+        let mut page = match serde_json::from_str::<Comparison>(&record.detail_json) {
+            Ok(detail) => Self::from_comparison(&detail),
+            Err(_) => Self::empty(),
+        };
         page.id = record.id;
         page.kind = record.kind.clone();
         page.baseline = record.baseline.clone();
@@ -132,97 +136,101 @@ impl ComparisonPage {
         page
     }
 
-    /// The page of a comparison just made (`compare`, `gate`).
-    pub fn from_comparison(c: &Comparison) -> ComparisonPage {
-        let value = serde_json::to_value(c).unwrap_or(Value::Null);
-        Self::from_json(&value)
-    }
-
-    /// The page from `comparison.json` as the comparison writer produced it.
-    pub fn from_json(detail: &Value) -> ComparisonPage {
-        let text = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_string();
-        let rows: Vec<ComparisonRow> = detail["comparisons"]
-            .as_array()
-            .map(|rows| rows.iter().map(row).collect())
-            .unwrap_or_default();
-        let unmeasured = detail["unmeasured"]
-            .as_array()
-            .map(|rows| {
-                rows.iter()
-                    .map(|u| UnmeasuredRow {
-                        id: text(u, "id"),
-                        status: text(u, "status"),
-                        error: text(u, "error"),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let accuracy = detail["accuracy"]
-            .as_array()
-            .map(|rows| {
-                rows.iter()
-                    .map(|v| [text(v, "status"), text(v, "id"), text(v, "message")])
-                    .collect()
-            })
-            .unwrap_or_default();
+    fn empty() -> ComparisonPage {
         ComparisonPage {
-            accuracy,
             id: 0,
             kind: String::new(),
-            baseline: text(detail, "baseline"),
-            candidate: text(detail, "candidate"),
+            baseline: String::new(),
+            candidate: String::new(),
             baseline_run_id: None,
             candidate_run_id: None,
-            verdict: text(&detail["summary"], "overall_status"),
-            threshold_percent: detail["threshold_percent"].as_f64(),
+            verdict: String::new(),
+            threshold_percent: None,
+            rows: Vec::new(),
+            unmeasured: Vec::new(),
+            accuracy: Vec::new(),
+            chart: change_chart(&[]),
+        }
+    }
+
+    /// The page of a comparison, just made (`compare`, `gate`) or read back from
+    /// `comparison.json`.
+    pub fn from_comparison(c: &Comparison) -> ComparisonPage {
+        let rows: Vec<ComparisonRow> = c.comparisons.iter().map(row).collect();
+        let unmeasured = c
+            .unmeasured
+            .iter()
+            .map(|u| UnmeasuredRow {
+                id: u.id.clone(),
+                status: u.status.as_str().to_string(),
+                error: u.error.clone().unwrap_or_default(),
+            })
+            .collect();
+        let accuracy = c
+            .accuracy
+            .iter()
+            .map(|v| [accuracy_status(v.status), v.id.clone(), v.message.clone()])
+            .collect();
+        ComparisonPage {
+            accuracy,
+            baseline: c.baseline.clone(),
+            candidate: c.candidate.clone(),
+            verdict: c.summary.overall_status.as_str().to_string(),
+            threshold_percent: Some(c.threshold_percent),
             chart: change_chart(&rows),
             rows,
             unmeasured,
+            ..Self::empty()
         }
     }
 }
 
+/// The status as `comparison.json` writes it (`not_gated`), which the page has always shown.
+fn accuracy_status(status: AccuracyStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
 /// A row as the PR comment's `cells` formats it (src/report/comparison/mod.rs).
-fn row(v: &Value) -> ComparisonRow {
-    let num = |key: &str| v[key].as_f64();
-    let mut change = format_percent(num("change_percent"));
-    if let Some(rel) = num("relative_change_percent") {
+fn row(r: &BenchComparison) -> ComparisonRow {
+    let change_percent = finite(r.change_percent);
+    let mut change = format_percent(change_percent);
+    if let Some(rel) = finite(r.relative_change_percent) {
         change.push_str(&format!(" (rel {})", format_percent(Some(rel))));
     }
-    let ci = match (v["ci95_percent"][0].as_f64(), v["ci95_percent"][1].as_f64()) {
-        (Some(lo), Some(hi)) => format!("[{lo:+.1}, {hi:+.1}]"),
+    let ci = match r.ci95_percent {
+        Some([lo, hi]) if lo.is_finite() && hi.is_finite() => format!("[{lo:+.1}, {hi:+.1}]"),
         _ => "n/a".into(),
     };
-    let throughput = match (
-        v["throughput"]["baseline"]["value"].as_f64(),
-        v["throughput"]["candidate"]["value"].as_f64(),
-    ) {
-        (Some(b), Some(c)) => format!(
-            "{b:.2} → {c:.2} {}",
-            v["throughput"]["candidate"]["unit"]
-                .as_str()
-                .unwrap_or_default()
+    let throughput = match &r.throughput {
+        Some(t) if t.baseline.value.is_finite() && t.candidate.value.is_finite() => format!(
+            "{:.2} → {:.2} {}",
+            t.baseline.value, t.candidate.value, t.candidate.unit
         ),
         _ => String::new(),
     };
-    let samples = match (v["samples"][0].as_u64(), v["samples"][1].as_u64()) {
-        (Some(a), Some(b)) => Some([a, b]),
-        _ => None,
-    };
     ComparisonRow {
-        status: v["status"].as_str().unwrap_or_default().to_string(),
-        id: v["id"].as_str().unwrap_or_default().to_string(),
-        baseline: num("baseline_ns").map_or("n/a".into(), format_ns),
-        candidate: num("candidate_ns").map_or("n/a".into(), format_ns),
+        status: r.status.as_str().to_string(),
+        id: r.id.clone(),
+        baseline: format_ns(r.baseline_ns),
+        candidate: format_ns(r.candidate_ns),
         change,
         ci,
-        q: num("q_value").map_or("n/a".into(), |q| format!("{q:.2e}")),
+        q: finite(r.q_value).map_or("n/a".into(), |q| format!("{q:.2e}")),
         throughput,
-        baseline_ns: num("baseline_ns"),
-        candidate_ns: num("candidate_ns"),
-        change_percent: num("change_percent"),
-        samples,
+        baseline_ns: finite(Some(r.baseline_ns)),
+        candidate_ns: finite(Some(r.candidate_ns)),
+        change_percent,
+        samples: Some(r.samples.map(|n| n as u64)),
     }
+}
+
+/// A number JSON can carry: `comparison.json` writes a non-finite one as null, so a live
+/// comparison and its stored copy give the same page.
+fn finite(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| v.is_finite())
 }
 
 /// The change of every benchmark that has one, as horizontal bars: slower red, faster
@@ -285,7 +293,11 @@ mod tests {
     #[test]
     fn rows_are_formatted_as_the_pr_comment_formats_them() {
         let detail = serde_json::json!({
+            "schema": "stackbench.comparison.v1",
             "baseline": "main", "candidate": "pr",
+            "hardware": {"baseline_fingerprint": null, "candidate_fingerprint": null, "different": false},
+            "evidence": {"judged": 2, "failed": 0, "skipped": 0, "min_samples": [10, 10],
+                         "benchmarks": [], "unusable": []},
             "threshold_percent": 5.0,
             "summary": {"overall_status": "critical"},
             "comparisons": [
@@ -297,7 +309,8 @@ mod tests {
             ],
             "unmeasured": [{"id": "attention/cpu", "status": "failed", "error": "boom"}]
         });
-        let page = ComparisonPage::from_json(&detail);
+        let detail: Comparison = serde_json::from_value(detail).expect("a comparison");
+        let page = ComparisonPage::from_comparison(&detail);
         assert_eq!(page.rows.len(), 2);
         let r = &page.rows[0];
         assert_eq!(

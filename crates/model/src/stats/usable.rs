@@ -9,7 +9,7 @@
 //! one bad sample spoils the set (a statistic over the rest would judge a different
 //! measurement than the one that was taken).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How every failure for unusable samples starts, so summaries can count them apart from
@@ -17,7 +17,7 @@ use std::fmt;
 pub const UNUSABLE_SAMPLES: &str = "no usable samples";
 
 /// Why a benchmark's samples cannot carry a verdict.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SampleDefect {
     /// No samples at all.
@@ -25,27 +25,52 @@ pub enum SampleDefect {
     /// Iteration counts and times are not in pairs.
     Unpaired { iters: usize, times: usize },
     /// An iteration count that is not a positive, finite number.
-    BadIterations { index: usize, iters: f64 },
+    BadIterations {
+        index: usize,
+        #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
+        iters: f64,
+    },
     /// Every sample time is 0: the timer never advanced (a no-op, or a broken measurement).
     AllZero { samples: usize },
     /// A sample time below zero.
-    Negative { index: usize, value_ns: f64 },
+    Negative {
+        index: usize,
+        #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
+        value_ns: f64,
+    },
     /// One sample time of 0 among others.
     Zero { index: usize },
     /// NaN or infinite.
     NonFinite { index: usize },
     /// Time and iteration count are usable, but their quotient is not a positive, finite
     /// time (it overflows or underflows).
-    PerIteration { index: usize, value_ns: f64 },
+    PerIteration {
+        index: usize,
+        #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
+        value_ns: f64,
+    },
     /// Only a summary was kept (the history store's median) and it is not a positive,
     /// finite time: the samples behind it were unusable.
-    BadMedian { median_ns: f64 },
+    BadMedian {
+        #[serde(deserialize_with = "number_or_nan")]
+        #[schemars(with = "Option<f64>")]
+        median_ns: f64,
+    },
     /// A reader below already failed these samples by this rule (the Criterion reader,
     /// `record`, `import`, the store): `reason` is its words, kept in the run record.
     Recorded { reason: String },
     /// The file holding the samples could not be read, or its reader refused the samples
     /// (`reason` says which, in the reader's words).
     Unreadable { path: String, reason: String },
+}
+
+/// A defect's number as JSON wrote it: serde_json writes NaN and infinities as `null`, and
+/// those are exactly the numbers a defect reports, so a stored defect reads back as NaN.
+fn number_or_nan<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
 }
 
 impl fmt::Display for SampleDefect {
@@ -153,6 +178,23 @@ pub fn usable_median(median_ns: f64, samples: usize) -> Result<usize, SampleDefe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_defect_whose_number_json_wrote_as_null_reads_back_as_nan() {
+        let defect = SampleDefect::PerIteration {
+            index: 3,
+            value_ns: f64::INFINITY,
+        };
+        let text = serde_json::to_string(&defect).expect("a defect serialises");
+        assert!(text.contains("null"), "{text}");
+        match serde_json::from_str::<SampleDefect>(&text).expect("and reads back") {
+            SampleDefect::PerIteration { index, value_ns } => {
+                assert_eq!(index, 3);
+                assert!(value_ns.is_nan());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn each_defect_is_named() {

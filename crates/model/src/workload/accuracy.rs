@@ -66,7 +66,7 @@ fn tiny(dtype: DType) -> f64 {
 }
 
 /// How the result was compared with its reference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Comparison {
     /// Floating-point result against a float64 reference, errors in the dtype's epsilon.
@@ -76,7 +76,7 @@ pub enum Comparison {
 }
 
 /// The accuracy set of one benchmark's result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Accuracy {
     pub comparison: Comparison,
     /// The precision whose epsilon `max_eps_error` counts in (the benchmark's dtype).
