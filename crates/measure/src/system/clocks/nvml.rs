@@ -195,8 +195,7 @@ mod tests {
         let nvml = unsafe { crate::system::nvml::Nvml::resolve(libc) };
         let error = nvml
             .require(READS)
-            .err()
-            .expect("libc is not NVML")
+            .expect_err("libc is not NVML")
             .to_string();
         assert!(error.contains("nvmlDeviceGetClockInfo"), "{error}");
     }

@@ -549,7 +549,7 @@ mod tests {
         // Without nvmlErrorString a refusal still carries its number.
         assert_eq!(nvml.error_text(NVML_ERROR_NO_PERMISSION), "");
         let refused = nvml.check("nvmlDeviceSetGpuLockedClocks", NVML_ERROR_NO_PERMISSION);
-        let error = refused.err().expect("4 is not success");
+        let error = refused.expect_err("4 is not success");
         assert_eq!(error.status(), Some(NVML_ERROR_NO_PERMISSION));
         assert_eq!(
             error.to_string(),
