@@ -99,7 +99,7 @@ fn cpu_available(root: &Path) -> Result<DeviceMemory, String> {
 
 /// The `-i` argument naming the device the benchmark uses, as nvidia-smi numbers them.
 fn nvidia_smi_device() -> String {
-    let ordinal: usize = std::env::var(super::telemetry::nvml::CUDA_DEVICE_ENV)
+    let ordinal: usize = std::env::var(super::nvml::CUDA_DEVICE_ENV)
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);

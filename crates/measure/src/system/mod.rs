@@ -12,6 +12,7 @@ pub mod gpu;
 pub mod gpu_peaks;
 pub mod interrupt;
 pub mod memory;
+pub mod nvml;
 pub mod pcie;
 pub mod peak;
 pub mod software;

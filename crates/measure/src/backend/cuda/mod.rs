@@ -202,7 +202,7 @@ pub struct CudaBackend {
     pub(crate) sm_count: u32,
     l2_bytes: usize,
     memory_bytes: usize,
-    nvml: Option<nvml::Nvml>,
+    nvml: Option<nvml::ClockReader>,
     /// What throttling is judged against (application clock, else maximum).
     pub(crate) reference_clock: Option<nvml::ReferenceClock>,
 }
@@ -283,7 +283,7 @@ impl CudaBackend {
             .properties
             .get("pci_bus_id")
             .and_then(|v| v.as_str())
-            .and_then(|pci| nvml::Nvml::open(pci).ok());
+            .and_then(|pci| nvml::ClockReader::open(pci).ok());
         let reference_clock = nvml.as_ref().and_then(|n| n.reference_clock());
         let cc = info
             .properties

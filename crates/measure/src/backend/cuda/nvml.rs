@@ -1,40 +1,28 @@
-//! SM clock and throttle reasons through NVML, loaded at run time.
+//! SM clock and throttle reasons at the edges of a benchmark, through the process's one
+//! NVML binding ([`crate::system::nvml`]); a machine without it simply has no clock
+//! readings (recorded as such), never a crash.
 //!
 //! Why NVML and not `nvidia-smi`: a clock read must sit right at the edges of a benchmark,
 //! and NVML answers in microseconds where `nvidia-smi` starts a process (~100 ms) per read.
-//! Why not the `nvml-wrapper` crate: five entry points are needed, and binding them here
-//! keeps the tree lean; the library is `dlopen`ed like every other GPU library, so a
-//! machine without it simply has no clock readings (recorded as such), never a crash.
 
-use crate::system::telemetry::nvml::{entry, load_initialised};
-use std::ffi::{CString, c_char, c_int, c_uint, c_ulonglong, c_void};
-
-type Device = *mut c_void;
-type HandleByPciFn = unsafe extern "C" fn(*const c_char, *mut Device) -> c_int;
-type ClockFn = unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int;
-type ReasonsFn = unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int;
-
-const NVML_SUCCESS: c_int = 0;
-const NVML_CLOCK_SM: c_uint = 1;
+use crate::system::nvml::{Clock, Device, nvml};
 
 /// Throttle-reason bits that mean the clock was held down by power, heat or hardware
 /// (NVML's SwPowerCap, HwSlowdown, SwThermalSlowdown, HwThermalSlowdown, HwPowerBrake).
 pub const THROTTLE_MASK: u64 = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
-/// One device's clock reader.
-pub struct Nvml {
-    // Keeps the library loaded while the function pointers below are in use.
-    _lib: libloading::Library,
-    device: Device,
-    clock: ClockFn,
-    max_clock: ClockFn,
-    app_clock: Option<ClockFn>,
-    reasons: Option<ReasonsFn>,
-}
+/// What a clock reader cannot do without; the application clock and the throttle reasons
+/// are read where the driver has them.
+pub(crate) const READS: &[&str] = &[
+    "nvmlDeviceGetHandleByPciBusId_v2",
+    "nvmlDeviceGetClockInfo",
+    "nvmlDeviceGetMaxClockInfo",
+];
 
-// SAFETY: NVML is thread-safe; the device handle is an opaque token.
-unsafe impl Send for Nvml {}
-unsafe impl Sync for Nvml {}
+/// One device's clock reader.
+pub struct ClockReader {
+    device: Device<'static>,
+}
 
 /// A reading taken at one edge of a benchmark.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,70 +32,35 @@ pub struct ClockReading {
     pub reasons: Option<u64>,
 }
 
-impl Nvml {
+impl ClockReader {
     /// Opens NVML for the device at `pci_bus_id` (`00000000:41:00.0`); the error says why not.
-    pub fn open(pci_bus_id: &str) -> Result<Nvml, String> {
-        let lib = load_initialised()?;
-        // SAFETY: the symbol types match NVML's C declarations.
-        unsafe {
-            let by_pci: HandleByPciFn = entry(&lib, "nvmlDeviceGetHandleByPciBusId_v2")?;
-            let clock: ClockFn = entry(&lib, "nvmlDeviceGetClockInfo")?;
-            let max_clock: ClockFn = entry(&lib, "nvmlDeviceGetMaxClockInfo")?;
-            let app_clock = entry::<ClockFn>(&lib, "nvmlDeviceGetApplicationsClock").ok();
-            let reasons = entry::<ReasonsFn>(&lib, "nvmlDeviceGetCurrentClocksEventReasons")
-                .or_else(|_| entry(&lib, "nvmlDeviceGetCurrentClocksThrottleReasons"))
-                .ok();
-            let id = CString::new(pci_bus_id).map_err(|e| e.to_string())?;
-            let mut device: Device = std::ptr::null_mut();
-            let status = by_pci(id.as_ptr(), &mut device);
-            if status != NVML_SUCCESS {
-                return Err(format!("NVML has no device at PCI {pci_bus_id} ({status})"));
-            }
-            Ok(Nvml {
-                _lib: lib,
-                device,
-                clock,
-                max_clock,
-                app_clock,
-                reasons,
-            })
-        }
+    pub fn open(pci_bus_id: &str) -> Result<ClockReader, String> {
+        let nvml = nvml().map_err(|e| e.to_string())?;
+        nvml.require(READS).map_err(|e| e.to_string())?;
+        let device = nvml
+            .device_by_pci_bus_id(pci_bus_id)
+            .map_err(|e| format!("NVML has no device at PCI {pci_bus_id} ({e})"))?;
+        Ok(ClockReader { device })
     }
 
     /// The SM clock now, and the throttle reasons.
     pub fn read(&self) -> Option<ClockReading> {
-        let mut mhz: c_uint = 0;
-        // SAFETY: the device handle came from NVML; writes one uint.
-        let status = unsafe { (self.clock)(self.device, NVML_CLOCK_SM, &mut mhz) };
-        if status != NVML_SUCCESS {
-            return None;
-        }
-        let reasons = self.reasons.and_then(|f| {
-            let mut bits: c_ulonglong = 0;
-            // SAFETY: as above; writes one u64.
-            (unsafe { f(self.device, &mut bits) } == NVML_SUCCESS).then_some(bits)
-        });
+        let sm_mhz = self.device.clock_mhz(Clock::Sm).ok()?;
         Some(ClockReading {
-            sm_mhz: mhz,
-            reasons,
+            sm_mhz,
+            reasons: self.device.clock_event_reasons().ok(),
         })
     }
 
     /// The clock throttling is judged against: the application SM clock where NVML
     /// reports it, else the maximum.
     pub fn reference_clock(&self) -> Option<ReferenceClock> {
-        let mut mhz: c_uint = 0;
-        // SAFETY: as in `read`.
-        let app = self.app_clock.filter(|f| {
-            let status = unsafe { f(self.device, NVML_CLOCK_SM, &mut mhz) };
-            status == NVML_SUCCESS && mhz > 0
-        });
-        match app {
-            Some(_) => Some(ReferenceClock {
+        match self.device.applications_clock_mhz(Clock::Sm) {
+            Ok(mhz) if mhz > 0 => Some(ReferenceClock {
                 mhz,
                 kind: "application clock",
             }),
-            None => self.max_sm_mhz().map(|mhz| ReferenceClock {
+            _ => self.max_sm_mhz().map(|mhz| ReferenceClock {
                 mhz,
                 kind: "maximum clock",
             }),
@@ -116,10 +69,7 @@ impl Nvml {
 
     /// The maximum SM clock (boost), MHz.
     pub fn max_sm_mhz(&self) -> Option<u32> {
-        let mut mhz: c_uint = 0;
-        // SAFETY: as in `read`.
-        let status = unsafe { (self.max_clock)(self.device, NVML_CLOCK_SM, &mut mhz) };
-        (status == NVML_SUCCESS).then_some(mhz)
+        self.device.max_clock_mhz(Clock::Sm).ok()
     }
 }
 
@@ -313,6 +263,6 @@ mod tests {
     #[test]
     fn opening_without_a_driver_is_an_error() {
         // On a machine with an NVIDIA driver this bus id does not exist either.
-        assert!(Nvml::open("ffffffff:ff:1f.7").is_err());
+        assert!(ClockReader::open("ffffffff:ff:1f.7").is_err());
     }
 }

@@ -12,54 +12,14 @@
 //! UNRESTRICTED` for application clocks); NVML's "no permission" is the usual refusal.
 
 use super::{ClockController, ClockPair, LockRefused, LockedClocks};
-use crate::system::telemetry::nvml::{
-    CUDA_DEVICE_ENV, Device, HandleByIndexFn, entry, list_devices, load_initialised, nvml_index_for,
+use crate::system::nvml::{
+    Clock, Device, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NvmlError, open_cuda_device,
 };
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::c_int;
 
-type ClockFn = unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int;
-type SetPairFn = unsafe extern "C" fn(Device, c_uint, c_uint) -> c_int;
-type ResetFn = unsafe extern "C" fn(Device) -> c_int;
-type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
-
-const NVML_SUCCESS: c_int = 0;
-const NVML_ERROR_NOT_SUPPORTED: c_int = 3;
-const NVML_ERROR_NO_PERMISSION: c_int = 4;
-const NVML_CLOCK_SM: c_uint = 1;
-const NVML_CLOCK_MEM: c_uint = 2;
-
-/// The entry points clock control uses. Reading is required; each setter is optional
-/// (older drivers lack the locked-clock pair), and a missing one is "not supported".
-#[derive(Clone, Copy)]
-struct Entries {
-    clock: ClockFn,
-    max_clock: ClockFn,
-    default_app_clock: Option<ClockFn>,
-    set_locked: Option<SetPairFn>,
-    reset_locked: Option<ResetFn>,
-    set_app: Option<SetPairFn>,
-    reset_app: Option<ResetFn>,
-    error_string: Option<ErrorStringFn>,
-}
-
-impl Entries {
-    /// Resolves the entry points in `lib`; the error names the first required one missing.
-    fn resolve(lib: &libloading::Library) -> Result<Entries, String> {
-        // SAFETY: each type matches NVML's C declaration of the symbol it is read as.
-        unsafe {
-            Ok(Entries {
-                clock: entry(lib, "nvmlDeviceGetClockInfo")?,
-                max_clock: entry(lib, "nvmlDeviceGetMaxClockInfo")?,
-                default_app_clock: entry(lib, "nvmlDeviceGetDefaultApplicationsClock").ok(),
-                set_locked: entry(lib, "nvmlDeviceSetGpuLockedClocks").ok(),
-                reset_locked: entry(lib, "nvmlDeviceResetGpuLockedClocks").ok(),
-                set_app: entry(lib, "nvmlDeviceSetApplicationsClocks").ok(),
-                reset_app: entry(lib, "nvmlDeviceResetApplicationsClocks").ok(),
-                error_string: entry(lib, "nvmlErrorString").ok(),
-            })
-        }
-    }
-}
+/// Reading is required; each setter is optional (older drivers lack the locked-clock
+/// pair), and a missing one is "not supported".
+pub(crate) const READS: &[&str] = &["nvmlDeviceGetClockInfo", "nvmlDeviceGetMaxClockInfo"];
 
 /// Which setter held the clock, so the restore undoes that one.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,83 +48,35 @@ pub fn refusal(status: c_int, call: &str, text: &str) -> LockRefused {
 
 /// One NVIDIA GPU's clocks.
 pub struct NvmlClocks {
-    // Keeps the library loaded while the function pointers are in use.
-    _lib: libloading::Library,
-    device: Device,
+    device: Device<'static>,
     name: String,
-    entries: Entries,
     locked_by: Option<Method>,
 }
-
-// SAFETY: NVML is thread-safe; the device handle is an opaque token.
-unsafe impl Send for NvmlClocks {}
 
 impl NvmlClocks {
     /// The GPU this process's CUDA benchmarks run on (`STACKBENCH_CUDA_DEVICE` among those
     /// `CUDA_VISIBLE_DEVICES` leaves, mapped to NVML as the telemetry maps it); the error
     /// says why not.
     pub fn open_cuda_device() -> Result<NvmlClocks, String> {
-        let ordinal = match std::env::var(CUDA_DEVICE_ENV) {
-            Ok(v) => v
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{CUDA_DEVICE_ENV}={v} is not a device number"))?,
-            Err(_) => 0,
-        };
-        let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
-        let order = std::env::var("CUDA_DEVICE_ORDER").ok();
-        let lib = load_initialised()?;
-        let entries = Entries::resolve(&lib)?;
-        // SAFETY: the symbol types match NVML's C declarations; NVML is initialised.
-        unsafe {
-            let by_index: HandleByIndexFn = entry(&lib, "nvmlDeviceGetHandleByIndex_v2")?;
-            let devices = list_devices(&lib, by_index)?;
-            let index = nvml_index_for(ordinal, visible.as_deref(), order.as_deref(), &devices)
-                .map_err(|why| format!("NVML: which GPU CUDA device {ordinal} is: {why}"))?;
-            let mut device: Device = std::ptr::null_mut();
-            let status = by_index(index as c_uint, &mut device);
-            if status != NVML_SUCCESS {
-                return Err(format!("NVML has no device {index} ({status})"));
-            }
-            let id = &devices[index];
-            Ok(NvmlClocks {
-                _lib: lib,
-                device,
-                name: format!("{} (NVML, {})", id.name, id.pci_bus_id),
-                entries,
-                locked_by: None,
-            })
-        }
+        let (device, id) = open_cuda_device()?;
+        device.nvml().require(READS).map_err(|e| e.to_string())?;
+        Ok(NvmlClocks {
+            device,
+            name: format!("{} (NVML, {})", id.name, id.pci_bus_id),
+            locked_by: None,
+        })
     }
+}
 
-    fn clock(&self, f: ClockFn, kind: c_uint) -> Result<u32, c_int> {
-        let mut mhz: c_uint = 0;
-        // SAFETY: the handle came from NVML; writes one uint.
-        let status = unsafe { f(self.device, kind, &mut mhz) };
-        if status == NVML_SUCCESS {
-            Ok(mhz)
-        } else {
-            Err(status)
+/// A setter's error as the lock sees it: `None` where the driver lacks the entry point
+/// (the lock then tries the other way), else the refusal.
+fn refused_by(error: NvmlError) -> Option<(LockRefused, Option<c_int>)> {
+    match error {
+        NvmlError::MissingEntry(_) => None,
+        NvmlError::Status { call, status, text } => {
+            Some((refusal(status, call, &text), Some(status)))
         }
-    }
-
-    fn text(&self, status: c_int) -> String {
-        let Some(f) = self.entries.error_string else {
-            return String::new();
-        };
-        // SAFETY: nvmlErrorString returns a static NUL-terminated string (or null).
-        unsafe {
-            let p = f(status);
-            if p.is_null() {
-                return String::new();
-            }
-            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
-        }
-    }
-
-    fn set(&self, f: SetPairFn, a: u32, b: u32) -> c_int {
-        // SAFETY: the handle came from NVML; two MHz values by value.
-        unsafe { f(self.device, a, b) }
+        other => Some((LockRefused::Failed(other.to_string()), None)),
     }
 }
 
@@ -174,13 +86,10 @@ impl ClockController for NvmlClocks {
     }
 
     fn read(&self) -> Result<ClockPair, String> {
-        let sm = self.clock(self.entries.clock, NVML_CLOCK_SM);
-        let memory = self.clock(self.entries.clock, NVML_CLOCK_MEM);
-        if let (Err(a), Err(_)) = (sm, memory) {
-            return Err(format!(
-                "nvmlDeviceGetClockInfo returned {a}: {}",
-                self.text(a)
-            ));
+        let sm = self.device.clock_mhz(Clock::Sm);
+        let memory = self.device.clock_mhz(Clock::Memory);
+        if let (Err(e), Err(_)) = (&sm, &memory) {
+            return Err(e.to_string());
         }
         Ok(ClockPair {
             sm_mhz: sm.ok(),
@@ -189,14 +98,10 @@ impl ClockController for NvmlClocks {
     }
 
     fn lock(&mut self) -> Result<LockedClocks, LockRefused> {
-        let e = self.entries;
-        let default_sm = e
-            .default_app_clock
-            .and_then(|f| self.clock(f, NVML_CLOCK_SM).ok());
-        let default_mem = e
-            .default_app_clock
-            .and_then(|f| self.clock(f, NVML_CLOCK_MEM).ok());
-        let max_sm = self.clock(e.max_clock, NVML_CLOCK_SM).ok();
+        let d = self.device;
+        let default_sm = d.default_applications_clock_mhz(Clock::Sm).ok();
+        let default_mem = d.default_applications_clock_mhz(Clock::Memory).ok();
+        let max_sm = d.max_clock_mhz(Clock::Sm).ok();
         let sm = target_sm_mhz(default_sm, max_sm).ok_or_else(|| {
             LockRefused::Unsupported("NVML reports neither a default nor a maximum SM clock".into())
         })?;
@@ -205,9 +110,8 @@ impl ClockController for NvmlClocks {
              nvmlDeviceSetApplicationsClocks"
                 .into(),
         );
-        if let Some(set) = e.set_locked {
-            let status = self.set(set, sm, sm);
-            if status == NVML_SUCCESS {
+        match self.device.set_gpu_locked_clocks(sm, sm) {
+            Ok(()) => {
                 self.locked_by = Some(Method::LockedClocks);
                 return Ok(LockedClocks {
                     sm_mhz: sm,
@@ -215,50 +119,47 @@ impl ClockController for NvmlClocks {
                     method: "nvmlDeviceSetGpuLockedClocks".into(),
                 });
             }
-            refused = refusal(status, "nvmlDeviceSetGpuLockedClocks", &self.text(status));
-            // Only "not supported" falls through to application clocks: a refused permission
-            // would be refused there too.
-            if status != NVML_ERROR_NOT_SUPPORTED {
-                return Err(refused);
+            Err(e) => {
+                if let Some((why, status)) = refused_by(e) {
+                    // Only "not supported" falls through to application clocks: a refused
+                    // permission would be refused there too.
+                    if status != Some(NVML_ERROR_NOT_SUPPORTED) {
+                        return Err(why);
+                    }
+                    refused = why;
+                }
             }
         }
-        if let (Some(set), Some(memory)) = (e.set_app, default_mem) {
-            let status = self.set(set, memory, sm);
-            if status == NVML_SUCCESS {
-                self.locked_by = Some(Method::ApplicationClocks);
-                return Ok(LockedClocks {
-                    sm_mhz: sm,
-                    memory_mhz: Some(memory),
-                    method: "nvmlDeviceSetApplicationsClocks".into(),
-                });
+        if let Some(memory) = default_mem {
+            match self.device.set_applications_clocks(memory, sm) {
+                Ok(()) => {
+                    self.locked_by = Some(Method::ApplicationClocks);
+                    return Ok(LockedClocks {
+                        sm_mhz: sm,
+                        memory_mhz: Some(memory),
+                        method: "nvmlDeviceSetApplicationsClocks".into(),
+                    });
+                }
+                Err(e) => {
+                    if let Some((why, _)) = refused_by(e) {
+                        refused = why;
+                    }
+                }
             }
-            refused = refusal(
-                status,
-                "nvmlDeviceSetApplicationsClocks",
-                &self.text(status),
-            );
         }
         Err(refused)
     }
 
     fn restore(&mut self) -> Result<(), String> {
-        let (reset, call) = match self.locked_by.take() {
+        let reset = match self.locked_by.take() {
             None => return Ok(()),
-            Some(Method::LockedClocks) => {
-                (self.entries.reset_locked, "nvmlDeviceResetGpuLockedClocks")
-            }
-            Some(Method::ApplicationClocks) => {
-                (self.entries.reset_app, "nvmlDeviceResetApplicationsClocks")
-            }
+            Some(Method::LockedClocks) => self.device.reset_gpu_locked_clocks(),
+            Some(Method::ApplicationClocks) => self.device.reset_applications_clocks(),
         };
-        let reset = reset.ok_or_else(|| format!("{call} is missing from this NVML"))?;
-        // SAFETY: the handle came from NVML.
-        let status = unsafe { reset(self.device) };
-        if status == NVML_SUCCESS {
-            Ok(())
-        } else {
-            Err(format!("{call} returned {status}: {}", self.text(status)))
-        }
+        reset.map_err(|e| match e {
+            NvmlError::MissingEntry(call) => format!("{call} is missing from this NVML"),
+            other => other.to_string(),
+        })
     }
 }
 
@@ -290,7 +191,12 @@ mod tests {
         // which one is missing instead of crashing on a null pointer.
         // SAFETY: loading the C library already mapped into this process runs nothing new.
         let libc = unsafe { libloading::Library::new("libc.so.6") }.expect("libc loads");
-        let error = Entries::resolve(&libc).err().expect("libc is not NVML");
+        // SAFETY: libc has none of NVML's symbol names, so no entry point's type is used.
+        let nvml = unsafe { crate::system::nvml::Nvml::resolve(libc) };
+        let error = nvml
+            .require(READS)
+            .expect_err("libc is not NVML")
+            .to_string();
         assert!(error.contains("nvmlDeviceGetClockInfo"), "{error}");
     }
 

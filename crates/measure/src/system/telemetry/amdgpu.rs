@@ -115,7 +115,7 @@ fn pci_of(card: &Path) -> Option<String> {
                 .ok()
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         })
-        .map(|p| super::nvml::normalise_pci_bus_id(&p))
+        .map(|p| crate::system::nvml::normalise_pci_bus_id(&p))
 }
 
 /// The files of one AMD card.
