@@ -100,9 +100,12 @@ pub const TABLE: &[Row] = &[
     },
 ];
 
+/// How a [`FileLayer`] finds its config (discovery, `--config`, or one already loaded).
+type LoadConfig<'a> = Box<dyn FnOnce() -> anyhow::Result<Config> + 'a>;
+
 /// The config file layer: loaded at most once, and only when a setting falls through to it.
 pub struct FileLayer<'a> {
-    load: std::cell::Cell<Option<Box<dyn FnOnce() -> anyhow::Result<Config> + 'a>>>,
+    load: std::cell::Cell<Option<LoadConfig<'a>>>,
     config: OnceCell<Config>,
 }
 

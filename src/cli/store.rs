@@ -106,10 +106,11 @@ impl RunsLocation {
         Ok(Config::discover(self.config.as_deref())?)
     }
 
-    /// The results directory and its store: `--results` > the config's `results_dir`, and
+    /// The results directory and its store: `--results` > `$STACKBENCH_RESULTS_DIR` > the
+    /// config's `results_dir`, and
     /// `--store` > `$STACKBENCH_STORE` > the config's `store`.
     pub fn open(&self, config: &Config) -> anyhow::Result<(PathBuf, RunStore)> {
-        let results = crate::cli::settings::results_dir_of(self.results.clone(), &config);
+        let results = crate::cli::settings::results_dir_of(self.results.clone(), config);
         let store = store_for(&results, self.store.as_deref(), config)?;
         Ok((results, store))
     }
