@@ -21,7 +21,8 @@ pub struct AckArgs {
     /// else the latest run that measured the benchmark]
     #[arg(long)]
     pub run: Option<String>,
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
 }
 

@@ -2,9 +2,8 @@
 //! [`crate::gate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
 //! then the report (a table, or bisect.json's content with `--format json`) on stdout.
 
-use super::gate::{
-    CpuList, DEFAULT_CRITERION_ARGS, DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT, ProfileArgs,
-};
+use super::gate::{CpuList, DEFAULT_CRITERION_ARGS, ProfileArgs};
+use super::settings::{self, FileLayer};
 use crate::analysis::Outcome;
 use crate::gate::bisect::{
     BisectError, BisectOptions, BisectReport, BisectResult, run_bisect, text,
@@ -69,14 +68,18 @@ pub struct BisectArgs {
     #[arg(long)]
     pub filter: Option<String>,
     /// What a benchmark's number is: wall time over rounds, or instructions under Callgrind
-    #[arg(long, value_name = "time|instructions", value_parser = parse_measure, default_value = "time")]
-    pub measure: Measure,
-    /// Smallest slowdown, in percent, that counts as a regression
-    #[arg(long, default_value_t = DEFAULT_THRESHOLD_PERCENT)]
-    pub threshold: f64,
-    /// Full rounds per step (each runs both sides, in ABBA order)
-    #[arg(long, default_value_t = DEFAULT_ROUNDS)]
-    pub rounds: usize,
+    /// [default: $STACKBENCH_MEASURE, else `[gate] measure` in stackbench.toml, else time]
+    #[arg(long, value_name = "time|instructions", value_parser = parse_measure)]
+    pub measure: Option<Measure>,
+    /// Smallest slowdown, in percent, that counts as a regression [default:
+    /// $STACKBENCH_GATE_THRESHOLD_PERCENT, else `[gate] threshold_percent` in stackbench.toml,
+    /// else 5, or 1 with --measure instructions]
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// Full rounds per step (each runs both sides, in ABBA order) [default:
+    /// $STACKBENCH_GATE_ROUNDS, else `[gate] rounds` in stackbench.toml, else 4]
+    #[arg(long)]
+    pub rounds: Option<usize>,
     /// Rounds in all per step, counting those that re-measure what is still unsure
     #[arg(long, default_value_t = 10)]
     pub max_rounds: usize,
@@ -106,6 +109,15 @@ fn parse_measure(text: &str) -> Result<Measure, String> {
 }
 
 pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
+    // The gate's settings mean the same here (each step is the gate's judgement), so they
+    // come from the same flag, variable and `[gate]` key.
+    let file = FileLayer::new(|| {
+        crate::config::Config::discover(None)
+            .context("cannot take bisect's settings from the config")
+    });
+    let measure = settings::measure(args.measure, &file)?.value;
+    let threshold = settings::threshold(args.threshold, &file, measure)?.value;
+    let rounds = settings::rounds(args.rounds, &file)?.value;
     let criterion_args = if args.criterion_args.is_empty() {
         DEFAULT_CRITERION_ARGS
             .iter()
@@ -119,9 +131,9 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
         bad: args.bad,
         benches: args.benches,
         filter: args.filter,
-        measure: args.measure,
-        threshold_percent: args.threshold,
-        rounds: args.rounds,
+        measure,
+        threshold_percent: threshold,
+        rounds,
         max_rounds: args.max_rounds,
         criterion_args,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),

@@ -1,8 +1,10 @@
 //! `analyze-trends compare`: two Criterion baselines or recorded runs judged against each
 //! other, the verdict kept in the history and printed as a table, Markdown or JSON.
 
+use super::settings::{self, FileLayer};
 use crate::analysis::{CompareOptions, Outcome, Side, VerdictRule, compare};
 use crate::criterion_output::CriterionTree;
+use crate::harness::measure::Measure;
 use crate::report::comparison::COMPARISON_FORMATS;
 use crate::report::writer::{Format, ReportWriter};
 use crate::results::{RunRecord, RunStore, keep_comparison_verdict, run_for_comparison};
@@ -28,11 +30,14 @@ pub struct CompareArgs {
     pub candidate: String,
     #[arg(long)]
     pub criterion_dir: Option<PathBuf>,
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
-    /// Smallest slowdown, in percent, that fails the gate
-    #[arg(long, default_value_t = 5.0)]
-    pub threshold: f64,
+    /// Smallest slowdown, in percent, that fails the gate [default:
+    /// $STACKBENCH_GATE_THRESHOLD_PERCENT, else `[gate] threshold_percent` in stackbench.toml,
+    /// else 5]
+    #[arg(long)]
+    pub threshold: Option<f64>,
     /// Only benchmarks whose full id matches this regular expression
     #[arg(long)]
     pub filter: Option<String>,
@@ -111,11 +116,13 @@ fn load_sides(args: &CompareArgs, store: &RunStore) -> anyhow::Result<(RunRecord
 }
 
 pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
-    if !(args.threshold.is_finite() && args.threshold >= 0.0) {
-        bail!(
-            "--threshold must be a non-negative number of percent, not {}",
-            args.threshold
-        );
+    // The config first: a broken file is named before any run is read.
+    let config = crate::config::Config::discover(args.config.as_deref())
+        .context("cannot read the [accuracy] rules")?;
+    // The same threshold as the gate's: `compare` is the gate's judgement of stored runs.
+    let threshold = settings::threshold(args.threshold, &FileLayer::of(&config), Measure::Time)?;
+    if !(threshold.value.is_finite() && threshold.value >= 0.0) {
+        bail!("--threshold must be a non-negative number of percent, not {threshold}");
     }
     let filter = args
         .filter
@@ -123,16 +130,13 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         .map(regex::Regex::new)
         .transpose()
         .context("--filter is not a valid regular expression")?;
-    // The config first: a broken file is named before any run is read.
-    let accuracy_rules = crate::config::Config::discover(args.config.as_deref())
-        .context("cannot read the [accuracy] rules")?
-        .accuracy_rules();
+    let accuracy_rules = config.accuracy_rules();
     let store = crate::cli::store::open_store(&args.results);
     let (base, cand) = load_sides(&args, &store)?;
     let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
     let options = CompareOptions {
         rule: VerdictRule {
-            threshold_percent: args.threshold,
+            threshold_percent: threshold.value,
             ..VerdictRule::default()
         },
         filter,

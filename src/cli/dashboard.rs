@@ -34,9 +34,7 @@ pub enum ViewError {
 /// Where the runs and prices come from, shared by `show` and `dashboard`.
 #[derive(Debug, Args)]
 pub struct ViewSources {
-    /// The results directory (runs are read through its store) [default: the config's
-    /// results_dir, else benchmark_results]
-    #[arg(long)]
+    #[arg(long, help = crate::cli::settings::RESULTS_HELP)]
     pub results: Option<PathBuf>,
     /// The config file (results_dir, [prices]) [default: $STACKBENCH_CONFIG, else
     /// ./stackbench.toml when present]
@@ -115,10 +113,7 @@ fn load(
     } else {
         Config::default()
     };
-    let results = sources
-        .results
-        .clone()
-        .unwrap_or_else(|| config.results_dir());
+    let results = crate::cli::settings::results_dir_of(sources.results.clone(), &config);
     let store = crate::cli::store::store_for(&results, sources.store.as_deref(), &config)
         .map_err(ViewError::Store)?;
     let mut data = match Dashboard::load(&store, run, compare) {

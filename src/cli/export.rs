@@ -17,7 +17,8 @@ pub struct ExportArgs {
     /// What to print the rows as
     #[arg(long, value_parser = Format::parser(EXPORT_FORMATS), default_value_t = Format::Csv)]
     pub format: Format,
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
 }
 

@@ -5,8 +5,9 @@
 //! [--results DIR] [--measure time|instructions] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]...
 //! [--accept-unsure SHA [--accept-unsure-label LABEL]] [-- CRITERION_ARGS...]`
 
+use super::settings::{self, FileLayer};
 use crate::analysis::Outcome;
-use crate::config::precedence::{Resolved, Setting, resolve};
+use crate::config::precedence::Resolved;
 use crate::gate::GateComparison;
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::harness::measure::Measure;
@@ -23,37 +24,12 @@ use std::path::PathBuf;
 /// (3 s + 5 s) of both sides costs.
 pub const DEFAULT_CRITERION_ARGS: &[&str] = &["--warm-up-time", "1", "--measurement-time", "1"];
 
-/// Full rounds when no flag, variable or file sets them.
-pub const DEFAULT_ROUNDS: usize = 4;
-/// The threshold, in percent, when no flag, variable or file sets it (`compare`'s default).
-pub const DEFAULT_THRESHOLD_PERCENT: f64 = 5.0;
+pub use super::settings::{DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
 
-const ROUNDS: Setting = Setting {
-    flag: "--rounds",
-    env: "STACKBENCH_GATE_ROUNDS",
-    file_key: "[gate] rounds",
-};
-const MEASURE: Setting = Setting {
-    flag: "--measure",
-    env: "STACKBENCH_MEASURE",
-    file_key: "[gate] measure",
-};
-/// The gate's results directory. Its default differs from the other commands'
-/// (`benchmark_results`): the gate mostly runs in someone else's crate, and must not
-/// leave a directory in its working tree.
-const RESULTS: Setting = Setting {
-    flag: "--results",
-    env: "STACKBENCH_RESULTS_DIR",
-    file_key: "results_dir",
-};
-/// Where the gate records both sides when no flag, variable or file names a directory.
+/// Where the gate records both sides when no flag, variable or file names a directory. Its
+/// default differs from the other commands' (`benchmark_results`): the gate mostly runs in
+/// someone else's crate, and must not leave a directory in its working tree.
 pub const DEFAULT_RESULTS_DIR: &str = "target/stackbench-gate/results";
-
-const THRESHOLD: Setting = Setting {
-    flag: "--threshold",
-    env: "STACKBENCH_GATE_THRESHOLD_PERCENT",
-    file_key: "[gate] threshold_percent",
-};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -205,74 +181,17 @@ struct GateSettings {
 }
 
 /// The gate's rounds, threshold, results directory and measure, each by one precedence: flag >
-/// environment > file > default ([`crate::config::precedence`]). The config file is read
-/// only when a flag and the environment leave a setting open.
+/// environment > file > default ([`super::settings`]). The config file is read only when a
+/// flag and the environment leave a setting open.
 fn gate_settings(args: &GateArgs) -> anyhow::Result<GateSettings> {
-    let config = std::cell::OnceCell::new();
-    let file = || -> anyhow::Result<&crate::config::Config> {
-        if config.get().is_none() {
-            let loaded = crate::config::Config::discover(None)
-                .context("cannot take the gate's settings from the config")?;
-            let _ = config.set(loaded);
-        }
-        Ok(config.get().expect("set just above"))
-    };
-    let path = |c: &crate::config::Config| {
-        c.source
-            .clone()
-            .unwrap_or_else(|| crate::config::CONFIG_FILE.into())
-    };
-    let rounds = resolve(
-        ROUNDS,
-        args.rounds,
-        || {
-            let c = file()?;
-            Ok::<_, anyhow::Error>(c.gate().rounds.map(|r| (r as usize, path(c))))
-        },
-        DEFAULT_ROUNDS,
-    )?;
-    let threshold = resolve(
-        THRESHOLD,
-        args.threshold,
-        || {
-            let c = file()?;
-            Ok::<_, anyhow::Error>(c.gate().threshold_percent.map(|t| (t, path(c))))
-        },
-        DEFAULT_THRESHOLD_PERCENT,
-    )?;
-    let measure = resolve(
-        MEASURE,
-        args.measure,
-        || {
-            let c = file()?;
-            let Some(text) = &c.gate().measure else {
-                return Ok::<_, anyhow::Error>(None);
-            };
-            let measure = text
-                .parse::<Measure>()
-                .with_context(|| format!("{} in {}", MEASURE.file_key, path(c).display()))?;
-            Ok(Some((measure, path(c))))
-        },
-        Measure::Time,
-    )?;
-    // Counting mode's own default threshold (1 %): a count does not move with noise, so the
-    // time mode's 5 % would hide real changes.
-    let threshold = match (measure.value, &threshold.source) {
-        (Measure::Instructions, crate::config::precedence::Source::Default) => Resolved {
-            value: crate::harness::measure::verdict::DEFAULT_THRESHOLD * 100.0,
-            source: threshold.source,
-        },
-        _ => threshold,
-    };
-    let results = resolve(
-        RESULTS,
-        args.results.clone(),
-        || {
-            let c = file()?;
-            Ok::<_, anyhow::Error>(c.results_dir.clone().map(|r| (r, path(c))))
-        },
-        PathBuf::from(DEFAULT_RESULTS_DIR),
-    )?;
+    let file = FileLayer::new(|| {
+        crate::config::Config::discover(None)
+            .context("cannot take the gate's settings from the config")
+    });
+    let rounds = settings::rounds(args.rounds, &file)?;
+    let measure = settings::measure(args.measure, &file)?;
+    let threshold = settings::threshold(args.threshold, &file, measure.value)?;
+    let results = settings::results_dir(args.results.clone(), &file, DEFAULT_RESULTS_DIR)?;
     Ok(GateSettings {
         rounds,
         threshold,

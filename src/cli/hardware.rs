@@ -23,8 +23,8 @@ format is documented in stackbench.example.toml and src/config/prices.rs):
   [prices.devices]
   \"H100 80GB HBM3\" = 2.49   # exact device name, else the longest key the name contains")]
 pub struct HardwareArgs {
-    /// Results directory holding runs/ (from every machine)
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
     /// What to print the report as (`md` for short)
     #[arg(long, value_parser = Format::parser(HARDWARE_FORMATS), default_value_t = Format::Table)]

@@ -14,7 +14,8 @@ pub struct ImportArgs {
     /// Run files, directories of them, or results directories (their `runs/`)
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
 }
 

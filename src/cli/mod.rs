@@ -22,6 +22,7 @@ pub mod report;
 pub mod results_default;
 pub mod runs;
 pub mod serve;
+pub mod settings;
 pub mod simulate;
 pub mod stackbench;
 pub mod store;

@@ -19,7 +19,8 @@ pub struct RecordArgs {
     pub criterion_dir: Option<PathBuf>,
     #[arg(long, default_value = "new")]
     pub baseline: String,
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
     #[arg(long)]
     pub label: Option<String>,

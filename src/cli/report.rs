@@ -15,8 +15,8 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Results directory
-    #[arg(default_value = "benchmark_results")]
+    #[arg(default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub dir: PathBuf,
     /// Exit 1 when any benchmark's history shows a recent regression
     #[arg(long)]

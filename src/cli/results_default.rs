@@ -1,18 +1,21 @@
-//! The results directory of `analyze-trends` when `--results` is not given: the config's
-//! `results_dir` (stackbench.toml, as `stackbench validate` reads it), else
-//! `benchmark_results`. Without this, a machine whose config names another directory
-//! would record there through `run_benchmarks.sh` and `validate` but query an empty
-//! `benchmark_results` through every `analyze-trends` subcommand.
+//! The config layer of `analyze-trends`: the results directory of a command whose
+//! `--results` was left out is resolved after parsing by the one rule of
+//! [`super::settings`]: `$STACKBENCH_RESULTS_DIR`, else the config's `results_dir`
+//! (stackbench.toml, as `stackbench validate` reads it), else `benchmark_results`. Without
+//! this, a machine whose config names another directory would record there through
+//! `run_benchmarks.sh` and `validate` but query an empty `benchmark_results` through every
+//! `analyze-trends` subcommand.
 //!
-//! clap's declared default stays `benchmark_results` (so `--help` and a missing config keep
-//! today's behaviour); after parsing, an argument that clap filled from its default is
-//! replaced by the config's directory. The config is read only then, so a command given
-//! `--results` never depends on the config file.
+//! clap keeps `benchmark_results` as its declared default only to tell "left out" from
+//! "given" (its value source); `--help` states the whole chain instead
+//! ([`super::settings::RESULTS_HELP`]). The config is read only when the flag and the
+//! environment leave the directory open, so a command given `--results` never depends on
+//! the config file.
 //!
-//! `gate` is the exception: it runs in other people's crates, so its default is under
-//! `target/` and it resolves the directory itself (`cli/gate.rs`).
+//! `gate` resolves its own, with the same rule and another default (`cli/gate.rs`).
 
 use super::analyze_trends::{Cli, Command};
+use super::settings::{self, FileLayer};
 use crate::config::{Config, ConfigError};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
@@ -25,8 +28,8 @@ pub enum ParseError {
     #[error(transparent)]
     Usage(#[from] clap::Error),
     /// The config that would name the results directory is unreadable or invalid.
-    #[error("cannot take the results directory from the config: {0}")]
-    Config(#[from] ConfigError),
+    #[error("cannot take the results directory from the config: {0:#}")]
+    Config(anyhow::Error),
 }
 
 /// Parses `args` (program name first) and applies the config's `results_dir` where the
@@ -43,7 +46,10 @@ where
     let matches = Cli::command().try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
     if let Some(results) = defaulted_results(&mut cli, &matches) {
-        *results = config()?.results_dir();
+        let file = FileLayer::new(|| Ok(config()?));
+        *results = settings::results_dir(None, &file, settings::DEFAULT_RESULTS_DIR)
+            .map_err(ParseError::Config)?
+            .value;
     }
     Ok(cli)
 }

@@ -25,8 +25,7 @@ every write answers 403. The JSON API is documented in docs/api.md.
 
 Exit codes: 2 bad input (an unreadable store, a bad address or token file); it serves until killed.")]
 pub struct ServeArgs {
-    /// The results directory [default: the config's results_dir, else benchmark_results]
-    #[arg(long)]
+    #[arg(long, help = crate::cli::settings::RESULTS_HELP)]
     pub results: Option<PathBuf>,
     /// The config file (results_dir) [default: $STACKBENCH_CONFIG, else ./stackbench.toml
     /// when present]
@@ -81,7 +80,7 @@ fn prepare(args: &ServeArgs) -> anyhow::Result<(ServeConfig, std::net::TcpListen
     let write_token = WriteToken::resolve(args.write_token_file.as_deref())?;
     // The config may name the results directory and the store.
     let config = Config::discover(args.config.as_deref())?;
-    let results = args.results.clone().unwrap_or_else(|| config.results_dir());
+    let results = crate::cli::settings::results_dir_of(args.results.clone(), &config);
     let (store, store_label) = open_store(
         &results,
         args.store.as_deref(),

@@ -19,19 +19,16 @@ use std::sync::OnceLock;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
     /// What to print the rows as
     #[arg(long, value_parser = Format::parser(ROW_FORMATS), default_value_t = Format::Table)]
     pub format: Format,
 }
 
-/// The store setting's names in each place it can come from.
-pub const STORE_SETTING: Setting = Setting {
-    flag: "--store",
-    env: "STACKBENCH_STORE",
-    file_key: "store",
-};
+/// The store setting's names in each place it can come from ([`super::settings::TABLE`]).
+pub const STORE_SETTING: Setting = super::settings::STORE;
 
 /// A store choice: a URL, or the results directory's own SQLite file (`None`).
 #[derive(Clone, Debug, PartialEq)]
@@ -96,8 +93,7 @@ pub struct RunsLocation {
     /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Results directory (default: the config's results_dir, else benchmark_results)
-    #[arg(long)]
+    #[arg(long, help = super::settings::RESULTS_HELP)]
     pub results: Option<PathBuf>,
     /// The store: `sqlite:PATH` or `postgres://user@host/db`
     #[arg(long, value_name = "URL")]
@@ -110,10 +106,11 @@ impl RunsLocation {
         Ok(Config::discover(self.config.as_deref())?)
     }
 
-    /// The results directory and its store: `--results` > the config's `results_dir`, and
+    /// The results directory and its store: `--results` > `$STACKBENCH_RESULTS_DIR` > the
+    /// config's `results_dir`, and
     /// `--store` > `$STACKBENCH_STORE` > the config's `store`.
     pub fn open(&self, config: &Config) -> anyhow::Result<(PathBuf, RunStore)> {
-        let results = self.results.clone().unwrap_or_else(|| config.results_dir());
+        let results = crate::cli::settings::results_dir_of(self.results.clone(), config);
         let store = store_for(&results, self.store.as_deref(), config)?;
         Ok((results, store))
     }

@@ -27,8 +27,8 @@ pub enum StoreCommand {
 
 #[derive(Args, Debug)]
 pub struct MigrateArgs {
-    /// The results directory whose own store is migrated when no store URL is set.
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
 }
 

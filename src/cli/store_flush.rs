@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 /// the global `--store`.
 #[derive(Args, Debug)]
 pub struct FlushArgs {
-    /// The results directory whose spool/ is delivered.
-    #[arg(long, default_value = "benchmark_results")]
+    #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
+          help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
 }
 

@@ -30,8 +30,7 @@ pub struct ValidateArgs {
     /// A stored run (id, latest, previous or a file) to show before/after deltas against
     #[arg(long)]
     pub compare_to: Option<String>,
-    /// Results directory (default: the config's results_dir, else benchmark_results)
-    #[arg(long)]
+    #[arg(long, help = crate::cli::settings::RESULTS_HELP)]
     pub results: Option<PathBuf>,
     /// The store: `sqlite:PATH` or `postgres://user@host/db` (default: $STACKBENCH_STORE,
     /// else the config's `store`, else <results>/stackbench.db)
@@ -68,7 +67,7 @@ pub fn main(args: ValidateArgs) -> ExitCode {
 fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
     let config = Config::discover(args.config.as_deref())?;
     let suite = config.suite(&args.suite)?;
-    let results_dir = args.results.clone().unwrap_or_else(|| config.results_dir());
+    let results_dir = crate::cli::settings::results_dir_of(args.results.clone(), &config);
     let store = crate::cli::store::store_for(&results_dir, args.store.as_deref(), &config)?;
     let before = match &args.compare_to {
         Some(name) => Some(store.resolve(name).context("--compare-to")?),
