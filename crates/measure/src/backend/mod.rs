@@ -244,10 +244,11 @@ pub trait Backend {
 }
 
 /// A backend as the peer a family opens its workloads on: the CPU, or any GPU through the
-/// one [`gpu::GpuBackend`] seam CUDA and ROCm share. A family's module matches on it once
-/// and says how each opens the family's workload, so the [`Backend`] trait carries no
-/// method per family; a backend that is neither (a later Vulkan one may be a GPU backend)
-/// adds a variant here, and the compiler lists every family that must say how it runs.
+/// one [`gpu::GpuBackend`] seam CUDA and ROCm share. A family's module says how each opens
+/// the family's workload, so the [`Backend`] trait carries no method per family. A backend
+/// that is a `GpuBackend` (a later Vulkan one can be) runs every shared family as it is; one
+/// that is neither adds a variant here and its arm in `family::on_every_peer!`, and the
+/// compiler then lists each family trait it must implement.
 pub enum Peer<'b> {
     Cpu(&'b cpu::CpuBackend),
     Gpu(&'b dyn gpu::GpuBackend),

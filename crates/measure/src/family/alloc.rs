@@ -5,13 +5,13 @@
 //! allocator calls. Patterns and sizes live in `workload::alloc`; torch's allocators run
 //! through the Python worker (`components::alloc`), which the bench target adds after this.
 
-use super::{BenchFamily, Case, Peer};
+use super::Case;
 use crate::backend::cpu::{CpuBackend, alloc::HostAllocWorkload};
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, BackendError, BackendKind, TimedWorkload};
 use crate::workload::Suite;
 use crate::workload::alloc::{self as patterns, AllocPattern};
-use crate::workload::family::{self, Family};
+use crate::workload::family;
 use criterion::Throughput;
 
 /// The allocation family (the native allocators; torch's are the bench target's addition).
@@ -69,18 +69,7 @@ impl<T: GpuBackend + ?Sized> AllocBackend for T {
     }
 }
 
-impl BenchFamily for Alloc {
-    fn family(&self) -> &'static Family {
-        &family::ALLOC
-    }
-
-    fn cases<'b>(&self, backend: &'b dyn Backend, suite: Suite) -> Vec<Case<'b>> {
-        match backend.peer() {
-            Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
-            Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
-        }
-    }
-}
+on_every_peer!(Alloc, family::ALLOC);
 
 fn cases_on<'b, B: AllocBackend + ?Sized>(
     backend: &'b dyn Backend,

@@ -4,12 +4,12 @@
 //! throughput 4·B·S²·H·D FLOPs (half when causal). Shapes, FLOPs and the reference live in
 //! `workload::attention`; each record notes the kernel's memory.
 
-use super::{BenchFamily, Case, Peer};
+use super::Case;
 use crate::backend::cpu::{CpuBackend, attention::CpuAttention};
 use crate::backend::gpu::{GpuBackend, attention as gpu_attention, axes};
 use crate::backend::{Backend, BackendError, TimedWorkload};
 use crate::workload::attention::{self as attn, AttentionKernel, AttentionShape};
-use crate::workload::family::{self, Family};
+use crate::workload::family;
 use crate::workload::{DType, Suite};
 use criterion::Throughput;
 
@@ -78,18 +78,7 @@ impl<T: GpuBackend + ?Sized> AttentionBackend for T {
     }
 }
 
-impl BenchFamily for Attention {
-    fn family(&self) -> &'static Family {
-        &family::ATTENTION
-    }
-
-    fn cases<'b>(&self, backend: &'b dyn Backend, suite: Suite) -> Vec<Case<'b>> {
-        match backend.peer() {
-            Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
-            Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
-        }
-    }
-}
+on_every_peer!(Attention, family::ATTENTION);
 
 fn cases_on<'b, B: AttentionBackend + ?Sized>(
     backend: &'b dyn Backend,

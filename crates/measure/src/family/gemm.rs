@@ -4,11 +4,11 @@
 //! reference live in `workload::gemm`; the kernels in `backend/cpu` (the `gemm` crate, the
 //! int8 kernels) and each GPU vendor's BLAS.
 
-use super::{BenchFamily, Case, Peer};
+use super::Case;
 use crate::backend::cpu::{CpuBackend, gemm::CpuGemm, gemm_int8::CpuInt8Gemm};
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, BackendError, TimedWorkload, sub_byte_gemm_skip};
-use crate::workload::family::{self, Family};
+use crate::workload::family;
 use crate::workload::gemm::{self as axes, GemmShape, in_quick_suite};
 use crate::workload::{DType, Suite};
 use criterion::Throughput;
@@ -77,18 +77,7 @@ impl<T: GpuBackend + ?Sized> GemmBackend for T {
     }
 }
 
-impl BenchFamily for Gemm {
-    fn family(&self) -> &'static Family {
-        &family::GEMM
-    }
-
-    fn cases<'b>(&self, backend: &'b dyn Backend, suite: Suite) -> Vec<Case<'b>> {
-        match backend.peer() {
-            Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
-            Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
-        }
-    }
-}
+on_every_peer!(Gemm, family::GEMM);
 
 fn cases_on<'b, B: GemmBackend + ?Sized>(
     backend: &'b dyn Backend,

@@ -5,11 +5,11 @@
 //! `memory_bandwidth/<backend>/{h2d,d2h}_{pinned,pageable}|d2d/<bytes>`. Sizes follow each
 //! device's caches (`backend::cpu::stream_sizes_for`, `backend::gpu::stream::sizes`).
 
-use super::{BenchFamily, Case, Peer};
+use super::Case;
 use crate::backend::cpu::{CpuBackend, stream::CpuStream, stream_sizes_for};
 use crate::backend::gpu::{GpuBackend, stream as gpu_stream};
 use crate::backend::{Backend, BackendError, TimedWorkload};
-use crate::workload::family::{self, Family};
+use crate::workload::family;
 use crate::workload::ids::format_bytes_id;
 use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
 use crate::workload::{BenchId, StreamKernel, Suite, stream};
@@ -106,18 +106,7 @@ impl<T: GpuBackend + ?Sized> BandwidthBackend for T {
     }
 }
 
-impl BenchFamily for MemoryBandwidth {
-    fn family(&self) -> &'static Family {
-        &family::MEMORY_BANDWIDTH
-    }
-
-    fn cases<'b>(&self, backend: &'b dyn Backend, suite: Suite) -> Vec<Case<'b>> {
-        match backend.peer() {
-            Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
-            Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
-        }
-    }
-}
+on_every_peer!(MemoryBandwidth, family::MEMORY_BANDWIDTH);
 
 fn cases_on<'b, B: BandwidthBackend + ?Sized>(
     backend: &'b dyn Backend,

@@ -16,6 +16,31 @@
 //! their ids come from what a worker or compiler reports at run time, not from axes known
 //! before the run, so they keep their own loops in `components/`.
 
+/// The [`BenchFamily`] of a family whose module states a capability trait every peer
+/// implements and a generic `cases_on(backend, on, suite)`: the one match on
+/// [`Backend::peer`] every such family needs, written once, so a new kind of peer is one arm
+/// here rather than one in each family.
+macro_rules! on_every_peer {
+    ($family:ident, $descriptor:expr) => {
+        impl $crate::family::BenchFamily for $family {
+            fn family(&self) -> &'static $crate::workload::family::Family {
+                &$descriptor
+            }
+
+            fn cases<'b>(
+                &self,
+                backend: &'b dyn $crate::backend::Backend,
+                suite: $crate::workload::Suite,
+            ) -> Vec<$crate::family::Case<'b>> {
+                match backend.peer() {
+                    $crate::backend::Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
+                    $crate::backend::Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
+                }
+            }
+        }
+    };
+}
+
 pub mod alloc;
 pub mod attention;
 pub mod gemm;

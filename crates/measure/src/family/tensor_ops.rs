@@ -3,11 +3,11 @@
 //! throughput the minimum bytes moved (inputs read once, outputs written once), i.e. GB/s.
 //! Ops, shapes and the f64 reference live in `workload::tensor_ops`.
 
-use super::{BenchFamily, Case, Peer};
+use super::Case;
 use crate::backend::cpu::{CpuBackend, tensor_ops::CpuTensorOp};
 use crate::backend::gpu::{GpuBackend, axes, tensor_ops as gpu_tensor_ops};
 use crate::backend::{Backend, BackendError, BackendKind, TimedWorkload};
-use crate::workload::family::{self, Family};
+use crate::workload::family;
 use crate::workload::tensor_ops::{self as ops, TensorOp, TensorShape, in_quick_suite};
 use crate::workload::{DType, Suite};
 use criterion::Throughput;
@@ -79,18 +79,7 @@ impl<T: GpuBackend + ?Sized> TensorOpsBackend for T {
     }
 }
 
-impl BenchFamily for TensorOps {
-    fn family(&self) -> &'static Family {
-        &family::TENSOR_OPS
-    }
-
-    fn cases<'b>(&self, backend: &'b dyn Backend, suite: Suite) -> Vec<Case<'b>> {
-        match backend.peer() {
-            Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
-            Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
-        }
-    }
-}
+on_every_peer!(TensorOps, family::TENSOR_OPS);
 
 fn cases_on<'b, B: TensorOpsBackend + ?Sized>(
     backend: &'b dyn Backend,
