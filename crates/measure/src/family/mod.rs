@@ -1,9 +1,9 @@
 //! The native benchmark families, each in one place: a family's module owns its ids, its
 //! axes per backend, its throughput and sampling, the combinations it skips with their
 //! reasons, and how each backend opens its workload (the kernels stay in `backend/`). The
-//! bench targets in `crates/benches` hand a family to [`crate::run`] and do nothing else of their
-//! own, so a new family is its module here, one line in [`FAMILIES`], its descriptor in the
-//! model's table (`workload::family`, which the views read) and its bench target file.
+//! bench targets in `crates/benches` hand a family to [`crate::run`] and do nothing of
+//! their own, so a new family is its module here, one line in [`FAMILIES`], its descriptor
+//! in the model's table (`workload::family`, which the views read) and its bench target.
 //!
 //! Why a family says how each backend opens it, instead of the [`Backend`] trait carrying
 //! one method per family: every backend is a peer of the same capability traits (one per
