@@ -7,8 +7,8 @@
 //! names they always had, so `stackbench::workload::…` still names a family's ids.
 
 pub use stackbench_measure::{
-    backend, components, config, criterion_output, files, harness, sidecar, stats, system, time,
-    units, workload,
+    backend, components, config, criterion_output, family, files, harness, sidecar, stats, system,
+    time, units, workload,
 };
 
 pub mod analysis;

@@ -5,6 +5,10 @@
 
 use stackbench::backend::cuda::CudaBackend;
 use stackbench::backend::{Availability, Backend, BackendKind, probe};
+use stackbench::family::attention::AttentionBackend;
+use stackbench::family::gemm::GemmBackend;
+use stackbench::family::memory_bandwidth::BandwidthBackend;
+use stackbench::family::tensor_ops::TensorOpsBackend;
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
 use stackbench::workload::tensor_ops::{TensorOp, TensorShape};
 use stackbench::workload::transfer::TransferKind;

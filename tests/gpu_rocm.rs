@@ -4,6 +4,10 @@
 
 use stackbench::backend::rocm::{RocmBackend, presence};
 use stackbench::backend::{Availability, Backend, BackendKind, probe};
+use stackbench::family::attention::AttentionBackend;
+use stackbench::family::gemm::GemmBackend;
+use stackbench::family::memory_bandwidth::BandwidthBackend;
+use stackbench::family::tensor_ops::TensorOpsBackend;
 use stackbench::workload::StreamKernel;
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
 use stackbench::workload::tensor_ops::{TensorOp, TensorShape};

@@ -268,6 +268,8 @@ const MODULE_FLOORS: &[(&str, &[&[&str]])] = &[
         &[
             &["system"],
             &["backend"],
+            // Each native family: its ids and axes, and how each backend opens it.
+            &["family"],
             // On-disk formats: Criterion's, and stackbench's own beside it.
             &["criterion_output"],
             &["sidecar"],

@@ -98,6 +98,12 @@ const COMPONENT_ELEMENTS: &[(&str, RateUnit)] = &[
     ("migraphx", RateUnit::TokensPerSecond),
 ];
 
+// The families whose ids decide a rate's unit, as the descriptor table names them (a
+// slice pattern takes a constant, not a field of one).
+const COMPONENTS: &str = crate::workload::family::COMPONENTS.name;
+const COMPILE: &str = crate::workload::family::COMPILE.name;
+const GEMM: &str = crate::workload::family::GEMM.name;
+
 /// The collectives component's scaling rows count tokens (batch × sequence); its
 /// collective operations count bytes.
 const COLLECTIVE_TOKEN_ROWS: &[&str] = &["dp_strong", "dp_weak", "tp_mlp", "zero_step"];
@@ -114,10 +120,10 @@ pub fn rate_unit(id: &str, throughput: &Throughput, from_stackbench: bool) -> Ra
         Throughput::Elements(n) => {
             let parts: Vec<&str> = id.split('/').collect();
             match parts.as_slice() {
-                ["components", "collectives", row, ..] if COLLECTIVE_TOKEN_ROWS.contains(row) => {
+                [COMPONENTS, "collectives", row, ..] if COLLECTIVE_TOKEN_ROWS.contains(row) => {
                     RateUnit::TokensPerSecond
                 }
-                ["components", component, ..] => COMPONENT_ELEMENTS
+                [COMPONENTS, component, ..] => COMPONENT_ELEMENTS
                     .iter()
                     .find(|(c, _)| c == component)
                     .map(|(_, unit)| *unit)
@@ -129,9 +135,9 @@ pub fn rate_unit(id: &str, throughput: &Throughput, from_stackbench: bool) -> Ra
                         RateUnit::GelemPerSecond
                     }),
                 // One element per compile (`workload::compile`): compiles per second.
-                ["compile", ..] => RateUnit::CallsPerSecond,
+                [COMPILE, ..] => RateUnit::CallsPerSecond,
                 // Integer GEMMs count integer operations, with their own peak.
-                ["gemm", _, function, ..]
+                [GEMM, _, function, ..]
                     if function
                         .parse::<crate::workload::DType>()
                         .is_ok_and(|d| d.is_integer()) =>

@@ -5,9 +5,9 @@
 //! `torch_cpu` (torch's CPU allocator). One iteration is one round of the pattern; the
 //! throughput is its allocator calls, so Criterion's elements/s is calls per second. Peaks
 //! and fragmentation go to each benchmark's notes; see `src/workload/alloc.rs` and
-//! BENCHMARKS.md, "Allocation".
+//! BENCHMARKS.md, "Allocation". The native allocators are the family
+//! `stackbench_measure::family::alloc`; torch's are added here.
 
-use criterion::Throughput;
 use stackbench_measure::backend::cpu::alloc::{
     Observer, install_observer, serve_observation_request,
 };
@@ -29,20 +29,7 @@ fn main() -> ExitCode {
     }
     let mut harness = Harness::start(alloc::FAMILY);
     let suite = harness.suite();
-    let backends = harness.open_backends(alloc::FAMILY);
-    for backend in &backends {
-        for allocator in backend.allocators() {
-            for &size in alloc::sizes(suite) {
-                for pattern in AllocPattern::ALL {
-                    let id = alloc::bench_id(allocator, pattern, size);
-                    let calls = Throughput::Elements(pattern.program(size).calls());
-                    harness.bench(&id, calls, backend.light_sampling(suite), || {
-                        backend.alloc(allocator, pattern, size)
-                    });
-                }
-            }
-        }
-    }
+    harness.run_family(&stackbench_measure::family::alloc::Alloc);
     // torch's allocators through the Python worker, in the user's Python; importing torch
     // costs seconds, so not when the filter keeps none of its ids.
     if !torch_selected(&harness, suite) {

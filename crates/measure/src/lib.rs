@@ -3,8 +3,9 @@
 //! judges, stores or shows a number.
 //!
 //! [`system`] probes the machine (CPU, GPUs, drivers, peaks, clocks, telemetry);
-//! [`backend`] runs workloads on the CPU, CUDA and ROCm; [`harness`] is the loop every bench
-//! target runs (verify, then time); [`components`] drives the Python workers;
+//! [`backend`] runs workloads on the CPU, CUDA and ROCm; [`family`] says, for each native
+//! family, its ids, axes and throughput and how each backend opens it; [`harness`] is the
+//! loop every bench target runs (verify, then time); [`components`] drives the Python workers;
 //! [`criterion_output`] and [`sidecar`] are the files a run leaves; [`config`] is
 //! `stackbench.toml`. The model floor's modules are re-exported so one path names each
 //! thing from here up.
@@ -15,6 +16,16 @@ pub mod backend;
 pub mod components;
 pub mod config;
 pub mod criterion_output;
+pub mod family;
 pub mod harness;
 pub mod sidecar;
 pub mod system;
+
+/// A native family's bench target, whole: `fn main() -> ExitCode { stackbench_measure::run(&Gemm) }`.
+/// Runs `family` on every backend here and writes the target's record; the exit code is the
+/// harness's (non-zero when a benchmark failed, 2 for bad input).
+pub fn run(family: &dyn family::BenchFamily) -> std::process::ExitCode {
+    let mut harness = harness::Harness::start(family.family().name);
+    harness.run_family(family);
+    harness.finish()
+}

@@ -22,7 +22,9 @@ use crate::view::component_model::{
     ComponentCharts, SdpaChart, SdpaOutcome, ZERO_SEGMENTS, flop_unit,
 };
 use crate::view::model::{Measured, changes, log2_size, measured, run_name};
-use crate::workload::family::IdParts;
+use crate::workload::family::{
+    ATTENTION, COMPONENTS, Family, GEMM, IdParts, MEMORY_BANDWIDTH, TENSOR_OPS,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -248,7 +250,7 @@ fn rate_lines(
 fn peak_lines(gemm: &[&Measured], chart: &mut Chart) {
     let mut peaks: BTreeMap<String, (f64, Vec<f64>)> = BTreeMap::new();
     for m in gemm {
-        if let (Some(peak), Some(x)) = (m.peak(), log2_size("gemm", &m.value)) {
+        if let (Some(peak), Some(x)) = (m.peak(), log2_size(GEMM.name, &m.value)) {
             peaks
                 .entry(format!("{} peak", m.series()))
                 .or_insert((peak, Vec::new()))
@@ -448,14 +450,17 @@ fn own_benchmarks(all: &[Measured]) -> Chart {
 
 /// stackbench's family charts and the components charts.
 fn family_charts(run: &RunRecord, all: &[Measured], missing: &[NotMeasured]) -> Vec<Chart> {
-    let family = |f: &str| all.iter().filter(|m| m.family == f).collect::<Vec<_>>();
+    let family = |f: Family| {
+        all.iter()
+            .filter(|m| m.family == f.name)
+            .collect::<Vec<_>>()
+    };
     // Integer GEMMs are TOPS, not GFLOP/s: their own chart, never on the FLOP axes.
-    let (int8, gemm): (Vec<&Measured>, Vec<&Measured>) =
-        family("gemm").into_iter().partition(|m| {
-            m.rate
-                .as_ref()
-                .is_some_and(|r| r.unit == crate::units::RateUnit::TopsPerSecond)
-        });
+    let (int8, gemm): (Vec<&Measured>, Vec<&Measured>) = family(GEMM).into_iter().partition(|m| {
+        m.rate
+            .as_ref()
+            .is_some_and(|r| r.unit == crate::units::RateUnit::TopsPerSecond)
+    });
     let mut gemm_lines = rate_lines(
         "run:gemm-size",
         &gemm,
@@ -468,7 +473,7 @@ fn family_charts(run: &RunRecord, all: &[Measured], missing: &[NotMeasured]) -> 
     let mut charts = vec![
         rate_lines(
             "run:memory",
-            &family("memory_bandwidth"),
+            &family(MEMORY_BANDWIDTH),
             missing,
             "Memory bandwidth vs size",
             true,
@@ -478,17 +483,17 @@ fn family_charts(run: &RunRecord, all: &[Measured], missing: &[NotMeasured]) -> 
         gemm_lines,
         rate_bars(
             "run:tensor-ops",
-            &family("tensor_ops"),
+            &family(TENSOR_OPS),
             "Tensor ops: bandwidth",
             "GB/s",
         ),
         rate_bars(
             "run:attention",
-            &family("attention"),
+            &family(ATTENTION),
             "Attention kernels",
             "GFLOP/s",
         ),
-        component_bars(&family("components")),
+        component_bars(&family(COMPONENTS)),
     ];
     if !int8.is_empty() {
         charts.push(rate_lines(

@@ -9,19 +9,16 @@
 //!   `run(iters)` returns the time *the device* measured for `iters` back-to-back calls.
 //!   That is exactly Criterion's `iter_custom` contract, so a GPU backend times with events
 //!   while the CPU backend times with the host clock, and the bench targets cannot tell.
-//! - Workload methods default to [`BackendError::Unsupported`], so a backend grows one
-//!   family at a time and every missing combination is a recorded skip with its reason.
+//! - Which workloads a backend runs, and how, is each family's module's business
+//!   (`family/`): the kernels live here, the capability traits there, so a new family does
+//!   not widen this trait and a missing combination is a recorded skip with its reason.
 
 pub mod cpu;
 pub mod cuda;
 pub mod gpu;
 pub mod rocm;
 
-use crate::workload::alloc::AllocPattern;
-use crate::workload::attention::{AttentionKernel, AttentionShape};
-use crate::workload::tensor_ops::{TensorOp, TensorShape};
-use crate::workload::transfer::TransferKind;
-use crate::workload::{DType, GemmShape, StreamKernel, Suite};
+use crate::workload::Suite;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -223,7 +220,8 @@ impl SamplingProfile {
     }
 }
 
-/// A device that can run workloads.
+/// A device that can run workloads: what every device has. What it runs is each family's
+/// business (`family/`), reached through [`Backend::peer`].
 pub trait Backend {
     fn kind(&self) -> BackendKind;
 
@@ -233,42 +231,6 @@ pub trait Backend {
     /// Criterion sampling suited to this device and suite.
     fn sampling(&self, suite: Suite) -> SamplingProfile;
 
-    /// Precisions this backend runs GEMM in (others are recorded as skipped).
-    fn gemm_dtypes(&self) -> Vec<DType>;
-
-    /// GEMM shapes this backend covers in `suite`.
-    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape>;
-
-    fn gemm(
-        &self,
-        shape: GemmShape,
-        dtype: DType,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        let _ = shape;
-        Err(BackendError::unsupported(
-            self.kind(),
-            format!("gemm {dtype}"),
-            "not implemented for this backend",
-        ))
-    }
-
-    /// Bytes per array the bandwidth sweep covers in `suite` (device caches decide it).
-    fn stream_sizes(&self, suite: Suite) -> Vec<usize>;
-
-    /// A bandwidth kernel over f64 arrays of `bytes_per_array` bytes each.
-    fn stream(
-        &self,
-        kernel: StreamKernel,
-        bytes_per_array: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        let _ = bytes_per_array;
-        Err(BackendError::unsupported(
-            self.kind(),
-            format!("stream {}", kernel.id()),
-            "not implemented for this backend",
-        ))
-    }
-
     /// Sampling for families of many small benchmarks (tensor ops, attention).
     fn light_sampling(&self, suite: Suite) -> SamplingProfile {
         match suite {
@@ -277,94 +239,19 @@ pub trait Backend {
         }
     }
 
-    /// Host↔device and device↔device copies this backend times, with their buffer size.
-    fn transfers(&self, suite: Suite) -> Vec<(TransferKind, usize)> {
-        let _ = suite;
-        Vec::new()
-    }
+    /// The backend itself, for a family's module to open its workloads on (`family/`).
+    fn peer(&self) -> Peer<'_>;
+}
 
-    fn transfer(
-        &self,
-        kind: TransferKind,
-        bytes: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        let _ = bytes;
-        Err(BackendError::unsupported(
-            self.kind(),
-            format!("transfer {kind}"),
-            "a device with its own memory is needed",
-        ))
-    }
-
-    /// Precisions this backend runs tensor ops in.
-    fn tensor_dtypes(&self) -> Vec<DType> {
-        Vec::new()
-    }
-
-    /// Tensor shapes this backend covers in `suite`.
-    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        let _ = suite;
-        Vec::new()
-    }
-
-    fn tensor_op(
-        &self,
-        op: TensorOp,
-        dtype: DType,
-        shape: TensorShape,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        let _ = shape;
-        Err(BackendError::unsupported(
-            self.kind(),
-            op.function_id(dtype),
-            "not implemented for this backend",
-        ))
-    }
-
-    /// Precisions this backend runs attention in.
-    fn attention_dtypes(&self) -> Vec<DType> {
-        Vec::new()
-    }
-
-    /// Attention problems this backend covers in `suite` (causal and not).
-    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        let _ = suite;
-        Vec::new()
-    }
-
-    fn attention(
-        &self,
-        kernel: AttentionKernel,
-        shape: AttentionShape,
-        dtype: DType,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        Err(BackendError::unsupported(
-            self.kind(),
-            shape.function_id(kernel, dtype),
-            "not implemented for this backend",
-        ))
-    }
-
-    /// The allocators the alloc family times on this backend, by id (`alloc/<id>/…`): the
-    /// host's malloc; `cudaMalloc` and CUDA's stream-ordered pool; `hipMalloc`.
-    fn allocators(&self) -> Vec<&'static str> {
-        Vec::new()
-    }
-
-    /// A pattern of allocations and frees through one of [`Backend::allocators`].
-    fn alloc(
-        &self,
-        allocator: &str,
-        pattern: AllocPattern,
-        size: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        let _ = size;
-        Err(BackendError::unsupported(
-            self.kind(),
-            format!("alloc {allocator} {}", pattern.id()),
-            "not implemented for this backend",
-        ))
-    }
+/// A backend as the peer a family opens its workloads on: the CPU, or any GPU through the
+/// one [`gpu::GpuBackend`] seam CUDA and ROCm share. A family's module says how each opens
+/// the family's workload, so the [`Backend`] trait carries no method per family. A backend
+/// that is a `GpuBackend` (a later Vulkan one can be) runs every shared family as it is; one
+/// that is neither adds a variant here and its arm in `family::on_every_peer!`, and the
+/// compiler then lists each family trait it must implement.
+pub enum Peer<'b> {
+    Cpu(&'b cpu::CpuBackend),
+    Gpu(&'b dyn gpu::GpuBackend),
 }
 
 /// Probes one backend without side effects beyond loading its libraries. Never panics.

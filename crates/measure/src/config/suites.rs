@@ -91,7 +91,13 @@ pub struct ResolvedSuite {
     pub name: String,
     pub description: String,
     pub base: Suite,
+    /// The bench targets a runner starts for this suite (all of the family table's when the
+    /// suite names none).
     pub targets: Vec<String>,
+    /// The suite names no targets, so it runs whichever target starts, one that is not in
+    /// the family table included: a family defined outside the table (a test's) runs under
+    /// `quick` and `full` through the same harness as the native ones.
+    pub every_target: bool,
     pub include: Vec<Regex>,
     pub exclude: Vec<Regex>,
     /// Components whose workers start; `None`: all.
@@ -102,7 +108,7 @@ pub struct ResolvedSuite {
 impl ResolvedSuite {
     /// Whether this suite runs the bench target at all.
     pub fn runs_target(&self, target: &str) -> bool {
-        self.targets.iter().any(|t| t == target)
+        self.every_target || self.targets.iter().any(|t| t == target)
     }
 
     /// Whether the suite starts the worker of this Python component.
@@ -266,6 +272,7 @@ pub(super) fn resolve(config: &Config, name: &str) -> Result<ResolvedSuite, Conf
             .targets
             .clone()
             .unwrap_or_else(|| ALL_TARGETS.iter().map(|t| t.to_string()).collect()),
+        every_target: suite.targets.is_none(),
         include: compiled("include", &suite.include)?,
         exclude: compiled("exclude", &suite.exclude)?,
         components: suite.components.clone(),

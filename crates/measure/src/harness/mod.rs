@@ -14,6 +14,7 @@ use crate::sidecar::progress as live;
 
 use crate::backend::{BackendError, SamplingProfile, TimedWorkload};
 use crate::config::{Config, ResolvedSuite};
+use crate::family::{BenchFamily, Plan};
 use crate::sidecar::{self, BenchmarkOutcome, TELEMETRY_NOTE, TargetReport};
 use crate::system::clocks::{self, ClockGuard, LOCK_CLOCKS_ENV, lock_requested};
 use crate::system::telemetry::sampler::{Sampler, Target};
@@ -305,6 +306,26 @@ impl Harness {
             }
         }
         backends
+    }
+
+    /// Runs every case of `family` on every backend available here, each unavailable
+    /// backend recorded as [`Self::open_backends`] does: the whole loop of a native family's
+    /// bench target.
+    pub fn run_family(&mut self, family: &dyn BenchFamily) {
+        let suite = self.suite;
+        let backends = self.open_backends(family.family().name);
+        for backend in &backends {
+            for case in family.cases(backend.as_ref(), suite) {
+                match case.plan {
+                    Plan::Measure {
+                        throughput,
+                        sampling,
+                        open,
+                    } => self.bench(&case.id, throughput, sampling, open),
+                    Plan::Skip { reason } => self.skip(&case.id, reason),
+                }
+            }
+        }
     }
 
     /// The counted child's backends: the CPU only, single-threaded (Callgrind counts one

@@ -1,6 +1,7 @@
 //! The CPU backend: always available, all cores. GEMM through the `gemm` crate, bandwidth
 //! kernels on a pinned static thread pool. Timing is the host clock, which is the device
-//! clock here.
+//! clock here. The kernels live here; which of them each family runs, on which axes, is
+//! said by that family's module (`family/`), as it is for the GPU backends.
 
 pub mod alloc;
 pub mod attention;
@@ -11,14 +12,9 @@ pub mod pool;
 pub mod stream;
 pub mod tensor_ops;
 
-use super::{
-    Availability, Backend, BackendError, BackendKind, DeviceInfo, SamplingProfile, TimedWorkload,
-};
+use super::{Availability, Backend, BackendKind, DeviceInfo, Peer, SamplingProfile};
 use crate::system::cpu::CpuInfo;
-use crate::workload::alloc::AllocPattern;
-use crate::workload::attention::{AttentionKernel, AttentionShape};
-use crate::workload::tensor_ops::{TensorOp, TensorShape};
-use crate::workload::{DType, GemmShape, StreamKernel, Suite};
+use crate::workload::Suite;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -69,11 +65,13 @@ pub fn threads() -> usize {
         .unwrap_or(1)
 }
 
+/// The fields the families' modules (`family/`) read to size their axes and run their
+/// kernels are crate-visible: how the CPU runs a family is said there, not here.
 pub struct CpuBackend {
     device: DeviceInfo,
-    llc_bytes: u64,
-    l2_total_bytes: Option<u64>,
-    pool: pool::StaticPool,
+    pub(crate) llc_bytes: u64,
+    pub(crate) l2_total_bytes: Option<u64>,
+    pub(crate) pool: pool::StaticPool,
 }
 
 impl CpuBackend {
@@ -163,149 +161,14 @@ impl Backend for CpuBackend {
         }
     }
 
-    fn gemm_dtypes(&self) -> Vec<DType> {
-        vec![
-            DType::F32,
-            DType::F64,
-            DType::F16,
-            DType::Bf16,
-            DType::Int8,
-            DType::Int8q,
-        ]
-    }
-
-    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        crate::workload::gemm::cpu_shapes(suite)
-    }
-
-    fn gemm(
-        &self,
-        shape: GemmShape,
-        dtype: DType,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        if dtype.is_integer() {
-            return Ok(Box::new(gemm_int8::CpuInt8Gemm::new(
-                &self.pool, shape, dtype,
-            )?));
-        }
-        Ok(Box::new(gemm::CpuGemm::new(
-            shape,
-            dtype,
-            self.pool.threads(),
-        )?))
-    }
-
-    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
-        stream_sizes_for(suite, self.llc_bytes, self.l2_total_bytes)
-    }
-
-    fn stream(
-        &self,
-        kernel: StreamKernel,
-        bytes_per_array: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        let elements = bytes_per_array / std::mem::size_of::<f64>();
-        Ok(Box::new(stream::CpuStream::new(
-            &self.pool, kernel, elements,
-        )?))
-    }
-
-    fn tensor_dtypes(&self) -> Vec<DType> {
-        crate::workload::tensor_ops::DTYPES.to_vec()
-    }
-
-    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        crate::workload::tensor_ops::shapes(crate::workload::tensor_ops::CPU_ROWS, suite.is_full())
-    }
-
-    fn tensor_op(
-        &self,
-        op: TensorOp,
-        dtype: DType,
-        shape: TensorShape,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        use tensor_ops::CpuTensorOp;
-        let pool = &self.pool;
-        match dtype {
-            DType::F32 => Ok(Box::new(CpuTensorOp::<f32>::new(pool, op, shape)?)),
-            DType::F16 => Ok(Box::new(CpuTensorOp::<half::f16>::new(pool, op, shape)?)),
-            DType::Bf16 => Ok(Box::new(CpuTensorOp::<half::bf16>::new(pool, op, shape)?)),
-            _ => Err(BackendError::unsupported(
-                BackendKind::Cpu,
-                op.function_id(dtype),
-                "tensor ops run in f32, f16 and bf16",
-            )),
-        }
-    }
-
-    fn attention_dtypes(&self) -> Vec<DType> {
-        vec![DType::F32]
-    }
-
-    fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        use crate::workload::attention as a;
-        a::shapes(
-            a::CPU_SEQ_LENS,
-            &a::CPU_SEQ_LENS[..1],
-            a::CPU_HEADS,
-            a::HEAD_DIM,
-            suite.is_full(),
-        )
-    }
-
-    fn attention(
-        &self,
-        kernel: AttentionKernel,
-        shape: AttentionShape,
-        dtype: DType,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        Ok(Box::new(attention::CpuAttention::new(
-            &self.pool, kernel, shape, dtype,
-        )?))
-    }
-
-    fn allocators(&self) -> Vec<&'static str> {
-        vec![BackendKind::Cpu.id()]
-    }
-
-    fn alloc(
-        &self,
-        allocator: &str,
-        pattern: AllocPattern,
-        size: usize,
-    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        if allocator != BackendKind::Cpu.id() {
-            return Err(BackendError::unsupported(
-                BackendKind::Cpu,
-                format!("alloc {allocator}"),
-                "the CPU backend times only the host's malloc",
-            ));
-        }
-        Ok(Box::new(alloc::HostAllocWorkload::new(pattern, size)?))
+    fn peer(&self) -> Peer<'_> {
+        Peer::Cpu(self)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_single_threaded_backend_runs_everything_on_the_calling_thread() {
-        let backend = CpuBackend::open_single_threaded();
-        assert!(backend.pool.is_inline());
-        assert_eq!(backend.pool.threads(), 1);
-        assert_eq!(backend.device().properties["threads"], 1);
-        // The same sweep as the timed backend: the counted ids are the timed ids.
-        let timed = CpuBackend::open().unwrap();
-        assert_eq!(
-            backend.stream_sizes(Suite::Quick),
-            timed.stream_sizes(Suite::Quick)
-        );
-        // GEMM takes its thread count from the pool: one means no rayon.
-        let mut workload = backend.gemm(GemmShape::square(64), DType::F32).unwrap();
-        workload.verify().unwrap();
-        workload.run(1).unwrap();
-    }
 
     #[test]
     fn sweeps_reach_four_times_the_llc() {

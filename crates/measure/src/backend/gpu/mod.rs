@@ -9,14 +9,14 @@
 
 pub mod alloc;
 pub mod attention;
-mod backend;
+pub(crate) mod backend;
 pub mod emulator;
 pub mod kernels;
 pub mod library;
 pub mod stream;
 pub mod tensor_ops;
 
-pub use backend::GpuBackend;
+pub use backend::{AsGpuDevice, GpuBackend};
 
 /// The axes both GPU backends cover: one decision, so NVIDIA and AMD numbers stay comparable.
 pub mod axes {

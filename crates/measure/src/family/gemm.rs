@@ -1,0 +1,113 @@
+//! GEMM, C = A·B per backend, precision and shape: ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`,
+//! throughput 2·M·N·K elements (FLOP/s, and integer operations per second for `int8` and
+//! `int8q`), the FP6/FP4 rows skipped with the device's reason. The shapes, FLOP count and
+//! reference live in `workload::gemm`; the kernels in `backend/cpu` (the `gemm` crate, the
+//! int8 kernels) and each GPU vendor's BLAS.
+
+use super::Case;
+use crate::backend::cpu::{CpuBackend, gemm::CpuGemm, gemm_int8::CpuInt8Gemm};
+use crate::backend::gpu::GpuBackend;
+use crate::backend::{Backend, BackendError, TimedWorkload, sub_byte_gemm_skip};
+use crate::workload::family;
+use crate::workload::gemm::{self as axes, GemmShape, in_quick_suite};
+use crate::workload::{DType, Suite};
+use criterion::Throughput;
+
+/// The GEMM family.
+pub struct Gemm;
+
+/// What a backend does for GEMM: its precisions, its shapes, and a timed GEMM.
+pub trait GemmBackend {
+    /// Precisions this backend runs GEMM in (others are recorded as skipped).
+    fn gemm_dtypes(&self) -> Vec<DType>;
+
+    /// GEMM shapes this backend covers in `suite`.
+    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape>;
+
+    fn gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError>;
+}
+
+impl GemmBackend for CpuBackend {
+    fn gemm_dtypes(&self) -> Vec<DType> {
+        vec![
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::Bf16,
+            DType::Int8,
+            DType::Int8q,
+        ]
+    }
+
+    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
+        axes::cpu_shapes(suite)
+    }
+
+    fn gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        if dtype.is_integer() {
+            return Ok(Box::new(CpuInt8Gemm::new(&self.pool, shape, dtype)?));
+        }
+        Ok(Box::new(CpuGemm::new(shape, dtype, self.pool.threads())?))
+    }
+}
+
+impl<T: GpuBackend + ?Sized> GemmBackend for T {
+    fn gemm_dtypes(&self) -> Vec<DType> {
+        self.blas_dtypes()
+    }
+
+    fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
+        axes::gpu_shapes(suite)
+    }
+
+    fn gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        self.open_gemm(shape, dtype)
+    }
+}
+
+on_every_peer!(Gemm, family::GEMM);
+
+fn cases_on<'b, B: GemmBackend + ?Sized>(
+    backend: &'b dyn Backend,
+    on: &'b B,
+    suite: Suite,
+) -> Vec<Case<'b>> {
+    let sampling = backend.sampling(suite);
+    let mut cases = Vec::new();
+    for dtype in on.gemm_dtypes() {
+        for shape in on.gemm_shapes(suite) {
+            if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
+                continue;
+            }
+            let id = axes::bench_id(backend.kind().id(), dtype, shape);
+            let throughput = Throughput::Elements(shape.flops());
+            cases.push(Case::measure(id, throughput, sampling, move || {
+                on.gemm(shape, dtype)
+            }));
+        }
+    }
+    // FP6/FP4 rows: skipped with the device's reason (no backend runs them yet).
+    for format in axes::SUB_BYTE_FORMATS {
+        let reason = sub_byte_gemm_skip(backend.device(), format);
+        for shape in on.gemm_shapes(suite) {
+            if suite == Suite::Quick && shape.m != shape.n {
+                continue;
+            }
+            let id = axes::sub_byte_bench_id(backend.kind().id(), format, shape);
+            cases.push(Case::skip(id, reason.clone()));
+        }
+    }
+    cases
+}

@@ -1,0 +1,140 @@
+//! Memory bandwidth: the STREAM kernels (copy, scale, add, triad) plus a read (sum) and a
+//! write (fill) over f64 arrays, per backend and array size, ids
+//! `memory_bandwidth/<backend>/<kernel>/<bytes per array>` with bytes counted as STREAM
+//! does; and on backends with their own memory the copies between host and device,
+//! `memory_bandwidth/<backend>/{h2d,d2h}_{pinned,pageable}|d2d/<bytes>`. Sizes follow each
+//! device's caches (`backend::cpu::stream_sizes_for`, `backend::gpu::stream::sizes`).
+
+use super::Case;
+use crate::backend::cpu::{CpuBackend, stream::CpuStream, stream_sizes_for};
+use crate::backend::gpu::{GpuBackend, stream as gpu_stream};
+use crate::backend::{Backend, BackendError, TimedWorkload};
+use crate::workload::family;
+use crate::workload::ids::format_bytes_id;
+use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
+use crate::workload::{BenchId, StreamKernel, Suite, stream};
+use criterion::Throughput;
+
+/// The memory bandwidth family.
+pub struct MemoryBandwidth;
+
+/// What a backend does for memory bandwidth: its sweep, its kernels, and its copies.
+pub trait BandwidthBackend {
+    /// Bytes per array the bandwidth sweep covers in `suite` (device caches decide it).
+    fn stream_sizes(&self, suite: Suite) -> Vec<usize>;
+
+    /// A bandwidth kernel over f64 arrays of `bytes_per_array` bytes each.
+    fn stream(
+        &self,
+        kernel: StreamKernel,
+        bytes_per_array: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError>;
+
+    /// Host↔device and device↔device copies this backend times, with their buffer size:
+    /// none where the device's memory is the host's.
+    fn transfers(&self, suite: Suite) -> Vec<(TransferKind, usize)> {
+        let _ = suite;
+        Vec::new()
+    }
+
+    fn transfer(
+        &self,
+        kind: TransferKind,
+        bytes: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError>;
+}
+
+impl BandwidthBackend for CpuBackend {
+    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
+        stream_sizes_for(suite, self.llc_bytes, self.l2_total_bytes)
+    }
+
+    fn stream(
+        &self,
+        kernel: StreamKernel,
+        bytes_per_array: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let elements = bytes_per_array / std::mem::size_of::<f64>();
+        Ok(Box::new(CpuStream::new(&self.pool, kernel, elements)?))
+    }
+
+    fn transfer(
+        &self,
+        kind: TransferKind,
+        _bytes: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Err(BackendError::unsupported(
+            self.kind(),
+            format!("transfer {kind}"),
+            "a device with its own memory is needed",
+        ))
+    }
+}
+
+impl<T: GpuBackend + ?Sized> BandwidthBackend for T {
+    fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
+        gpu_stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
+    }
+
+    fn stream(
+        &self,
+        kernel: StreamKernel,
+        bytes_per_array: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        // The arrays are f64: eight bytes an element.
+        let dev = self.as_gpu_device();
+        Ok(Box::new(gpu_stream::GpuStreamKernel::new(
+            dev,
+            kernel,
+            bytes_per_array / 8,
+        )?))
+    }
+
+    fn transfers(&self, _suite: Suite) -> Vec<(TransferKind, usize)> {
+        TransferKind::ALL
+            .into_iter()
+            .map(|k| (k, TRANSFER_BYTES))
+            .collect()
+    }
+
+    fn transfer(
+        &self,
+        kind: TransferKind,
+        bytes: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        self.open_transfer(kind, bytes)
+    }
+}
+
+on_every_peer!(MemoryBandwidth, family::MEMORY_BANDWIDTH);
+
+fn cases_on<'b, B: BandwidthBackend + ?Sized>(
+    backend: &'b dyn Backend,
+    on: &'b B,
+    suite: Suite,
+) -> Vec<Case<'b>> {
+    let sampling = backend.sampling(suite);
+    let mut cases = Vec::new();
+    for bytes in on.stream_sizes(suite) {
+        for kernel in StreamKernel::ALL {
+            let id = stream::bench_id(backend.kind().id(), kernel, bytes);
+            let throughput = Throughput::Bytes(kernel.bytes(bytes / 8, 8));
+            cases.push(Case::measure(id, throughput, sampling, move || {
+                on.stream(kernel, bytes)
+            }));
+        }
+    }
+    for (kind, bytes) in on.transfers(suite) {
+        let id = BenchId::new(
+            family::MEMORY_BANDWIDTH.name,
+            backend.kind().id(),
+            kind.id(),
+            format_bytes_id(bytes),
+        );
+        let throughput = Throughput::Bytes(kind.bytes(bytes));
+        cases.push(Case::measure(id, throughput, sampling, move || {
+            on.transfer(kind, bytes)
+        }));
+    }
+    cases
+}

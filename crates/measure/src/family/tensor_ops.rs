@@ -1,0 +1,106 @@
+//! Tensor ops: elementwise add, mul, relu, gelu, a row sum, softmax and layer norm per
+//! backend, precision and shape, ids `tensor_ops/<backend>/<op>_<dtype>/<rows>x<cols>`;
+//! throughput the minimum bytes moved (inputs read once, outputs written once), i.e. GB/s.
+//! Ops, shapes and the f64 reference live in `workload::tensor_ops`.
+
+use super::Case;
+use crate::backend::cpu::{CpuBackend, tensor_ops::CpuTensorOp};
+use crate::backend::gpu::{GpuBackend, axes, tensor_ops as gpu_tensor_ops};
+use crate::backend::{Backend, BackendError, BackendKind, TimedWorkload};
+use crate::workload::family;
+use crate::workload::tensor_ops::{self as ops, TensorOp, TensorShape, in_quick_suite};
+use crate::workload::{DType, Suite};
+use criterion::Throughput;
+
+/// The tensor ops family.
+pub struct TensorOps;
+
+/// What a backend does for tensor ops: its precisions, its shapes, and a timed op.
+pub trait TensorOpsBackend {
+    /// Precisions this backend runs tensor ops in.
+    fn tensor_dtypes(&self) -> Vec<DType>;
+
+    /// Tensor shapes this backend covers in `suite`.
+    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape>;
+
+    fn tensor_op(
+        &self,
+        op: TensorOp,
+        dtype: DType,
+        shape: TensorShape,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError>;
+}
+
+impl TensorOpsBackend for CpuBackend {
+    fn tensor_dtypes(&self) -> Vec<DType> {
+        ops::DTYPES.to_vec()
+    }
+
+    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
+        ops::shapes(ops::CPU_ROWS, suite.is_full())
+    }
+
+    fn tensor_op(
+        &self,
+        op: TensorOp,
+        dtype: DType,
+        shape: TensorShape,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let pool = &self.pool;
+        match dtype {
+            DType::F32 => Ok(Box::new(CpuTensorOp::<f32>::new(pool, op, shape)?)),
+            DType::F16 => Ok(Box::new(CpuTensorOp::<half::f16>::new(pool, op, shape)?)),
+            DType::Bf16 => Ok(Box::new(CpuTensorOp::<half::bf16>::new(pool, op, shape)?)),
+            _ => Err(BackendError::unsupported(
+                BackendKind::Cpu,
+                op.function_id(dtype),
+                "tensor ops run in f32, f16 and bf16",
+            )),
+        }
+    }
+}
+
+impl<T: GpuBackend + ?Sized> TensorOpsBackend for T {
+    fn tensor_dtypes(&self) -> Vec<DType> {
+        axes::tensor_dtypes()
+    }
+
+    fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
+        axes::tensor_shapes(suite)
+    }
+
+    fn tensor_op(
+        &self,
+        op: TensorOp,
+        dtype: DType,
+        shape: TensorShape,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        gpu_tensor_ops::open(self.as_gpu_device(), op, dtype, shape)
+    }
+}
+
+on_every_peer!(TensorOps, family::TENSOR_OPS);
+
+fn cases_on<'b, B: TensorOpsBackend + ?Sized>(
+    backend: &'b dyn Backend,
+    on: &'b B,
+    suite: Suite,
+) -> Vec<Case<'b>> {
+    let sampling = backend.light_sampling(suite);
+    let mut cases = Vec::new();
+    for dtype in on.tensor_dtypes() {
+        if suite == Suite::Quick && !in_quick_suite(dtype) {
+            continue;
+        }
+        for shape in on.tensor_shapes(suite) {
+            for op in TensorOp::ALL {
+                let id = ops::bench_id(backend.kind().id(), op, dtype, shape);
+                let throughput = Throughput::Bytes(op.bytes(shape, dtype));
+                cases.push(Case::measure(id, throughput, sampling, move || {
+                    on.tensor_op(op, dtype, shape)
+                }));
+            }
+        }
+    }
+    cases
+}
