@@ -3,7 +3,7 @@
 //! is listed by Criterion's `--list`, run (measured where its backend can, skipped with its
 //! reason where not, its outcomes in the sidecar target report) and reported (recorded by
 //! `analyze-trends record` into a run with its throughput). If this test needs anything
-//! beyond the family below, adding a family costs more than `docs/adding-a-family.md` says.
+//! beyond the family below, adding a family costs more than docs/ARCHITECTURE.md ("Adding a family") says.
 //!
 //! `harness = false`: this executable is the family's bench target as well as the test.
 //! Started with [`AS_BENCH`] set, `main` is exactly what a bench target's `main` is and
