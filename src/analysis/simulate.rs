@@ -16,7 +16,7 @@ use super::compare::{CompareOptions, Side, compare};
 use super::verdict::{Status, VerdictRule};
 use crate::criterion_output::writer::{WriteError, WrittenBenchmark, write_benchmark};
 use crate::criterion_output::{SampleFile, SamplingMode};
-use crate::results::{BenchmarkRecord, RUN_SCHEMA, RunRecord, SourceInfo};
+use crate::results::{BenchmarkRecord, RunRecord};
 use crate::workload::random::SeededRng;
 use std::path::Path;
 
@@ -102,38 +102,32 @@ pub fn linear_samples(rng: &mut SeededRng, mu_run: f64, scenario: &Scenario) -> 
     }
 }
 
+/// A run named `name` on the machine `fingerprint`, with nothing measured yet: the
+/// recorder's own empty run, but with a fixed name and no clock, so simulations repeat.
 fn empty_run(name: &str, fingerprint: &str) -> RunRecord {
+    let system = serde_json::json!({"fingerprint": fingerprint, "peaks": []});
     RunRecord {
-        schema: RUN_SCHEMA.into(),
         run_id: name.into(),
-        created_unix_ms: 0,
         timestamp: String::new(),
         label: Some(name.into()),
-        git_revision: None,
-        git_dirty: None,
-        source: SourceInfo {
-            criterion_dir: String::new(),
-            baseline: name.into(),
-            analyzer_version: env!("CARGO_PKG_VERSION").into(),
-        },
-        fingerprint: Some(fingerprint.into()),
-        system: Some(serde_json::json!({"fingerprint": fingerprint, "peaks": []})),
-        targets: Vec::new(),
-        notes: Vec::new(),
-        benchmarks: Vec::new(),
-        skipped: Vec::new(),
-        failed: Vec::new(),
-        environment: Default::default(),
-        counted: Default::default(),
+        ..RunRecord::new(0, Path::new(""), name, Some(system))
     }
 }
 
-fn record(id: &str, population: &str, index: usize, samples: SampleFile) -> BenchmarkRecord {
+/// A simulated benchmark: only its names and samples, as a recorder without notes,
+/// telemetry or accuracy would keep it.
+fn record(
+    id: String,
+    group: &str,
+    function: String,
+    value: Option<String>,
+    samples: SampleFile,
+) -> BenchmarkRecord {
     BenchmarkRecord {
-        id: id.into(),
-        group: "sim".into(),
-        function: Some(population.into()),
-        value: Some(format!("{index:05}")),
+        id,
+        group: group.into(),
+        function: Some(function),
+        value,
         throughput: None,
         estimates: None,
         samples,
@@ -160,8 +154,12 @@ pub fn simulate_pair(scenario: &Scenario) -> (RunRecord, RunRecord, Vec<Truth>) 
                 * (scenario.drift * normal(&mut rng)).exp();
             let s_base = linear_samples(&mut rng, mu_base, scenario);
             let s_cand = linear_samples(&mut rng, mu_cand, scenario);
-            base.benchmarks.push(record(&id, population, index, s_base));
-            cand.benchmarks.push(record(&id, population, index, s_cand));
+            let sim = |samples| {
+                let value = Some(format!("{index:05}"));
+                record(id.clone(), "sim", population.into(), value, samples)
+            };
+            base.benchmarks.push(sim(s_base));
+            cand.benchmarks.push(sim(s_cand));
             truths.push(Truth {
                 id,
                 population,
@@ -373,18 +371,10 @@ pub fn simulate_history(h: &HistoryScenario) -> Vec<RunRecord> {
                     level *= 1.3;
                 }
                 let samples = linear_samples(&mut rng, level, &h.run);
-                run.benchmarks.push(BenchmarkRecord {
-                    id: format!("hist/b{j:04}"),
-                    group: "hist".into(),
-                    function: Some(format!("b{j:04}")),
-                    value: None,
-                    throughput: None,
-                    estimates: None,
-                    samples,
-                    notes: Vec::new(),
-                    telemetry: None,
-                    accuracy: None,
-                });
+                let function = format!("b{j:04}");
+                let id = format!("hist/{function}");
+                run.benchmarks
+                    .push(record(id, "hist", function, None, samples));
             }
             run
         })

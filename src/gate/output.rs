@@ -556,6 +556,27 @@ mod tests {
         }
     }
 
+    /// The calibration both below-floor tests run under: a 0.25 ns floor.
+    fn quarter_ns_floor() -> Calibration {
+        Calibration {
+            timer_resolution_ns: 20.0,
+            floor_ns: 0.25,
+            floor_multiple: calibrate::FLOOR_MULTIPLE,
+            noise_percent: 0.5,
+            blocks: 100,
+            seconds: 1.0,
+        }
+    }
+
+    /// Each compared benchmark's id and status, in the comparison's order.
+    fn statuses(gate: &GateComparison) -> Vec<(&str, Status)> {
+        gate.comparison
+            .comparisons
+            .iter()
+            .map(|r| (r.id.as_str(), r.status))
+            .collect()
+    }
+
     #[test]
     fn a_gate_that_measured_nothing_names_the_filter_and_gives_no_verdict() {
         let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
@@ -605,23 +626,11 @@ mod tests {
         c.target_of.insert("tiny".into(), "work".into());
         let rule = VerdictRule::default();
         assert_eq!(inconclusive_ids(&c, &rule), ["tiny"]);
-        c.calibration = Some(Calibration {
-            timer_resolution_ns: 20.0,
-            floor_ns: 0.25,
-            floor_multiple: calibrate::FLOOR_MULTIPLE,
-            noise_percent: 0.5,
-            blocks: 100,
-            seconds: 1.0,
-        });
+        c.calibration = Some(quarter_ns_floor());
         assert!(inconclusive_ids(&c, &rule).is_empty());
         let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
         let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
-        let statuses: Vec<(&str, Status)> = gate
-            .comparison
-            .comparisons
-            .iter()
-            .map(|r| (r.id.as_str(), r.status))
-            .collect();
+        let statuses = statuses(&gate);
         assert_eq!(
             statuses,
             [
@@ -662,14 +671,7 @@ mod tests {
             sides[1].insert(round, samples(1.0, round));
         }
         c.target_of.insert("tiny".into(), "work".into());
-        c.calibration = Some(Calibration {
-            timer_resolution_ns: 20.0,
-            floor_ns: 0.25,
-            floor_multiple: calibrate::FLOOR_MULTIPLE,
-            noise_percent: 0.5,
-            blocks: 100,
-            seconds: 1.0,
-        });
+        c.calibration = Some(quarter_ns_floor());
         let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
         let rule = VerdictRule::default();
         let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
@@ -695,12 +697,7 @@ mod tests {
             &["work".to_string()],
         )
         .unwrap();
-        let statuses: Vec<(&str, Status)> = gate
-            .comparison
-            .comparisons
-            .iter()
-            .map(|r| (r.id.as_str(), r.status))
-            .collect();
+        let statuses = statuses(&gate);
         assert_eq!(
             statuses,
             [("sum", Status::Degraded), ("xor", Status::Unchanged)]

@@ -472,40 +472,36 @@ fn python_path_with(helpers_dir: &Path) -> std::ffi::OsString {
 }
 
 fn read_stdout(stdout: impl Read, sender: Sender<StdoutEvent>) {
-    let mut reader = BufReader::new(stdout);
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        match read_bounded_line(&mut reader, &mut buffer, MAX_LINE_BYTES) {
-            Ok(true) => {
-                let line = String::from_utf8_lossy(&buffer).into_owned();
-                if sender.send(StdoutEvent::Line(line)).is_err() {
-                    return;
-                }
-            }
-            Ok(false) | Err(_) => {
-                let _ = sender.send(StdoutEvent::Eof);
-                return;
-            }
-        }
-    }
+    for_each_line(stdout, |line| {
+        let line = String::from_utf8_lossy(line).into_owned();
+        sender.send(StdoutEvent::Line(line)).is_ok()
+    });
+    // Where the loop stopped because the reader has gone, this send fails as well: fine.
+    let _ = sender.send(StdoutEvent::Eof);
 }
 
 fn read_stderr(stderr: impl Read, tail: &StderrTail, echo_as: Option<&str>) {
-    let mut reader = BufReader::new(stderr);
+    for_each_line(stderr, |line| {
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim_end();
+        if let Some(component) = echo_as {
+            eprintln!("[{component}] {line}");
+        }
+        tail.push(line.chars().take(MAX_STDERR_LINE_CHARS).collect());
+        true
+    });
+}
+
+/// Hands `each` every line of `stream` (at most [`MAX_LINE_BYTES`] of it) until the stream
+/// ends or fails, or `each` returns false: one loop for the worker's stdout and stderr.
+fn for_each_line(stream: impl Read, mut each: impl FnMut(&[u8]) -> bool) {
+    let mut reader = BufReader::new(stream);
     let mut buffer = Vec::new();
     loop {
         buffer.clear();
         match read_bounded_line(&mut reader, &mut buffer, MAX_LINE_BYTES) {
-            Ok(true) => {
-                let line = String::from_utf8_lossy(&buffer);
-                let line = line.trim_end();
-                if let Some(component) = echo_as {
-                    eprintln!("[{component}] {line}");
-                }
-                tail.push(line.chars().take(MAX_STDERR_LINE_CHARS).collect());
-            }
-            Ok(false) | Err(_) => return,
+            Ok(true) if each(&buffer) => {}
+            _ => return,
         }
     }
 }

@@ -111,9 +111,8 @@ fn glob_regex(pattern: &str) -> Result<Regex, String> {
 #[cfg(test)]
 mod tests {
     use super::{AccuracyRule, AccuracyRules};
-    use crate::config::Config;
+    use crate::config::testing::{parsed, refusal};
     use std::collections::BTreeMap;
-    use std::path::Path;
 
     #[test]
     fn unmatched_names_the_patterns_that_match_none_of_the_ids() {
@@ -140,11 +139,10 @@ mod tests {
 
     #[test]
     fn globs_match_by_part_and_rules_need_a_limit() {
-        let config = Config::parse(
+        let config = parsed(
             "[accuracy]\n\"gemm/*/bf16/*\" = { max_bits_lost = 2.0 }\n\"attention/**\" = { max_rel_error_increase = 2 }\n",
-            Path::new("t.toml"),
-        )
-        .unwrap();
+            "t.toml",
+        );
         let rules = config.accuracy_rules();
         let hits = |id: &str| {
             rules
@@ -174,9 +172,7 @@ mod tests {
             ),
             ("[accuracy]\n\"x\" = { bits = 1 }\n", "bits"),
         ] {
-            let err = Config::parse(bad, Path::new("t.toml"))
-                .unwrap_err()
-                .to_string();
+            let err = refusal(bad, "t.toml");
             assert!(err.contains(key), "{bad}: {err}");
         }
     }

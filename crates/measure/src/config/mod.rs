@@ -331,6 +331,26 @@ fn nearest_config_from(here: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Config texts as the submodules' tests write them, read as if from the file `file` (the
+/// name their messages carry).
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Config;
+    use std::path::Path;
+
+    /// `text` read, for a test whose text is valid.
+    pub fn parsed(text: &str, file: &str) -> Config {
+        Config::parse(text, Path::new(file)).unwrap()
+    }
+
+    /// The message `text` is refused with, for a test whose text is not valid.
+    pub fn refusal(text: &str, file: &str) -> String {
+        Config::parse(text, Path::new(file))
+            .unwrap_err()
+            .to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

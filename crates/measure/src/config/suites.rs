@@ -287,7 +287,7 @@ pub(super) fn resolve(config: &Config, name: &str) -> Result<ResolvedSuite, Conf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+    use crate::config::testing::{parsed, refusal};
 
     #[test]
     fn built_in_suites_resolve_and_quick_and_full_select_everything() {
@@ -337,11 +337,10 @@ mod tests {
 
     #[test]
     fn a_config_suite_narrows_targets_and_ids_and_overrides_sampling() {
-        let config = Config::parse(
+        let config = parsed(
             "[suites.smoke]\ntargets = [\"memory_bandwidth\"]\ninclude = [\"triad\"]\nexclude = [\"256MiB\"]\nwarm_up_s = 0.1\nsample_size = 10\n",
-            Path::new("stackbench.toml"),
-        )
-        .unwrap();
+            "stackbench.toml",
+        );
         let smoke = config.suite("smoke").unwrap();
         assert!(smoke.selects("memory_bandwidth/cpu/triad/256KiB"));
         assert!(!smoke.selects("memory_bandwidth/cpu/triad/256MiB"));
@@ -370,9 +369,7 @@ mod tests {
                 "suites.x.components",
             ),
         ] {
-            let err = Config::parse(text, Path::new("s.toml"))
-                .unwrap_err()
-                .to_string();
+            let err = refusal(text, "s.toml");
             assert!(err.contains(key) && err.contains("s.toml"), "{text}: {err}");
         }
     }

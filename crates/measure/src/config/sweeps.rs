@@ -134,16 +134,14 @@ impl SweepConfig {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::Config;
-    use std::path::Path;
+    use crate::config::testing::{parsed, refusal};
 
     #[test]
     fn a_sweep_table_reads_into_axes_and_bad_names_name_their_key() {
-        let config = Config::parse(
+        let config = parsed(
             "[sweeps.nightly]\nmodels = [\"gpt2-small\", \"ci-bert\"]\nbatch = [1, 8]\nseq = [128]\nprecision = [\"fp32\", \"bf16\"]\nbackend = [\"torch\"]\ndevice = \"cpu\"\ntimeout_s = 60\n",
-            Path::new("stackbench.toml"),
-        )
-        .unwrap();
+            "stackbench.toml",
+        );
         let sweep = config.sweep("nightly").unwrap();
         let raw = sweep.raw_axes();
         assert_eq!(raw.batch, Some(vec!["1".to_string(), "8".to_string()]));
@@ -171,14 +169,10 @@ mod tests {
                 "sweeps.x.serve_requests",
             ),
         ] {
-            let err = Config::parse(text, Path::new("s.toml"))
-                .unwrap_err()
-                .to_string();
+            let err = refusal(text, "s.toml");
             assert!(err.contains(key) && err.contains("s.toml"), "{text}: {err}");
         }
-        let err = Config::parse("[sweeps.x]\nprecision = [\"fp8\"]\n", Path::new("s.toml"))
-            .unwrap_err()
-            .to_string();
+        let err = refusal("[sweeps.x]\nprecision = [\"fp8\"]\n", "s.toml");
         assert!(err.contains("valid: fp32, bf16, fp16, int8"), "{err}");
     }
 }

@@ -169,25 +169,22 @@ impl HostElement for f32 {
     }
 }
 
-impl HostElement for half::f16 {
-    const DTYPE: DType = DType::F16;
-    fn from_f32(v: f32) -> Self {
-        half::f16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        half::f16::to_f32(self)
-    }
+/// The two half-precision types widen and narrow alike, through `half`'s own conversions.
+macro_rules! half_host_element {
+    ($($ty:ty => $dtype:expr),* $(,)?) => {$(
+        impl HostElement for $ty {
+            const DTYPE: DType = $dtype;
+            fn from_f32(v: f32) -> Self {
+                <$ty>::from_f32(v)
+            }
+            fn to_f32(self) -> f32 {
+                <$ty>::to_f32(self)
+            }
+        }
+    )*};
 }
 
-impl HostElement for half::bf16 {
-    const DTYPE: DType = DType::Bf16;
-    fn from_f32(v: f32) -> Self {
-        half::bf16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        half::bf16::to_f32(self)
-    }
-}
+half_host_element!(half::f16 => DType::F16, half::bf16 => DType::Bf16);
 
 /// Seeded random normal values rounded to `T`.
 pub fn random_tensor<T: HostElement>(seed: u64, len: usize, mean: f64, std: f64) -> Vec<T> {
