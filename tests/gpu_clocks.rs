@@ -12,7 +12,10 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const BANDWIDTH_ID: &str = "memory_bandwidth/cpu/triad/256KiB";
+/// The quick suite's in-cache CPU triad on this machine (its size follows the L2).
+fn bandwidth_id() -> String {
+    stackbench::family::memory_bandwidth::cpu_in_cache_triad_id().expect("the CPU backend opens")
+}
 
 /// One CPU benchmark of the memory_bandwidth target with `lock` as `STACKBENCH_LOCK_CLOCKS`,
 /// timed (a few seconds: the run is recorded after) or in Criterion's `--test` mode.
@@ -20,7 +23,7 @@ fn bandwidth_once(criterion: &Path, lock: &str, timed: bool) -> Output {
     Command::new(env!("CARGO"))
         .args(["bench", "--quiet", "--bench", "memory_bandwidth", "--"])
         .args((!timed).then_some("--test"))
-        .arg(format!("^{BANDWIDTH_ID}$"))
+        .arg(format!("^{}$", bandwidth_id()))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("CRITERION_HOME", criterion)
         .env("STACKBENCH_SUITE", "quick")
@@ -45,7 +48,8 @@ fn a_cpu_only_run_asked_to_lock_says_why_once_and_records_no_clocks() {
     .unwrap();
     schema_support::assert_valid("target.schema.json", &report);
     assert_eq!(
-        report["benchmarks"][BANDWIDTH_ID]["outcome"], "measured",
+        report["benchmarks"][bandwidth_id().as_str()]["outcome"],
+        "measured",
         "{report:#}"
     );
     let clocks = &report["gpu_clocks"];

@@ -44,6 +44,26 @@ pub trait BandwidthBackend {
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError>;
 }
 
+/// The id of the quick suite's in-cache CPU triad on this machine
+/// (`memory_bandwidth/cpu/triad/128KiB` where the cores' L2 totals 1 MiB). Its size follows
+/// the L2, so a test or script that needs one short, real CPU benchmark asks for it here
+/// instead of naming the size one machine happened to have.
+pub fn cpu_in_cache_triad_id() -> Result<String, String> {
+    let cpu = CpuBackend::open()?;
+    let bytes = cpu
+        .stream_sizes(Suite::Quick)
+        .first()
+        .copied()
+        .ok_or("the CPU backend has no quick bandwidth sizes")?;
+    Ok(BenchId::new(
+        family::MEMORY_BANDWIDTH.name,
+        cpu.kind().id(),
+        StreamKernel::Triad.id(),
+        format_bytes_id(bytes),
+    )
+    .to_string())
+}
+
 impl BandwidthBackend for CpuBackend {
     fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
         stream_sizes_for(suite, self.llc_bytes, self.l2_total_bytes)
