@@ -84,58 +84,6 @@ repo="$work/crate"
 source "$here/scripts/gate/quality_crate.sh"
 [[ -d $repo/.git ]] || make_quality_crate "$repo"
 cd "$repo"
-        cat > Cargo.toml <<'TOML'
-[package]
-name = "gate_quality"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-TOML
-        echo 'pub fn nothing() {}' > src/lib.rs
-        cat > benches/work.rs <<'RS'
-use criterion::{Criterion, criterion_group, criterion_main};
-use std::hint::black_box;
-
-/// Elements summed by `sum`; the slow commit adds 8 %.
-const SUM_N: u64 = 50_000;
-
-fn benches(c: &mut Criterion) {
-    c.bench_function("sum", |b| {
-        b.iter(|| (0..black_box(SUM_N)).fold(0u64, |a, x| a.wrapping_add(black_box(x))))
-    });
-    c.bench_function("xor", |b| {
-        b.iter(|| (0..black_box(50_000u64)).fold(0u64, |a, x| a ^ black_box(x)))
-    });
-    c.bench_function("mul", |b| {
-        b.iter(|| (1..black_box(50_000u64)).fold(1u64, |a, x| a.wrapping_mul(black_box(x) | 1)))
-    });
-}
-
-criterion_group!(group, benches);
-criterion_main!(group);
-RS
-        printf 'target\n' > .gitignore
-        git init -q && git config user.email q@q && git config user.name quality
-        cargo generate-lockfile --offline --quiet
-        git add -A && git commit -qm base && git tag base
-        sed -i 's|^const SUM_N|// A comment only.\nconst SUM_N|' benches/work.rs
-        git commit -qam aa && git tag aa
-        git checkout -q base
-        sed -i 's/const SUM_N: u64 = 50_000;/const SUM_N: u64 = 54_000;/' benches/work.rs
-        git commit -qam slow8 && git tag slow8
-        git checkout -q base
-    )
-fi
-cd "$repo"
 
 # Warm both sides' builds once, so the timed gates rebuild nothing but the bench crate.
 "$bin" gate --base base --head slow8 --rounds 2 --max-rounds 2 --out "$work/warm" \
