@@ -101,6 +101,16 @@ ORT_PROVIDERS = {
 OPENVINO_DEVICES = {"cpu": "CPU"}
 
 
+
+def cpu_has_vnni():
+    """Whether this CPU has an int8 dot-product instruction (AVX-512 VNNI or AVX-VNNI)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            flags = info.read()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
 class Models(Component):
     name = "models"
 
@@ -369,7 +379,12 @@ class Models(Component):
             level = root.level
             root.setLevel(logging.ERROR)
             try:
-                quantize_dynamic(path, quantized, weight_type=QuantType.QInt8)
+                # Without VNNI, ONNX Runtime's int8 kernels multiply u8 by s8 in 16-bit pairs
+                # that saturate (AVX2's vpmaddubsw); its documentation's remedy is 7-bit
+                # weights (reduce_range), which keeps this CPU's result beside torch's.
+                quantize_dynamic(
+                    path, quantized, weight_type=QuantType.QInt8, reduce_range=not cpu_has_vnni()
+                )
             finally:
                 root.setLevel(level)
         return quantized
