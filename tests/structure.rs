@@ -286,6 +286,8 @@ const MODULE_FLOORS: &[(&str, &[&[&str]])] = &[
             &["dashboard"],
             &["report"],
             &["gate", "validate"],
+            // The JSON Schemas generated from the documents' types.
+            &["schemas"],
             // The web dashboard: pages and API over the results store and the report models.
             &["serve"],
             &["cli"],
@@ -649,7 +651,7 @@ fn no_two_files_import_each_other_in_a_circle() {
         let graph = file_graph(&root().join(src));
         let edges: usize = graph.values().map(BTreeSet::len).sum();
         assert!(
-            edges > 50,
+            edges > 20,
             "{src}: only {edges} imports read: the walk found no sources"
         );
         found.extend(circles(&graph));
