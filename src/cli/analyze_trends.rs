@@ -109,3 +109,68 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         None => super::report::report(cli.report),
     }
 }
+
+/// Parsed through the dispatcher (not in `cli/gate.rs`, which the dispatcher imports: a test
+/// there reaching up for `Cli` made the two files a circle).
+#[cfg(test)]
+mod profile_flag_tests {
+    use super::{Cli, Command};
+    use crate::harness::profile::{DEFAULT_PROFILE_TIME_S, ProfileSettings, Profiler};
+    use clap::Parser;
+
+    fn settings(args: &[&str]) -> Result<Option<ProfileSettings>, String> {
+        let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+        match cli.command {
+            Some(Command::Gate(gate)) => Ok(gate.judge.profile.settings()),
+            Some(Command::Bisect(bisect)) => Ok(bisect.judge.profile.settings()),
+            other => Err(format!("parsed as {other:?}")),
+        }
+    }
+
+    #[test]
+    fn gate_and_bisect_take_a_profiler_and_its_time_and_refuse_unknown_ones_by_name() {
+        assert_eq!(settings(&["analyze-trends", "gate"]), Ok(None));
+        assert_eq!(
+            settings(&["analyze-trends", "gate", "--profile", "perf"]),
+            Ok(Some(ProfileSettings {
+                tool: Profiler::Perf,
+                seconds: DEFAULT_PROFILE_TIME_S
+            }))
+        );
+        let bisect = [
+            "analyze-trends",
+            "bisect",
+            "--good",
+            "a",
+            "--bad",
+            "b",
+            "--profile",
+            "nsys",
+            "--profile-time",
+            "3",
+        ];
+        assert_eq!(
+            settings(&bisect),
+            Ok(Some(ProfileSettings {
+                tool: Profiler::Nsys,
+                seconds: 3
+            }))
+        );
+        let unknown = settings(&["analyze-trends", "gate", "--profile", "gprof"]).unwrap_err();
+        assert!(
+            unknown.contains("gprof") && unknown.contains("rocprof"),
+            "{unknown}"
+        );
+        let zero = [
+            "analyze-trends",
+            "gate",
+            "--profile",
+            "perf",
+            "--profile-time",
+            "0",
+        ];
+        assert!(settings(&zero).unwrap_err().contains("at least 1"));
+        // A profile time without a profiler is a mistake, not silently ignored.
+        assert!(settings(&["analyze-trends", "gate", "--profile-time", "3"]).is_err());
+    }
+}

@@ -2,13 +2,12 @@
 //! [`crate::gate::bisect::run_bisect`]. It prints a line per step on stderr as the search goes,
 //! then the report (a table, or bisect.json's content with `--format json`) on stdout.
 
-use super::gate::{CpuList, DEFAULT_CRITERION_ARGS, ProfileArgs};
+use super::judge::JudgeArgs;
 use super::settings::{self, FileLayer};
 use crate::analysis::Outcome;
 use crate::gate::bisect::{
     BisectError, BisectOptions, BisectReport, BisectResult, run_bisect, text,
 };
-use crate::harness::measure::Measure;
 use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use anyhow::Context;
 use clap::Args;
@@ -61,51 +60,14 @@ pub struct BisectArgs {
     /// A later revision (a first-parent descendant of --good) where they regressed
     #[arg(long)]
     pub bad: String,
-    /// Bench targets to run (repeatable) [default: every bench target]
-    #[arg(long = "bench", value_name = "TARGET")]
-    pub benches: Vec<String>,
-    /// Only benchmarks whose full id matches this regular expression
-    #[arg(long)]
-    pub filter: Option<String>,
-    /// What a benchmark's number is: wall time over rounds, or instructions under Callgrind
-    /// [default: $STACKBENCH_MEASURE, else `[gate] measure` in stackbench.toml, else time]
-    #[arg(long, value_name = "time|instructions", value_parser = parse_measure)]
-    pub measure: Option<Measure>,
-    /// Smallest slowdown, in percent, that counts as a regression [default:
-    /// $STACKBENCH_GATE_THRESHOLD_PERCENT, else `[gate] threshold_percent` in stackbench.toml,
-    /// else 5, or 1 with --measure instructions]
-    #[arg(long)]
-    pub threshold: Option<f64>,
-    /// Full rounds per step (each runs both sides, in ABBA order) [default:
-    /// $STACKBENCH_GATE_ROUNDS, else `[gate] rounds` in stackbench.toml, else 4]
-    #[arg(long)]
-    pub rounds: Option<usize>,
-    /// Rounds in all per step, counting those that re-measure what is still unsure
-    #[arg(long, default_value_t = 10)]
-    pub max_rounds: usize,
-    /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`), as the gate's
-    /// --cpus: a core nothing else is scheduled on turns unsure steps into decided ones
-    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
-    pub cpus: Option<CpuList>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
     /// What to print on stdout (bisect.json in --out is always written)
     #[arg(long, value_parser = Format::parser(BISECT_FORMATS), default_value_t = Format::Table)]
     pub format: Format,
     /// Where bisect.json, each step's gate files (steps/) and their runs (results/) go
     #[arg(long, default_value = "target/stackbench-bisect")]
     pub out: PathBuf,
-    #[command(flatten)]
-    pub profile: ProfileArgs,
-    /// Passed to every bench executable (Criterion's own flags)
-    #[arg(last = true, value_name = "CRITERION_ARGS")]
-    pub criterion_args: Vec<String>,
-}
-
-fn parse_cpus(text: &str) -> Result<CpuList, String> {
-    crate::gate::cpus::parse_cpu_list(text).map(CpuList)
-}
-
-fn parse_measure(text: &str) -> Result<Measure, String> {
-    text.parse::<Measure>().map_err(|e| e.to_string())
 }
 
 pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
@@ -115,30 +77,22 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
         crate::config::Config::discover(None)
             .context("cannot take bisect's settings from the config")
     });
-    let measure = settings::measure(args.measure, &file)?.value;
-    let threshold = settings::threshold(args.threshold, &file, measure)?.value;
-    let rounds = settings::rounds(args.rounds, &file)?.value;
-    let criterion_args = if args.criterion_args.is_empty() {
-        DEFAULT_CRITERION_ARGS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        args.criterion_args
-    };
+    let measure = settings::measure(args.judge.measure, &file)?.value;
+    let threshold = settings::threshold(args.judge.threshold, &file, measure)?.value;
+    let rounds = settings::rounds(args.judge.rounds, &file)?.value;
     let options = BisectOptions {
         good: args.good,
         bad: args.bad,
-        benches: args.benches,
-        filter: args.filter,
+        benches: args.judge.benches.clone(),
+        filter: args.judge.filter.clone(),
         measure,
         threshold_percent: threshold,
         rounds,
-        max_rounds: args.max_rounds,
-        criterion_args,
-        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        max_rounds: args.judge.max_rounds,
+        criterion_args: args.judge.criterion_args(),
+        cpus: args.judge.cpu_list(),
         out: args.out,
-        profile: args.profile.settings(),
+        profile: args.judge.profile.settings(),
     };
     let mut on_step = |step: &crate::gate::bisect::step::Step, commits: usize| {
         eprintln!("analyze-trends bisect: {}", text::step_line(step, commits));

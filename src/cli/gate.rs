@@ -5,6 +5,7 @@
 //! [--results DIR] [--measure time|instructions] [--base-env KEY=VALUE]... [--head-env KEY=VALUE]...
 //! [--accept-unsure SHA [--accept-unsure-label LABEL]] [-- CRITERION_ARGS...]`
 
+use super::judge::JudgeArgs;
 use super::settings::{self, FileLayer};
 use crate::analysis::Outcome;
 use crate::config::precedence::Resolved;
@@ -18,11 +19,6 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
-
-/// Criterion's timing per round when the caller passes none: 1 s warm-up and 1 s of
-/// measurement, so four rounds of both sides cost about what one default Criterion run
-/// (3 s + 5 s) of both sides costs.
-pub const DEFAULT_CRITERION_ARGS: &[&str] = &["--warm-up-time", "1", "--measurement-time", "1"];
 
 pub use super::settings::{DEFAULT_ROUNDS, DEFAULT_THRESHOLD_PERCENT};
 
@@ -61,24 +57,8 @@ pub struct GateArgs {
     /// The head revision [default: the current checkout]
     #[arg(long)]
     pub head: Option<String>,
-    /// Full rounds (each runs both sides, in ABBA order) [default: $STACKBENCH_GATE_ROUNDS,
-    /// else `[gate] rounds` in stackbench.toml, else 4]
-    #[arg(long)]
-    pub rounds: Option<usize>,
-    /// Rounds in all, counting the extra ones that re-measure inconclusive benchmarks
-    #[arg(long, default_value_t = 10)]
-    pub max_rounds: usize,
-    /// Bench targets to run (repeatable) [default: every bench target]
-    #[arg(long = "bench", value_name = "TARGET")]
-    pub benches: Vec<String>,
-    /// Only benchmarks whose full id matches this regular expression (Criterion's filter)
-    #[arg(long)]
-    pub filter: Option<String>,
-    /// Smallest slowdown, in percent, that fails the gate [default:
-    /// $STACKBENCH_GATE_THRESHOLD_PERCENT, else `[gate] threshold_percent` in
-    /// stackbench.toml, else 5]
-    #[arg(long)]
-    pub threshold: Option<f64>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
     /// What to print on stdout (the files in --out are always written)
     #[arg(long, value_parser = Format::parser(COMPARISON_FORMATS), default_value_t = Format::Table)]
     pub format: Format,
@@ -100,17 +80,6 @@ pub struct GateArgs {
     /// sides); where the driver refuses (not root), each run says so and records why
     #[arg(long)]
     pub lock_clocks: bool,
-    /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`): give the
-    /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality").
-    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
-    pub cpus: Option<CpuList>,
-    /// What a benchmark's number is: `time` (Criterion's wall time over ABBA rounds) or
-    /// `instructions` (counted once per side under Valgrind's callgrind, judged by a plain
-    /// threshold, default 1 %; ids that cannot be counted are listed `not countable` and
-    /// timed in rounds with the same threshold) [default: $STACKBENCH_MEASURE, else `[gate]
-    /// measure` in stackbench.toml, else time]
-    #[arg(long, value_name = "time|instructions")]
-    pub measure: Option<Measure>,
     /// Accept an unsure verdict (exit 3 becomes 0) for this head commit only (7 to 40 hex
     /// digits; it must be the head's SHA or the gate refuses, exit 2). Recorded with the
     /// verdict as `accepted_unsure`. A regression still fails.
@@ -120,47 +89,6 @@ pub struct GateArgs {
     /// with it
     #[arg(long, value_name = "LABEL", requires = "accept_unsure")]
     pub accept_unsure_label: Option<String>,
-    #[command(flatten)]
-    pub profile: ProfileArgs,
-    /// Passed to every bench executable (Criterion's own flags)
-    #[arg(last = true, value_name = "CRITERION_ARGS")]
-    pub criterion_args: Vec<String>,
-}
-
-/// `--profile TOOL [--profile-time SECONDS]`, shared by the gate and bisect.
-#[derive(Args, Debug, Clone)]
-pub struct ProfileArgs {
-    /// After the verdict, run each regressed or unsure benchmark again under this profiler
-    /// on both sides (perf, nsys, ncu or rocprof) and write the profiles under --out's
-    /// profiles/<side>/, linked from comparison.json and the comment. A profile that fails
-    /// (profiler missing, perf_event_paranoid) is listed with its reason and changes no exit
-    /// code
-    #[arg(long, value_name = "perf|nsys|ncu|rocprof", value_parser = parse_profiler)]
-    pub profile: Option<crate::harness::profile::Profiler>,
-    /// Seconds each profiled benchmark runs (Criterion's --profile-time)
-    #[arg(long, value_name = "SECONDS", requires = "profile",
-          default_value_t = crate::harness::profile::DEFAULT_PROFILE_TIME_S,
-          value_parser = parse_profile_time)]
-    pub profile_time: u64,
-}
-
-impl ProfileArgs {
-    pub fn settings(&self) -> Option<crate::harness::profile::ProfileSettings> {
-        self.profile
-            .map(|tool| crate::harness::profile::ProfileSettings {
-                tool,
-                seconds: self.profile_time,
-            })
-    }
-}
-
-fn parse_profiler(text: &str) -> Result<crate::harness::profile::Profiler, String> {
-    text.parse()
-        .map_err(|e: crate::harness::profile::UnknownProfiler| e.to_string())
-}
-
-fn parse_profile_time(text: &str) -> Result<u64, String> {
-    crate::harness::profile::parse_seconds(text)
 }
 
 fn parse_env(text: &str) -> Result<(String, String), String> {
@@ -188,9 +116,9 @@ fn gate_settings(args: &GateArgs) -> anyhow::Result<GateSettings> {
         crate::config::Config::discover(None)
             .context("cannot take the gate's settings from the config")
     });
-    let rounds = settings::rounds(args.rounds, &file)?;
-    let measure = settings::measure(args.measure, &file)?;
-    let threshold = settings::threshold(args.threshold, &file, measure.value)?;
+    let rounds = settings::rounds(args.judge.rounds, &file)?;
+    let measure = settings::measure(args.judge.measure, &file)?;
+    let threshold = settings::threshold(args.judge.threshold, &file, measure.value)?;
     let results = settings::results_dir(args.results.clone(), &file, DEFAULT_RESULTS_DIR)?;
     Ok(GateSettings {
         rounds,
@@ -234,10 +162,10 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         measure,
     } = gate_settings(&args)?;
     check_settings(&rounds, &threshold, &measure)?;
-    if args.max_rounds < rounds.value {
+    if args.judge.max_rounds < rounds.value {
         bail!(
             "--max-rounds ({}) must be at least the rounds, {rounds}",
-            args.max_rounds
+            args.judge.max_rounds
         );
     }
     let accept_unsure = args
@@ -245,14 +173,6 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         .as_deref()
         .map(|sha| AcceptedUnsure::new(sha, args.accept_unsure_label.as_deref()))
         .transpose()?;
-    let criterion_args = if args.criterion_args.is_empty() {
-        DEFAULT_CRITERION_ARGS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        args.criterion_args
-    };
     if args.lock_clocks {
         // Said here, once, before the first build: each bench run's own line goes to its log.
         let _ = crate::system::clocks::check_lock_once();
@@ -261,23 +181,23 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         base: args.base,
         head: args.head,
         rounds: rounds.value,
-        max_rounds: args.max_rounds,
-        benches: args.benches,
-        filter: args.filter,
+        max_rounds: args.judge.max_rounds,
+        benches: args.judge.benches.clone(),
+        filter: args.judge.filter.clone(),
         threshold_percent: threshold.value,
         out: args.out,
         results: results.value,
         store: crate::cli::store::chosen_store(),
         base_env: with_lock(args.base_env, args.lock_clocks),
         head_env: with_lock(args.head_env, args.lock_clocks),
-        criterion_args,
-        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        criterion_args: args.judge.criterion_args(),
+        cpus: args.judge.cpu_list(),
         measure: measure.value,
         accept_unsure,
         accuracy_rules: crate::config::Config::discover(None)
             .context("cannot take the [accuracy] rules from the config")?
             .accuracy_rules(),
-        profile: args.profile.settings(),
+        profile: args.judge.profile.settings(),
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
@@ -361,76 +281,5 @@ fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateCompar
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("warning: gate verdict not kept in the history: {e}");
         }
-    }
-}
-
-/// The value of `--cpus` (a newtype, so clap takes it as one value).
-#[derive(Clone, Debug)]
-pub struct CpuList(pub Vec<usize>);
-
-fn parse_cpus(text: &str) -> Result<CpuList, String> {
-    crate::gate::cpus::parse_cpu_list(text).map(CpuList)
-}
-
-#[cfg(test)]
-mod profile_flag_tests {
-    use crate::cli::analyze_trends::{Cli, Command};
-    use crate::harness::profile::{DEFAULT_PROFILE_TIME_S, ProfileSettings, Profiler};
-    use clap::Parser;
-
-    fn settings(args: &[&str]) -> Result<Option<ProfileSettings>, String> {
-        let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
-        match cli.command {
-            Some(Command::Gate(gate)) => Ok(gate.profile.settings()),
-            Some(Command::Bisect(bisect)) => Ok(bisect.profile.settings()),
-            other => Err(format!("parsed as {other:?}")),
-        }
-    }
-
-    #[test]
-    fn gate_and_bisect_take_a_profiler_and_its_time_and_refuse_unknown_ones_by_name() {
-        assert_eq!(settings(&["analyze-trends", "gate"]), Ok(None));
-        assert_eq!(
-            settings(&["analyze-trends", "gate", "--profile", "perf"]),
-            Ok(Some(ProfileSettings {
-                tool: Profiler::Perf,
-                seconds: DEFAULT_PROFILE_TIME_S
-            }))
-        );
-        let bisect = [
-            "analyze-trends",
-            "bisect",
-            "--good",
-            "a",
-            "--bad",
-            "b",
-            "--profile",
-            "nsys",
-            "--profile-time",
-            "3",
-        ];
-        assert_eq!(
-            settings(&bisect),
-            Ok(Some(ProfileSettings {
-                tool: Profiler::Nsys,
-                seconds: 3
-            }))
-        );
-        let unknown = settings(&["analyze-trends", "gate", "--profile", "gprof"]).unwrap_err();
-        assert!(
-            unknown.contains("gprof") && unknown.contains("rocprof"),
-            "{unknown}"
-        );
-        let zero = [
-            "analyze-trends",
-            "gate",
-            "--profile",
-            "perf",
-            "--profile-time",
-            "0",
-        ];
-        assert!(settings(&zero).unwrap_err().contains("at least 1"));
-        // A profile time without a profiler is a mistake, not silently ignored.
-        assert!(settings(&["analyze-trends", "gate", "--profile-time", "3"]).is_err());
     }
 }

@@ -15,6 +15,7 @@ pub mod gate;
 pub mod hardware;
 pub mod history;
 pub mod import;
+pub mod judge;
 pub mod prune;
 pub mod recommend;
 pub mod record;

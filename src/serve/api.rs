@@ -3,7 +3,7 @@
 
 use super::error::{ApiError, blocking};
 use super::models;
-use super::{Shared, pages, upload};
+use super::{Shared, params, upload};
 use crate::report::pages::{PageModel, RunsFilter};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -26,28 +26,11 @@ pub fn routes() -> Router<Shared> {
 
 type ApiResult<T> = Result<Json<T>, ApiError>;
 
-/// The query of `/api/sweeps` and `/sweeps`; an unknown parameter is a 400 naming it.
-pub fn sweep_query_of(
-    query: Result<Query<models::SweepQuery>, QueryRejection>,
-) -> Result<models::SweepQuery, ApiError> {
-    query
-        .map(|Query(q)| q)
-        .map_err(|e| ApiError::bad_request(format!("bad query: {}", e.body_text())))
-}
-
-/// The filter of `/api/runs` and `/`; an unknown parameter is a 400 naming it, so a typo
-/// (`?lable=`) is not silently "every run".
-pub fn filter_of(query: Result<Query<RunsFilter>, QueryRejection>) -> Result<RunsFilter, ApiError> {
-    query
-        .map(|Query(f)| f)
-        .map_err(|e| ApiError::bad_request(format!("bad query: {}", e.body_text())))
-}
-
 async fn runs(
     State(state): State<Shared>,
     query: Result<Query<RunsFilter>, QueryRejection>,
 ) -> ApiResult<PageModel> {
-    let filter = filter_of(query)?;
+    let filter = params::filter_of(query)?;
     let store = state.config.store.clone();
     blocking(move || models::runs_model(&store, filter))
         .await
@@ -55,7 +38,7 @@ async fn runs(
 }
 
 async fn run(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<PageModel> {
-    pages::check_run_id(&id)?;
+    params::check_run_id(&id)?;
     let store = state.config.store.clone();
     blocking(move || models::run_model(&store, &id))
         .await
@@ -80,7 +63,7 @@ async fn comparisons(State(state): State<Shared>) -> ApiResult<PageModel> {
 }
 
 async fn comparison(State(state): State<Shared>, Path(id): Path<String>) -> ApiResult<PageModel> {
-    let id = pages::comparison_id(&id)?;
+    let id = params::comparison_id(&id)?;
     let store = state.config.store.clone();
     blocking(move || models::comparison_model(&store, &id))
         .await
@@ -99,7 +82,7 @@ async fn sweeps(
     State(state): State<Shared>,
     query: Result<Query<models::SweepQuery>, QueryRejection>,
 ) -> ApiResult<PageModel> {
-    let query = sweep_query_of(query)?;
+    let query = params::sweep_query_of(query)?;
     let store = state.config.store.clone();
     let prices = state.config.prices.clone();
     blocking(move || models::sweep_model(&store, prices.as_ref(), &query))

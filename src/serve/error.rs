@@ -2,6 +2,8 @@
 //! upload contract names; pages answer the same reason as an HTML page. Every reason names
 //! what it concerns (the run id, the benchmark, the path), escaped where it becomes HTML.
 
+use crate::report::format::escape_html;
+use crate::report::pages::json_for_script;
 use crate::results::ResultsError;
 use axum::Json;
 use axum::http::{StatusCode, Uri};
@@ -81,7 +83,7 @@ impl IntoResponse for PageError {
     fn into_response(self) -> Response {
         let ApiError { status, reason } = self.0;
         let title = status.canonical_reason().unwrap_or("error");
-        let body = super::pages::error_page(status.as_u16(), title, &reason);
+        let body = error_page(status.as_u16(), title, &reason);
         (status, Html(body)).into_response()
     }
 }
@@ -110,4 +112,22 @@ where
         Ok(result) => result,
         Err(e) => Err(ApiError::internal(format!("the request's store work failed: {e}")).into()),
     }
+}
+
+/// The page an error answers with: no script, the reason as escaped text, the same
+/// `{"error": ...}` as the JSON endpoints in the page data.
+pub fn error_page(status: u16, title: &str, reason: &str) -> String {
+    let model = serde_json::json!({"page": "error", "status": status, "error": reason});
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>{title} · stackbench</title><link rel=\"stylesheet\" href=\"/assets/{css}\">\
+         </head><body><main><h1>{title}</h1><p class=\"error\">{reason}</p>\
+         <p><a href=\"/\">Runs</a> · <a href=\"/comparisons\">Comparisons</a> · \
+         <a href=\"/hardware\">Hardware</a> · <a href=\"/sweeps\">Sweeps</a></p></main>\
+         <script type=\"application/json\" id=\"page-data\">{data}</script></body></html>\n",
+        title = escape_html(&format!("{status} {title}")),
+        css = crate::report::pages::assets::CSS_PATH,
+        reason = escape_html(reason),
+        data = json_for_script(&model),
+    )
 }

@@ -14,6 +14,7 @@ mod assets;
 mod error;
 mod models;
 mod pages;
+mod params;
 mod security;
 mod upload;
 

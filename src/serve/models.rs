@@ -14,9 +14,23 @@ use crate::report::pages::{
 };
 use crate::results::{ComparisonRecord, ResultsError, RunRecord, RunStore};
 use serde::Deserialize;
+use std::fmt::Write;
+
+/// Percent-encodes one path segment (everything but RFC 3986's unreserved characters).
+pub fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(byte as char);
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
 
 pub fn run_url(run_id: &str) -> String {
-    format!("/runs/{}", super::pages::encode_segment(run_id))
+    format!("/runs/{}", encode_segment(run_id))
 }
 
 pub fn comparison_url(id: i64) -> String {

@@ -10,7 +10,7 @@
 use super::error::{ApiError, blocking};
 use super::models::{comparison_url, find_by_checksum, run_url};
 use super::security::authorize;
-use super::{Shared, pages};
+use super::{Shared, params};
 use crate::report::comparison::link::{canonical_json, comparison_checksum};
 use crate::results::db::Inserted;
 use crate::results::{ComparisonRecord, DbError, ResultsError, RunRecord, RunStore, load_run};
@@ -114,7 +114,7 @@ fn parse_run(body: &[u8]) -> Result<RunRecord, ApiError> {
         }
         Err(e) => return Err(ApiError::internal(format!("cannot read the upload: {e}"))),
     };
-    if let Some(problem) = pages::run_id_problem(&run.run_id) {
+    if let Some(problem) = params::run_id_problem(&run.run_id) {
         return Err(bad(format!("run id `{}`: {problem}", run.run_id)));
     }
     if run.benchmarks.is_empty() && run.failed.is_empty() {
