@@ -2,7 +2,6 @@
 //! its new level.
 
 use super::history::{history_groups, history_points};
-use super::store::existing_store;
 use crate::analysis::Outcome;
 use crate::analysis::trends::TrendOptions;
 use crate::results::{Acknowledgement, HistoryPoint, now_unix_ms};
@@ -45,11 +44,11 @@ fn who() -> String {
     }
 }
 
-pub fn ack(args: AckArgs) -> anyhow::Result<Outcome> {
+pub fn ack(args: AckArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
     if args.reason.trim().is_empty() {
         bail!("--reason must say why the step is intentional");
     }
-    let store = existing_store(&args.results)?;
+    let store = chosen.existing(&args.results)?;
     let (points, all_runs, _) = history_points(&store, &args.id)?;
     let run_id = match &args.run {
         Some(name) => {

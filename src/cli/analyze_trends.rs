@@ -86,27 +86,29 @@ pub enum Command {
 pub use crate::analysis::Outcome;
 
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
-    super::store::choose_store(cli.store.as_deref(), || {
+    let store = &super::store::choose_store(cli.store.as_deref(), || {
         crate::config::Config::discover(None)
     })?;
     match cli.command {
-        Some(Command::Record(args)) => super::record::record(args),
-        Some(Command::Compare(args)) => super::compare::compare_command(args),
-        Some(Command::Report(args)) => super::report::report(args),
-        Some(Command::Export(args)) => super::export::export(args),
-        Some(Command::Hardware(args)) => super::hardware::hardware(args).map(|()| Outcome::Clean),
+        Some(Command::Record(args)) => super::record::record(args, store),
+        Some(Command::Compare(args)) => super::compare::compare_command(args, store),
+        Some(Command::Report(args)) => super::report::report(args, store),
+        Some(Command::Export(args)) => super::export::export(args, store),
+        Some(Command::Hardware(args)) => {
+            super::hardware::hardware(args, store).map(|()| Outcome::Clean)
+        }
 
-        Some(Command::Import(args)) => super::import::import(args),
-        Some(Command::Runs(args)) => super::runs::runs(args),
-        Some(Command::History(args)) => super::history::history(args),
-        Some(Command::Comparisons(args)) => super::comparisons::comparisons(args),
-        Some(Command::Prune(args)) => super::prune::prune(args),
-        Some(Command::Ack(args)) => super::ack::ack(args),
-        Some(Command::Gate(args)) => super::gate::gate_command(args),
+        Some(Command::Import(args)) => super::import::import(args, store),
+        Some(Command::Runs(args)) => super::runs::runs(args, store),
+        Some(Command::History(args)) => super::history::history(args, store),
+        Some(Command::Comparisons(args)) => super::comparisons::comparisons(args, store),
+        Some(Command::Prune(args)) => super::prune::prune(args, store),
+        Some(Command::Ack(args)) => super::ack::ack(args, store),
+        Some(Command::Gate(args)) => super::gate::gate_command(args, store),
         Some(Command::Bisect(args)) => super::bisect::bisect_command(args),
         Some(Command::Simulate(cmd)) => super::simulate::simulate(cmd),
-        Some(Command::Store(cmd)) => super::store_admin::store_command(cmd),
-        None => super::report::report(cli.report),
+        Some(Command::Store(cmd)) => super::store_admin::store_command(cmd, store),
+        None => super::report::report(cli.report, store),
     }
 }
 

@@ -115,7 +115,10 @@ fn load_sides(args: &CompareArgs, store: &RunStore) -> anyhow::Result<(RunRecord
     Ok((base, cand))
 }
 
-pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
+pub fn compare_command(
+    args: CompareArgs,
+    chosen: &super::store::ChosenStore,
+) -> anyhow::Result<Outcome> {
     // The config first: a broken file is named before any run is read.
     let config = crate::config::Config::discover(args.config.as_deref())
         .context("cannot read the [accuracy] rules")?;
@@ -131,7 +134,7 @@ pub fn compare_command(args: CompareArgs) -> anyhow::Result<Outcome> {
         .transpose()
         .context("--filter is not a valid regular expression")?;
     let accuracy_rules = config.accuracy_rules();
-    let store = crate::cli::store::open_store(&args.results);
+    let store = chosen.open(&args.results);
     let (base, cand) = load_sides(&args, &store)?;
     let (noise_floors, history_runs) = history_noise(&store, &base, &cand);
     let options = CompareOptions {

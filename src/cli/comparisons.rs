@@ -1,6 +1,6 @@
 //! `analyze-trends comparisons`: past `compare` and gate verdicts, newest first.
 
-use super::store::{ListArgs, emit, existing_store};
+use super::store::{ListArgs, emit};
 use crate::analysis::Outcome;
 use crate::report::rows::Rows;
 use crate::results::format_rfc3339_ms;
@@ -23,8 +23,8 @@ struct ComparisonRow<'a> {
     hardware: Option<&'a str>,
 }
 
-pub fn comparisons(args: ListArgs) -> anyhow::Result<Outcome> {
-    let store = existing_store(&args.results)?;
+pub fn comparisons(args: ListArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let store = chosen.existing(&args.results)?;
     let stored = store.comparisons()?;
     let rows: Vec<ComparisonRow> = stored
         .iter()

@@ -31,8 +31,8 @@ pub fn export_report<'a>(rows: &'a [ExportRow<'a>]) -> Rows<'a, ExportRow<'a>> {
     }
 }
 
-pub fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
-    let store = crate::cli::store::open_store(&args.results);
+pub fn export(args: ExportArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let store = chosen.open(&args.results);
     if store.is_absent() {
         bail!(
             "no runs in {} (record one with `analyze-trends record`)",

@@ -154,7 +154,7 @@ fn check_settings(
     Ok(())
 }
 
-pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
+pub fn gate_command(args: GateArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
     let GateSettings {
         rounds,
         threshold,
@@ -187,7 +187,7 @@ pub fn gate_command(args: GateArgs) -> anyhow::Result<Outcome> {
         threshold_percent: threshold.value,
         out: args.out,
         results: results.value,
-        store: crate::cli::store::chosen_store(),
+        store: chosen.url(),
         base_env: with_lock(args.base_env, args.lock_clocks),
         head_env: with_lock(args.head_env, args.lock_clocks),
         criterion_args: args.judge.criterion_args(),
@@ -260,7 +260,7 @@ fn with_lock(mut env: Vec<(String, String)>, lock: bool) -> Vec<(String, String)
 /// Keeps the gate's verdict in the history beside `compare`'s, naming the two runs it just
 /// recorded, so `analyze-trends comparisons` lists it.
 fn keep_gate_verdict(options: &GateOptions, comparison: &crate::gate::GateComparison) {
-    let store = crate::cli::store::open_store(&options.results);
+    let store = crate::cli::store::ChosenStore(options.store.clone()).open(&options.results);
     let [base_id, head_id] = comparison.gate.runs.as_slice() else {
         return;
     };

@@ -35,8 +35,8 @@ pub struct HardwareArgs {
 }
 
 /// Prints the report; bad input (no runs, a bad prices table) is an error (exit 2).
-pub fn hardware(args: HardwareArgs) -> anyhow::Result<()> {
-    let store = crate::cli::store::open_store(&args.results);
+pub fn hardware(args: HardwareArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<()> {
+    let store = chosen.open(&args.results);
     if store.is_absent() {
         bail!(
             "results directory {} does not exist (record or import runs first)",

@@ -1,7 +1,7 @@
 //! `analyze-trends history`: one benchmark over time, per hardware, with its change points
 //! and verdict.
 
-use super::store::{ListArgs, emit, existing_store};
+use super::store::{ListArgs, emit};
 use crate::analysis::trends::{BenchmarkTrend, TrendOptions, trend_of};
 use crate::analysis::{Evidence, Outcome, usable_median};
 use crate::report::rows::{ROW_FORMATS, Rows};
@@ -235,8 +235,8 @@ pub(super) fn history_points(
 
 /// The usable points, then what the verdict stood on. Unusable points are failures: they
 /// are named here and make the exit code 1.
-pub fn history(args: HistoryArgs) -> anyhow::Result<Outcome> {
-    let store = existing_store(&args.list.results)?;
+pub fn history(args: HistoryArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let store = chosen.existing(&args.list.results)?;
     let (points, all_runs, evidence) = history_points(&store, &args.id)?;
     let options = TrendOptions {
         threshold_percent: args.threshold,

@@ -19,8 +19,8 @@ pub struct ImportArgs {
     pub results: PathBuf,
 }
 
-pub fn import(args: ImportArgs) -> anyhow::Result<Outcome> {
-    let mut destination = Destination::choose(&args.results)?;
+pub fn import(args: ImportArgs, store: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let mut destination = Destination::choose(&args.results, store)?;
     let waiting = deliver_spool_first(&args.results, &mut destination)?;
     let (report, into, spooled) = match &mut destination {
         Destination::Server(client) => {

@@ -1,6 +1,6 @@
 //! `analyze-trends prune`: remove old runs and comparisons, never one something refers to.
 
-use super::store::{ListArgs, emit, existing_store};
+use super::store::{ListArgs, emit};
 use crate::analysis::Outcome;
 use crate::report::rows::{ROW_FORMATS, Rows};
 use crate::report::writer::{Format, ReportWriter, WriteError};
@@ -33,8 +33,8 @@ struct PruneRow<'a> {
     action: &'static str,
 }
 
-pub fn prune(args: PruneArgs) -> anyhow::Result<Outcome> {
-    let store = existing_store(&args.list.results)?;
+pub fn prune(args: PruneArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let store = chosen.existing(&args.list.results)?;
     let cutoff = now_unix_ms().saturating_sub(args.keep_days.saturating_mul(DAY_MS));
     let outcome = store.prune(cutoff, args.keep_latest, args.dry_run)?;
     let report = PruneReport {

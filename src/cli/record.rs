@@ -26,7 +26,7 @@ pub struct RecordArgs {
     pub label: Option<String>,
 }
 
-pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
+pub fn record(args: RecordArgs, store: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
     let dir = args.criterion_dir.unwrap_or_else(criterion_home);
     let mut run = match CriterionTree::scan(&dir) {
         Ok(tree) => run_from_tree(&tree, &args.baseline, args.label)?,
@@ -67,7 +67,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<Outcome> {
             evidence.describe_measured()
         );
     }
-    let mut destination = Destination::choose(&args.results)?;
+    let mut destination = Destination::choose(&args.results, store)?;
     let stored = match store_run(&args.results, &mut destination, &run)? {
         Kept::Stored(where_) => where_,
         Kept::Spooled => return Ok(Outcome::RegressionFound),

@@ -25,8 +25,8 @@ pub struct ReportArgs {
     pub threshold: f64,
 }
 
-pub fn report(args: ReportArgs) -> anyhow::Result<Outcome> {
-    let store = crate::cli::store::open_store(&args.dir);
+pub fn report(args: ReportArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let store = chosen.open(&args.dir);
     if store.is_absent() {
         bail!(
             "results directory {} does not exist (record a run first)",

@@ -3,7 +3,8 @@
 //! store every command opens: `--store URL` (on every subcommand), else `$STACKBENCH_STORE`,
 //! else `store = "..."` in stackbench.toml, else the results directory's own
 //! `sqlite:<results>/stackbench.db`. The binary resolves it once, before the command runs
-//! (`choose_store`), and each command opens its results directory through [`open_store`].
+//! (`choose_store`) and hands the [`ChosenStore`] to the command, which opens its results
+//! directory through it.
 
 use crate::config::precedence::{Resolved, Setting, resolve};
 use crate::config::{Config, ConfigError};
@@ -15,7 +16,6 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::OnceLock;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -41,16 +41,53 @@ impl FromStr for Choice {
     }
 }
 
-/// The store this process's commands open (set once by [`choose_store`]).
-static CHOSEN: OnceLock<Option<StoreUrl>> = OnceLock::new();
+/// The store a command opens, resolved once by [`choose_store`] and handed to the command
+/// (no process-global: two commands in one process, as in tests, each get their own).
+/// `None` inside: each results directory's own SQLite file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChosenStore(pub Option<StoreUrl>);
 
-/// Resolves the store (flag > `$STACKBENCH_STORE` > the config's `store` > default) and
-/// remembers it for [`open_store`]. `config` is read only when neither the flag nor the
-/// environment decides.
+impl ChosenStore {
+    /// The results directory `results` with this store (its own SQLite file by default).
+    pub fn open(&self, results: &Path) -> RunStore {
+        match &self.0 {
+            Some(url) => RunStore::with_store(results, url.clone()),
+            None => RunStore::new(results),
+        }
+    }
+
+    /// The store's URL when one was named.
+    pub fn url(&self) -> Option<StoreUrl> {
+        self.0.clone()
+    }
+
+    /// The store of an existing results directory: a query never creates one. A store of
+    /// its own (PostgreSQL, or a SQLite file elsewhere that exists) needs no results
+    /// directory.
+    pub fn existing(&self, results: &Path) -> anyhow::Result<RunStore> {
+        let store = self.open(results);
+        let elsewhere = match store.store_url() {
+            StoreUrl::Sqlite(path) => {
+                path != results.join(crate::results::db::DB_FILE) && path.exists()
+            }
+            _ => true,
+        };
+        if !results.is_dir() && !elsewhere {
+            bail!(
+                "results directory {} does not exist (record a run with `analyze-trends record` or import some with `analyze-trends import`)",
+                results.display()
+            );
+        }
+        Ok(store)
+    }
+}
+
+/// Resolves the store (flag > `$STACKBENCH_STORE` > the config's `store` > default).
+/// `config` is read only when neither the flag nor the environment decides.
 pub fn choose_store(
     flag: Option<&str>,
     config: impl FnOnce() -> Result<Config, ConfigError>,
-) -> anyhow::Result<Option<StoreUrl>> {
+) -> anyhow::Result<ChosenStore> {
     let flag = flag.map(Choice::from_str).transpose().context("--store")?;
     // Checked here first: the generic environment error would print the value as given,
     // password and all; the store URL's own error prints it redacted.
@@ -80,10 +117,7 @@ pub fn choose_store(
         },
         Choice(None),
     )?;
-    let chosen = resolved.value.0;
-    // A second call (tests in one process) keeps the first choice.
-    let _ = CHOSEN.set(chosen.clone());
-    Ok(chosen)
+    Ok(ChosenStore(resolved.value.0))
 }
 
 /// Where a `stackbench` command that reads or keeps runs finds them: `--config`,
@@ -119,44 +153,7 @@ impl RunsLocation {
 /// For `stackbench` commands, which hold their config already: the results directory with
 /// the store that `flag` > `$STACKBENCH_STORE` > the config's `store` names.
 pub fn store_for(results: &Path, flag: Option<&str>, config: &Config) -> anyhow::Result<RunStore> {
-    let chosen = choose_store(flag, || Ok(config.clone()))?;
-    Ok(match chosen {
-        Some(url) => RunStore::with_store(results, url),
-        None => RunStore::new(results),
-    })
-}
-
-/// The store [`choose_store`] chose, when one was named (`None`: each results directory's
-/// own SQLite file).
-pub fn chosen_store() -> Option<StoreUrl> {
-    CHOSEN.get().cloned().flatten()
-}
-
-/// The results directory `results` with the chosen store (its own SQLite file by default).
-pub fn open_store(results: &Path) -> RunStore {
-    match CHOSEN.get().cloned().flatten() {
-        Some(url) => RunStore::with_store(results, url),
-        None => RunStore::new(results),
-    }
-}
-
-/// The store of an existing results directory: a query never creates one. A store of its
-/// own (PostgreSQL, or a SQLite file elsewhere that exists) needs no results directory.
-pub(super) fn existing_store(results: &Path) -> anyhow::Result<RunStore> {
-    let store = open_store(results);
-    let elsewhere = match store.store_url() {
-        StoreUrl::Sqlite(path) => {
-            path != results.join(crate::results::db::DB_FILE) && path.exists()
-        }
-        _ => true,
-    };
-    if !results.is_dir() && !elsewhere {
-        bail!(
-            "results directory {} does not exist (record a run with `analyze-trends record` or import some with `analyze-trends import`)",
-            results.display()
-        );
-    }
-    Ok(store)
+    Ok(choose_store(flag, || Ok(config.clone()))?.open(results))
 }
 
 /// Prints `report` in `format` on stdout.

@@ -43,18 +43,21 @@ pub struct CopyArgs {
     pub to: String,
 }
 
-pub fn store_command(cmd: StoreCommand) -> anyhow::Result<crate::analysis::Outcome> {
+pub fn store_command(
+    cmd: StoreCommand,
+    chosen: &super::store::ChosenStore,
+) -> anyhow::Result<crate::analysis::Outcome> {
     match cmd {
         // Its own outcome: runs still waiting in the spool are a failure found (exit 1).
-        StoreCommand::Flush(args) => return super::store_flush::flush(&args),
-        StoreCommand::Migrate(args) => migrate(&args),
+        StoreCommand::Flush(args) => return super::store_flush::flush(&args, chosen),
+        StoreCommand::Migrate(args) => migrate(&args, chosen),
         StoreCommand::Copy(args) => copy(&args),
     }
     .map(|()| crate::analysis::Outcome::Clean)
 }
 
-fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
-    let store = super::store::open_store(&args.results);
+fn migrate(args: &MigrateArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<()> {
+    let store = chosen.open(&args.results);
     let url = store.store_url();
     let migrated = store
         .migrate()

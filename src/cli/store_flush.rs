@@ -32,8 +32,11 @@ impl Destination {
     /// The store this process chose (`--store` > `STACKBENCH_STORE` > `store` in
     /// stackbench.toml > the SQLite store of `results`): a results server is uploaded to,
     /// any other store opened here.
-    pub fn choose(results: &Path) -> anyhow::Result<Destination> {
-        let store = super::store::open_store(results);
+    pub fn choose(
+        results: &Path,
+        chosen: &super::store::ChosenStore,
+    ) -> anyhow::Result<Destination> {
+        let store = chosen.open(results);
         Ok(match store.store_url() {
             StoreUrl::Server(url) => Destination::Server(ServerClient::from_env(url.clone())?),
             _ => Destination::Local(store),
@@ -111,8 +114,8 @@ pub fn spool_run(
 
 /// `analyze-trends store flush`: 0 when the spool is empty afterwards, 1 when runs are still
 /// waiting or were rejected (named above), 2 when the destination is wrong.
-pub fn flush(args: &FlushArgs) -> anyhow::Result<Outcome> {
-    let mut destination = Destination::choose(&args.results)?;
+pub fn flush(args: &FlushArgs, chosen: &super::store::ChosenStore) -> anyhow::Result<Outcome> {
+    let mut destination = Destination::choose(&args.results, chosen)?;
     let spool = Spool::of_results(&args.results);
     if spool.pending()?.is_empty() {
         println!(
