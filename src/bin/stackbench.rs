@@ -4,6 +4,7 @@
 use clap::Parser;
 use stackbench::cli::dashboard;
 use stackbench::cli::stackbench::{Command, StackbenchArgs};
+use stackbench::report::writer::{Format, ReportWriter};
 use stackbench::system::SystemProbe;
 use std::path::Path;
 use std::process::ExitCode;
@@ -11,20 +12,20 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args = StackbenchArgs::parse();
     match args.command {
-        Command::Info { json, no_measure } => {
+        Command::Info {
+            format,
+            json,
+            no_measure,
+        } => {
             let probe = SystemProbe::collect_from(Path::new("/"), !no_measure);
-            if json {
-                match serde_json::to_string_pretty(&probe) {
-                    Ok(text) => println!("{text}"),
-                    Err(error) => {
-                        eprintln!("stackbench info: cannot serialise the probe: {error}");
-                        return ExitCode::FAILURE;
-                    }
+            let format = if json { Format::Json } else { format };
+            match probe.write(format, &mut std::io::stdout().lock()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("stackbench info: {error}");
+                    ExitCode::FAILURE
                 }
-            } else {
-                print!("{}", probe.to_text());
             }
-            ExitCode::SUCCESS
         }
         Command::Dashboard(args) => dashboard::dashboard_main(&args),
         Command::Show(args) => dashboard::show_main(&args),

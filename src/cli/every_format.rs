@@ -150,6 +150,34 @@ fn history_points() -> Vec<HistoryPoint> {
         .collect()
 }
 
+/// A verdict of one CPU GEMM judged by a suite that selects it.
+fn validation() -> crate::validate::ValidationResult {
+    let run: RunRecord = serde_json::from_value(serde_json::json!({
+        "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+        "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+        "system": {"gpus": [], "peaks": [], "backends": {"cpu": {"status": "available",
+            "devices": [{"name": "cpu"}]}}},
+        "benchmarks": [{"id": "gemm/cpu/f32/64x64x64", "group": "gemm/cpu",
+            "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0], "times": [5.0, 6.0]}}]
+    }))
+    .expect("a run document");
+    let config = crate::config::Config::parse(
+        "[suites.one]\ninclude = ['^gemm/']\n",
+        std::path::Path::new("stackbench.toml"),
+    )
+    .expect("a config");
+    let suite = config.suite("one").expect("the suite");
+    crate::validate::validate(&crate::validate::Inputs {
+        run: &run,
+        suite: &suite,
+        config: &config,
+        history: &[],
+        before: None,
+        filter: None,
+    })
+    .expect("a verdict")
+}
+
 /// Checks one report against every format.
 fn check(report: &dyn ReportWriter) {
     assert!(!report.formats().is_empty(), "{}", report.command());
@@ -247,6 +275,11 @@ fn every_report_is_written_in_every_format_it_offers_and_refuses_the_rest() {
         keep_days: 90,
     });
     let trends = analyze_history(&runs, &TrendOptions::default(), Vec::new());
+    check(&crate::system::SystemProbe::collect_from(
+        std::path::Path::new("/"),
+        false,
+    ));
+    check(&validation());
     check(&TrendFiles::new(
         &trends,
         &runs,
@@ -268,7 +301,12 @@ fn parses(argv: &[&str], value: &str) -> bool {
 fn each_command_offers_exactly_its_writers_formats_under_every_spelling() {
     use crate::report::comparison::COMPARISON_FORMATS;
     use crate::report::rows::ROW_FORMATS;
-    let commands: [(&[&str], &[Format]); 11] = [
+    let commands: [(&[&str], &[Format]); 13] = [
+        (&["stackbench", "info"], crate::report::system::INFO_FORMATS),
+        (
+            &["stackbench", "validate"],
+            crate::validate::render::VALIDATE_FORMATS,
+        ),
         (&["analyze-trends", "compare", "a", "b"], COMPARISON_FORMATS),
         (&["analyze-trends", "gate"], COMPARISON_FORMATS),
         (

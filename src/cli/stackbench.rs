@@ -1,5 +1,7 @@
 //! `stackbench`: the machine-facing companion of the bench targets.
 
+use crate::report::system::INFO_FORMATS;
+use crate::report::writer::Format;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -7,7 +9,7 @@ use clap::{Parser, Subcommand};
     name = "stackbench",
     version,
     about = "Benchmark harness for ML/GPU stacks",
-    after_help = "Examples:\n  stackbench info            # the system probe as a table\n  stackbench info --json     # the same, as the JSON the analyzer reads\n  stackbench validate        # first thing on a new machine: does it perform as it should?\n\nBenchmarks run through cargo: ./run_benchmarks.sh, or cargo bench --bench gemm"
+    after_help = "Examples:\n  stackbench info            # the system probe as a table\n  stackbench info --format json   # the same, as the JSON the analyzer reads\n  stackbench validate        # first thing on a new machine: does it perform as it should?\n\nBenchmarks run through cargo: ./run_benchmarks.sh, or cargo bench --bench gemm"
 )]
 pub struct StackbenchArgs {
     #[command(subcommand)]
@@ -18,8 +20,12 @@ pub struct StackbenchArgs {
 pub enum Command {
     /// Print the system probe: CPU, memory, GPUs, backends, peaks.
     Info {
-        /// Print JSON (schema stackbench.system.v1) instead of a table.
-        #[arg(long)]
+        /// What to print the probe as: `table`, or `json` (schema stackbench.system.v1, what
+        /// the analyzer reads)
+        #[arg(long, value_parser = Format::parser(INFO_FORMATS), default_value_t = Format::Table)]
+        format: Format,
+        /// The same as `--format json` (kept for scripts written before `--format`)
+        #[arg(long, hide = true, conflicts_with = "format")]
         json: bool,
         /// Skip the short FMA measurement of the CPU's peak.
         #[arg(long)]
@@ -66,7 +72,8 @@ mod tests {
             args.command,
             Command::Info {
                 json: true,
-                no_measure: false
+                no_measure: false,
+                ..
             }
         ));
         assert!(StackbenchArgs::try_parse_from(["stackbench", "nope"]).is_err());

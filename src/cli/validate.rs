@@ -3,7 +3,9 @@
 //! (warnings allowed), 1 a check failed, 2 bad input (config, suite, run name).
 
 use crate::config::Config;
+use crate::report::writer::{Format, ReportWriter};
 use crate::results::{RunRecord, RunStore};
+use crate::validate::render::VALIDATE_FORMATS;
 use crate::validate::{self, Inputs, Status, ValidationResult, runner};
 use anyhow::Context;
 use clap::Args;
@@ -13,7 +15,7 @@ use std::process::ExitCode;
 #[derive(Args, Debug, Clone)]
 #[command(after_help = "Examples:
   stackbench validate                               # the pre-installation suite, judged
-  stackbench validate --json > verdict.json
+  stackbench validate --format json > verdict.json
   stackbench validate --compare-to latest           # deltas against the last stored run
   stackbench validate --run latest --suite quick    # judge a stored run, measure nothing
   stackbench validate --config lab.toml --suite smoke --filter triad")]
@@ -24,8 +26,12 @@ pub struct ValidateArgs {
     /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Print the verdict as JSON (schema stackbench.validation.v1) instead of a table
-    #[arg(long)]
+    /// What to print the verdict as: `table`, or `json` (schema stackbench.validation.v1,
+    /// the verdict file's content)
+    #[arg(long, value_parser = Format::parser(VALIDATE_FORMATS), default_value_t = Format::Table)]
+    pub format: Format,
+    /// The same as `--format json` (kept for scripts written before `--format`)
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
     /// A stored run (id, latest, previous or a file) to show before/after deltas against
     #[arg(long)]
@@ -102,10 +108,11 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         .join(format!("{}-{}.json", run.run_id, suite.name));
     crate::files::atomic::write_json_atomic(&path, &result)
         .with_context(|| format!("writing the verdict to {}", path.display()))?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-    } else {
-        print!("{}", validate::render::to_text(&result));
+    let format = if args.json { Format::Json } else { args.format };
+    result
+        .write(format, &mut std::io::stdout().lock())
+        .context("cannot write the verdict to stdout")?;
+    if format == Format::Table {
         println!("verdict written to {}", path.display());
     }
     Ok(result)

@@ -12,6 +12,7 @@ pub mod pdf;
 pub mod recommend;
 pub mod rows;
 pub mod sweep;
+pub mod system;
 pub mod writer;
 
 pub use format::{format_ns, format_percent, sparkline};

@@ -3,6 +3,7 @@
 //! then what was skipped or failed and why, and a summary that states the evidence.
 
 use super::{Status, ThresholdCheck, ValidationResult};
+use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use std::fmt::Write;
 
 fn number(value: &serde_json::Value) -> String {
@@ -113,4 +114,27 @@ pub fn to_text(result: &ValidationResult) -> String {
         result.evidence.summary()
     );
     out
+}
+
+/// The formats `stackbench validate` prints its verdict in.
+pub const VALIDATE_FORMATS: &[Format] = &[Format::Table, Format::Json];
+
+impl ReportWriter for ValidationResult {
+    fn command(&self) -> &'static str {
+        "stackbench validate"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        VALIDATE_FORMATS
+    }
+
+    /// JSON is the verdict file's content (schema stackbench.validation.v1).
+    fn write(&self, format: Format, out: &mut dyn std::io::Write) -> Result<(), WriteError> {
+        let text = match format {
+            Format::Table => to_text(self),
+            Format::Json => serde_json::to_string_pretty(self)? + "\n",
+            other => return Err(self.not_offered(other)),
+        };
+        write_text(out, &text)
+    }
 }
