@@ -8,7 +8,7 @@
 //! The constraints serde's shape cannot carry (a schema id's constant, a lower bound, "some
 //! benchmark was judged") sit beside the fields as `#[schemars(...)]` attributes.
 
-use crate::analysis::Comparison;
+use crate::gate::ComparisonDocument;
 use crate::validate::ValidationResult;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -19,7 +19,7 @@ const SCHEMA_BASE: &str = "https://stackbench.dev/schemas/";
 /// Every generated schema: its file name under `schemas/` and its text, as committed.
 pub fn generated() -> Vec<(&'static str, String)> {
     vec![
-        schema_of::<Comparison>(
+        schema_of::<ComparisonDocument>(
             "comparison.schema.json",
             "stackbench comparison (stackbench.comparison.v1)",
         ),

@@ -52,7 +52,7 @@ const BLOCK: Duration = Duration::from_millis(10);
 const NOISE_TIME: Duration = Duration::from_secs(1);
 
 /// What the calibration found, written into `comparison.json` as `calibration`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Calibration {
     /// Smallest non-zero difference between two `Instant` reads.
     pub timer_resolution_ns: f64,

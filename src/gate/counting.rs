@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The Callgrind figures of one side of one counted benchmark, as comparison.json shows them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SideCount {
     /// Instructions executed: the figure the verdict stands on.
     pub ir: u64,
@@ -52,7 +52,7 @@ impl From<&CountedBenchmark> for SideCount {
 }
 
 /// One benchmark counted on both sides.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CountedRow {
     pub id: String,
     pub target: String,
@@ -64,7 +64,7 @@ pub struct CountedRow {
 }
 
 /// An id that could not be counted, with why; it was judged by time.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NotCountable {
     pub id: String,
     pub target: String,
@@ -73,7 +73,7 @@ pub struct NotCountable {
 
 /// comparison.json's `counting`: the rule, the model, every count and every id that was
 /// timed instead.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CountingReport {
     pub measure: Measure,
     /// The threshold on the change in instructions, in percent.

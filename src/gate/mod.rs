@@ -22,7 +22,7 @@ mod progress;
 mod rounds;
 pub mod verdict;
 
-pub use output::{GateComparison, GateInfo, GateRounds, WrittenFiles};
+pub use output::{ComparisonDocument, GateComparison, GateInfo, GateRounds, WrittenFiles};
 
 use crate::analysis::VerdictRule;
 use crate::harness::measure::Measure;

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 pub const STICKY_MARKER: &str = "<!-- stackbench-gate -->";
 
 /// How the gate ran.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct GateInfo {
     pub base: String,
     pub head: String,
@@ -50,14 +50,14 @@ pub struct GateInfo {
 }
 
 /// Every round of one benchmark.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct GateRounds {
     pub id: String,
     pub rounds: Vec<RoundFigure>,
 }
 
 /// `stackbench.comparison.v1`, extended with `gate` and per-round figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct GateComparison {
     #[serde(flatten)]
     pub comparison: Comparison,
@@ -73,6 +73,26 @@ pub struct GateComparison {
     /// each is missing (`src/gate/profile.rs`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<crate::harness::profile::ProfileRecord>,
+}
+
+/// `comparison.json` as either command writes it: the gate's, with how it ran and every
+/// round, or `analyze-trends compare`'s, the comparison alone. Its schema
+/// (`schemas/comparison.schema.json`) is generated from this type.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[schemars(transform = gate_sections_go_together)]
+pub enum ComparisonDocument {
+    Gate(Box<GateComparison>),
+    Compare(Box<Comparison>),
+}
+
+/// The gate's sections come together: a `gate` without its `rounds` (or the reverse), or
+/// a `counting` section outside a gate, is a broken file, not a plain comparison.
+fn gate_sections_go_together(schema: &mut schemars::Schema) {
+    schema.insert(
+        "dependentRequired".into(),
+        serde_json::json!({"gate": ["rounds"], "rounds": ["gate"], "counting": ["gate"]}),
+    );
 }
 
 /// The files one gate wrote.

@@ -22,7 +22,7 @@ use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use std::collections::BTreeMap;
 
 /// One round of one benchmark, as the PR comment and `comparison.json` show it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RoundFigure {
     pub round: usize,
     /// `base first` or `head first`.

@@ -44,7 +44,7 @@ pub const PROFILE_GRACE: Duration = Duration::from_secs(600);
 pub const NCU_LAUNCH_COUNT: u32 = 20;
 
 /// A profiler stackbench can drive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profiler {
     Perf,
@@ -148,7 +148,7 @@ impl FromStr for Profiler {
 }
 
 /// What became of one profile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ProfileOutcome {
     /// The profile is at `path` (a file, or a directory for rocprof).
@@ -166,7 +166,7 @@ pub enum ProfileOutcome {
 
 /// One benchmark's profile, as the target report, the run, the gate's comparison.json and
 /// bisect.json keep it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProfileRecord {
     pub id: String,
     pub tool: Profiler,

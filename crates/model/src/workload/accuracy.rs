@@ -68,6 +68,7 @@ fn tiny(dtype: DType) -> f64 {
 /// How the result was compared with its reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "ReferenceComparison")]
 pub enum Comparison {
     /// Floating-point result against a float64 reference, errors in the dtype's epsilon.
     Rounded,

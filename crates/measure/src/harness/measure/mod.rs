@@ -18,7 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// How a benchmark is measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Measure {
     /// Criterion's wall-clock samples, judged over rounds.
@@ -108,7 +108,9 @@ pub enum CountedOutcome {
 /// Callgrind's events with cache simulation on (`--cache-sim=yes`), as its output file names
 /// them: instruction reads `Ir`, data reads `Dr` and writes `Dw`; first-level misses `I1mr`,
 /// `D1mr`, `D1mw`; last-level misses `ILmr`, `DLmr`, `DLmw`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct CallgrindCounts {
     pub ir: u64,
@@ -154,7 +156,7 @@ impl CallgrindCounts {
 /// behaviour, it does not predict a modern core's time. The time estimate divides the cycles
 /// by a stated nominal clock ([`CostModel::nominal_clock_hz`], 3 GHz by default) and is named
 /// an estimate wherever it is shown: the verdict stands on `Ir`, never on it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CostModel {
     pub l1_hit_cycles: u64,
     pub ll_hit_cycles: u64,

@@ -22,7 +22,7 @@ pub const DEFAULT_THRESHOLD: f64 = 0.01;
 /// (1.3 %): the absolute tolerance (256) covers that case with margin, for heap shifts the
 /// counter cannot normalise (a variable of the bench's own that differs between two sides).
 /// The relative part (0.1 %) keeps large routines' tolerance below the default threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JitterTolerance {
     pub relative: f64,
     pub instructions: u64,
@@ -41,7 +41,7 @@ impl JitterTolerance {
 }
 
 /// One benchmark's verdict on two counts. `change` is `(candidate − baseline) / baseline`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum CountVerdict {
     /// The same count.
