@@ -300,6 +300,16 @@ fn ids_with_status(c: &Value, status: &str) -> Vec<String> {
         .collect()
 }
 
+/// The ids the gate timed in rounds.
+fn timed_ids(c: &Value) -> Vec<&str> {
+    c["rounds"]
+        .as_array()
+        .expect("rounds")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect()
+}
+
 fn counting_args<'a>(base: &'a str, head: &'a str, more: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "--measure",
@@ -482,12 +492,7 @@ fn routines_whose_count_is_not_reproducible_are_calibrated_or_timed() {
         reason.contains("not reproducible") && reason.contains("(A/A)"),
         "{reason}"
     );
-    let timed: Vec<&str> = c["rounds"]
-        .as_array()
-        .expect("rounds")
-        .iter()
-        .filter_map(|r| r["id"].as_str())
-        .collect();
+    let timed = timed_ids(&c);
     assert_eq!(
         timed,
         ["stack_address"],
@@ -543,12 +548,7 @@ fn a_threaded_routine_is_not_countable_and_is_judged_by_time() {
     assert!(reason.contains("other threads"), "{reason}");
     // Timed in rounds, and the 4x slowdown caught there: not a pass.
     assert!(c["gate"]["rounds_run"].as_u64() >= Some(2), "{c:#}");
-    let timed: Vec<&str> = c["rounds"]
-        .as_array()
-        .expect("rounds")
-        .iter()
-        .filter_map(|r| r["id"].as_str())
-        .collect();
+    let timed = timed_ids(&c);
     assert_eq!(timed, ["threads/spawn"], "only the uncountable id is timed");
     assert_eq!(ids_with_status(&c, "degraded"), ["threads/spawn"], "{c:#}");
     let ids: Vec<String> = counted(&c).into_iter().map(|(id, _)| id).collect();

@@ -4,14 +4,12 @@
 # 8 % more work), `base` checked out. Builds offline: cargo's cache must hold criterion 0.8.
 #
 #   make_quality_crate DIR
-make_quality_crate() {
-    local repo=$1
-    rm -rf "$repo" && mkdir -p "$repo/benches" "$repo/src"
-    (
-        cd "$repo"
-        cat > Cargo.toml <<'TOML'
+#   criterion08_manifest NAME   (the Cargo.toml of such a crate, with one bench target `work`)
+
+criterion08_manifest() {
+    cat <<TOML
 [package]
-name = "gate_quality"
+name = "$1"
 version = "0.1.0"
 edition = "2021"
 
@@ -25,6 +23,14 @@ criterion = { version = "0.8", default-features = false, features = ["cargo_benc
 name = "work"
 harness = false
 TOML
+}
+
+make_quality_crate() {
+    local repo=$1
+    rm -rf "$repo" && mkdir -p "$repo/benches" "$repo/src"
+    (
+        cd "$repo"
+        criterion08_manifest gate_quality > Cargo.toml
         echo 'pub fn nothing() {}' > src/lib.rs
         cat > benches/work.rs <<'RS'
 use criterion::{Criterion, criterion_group, criterion_main};
