@@ -49,13 +49,7 @@ write_bench() { # write_bench MODE (base|more)
     } > benches/work.rs
 }
 write_bench base
-printf 'target\n' > .gitignore
-git init -q && git config user.email s@s && git config user.name sensitivity
-cargo generate-lockfile --offline --quiet
-git add -A && git commit -qm base && git tag base
-sed -i 's|^// One benchmark|// A comment only.\n// One benchmark|' benches/work.rs
-git commit -qam aa && git tag aa
-git checkout -q base
+commit_base_and_aa '// One benchmark'
 write_bench more
 git commit -qam more && git tag more
 git checkout -q base

@@ -742,7 +742,9 @@ mod one_estimator_per_row {
     use super::super::counting::{Counted, CountedRow, CountingReport, NotCountable, SideCount};
     use super::tests::{collected, options, side};
     use super::*;
-    use crate::harness::measure::verdict::{CountingRule, JitterCalibration, JitterTolerance};
+    use crate::harness::measure::verdict::{
+        AaCount, CountingRule, JitterCalibration, JitterTolerance,
+    };
     use crate::harness::measure::{CallgrindCounts, CostModel, CountedBenchmark, Measure};
     use crate::report::writer::{Format, ReportWriter};
 
@@ -756,6 +758,16 @@ mod one_estimator_per_row {
             ..CallgrindCounts::default()
         };
         SideCount::from(&CountedBenchmark::new("x", counts, CostModel::GUNGRAUN))
+    }
+
+    fn aa(id: &str, first_ir: u64, again_ir: u64) -> AaCount {
+        AaCount {
+            id: id.into(),
+            first_ir,
+            again_ir,
+            tolerance_instructions: JitterTolerance::from_aa(first_ir, again_ir).instructions,
+            countable: true,
+        }
     }
 
     fn counted_row(id: &str, base: SideCount, head: SideCount, aa_jitter: u64) -> CountedRow {
@@ -783,7 +795,13 @@ mod one_estimator_per_row {
         let report = CountingReport {
             measure: Measure::Instructions,
             threshold_percent: 1.0,
-            calibration: JitterCalibration::new("the base counted again perturbed"),
+            calibration: JitterCalibration {
+                benchmarks: vec![
+                    aa("encode/slice/50", 726, 726),
+                    aa("decode/slice/3", 1_000, 1_002),
+                ],
+                ..JitterCalibration::new("the base counted again perturbed")
+            },
             cost_model: CostModel::GUNGRAUN,
             criterion: ["0.4.0".into(), "0.4.0".into()],
             benchmarks: vec![
@@ -1039,5 +1057,10 @@ mod one_estimator_per_row {
             .find(|l| l.starts_with("| 🔴 degraded | `encode/slice/50`"))
             .unwrap_or_else(|| panic!("{md}"));
         assert!(encode.contains("| +5.23 % |  |"), "{encode}");
+        assert!(
+            md.contains("- `decode/slice/3`: 1000 then 1002 instructions: tolerance 6"),
+            "{md}"
+        );
+        assert!(!md.contains("- `encode/slice/50`: 726 then"), "{md}");
     }
 }
