@@ -14,7 +14,7 @@
 use stackbench::harness::measure::instructions::{
     CountError, CriterionVersion, InstructionCounter,
 };
-use stackbench::harness::measure::verdict::{CountVerdict, CountingRule};
+use stackbench::harness::measure::verdict::{CountVerdict, CountingRule, JitterTolerance};
 use stackbench::harness::measure::{Countability, CountedBenchmark, stackbench_countability};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -182,7 +182,12 @@ fn a_count_is_the_same_on_a_quiet_and_on_a_busy_machine() {
     assert!(quiet.counts.ir > 100_000, "{quiet:?}");
     assert_eq!(quiet.counts.ir, busy.counts.ir, "{quiet:?}\n{busy:?}");
     let verdict = CountingRule::default()
-        .judge("sum/20000", quiet.counts.ir, busy.counts.ir)
+        .judge(
+            "sum/20000",
+            quiet.counts.ir,
+            busy.counts.ir,
+            JitterTolerance::NONE,
+        )
         .expect("a non-zero baseline");
     assert_eq!(verdict, CountVerdict::Identical);
     assert!(quiet.estimated_cycles >= quiet.counts.ir, "{quiet:?}");
@@ -222,10 +227,14 @@ fn two_percent_more_work_is_caught_and_the_same_work_is_not() {
     let same = count(exe, "sum_again/20000").counts.ir;
     let more = count(exe, "sum/20400").counts.ir;
     let rule = CountingRule::default();
-    let verdict_same = rule.judge("sum", base, same).expect("a non-zero baseline");
+    let verdict_same = rule
+        .judge("sum", base, same, JitterTolerance::NONE)
+        .expect("a non-zero baseline");
     assert!(!verdict_same.fails(), "{verdict_same:?}: {base} -> {same}");
     assert!(verdict_same.change().abs() < 0.001, "{verdict_same:?}");
-    let verdict_more = rule.judge("sum", base, more).expect("a non-zero baseline");
+    let verdict_more = rule
+        .judge("sum", base, more, JitterTolerance::NONE)
+        .expect("a non-zero baseline");
     assert!(
         matches!(verdict_more, CountVerdict::Regressed { change } if change > 0.015),
         "{verdict_more:?}: {base} -> {more}"

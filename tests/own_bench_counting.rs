@@ -9,7 +9,7 @@
 //! ci/test.sh runs before the tests, so here it only finds them). Needs `valgrind`: skipped
 //! with a message without it, a failure under `STACKBENCH_REQUIRE_TOOLS=1`.
 
-use stackbench::harness::measure::verdict::{CountVerdict, CountingRule};
+use stackbench::harness::measure::verdict::{CountVerdict, CountingRule, JitterTolerance};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -97,8 +97,9 @@ fn count_once(exe: &Path, target: &str, id: &str, criterion_home: &Path) -> u64 
         .unwrap_or_else(|| panic!("{id}: no instruction count in {entry:#}"))
 }
 
-/// Counts `prefix`'s cheapest id of `target` twice: both counts must be identical or
-/// within the stated jitter tolerance. Returns the id and the second run's Criterion dir.
+/// Counts `prefix`'s cheapest id of `target` twice: both counts must be identical (no
+/// tolerance is assumed; the gate measures one per benchmark, and two plain counts of the same
+/// executable have none). Returns the id and the second run's Criterion dir.
 fn counted_twice(target: &str, prefix: &str, dir: &Path) -> (String, PathBuf) {
     let exe = bench_executable(target);
     let id = first_listed(&exe, &dir.join("list"), prefix);
@@ -106,14 +107,12 @@ fn counted_twice(target: &str, prefix: &str, dir: &Path) -> (String, PathBuf) {
     let second_home = dir.join("second");
     let second = count_once(&exe, target, &id, &second_home);
     let verdict = CountingRule::default()
-        .judge(&id, first, second)
+        .judge(&id, first, second, JitterTolerance::NONE)
         .expect("a non-zero count");
-    assert!(
-        matches!(
-            verdict,
-            CountVerdict::Identical | CountVerdict::WithinJitter { .. }
-        ),
-        "{id}: {first} then {second} instructions ({verdict:?})"
+    assert_eq!(
+        verdict,
+        CountVerdict::Identical,
+        "{id}: {first} then {second} instructions"
     );
     (id, second_home)
 }

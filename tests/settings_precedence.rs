@@ -99,8 +99,8 @@ const TABLE: &[Row] = &[
         env: "STACKBENCH_MEASURE",
         file: "[gate]\nmeasure = \"instructions\"\n",
         values: ["instructions", "instructions"],
-        // A threshold inside counting's jitter: refused, naming where the measure came from.
-        args: || strings(&["gate", "--threshold", "0.001"]),
+        // A zero threshold, which counting mode refuses: refused, naming where the measure came from.
+        args: || strings(&["gate", "--threshold", "0"]),
         observe: |_, out| {
             let text = text(out);
             if text.contains("the measure is instructions") {

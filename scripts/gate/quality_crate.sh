@@ -4,14 +4,13 @@
 # 8 % more work), `base` checked out. Builds offline: cargo's cache must hold criterion 0.8.
 #
 #   make_quality_crate DIR
-make_quality_crate() {
-    local repo=$1
-    rm -rf "$repo" && mkdir -p "$repo/benches" "$repo/src"
-    (
-        cd "$repo"
-        cat > Cargo.toml <<'TOML'
+#   criterion08_manifest NAME   (the Cargo.toml of such a crate, with one bench target `work`)
+#   commit_base_and_aa ANCHOR   (its repository, tags `base` and `aa`)
+
+criterion08_manifest() {
+    cat <<TOML
 [package]
-name = "gate_quality"
+name = "$1"
 version = "0.1.0"
 edition = "2021"
 
@@ -25,6 +24,26 @@ criterion = { version = "0.8", default-features = false, features = ["cargo_benc
 name = "work"
 harness = false
 TOML
+}
+
+# In the crate in the current directory: a new git repository, tag `base`, tag `aa` (a comment
+# inserted before the line of benches/work.rs that starts with ANCHOR), `base` checked out.
+commit_base_and_aa() { # commit_base_and_aa ANCHOR
+    printf 'target\n' > .gitignore
+    git init -q && git config user.email q@q && git config user.name quality
+    cargo generate-lockfile --offline --quiet
+    git add -A && git commit -qm base && git tag base
+    sed -i "s|^$1|// A comment only.\n$1|" benches/work.rs
+    git commit -qam aa && git tag aa
+    git checkout -q base
+}
+
+make_quality_crate() {
+    local repo=$1
+    rm -rf "$repo" && mkdir -p "$repo/benches" "$repo/src"
+    (
+        cd "$repo"
+        criterion08_manifest gate_quality > Cargo.toml
         echo 'pub fn nothing() {}' > src/lib.rs
         cat > benches/work.rs <<'RS'
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -48,13 +67,7 @@ fn benches(c: &mut Criterion) {
 criterion_group!(group, benches);
 criterion_main!(group);
 RS
-        printf 'target\n' > .gitignore
-        git init -q && git config user.email q@q && git config user.name quality
-        cargo generate-lockfile --offline --quiet
-        git add -A && git commit -qm base && git tag base
-        sed -i 's|^const SUM_N|// A comment only.\nconst SUM_N|' benches/work.rs
-        git commit -qam aa && git tag aa
-        git checkout -q base
+        commit_base_and_aa 'const SUM_N'
         sed -i 's/const SUM_N: u64 = 50_000;/const SUM_N: u64 = 54_000;/' benches/work.rs
         git commit -qam slow8 && git tag slow8
         git checkout -q base

@@ -51,6 +51,22 @@ pub struct CompareOptions {
     pub accuracy_rules: crate::config::AccuracyRules,
 }
 
+/// One row judged on instruction counts (the gate's counting mode): the counts its change is
+/// of, and what its own A/A counts allowed. Such a row's `baseline_ns` and `candidate_ns` are
+/// the cost model's time estimates, which are not what its change is of: every writer shows
+/// these counts as the row's base and head instead, under a header that says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InstructionCounts {
+    pub id: String,
+    /// Instructions of one iteration on the baseline side.
+    pub baseline: u64,
+    /// Instructions of one iteration on the candidate side.
+    pub candidate: u64,
+    /// The tolerance the row's own A/A counts gave, in instructions (0: identical).
+    #[serde(default)]
+    pub jitter_tolerance: u64,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThroughputView {
     pub kind: String,
@@ -210,10 +226,14 @@ pub struct Comparison {
     /// `--accept-unsure`): recorded with the verdict, and it turns exit 3 into exit 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted_unsure: Option<crate::results::AcceptedUnsure>,
-    /// The estimator behind every row's times, change and interval when it is not
+    /// The estimator behind every timed row's times, change and interval when it is not
     /// `compare`'s own (the gate's); the writers name it in their column headers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimator: Option<super::Estimator>,
+    /// The rows judged on instruction counts (`gate --measure instructions`), by id: their
+    /// change is of these counts, not of their times ([`InstructionCounts`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instruction_counts: Vec<InstructionCounts>,
 }
 
 impl Comparison {
@@ -221,6 +241,11 @@ impl Comparison {
     /// in [`summarise`].
     pub fn regression_found(&self) -> bool {
         self.summary.overall_status == OverallStatus::Critical
+    }
+
+    /// The instruction counts of row `id`, when it was judged on them.
+    pub fn instruction_counts_of(&self, id: &str) -> Option<&InstructionCounts> {
+        self.instruction_counts.iter().find(|c| c.id == id)
     }
 
     /// The benchmarks the verdict could not decide (`inconclusive`), in row order.
@@ -345,6 +370,7 @@ impl Judgement {
             rule,
             accepted_unsure: None,
             estimator: None,
+            instruction_counts: Vec::new(),
         })
     }
 }

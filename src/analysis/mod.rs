@@ -16,8 +16,8 @@ pub mod verdict;
 
 pub use compare::{
     BenchComparison, COMPARISON_SCHEMA, CompareError, CompareOptions, Comparison, HardwareCheck,
-    Judgement, Side, SkippedInComparison, Summary, SystemicShift, Unmeasured, UnmeasuredStatus,
-    compare,
+    InstructionCounts, Judgement, Side, SkippedInComparison, Summary, SystemicShift, Unmeasured,
+    UnmeasuredStatus, compare,
 };
 // The evidence rule lives below the verdicts, beside the run record that `record` and
 // `import` judge with it; the verdicts here and the CLI reach it through these names.

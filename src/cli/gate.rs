@@ -143,12 +143,11 @@ fn check_settings(
     if !(threshold.value.is_finite() && threshold.value >= 0.0) {
         bail!("the threshold must be a non-negative number of percent, not {threshold}");
     }
-    let tolerance = crate::harness::measure::verdict::JitterTolerance::MEASURED.relative;
-    if measure.value == Measure::Instructions && threshold.value / 100.0 <= tolerance {
+    if measure.value == Measure::Instructions
+        && let Err(e) = crate::harness::measure::verdict::CountingRule::new(threshold.value / 100.0)
+    {
         bail!(
-            "the threshold {threshold} percent is inside counting mode's jitter tolerance \
-             ({} %), so jitter would fail the gate; the measure is {measure}",
-            tolerance * 100.0
+            "the threshold {threshold} percent does not fit counting mode: {e}; the measure is {measure}"
         );
     }
     Ok(())

@@ -3,16 +3,25 @@
 //! [`CountingRule`], a plain threshold on the change in instructions: no rounds, no
 //! statistics, since the same code gives the same count on a loaded machine as on a quiet
 //! one. Counts are deterministic, so the ids run in parallel over the allowed cores with no
-//! interleaving of the sides. An id that cannot be counted (a GPU or Python-worker routine,
-//! work on other threads, a routine Callgrind never saw) is listed `not countable` with the
-//! reason and judged by time instead, through the gate's ordinary rounds over those ids
-//! only: never a pass by default.
+//! interleaving of the sides.
+//!
+//! What jitter remains is measured, not assumed: each id's base is counted a second time,
+//! perturbed ([`AaPerturbation`]: the executable at another path, a larger environment), and
+//! that A/A pair sets the id's own tolerance (0 when identical), at the cost of one extra
+//! count of one side. An id whose A/A counts differ by more than the threshold, or that
+//! cannot be counted at all (a GPU or Python-worker routine, work on other threads, a routine
+//! Callgrind never saw), is listed `not countable` with the reason and judged by time instead,
+//! through the gate's ordinary rounds over those ids only: never a pass by default.
 
 use super::rounds::{Collected, SideRun};
 use super::{GateError, GateOptions};
-use crate::analysis::{BenchComparison, Status, Unmeasured, UnmeasuredStatus, VerdictRule};
+use crate::analysis::{
+    BenchComparison, InstructionCounts, Status, Unmeasured, UnmeasuredStatus, VerdictRule,
+};
 use crate::harness::measure::instructions::{CountError, CriterionVersion, InstructionCounter};
-use crate::harness::measure::verdict::{CountVerdict, CountingRule};
+use crate::harness::measure::verdict::{
+    AaCount, AaOutcome, CountVerdict, CountingRule, JitterCalibration, JitterTolerance,
+};
 use crate::harness::measure::{
     CallgrindCounts, CostModel, Countability, CountedBenchmark, Measure, stackbench_countability,
 };
@@ -61,6 +70,9 @@ pub struct CountedRow {
     /// `(head − base) / base` of `ir`, in percent.
     pub change_percent: f64,
     pub verdict: CountVerdict,
+    /// What this id's own A/A counts allowed (`counting.calibration`); 0 when identical.
+    #[serde(default)]
+    pub jitter_tolerance_instructions: u64,
 }
 
 /// An id that could not be counted, with why; it was judged by time.
@@ -78,8 +90,9 @@ pub struct CountingReport {
     pub measure: Measure,
     /// The threshold on the change in instructions, in percent.
     pub threshold_percent: f64,
-    /// What two counts of the same code may differ by: `max(relative·base, instructions)`.
-    pub jitter_tolerance: crate::harness::measure::verdict::JitterTolerance,
+    /// Each id's jitter, measured: its base counted twice, the second time perturbed.
+    #[serde(default)]
+    pub calibration: JitterCalibration,
     pub cost_model: CostModel,
     /// The Criterion version each side's Cargo.lock names (base, head).
     pub criterion: [String; 2],
@@ -96,9 +109,25 @@ pub struct Counted {
 }
 
 impl Counted {
+    /// The counts each counted row's change is of, for the comparison's
+    /// `instruction_counts`: the writers show them as the row's base and head.
+    pub fn instruction_counts(&self) -> Vec<InstructionCounts> {
+        self.report
+            .benchmarks
+            .iter()
+            .map(|b| InstructionCounts {
+                id: b.id.clone(),
+                baseline: b.base.ir,
+                candidate: b.head.ir,
+                jitter_tolerance: b.jitter_tolerance_instructions,
+            })
+            .collect()
+    }
+
     /// The counted benchmarks as rows of the shared comparison model: the status from the
-    /// counting verdict, the times the cost model's estimates (the note says so), one count
-    /// per side as the evidence.
+    /// counting verdict, the change of the counts ([`Counted::instruction_counts`]), the
+    /// times the cost model's estimates (which the writers show apart, named as such), one
+    /// count per side as the evidence.
     pub fn rows(&self) -> Vec<BenchComparison> {
         self.report
             .benchmarks
@@ -120,7 +149,8 @@ impl Counted {
                 samples: [1, 1],
                 noise_floor_percent: None,
                 note: Some(format!(
-                    "counted: {} → {} instructions ({}); times are cost-model estimates",
+                    "counted: {} → {} instructions ({}); the times are cost-model estimates, \
+                     not what the change is of",
                     b.base.ir,
                     b.head.ir,
                     verdict_name(&b.verdict)
@@ -162,8 +192,21 @@ pub fn run(
     ];
     let (both, one_side) = pair_ids(&listed);
     unmeasured.extend(one_side);
-    let counts = count_all(&counters.each_ref().map(|c| &c.1), &both)?;
-    let (benchmarks, not_countable) = judge_counts(&both, counts, &counting_rule, &mut unmeasured);
+    let perturbation = AaPerturbation::prepare(&both, &counters[0].1)?;
+    let counts = count_all(
+        &[&counters[0].1, &counters[1].1, &perturbation.counter],
+        &both,
+        &perturbation,
+    )?;
+    drop(perturbation);
+    let mut calibration = JitterCalibration::new(AaPerturbation::description());
+    let (benchmarks, not_countable) = judge_counts(
+        &both,
+        counts,
+        &counting_rule,
+        &mut calibration,
+        &mut unmeasured,
+    );
     let collected = if not_countable.is_empty() {
         Collected::default()
     } else {
@@ -182,7 +225,7 @@ pub fn run(
     let report = CountingReport {
         measure: Measure::Instructions,
         threshold_percent: counting_rule.threshold * 100.0,
-        jitter_tolerance: counting_rule.tolerance,
+        calibration,
         cost_model: CostModel::GUNGRAUN,
         criterion: counters.map(|c| c.0.to_string()),
         benchmarks,
@@ -336,22 +379,102 @@ fn pair_ids(listed: &[BTreeMap<String, (String, PathBuf)>; 2]) -> (Vec<Pair>, Ve
     (both, one_side)
 }
 
+/// The variable the A/A count of the base adds to its environment…
+pub const AA_PADDING_ENV: &str = "STACKBENCH_AA_PADDING";
+/// …and the length of its value. Not a multiple of 8 or 16, so the stack's start, which the
+/// environment's size moves, moves by an amount no alignment absorbs.
+pub const AA_PADDING_BYTES: usize = 777;
+
+/// The second count of the base (the A/A calibration) changes what the counter does not
+/// normalise. The counter runs every executable through a link of one length (`argv[0]`,
+/// which Rust copies to the heap) and sets `CRITERION_HOME`, for both sides alike, and so for
+/// this count too. What else once moved the heap is changed here: the executable's real path
+/// (a hard link, or a copy where the file system refuses one, in a directory of another name:
+/// the loader and `/proc/self/exe` see it) and the environment's size ([`AA_PADDING_BYTES`]
+/// more in [`AA_PADDING_ENV`], which moves the stack's start).
+struct AaPerturbation {
+    /// Each base executable → its perturbed path. The directories go when this is dropped.
+    exes: BTreeMap<PathBuf, PathBuf>,
+    _dirs: Vec<tempfile::TempDir>,
+    counter: InstructionCounter,
+}
+
+impl AaPerturbation {
+    /// Links (or copies) every base executable of `pairs` into a directory of its own beside
+    /// it, and makes the counter with the padded environment.
+    fn prepare(pairs: &[Pair], base_counter: &InstructionCounter) -> Result<Self, GateError> {
+        let mut exes = BTreeMap::new();
+        let mut dirs = Vec::new();
+        for exe in pairs.iter().map(|p| &p.exes[0]) {
+            if exes.contains_key(exe) {
+                continue;
+            }
+            let parent = exe.parent().unwrap_or(Path::new("."));
+            let io = |path: &Path| {
+                let path = path.to_owned();
+                move |source| GateError::Io { path, source }
+            };
+            let dir = tempfile::Builder::new()
+                .prefix("stackbench-aa-calibration-")
+                .tempdir_in(parent)
+                .map_err(io(parent))?;
+            let copy = dir
+                .path()
+                .join(exe.file_name().unwrap_or(std::ffi::OsStr::new("bench")));
+            if std::fs::hard_link(exe, &copy).is_err() {
+                std::fs::copy(exe, &copy).map_err(io(exe))?;
+            }
+            exes.insert(exe.clone(), copy);
+            dirs.push(dir);
+        }
+        Ok(AaPerturbation {
+            exes,
+            _dirs: dirs,
+            counter: base_counter
+                .clone()
+                .with_env(AA_PADDING_ENV, "x".repeat(AA_PADDING_BYTES)),
+        })
+    }
+
+    /// The perturbed path of `base_exe`.
+    fn exe<'a>(&'a self, base_exe: &'a Path) -> &'a Path {
+        self.exes.get(base_exe).map_or(base_exe, PathBuf::as_path)
+    }
+
+    /// The perturbation in words, for comparison.json and the comment.
+    fn description() -> String {
+        format!(
+            "the base counted again from a hard link (or copy) of its executable in another \
+             directory, with {AA_PADDING_BYTES} bytes more environment ({AA_PADDING_ENV}); \
+             the link of fixed length the counter runs every executable through, and \
+             CRITERION_HOME, are as for every count"
+        )
+    }
+}
+
 type CountResult = Result<CountedBenchmark, CountError>;
 
-/// Counts every pair on both sides, the jobs shared out over the allowed cores (`--cpus`,
-/// else every CPU this process may use). Ids the id rule already calls not countable are
-/// not run.
+/// The counts of one pair: base, head, and the base again under [`AaPerturbation`].
+const COUNTS_PER_PAIR: usize = 3;
+
+/// Counts every pair on both sides and its base once more perturbed, the jobs shared out
+/// over the allowed cores (`--cpus`, else every CPU this process may use). Ids the id rule
+/// already calls not countable are not run.
 fn count_all(
-    counters: &[&InstructionCounter; 2],
+    counters: &[&InstructionCounter; COUNTS_PER_PAIR],
     pairs: &[Pair],
-) -> Result<Vec<[CountResult; 2]>, GateError> {
-    let jobs: Vec<(usize, usize)> = (0..pairs.len()).flat_map(|p| [(p, 0), (p, 1)]).collect();
+    perturbation: &AaPerturbation,
+) -> Result<Vec<[CountResult; COUNTS_PER_PAIR]>, GateError> {
+    let jobs: Vec<(usize, usize)> = (0..pairs.len())
+        .flat_map(|p| (0..COUNTS_PER_PAIR).map(move |slot| (p, slot)))
+        .collect();
     let workers = super::cpus::allowed_cpus()
         .map(|c| c.len())
         .unwrap_or(1)
         .clamp(1, jobs.len().max(1));
     eprintln!(
-        "analyze-trends gate: counting {} benchmark(s) on both sides under Callgrind, {workers} at a time",
+        "analyze-trends gate: counting {} benchmark(s) on both sides under Callgrind, and each \
+         base again perturbed (A/A), {workers} at a time",
         pairs.len()
     );
     let next = AtomicUsize::new(0);
@@ -363,19 +486,23 @@ fn count_all(
                     if super::interrupt::interrupted() {
                         break;
                     }
-                    let Some(&(p, side)) = jobs.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    let Some(&(p, slot)) = jobs.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         break;
                     };
                     let pair = &pairs[p];
+                    let exe = match slot {
+                        2 => perturbation.exe(&pair.exes[0]),
+                        side => &pair.exes[side],
+                    };
                     let result = match stackbench_countability(&pair.id) {
-                        Countability::Countable => counters[side].count(&pair.exes[side], &pair.id),
+                        Countability::Countable => counters[slot].count(exe, &pair.id),
                         Countability::NotCountable { reason } => Err(CountError::NotCountable {
                             id: pair.id.clone(),
                             reason,
                         }),
                     };
                     if let Ok(mut map) = results.lock() {
-                        map.insert((p, side), result);
+                        map.insert((p, slot), result);
                     }
                 }
             });
@@ -389,11 +516,11 @@ fn count_all(
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     (0..pairs.len())
         .map(|p| {
-            let mut take = |side| {
-                map.remove(&(p, side))
+            let mut take = |slot| {
+                map.remove(&(p, slot))
                     .ok_or_else(|| GateError::BadOption(format!("{} was not counted", pairs[p].id)))
             };
-            Ok([take(0)?, take(1)?])
+            Ok([take(0)?, take(1)?, take(2)?])
         })
         .collect()
 }
@@ -416,30 +543,33 @@ fn not_countable_reason(error: &CountError) -> Option<String> {
 }
 
 /// The counting verdict of every pair, or why it is not countable; failures of either side
-/// go into `unmeasured` as failed (never a pass).
+/// go into `unmeasured` as failed (never a pass). Each pair's A/A counts go into
+/// `calibration` and set its tolerance.
 fn judge_counts(
     pairs: &[Pair],
-    counts: Vec<[CountResult; 2]>,
+    counts: Vec<[CountResult; COUNTS_PER_PAIR]>,
     rule: &CountingRule,
+    calibration: &mut JitterCalibration,
     unmeasured: &mut Vec<Unmeasured>,
 ) -> (Vec<CountedRow>, Vec<NotCountable>) {
     let mut rows = Vec::new();
     let mut not_countable = Vec::new();
-    for (pair, [base, head]) in pairs.iter().zip(counts) {
+    for (pair, [base, head, again]) in pairs.iter().zip(counts) {
         let failed = |side: &str, error: &CountError| Unmeasured {
             id: pair.id.clone(),
             status: UnmeasuredStatus::Failed,
             error: Some(format!("counting on the {side} side: {error}")),
         };
+        let not = |reason: String| NotCountable {
+            id: pair.id.clone(),
+            target: pair.target.clone(),
+            reason,
+        };
         let reason = [&base, &head]
             .into_iter()
             .find_map(|r| r.as_ref().err().and_then(not_countable_reason));
         if let Some(reason) = reason {
-            not_countable.push(NotCountable {
-                id: pair.id.clone(),
-                target: pair.target.clone(),
-                reason,
-            });
+            not_countable.push(not(reason));
             continue;
         }
         let (base, head) = match (base, head) {
@@ -453,7 +583,14 @@ fn judge_counts(
                 continue;
             }
         };
-        match rule.judge(&pair.id, base.counts.ir, head.counts.ir) {
+        let tolerance = match calibrate(pair, &base, again, rule, calibration) {
+            Ok(tolerance) => tolerance,
+            Err(reason) => {
+                not_countable.push(not(reason));
+                continue;
+            }
+        };
+        match rule.judge(&pair.id, base.counts.ir, head.counts.ir, tolerance) {
             Ok(verdict) => rows.push(CountedRow {
                 id: pair.id.clone(),
                 target: pair.target.clone(),
@@ -461,6 +598,7 @@ fn judge_counts(
                 head: SideCount::from(&head),
                 change_percent: verdict.change() * 100.0,
                 verdict,
+                jitter_tolerance_instructions: tolerance.instructions,
             }),
             Err(e) => unmeasured.push(Unmeasured {
                 id: pair.id.clone(),
@@ -470,6 +608,44 @@ fn judge_counts(
         }
     }
     (rows, not_countable)
+}
+
+/// One pair's A/A calibration: its base count and the perturbed one again, recorded in
+/// `calibration`. The tolerance they give, or why the id is not countable (they differ by
+/// more than the threshold, or the second count failed).
+fn calibrate(
+    pair: &Pair,
+    base: &CountedBenchmark,
+    again: CountResult,
+    rule: &CountingRule,
+    calibration: &mut JitterCalibration,
+) -> Result<JitterTolerance, String> {
+    let again = again.map_err(|e| {
+        format!("its second count of the base (the A/A calibration) did not succeed: {e}")
+    })?;
+    let (first_ir, again_ir) = (base.counts.ir, again.counts.ir);
+    let outcome = rule.calibrate(first_ir, again_ir);
+    let tolerance = match outcome {
+        AaOutcome::Countable(tolerance) => tolerance,
+        AaOutcome::NotCountable { .. } => JitterTolerance::NONE,
+    };
+    calibration.benchmarks.push(AaCount {
+        id: pair.id.clone(),
+        first_ir,
+        again_ir,
+        tolerance_instructions: tolerance.instructions,
+        countable: matches!(outcome, AaOutcome::Countable(_)),
+    });
+    match outcome {
+        AaOutcome::Countable(tolerance) => Ok(tolerance),
+        AaOutcome::NotCountable { change, .. } => Err(format!(
+            "its own count is not reproducible: the base counted {first_ir} then {again_ir} \
+             instructions ({:.2} % apart) when counted again perturbed (A/A), more than the \
+             {:.2} % threshold",
+            change * 100.0,
+            rule.threshold * 100.0
+        )),
+    }
 }
 
 /// The bench targets holding not-countable ids, and the options that time exactly those ids
@@ -508,6 +684,7 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
     } else {
         out.push_str(&aligned(rows));
     }
+    out.push_str(&calibration_paragraph(&report.calibration, markdown));
     if !report.not_countable.is_empty() {
         out.push_str(&format!(
             "\n{heading}Not countable (judged by time in rounds instead)\n\n"
@@ -521,17 +698,15 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
 
 /// The rule, the tolerance and the cost model, in words.
 fn rule_paragraph(report: &CountingReport) -> String {
-    let tolerance = &report.jitter_tolerance;
     let model = &report.cost_model;
     format!(
         "Verdict on instructions (Ir) under Callgrind, one iteration per benchmark: a change \
-         above {:.2} % fails; jitter tolerance max({:.1} %, {} instructions). Cycles and times \
-         are estimates of a cost model (L1 hit {} cycle, LL hit {}, RAM {}; {:.1} GHz \
-         nominal clock), never the verdict. Criterion: base {}, head {}. Any rounds above \
-         timed only the ids listed as not countable.\n\n",
+         above {:.2} % fails, unless it is within the benchmark's own jitter, measured (A/A, \
+         below). Cycles and times are estimates of a cost model (L1 hit {} cycle, LL hit {}, \
+         RAM {}; {:.1} GHz nominal clock), shown in their own columns, never the verdict. \
+         Criterion: base {}, head {}. Any rounds above timed only the ids listed as not \
+         countable.\n\n",
         report.threshold_percent,
-        tolerance.relative * 100.0,
-        tolerance.instructions,
         model.l1_hit_cycles,
         model.ll_hit_cycles,
         model.ram_cycles,
@@ -541,16 +716,59 @@ fn rule_paragraph(report: &CountingReport) -> String {
     )
 }
 
+/// The A/A calibration: how it was done, and each benchmark whose two base counts differed
+/// (the others' tolerance is 0).
+fn calibration_paragraph(calibration: &JitterCalibration, markdown: bool) -> String {
+    let mut out = format!(
+        "\nA/A calibration: {}. Identical counts give a tolerance of 0; a difference gives \
+         the difference plus {:.0} % of it (at least {} instructions); a difference above the \
+         threshold makes the benchmark not countable.\n",
+        calibration.perturbation,
+        calibration.margin_fraction * 100.0,
+        calibration.margin_min_instructions
+    );
+    let jittery: Vec<_> = calibration.jittery().collect();
+    if jittery.is_empty() {
+        out.push_str(&format!(
+            "All {} benchmark(s) counted identically twice: tolerance 0.\n",
+            calibration.benchmarks.len()
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "{} of {} benchmark(s) counted differently twice:\n\n",
+        jittery.len(),
+        calibration.benchmarks.len()
+    ));
+    for b in jittery {
+        let id = if markdown {
+            format!("`{}`", b.id.replace('`', "'"))
+        } else {
+            b.id.clone()
+        };
+        let then = if b.countable {
+            format!("tolerance {} instructions", b.tolerance_instructions)
+        } else {
+            "more than the threshold: not countable, timed".to_owned()
+        };
+        out.push_str(&format!(
+            "- {id}: {} then {} instructions: {then}\n",
+            b.first_ir, b.again_ir
+        ));
+    }
+    out
+}
+
 const COUNT_HEADER: [&str; 9] = [
     "benchmark",
     "Ir base",
     "Ir head",
-    "change",
+    "change (Ir)",
     "verdict",
-    "est. cycles base → head",
+    "cost-model est. cycles base → head",
     "L1 misses base → head",
     "LL misses base → head",
-    "est. time base → head",
+    "cost-model est. time base → head",
 ];
 
 fn count_row(b: &CountedRow, markdown: bool) -> [String; 9] {
@@ -625,7 +843,25 @@ mod tests {
         CountingReport {
             measure: Measure::Instructions,
             threshold_percent: 1.0,
-            jitter_tolerance: crate::harness::measure::verdict::JitterTolerance::MEASURED,
+            calibration: JitterCalibration {
+                benchmarks: vec![
+                    AaCount {
+                        id: "grp/a|b".into(),
+                        first_ir: 100_000,
+                        again_ir: 100_000,
+                        tolerance_instructions: 0,
+                        countable: true,
+                    },
+                    AaCount {
+                        id: "env/size".into(),
+                        first_ir: 25_000,
+                        again_ir: 25_020,
+                        tolerance_instructions: 24,
+                        countable: true,
+                    },
+                ],
+                ..JitterCalibration::new("the base counted again perturbed")
+            },
             cost_model: CostModel::GUNGRAUN,
             criterion: ["0.8.2".into(), "0.8.2".into()],
             benchmarks: vec![CountedRow {
@@ -635,6 +871,7 @@ mod tests {
                 head: side(102_000),
                 change_percent: 2.0,
                 verdict: CountVerdict::Regressed { change: 0.02 },
+                jitter_tolerance_instructions: 0,
             }],
             not_countable: vec![NotCountable {
                 id: "threads".into(),
@@ -649,7 +886,22 @@ mod tests {
         let md = render(&report(), true);
         assert!(md.contains("### Counting mode"), "{md}");
         assert!(md.contains("a change above 1.00 % fails"), "{md}");
-        assert!(md.contains("max(0.1 %, 256 instructions)"), "{md}");
+        assert!(md.contains("own jitter, measured (A/A"), "{md}");
+        assert!(
+            md.contains("A/A calibration: the base counted again perturbed."),
+            "{md}"
+        );
+        // Only the benchmark whose A/A counts differed is listed, with its tolerance.
+        assert!(
+            md.contains("1 of 2 benchmark(s) counted differently twice"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- `env/size`: 25000 then 25020 instructions: tolerance 24"),
+            "{md}"
+        );
+        assert!(!md.contains("- `grp/a|b`: 100000 then"), "{md}");
+        assert!(md.contains("cost-model est. time base → head"), "{md}");
         assert!(md.contains("RAM 35; 3.0 GHz"), "{md}");
         assert!(
             md.contains("| `grp/a\\|b` | 100000 | 102000 | +2.00 % | regressed |"),
@@ -666,7 +918,13 @@ mod tests {
         assert_eq!(lines[0].find("Ir base"), lines[1].find("100000"), "{text}");
         let mut empty = report();
         empty.benchmarks.clear();
-        assert!(render(&empty, true).contains("No benchmark was counted."));
+        empty.calibration.benchmarks.truncate(1);
+        let empty = render(&empty, true);
+        assert!(empty.contains("No benchmark was counted."), "{empty}");
+        assert!(
+            empty.contains("All 1 benchmark(s) counted identically twice: tolerance 0."),
+            "{empty}"
+        );
     }
 
     #[test]
@@ -721,19 +979,68 @@ mod tests {
                 exe: PathBuf::from("/h"),
             })
         };
-        let pairs = [pair("sum"), pair("threads"), pair("crash")];
+        let pairs = [
+            pair("sum"),
+            pair("threads"),
+            pair("crash"),
+            pair("jittery"),
+            pair("unreproducible"),
+        ];
         let counts = vec![
-            [counted(100_000), counted(102_000)],
-            [counted(1_000), threads()],
-            [counted(1_000), crashed()],
+            [counted(100_000), counted(102_000), counted(100_000)],
+            [counted(1_000), threads(), counted(1_000)],
+            [counted(1_000), crashed(), counted(1_000)],
+            // A/A 10 apart on 25 000 (0.04 %): tolerance 14, and a head 12 off is within it.
+            [counted(25_000), counted(25_012), counted(25_010)],
+            // A/A 5 % apart: not countable, whatever the head counted.
+            [counted(2_000), counted(2_000), counted(2_100)],
         ];
         let mut unmeasured = Vec::new();
-        let (rows, not) = judge_counts(&pairs, counts, &CountingRule::default(), &mut unmeasured);
-        assert_eq!(rows.len(), 1);
-        assert!(rows[0].verdict.fails());
+        let mut calibration = JitterCalibration::default();
+        let (rows, not) = judge_counts(
+            &pairs,
+            counts,
+            &CountingRule::default(),
+            &mut calibration,
+            &mut unmeasured,
+        );
+        let verdicts: Vec<(&str, CountVerdict, u64)> = rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.verdict, r.jitter_tolerance_instructions))
+            .collect();
+        assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+        assert!(verdicts[0].1.fails() && verdicts[0].2 == 0, "{verdicts:?}");
         assert!((rows[0].change_percent - 2.0).abs() < 1e-9);
-        assert_eq!(not.len(), 1);
+        assert!(
+            matches!(
+                verdicts[1],
+                ("jittery", CountVerdict::WithinJitter { .. }, 14)
+            ),
+            "{verdicts:?}"
+        );
+        assert_eq!(not.len(), 2);
         assert!(not[0].reason.contains("other threads"), "{}", not[0].reason);
+        assert_eq!(not[1].id, "unreproducible");
+        assert!(
+            not[1]
+                .reason
+                .contains("counted 2000 then 2100 instructions (5.00 % apart)"),
+            "{}",
+            not[1].reason
+        );
+        let aa: Vec<(&str, u64, bool)> = calibration
+            .benchmarks
+            .iter()
+            .map(|b| (b.id.as_str(), b.tolerance_instructions, b.countable))
+            .collect();
+        assert_eq!(
+            aa,
+            [
+                ("sum", 0, true),
+                ("jittery", 14, true),
+                ("unreproducible", 0, false)
+            ]
+        );
         assert_eq!(unmeasured.len(), 1);
         assert_eq!(unmeasured[0].status, UnmeasuredStatus::Failed);
         let error = unmeasured[0].error.as_deref().unwrap_or_default();

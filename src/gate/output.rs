@@ -14,6 +14,8 @@ use crate::analysis::{
 };
 use crate::files::atomic::write_atomic;
 use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
+#[cfg(test)]
+use crate::report::format::format_ns;
 use crate::results::NoEvidence;
 use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use crate::stats::SampleDefect;
@@ -226,9 +228,13 @@ pub fn judge_with(
         comparison.summary.notes.extend(note);
     }
     comparison.accepted_unsure = options.accept_unsure.clone();
-    // The timed rows' estimator; counted rows carry their counts in the counting section.
-    if counted.is_none() {
+    // The timed rows' estimator (named whenever a row was timed); the counted rows carry
+    // their counts, which every writer shows as their base and head.
+    if counted.is_none() || !judged.is_empty() {
         comparison.estimator = Some(Estimator::MeanRoundShift);
+    }
+    if let Some(counted) = counted {
+        comparison.instruction_counts = counted.instruction_counts();
     }
     Ok(GateComparison {
         comparison,
@@ -504,10 +510,10 @@ fn side_run(side: &SideRun, index: usize, collected: &Collected) -> RunRecord {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn side(name: &'static str, rev: &str, env: &[(&str, &str)]) -> SideRun {
+    pub(super) fn side(name: &'static str, rev: &str, env: &[(&str, &str)]) -> SideRun {
         SideRun {
             name,
             rev: rev.into(),
@@ -532,7 +538,7 @@ mod tests {
 
     /// A fixed gate: `sum` 3x slower in every round, `xor` unchanged, `crash` failed in the
     /// head, `gone` missing from it, `fresh` new.
-    fn collected() -> Collected {
+    pub(super) fn collected() -> Collected {
         let mut c = Collected::default();
         for round in 1..=4 {
             let drift = 1.0 + 0.01 * (round as f64 - 2.5);
@@ -553,7 +559,7 @@ mod tests {
         c
     }
 
-    fn options(filter: Option<&str>) -> GateOptions {
+    pub(super) fn options(filter: Option<&str>) -> GateOptions {
         GateOptions {
             base: Some("main".into()),
             head: Some("pr".into()),
@@ -746,5 +752,335 @@ mod tests {
             "{} differs; review and run with UPDATE_SNAPSHOTS=1",
             snapshot.display()
         );
+    }
+}
+
+/// One estimator per row (issue 28): a counting-mode gate rendered in every format its
+/// comparison is written in, each row's change checked against its own base and head columns.
+#[cfg(test)]
+mod one_estimator_per_row {
+    use super::super::counting::{Counted, CountedRow, CountingReport, NotCountable, SideCount};
+    use super::tests::{collected, options, side};
+    use super::*;
+    use crate::harness::measure::verdict::{
+        AaCount, CountingRule, JitterCalibration, JitterTolerance,
+    };
+    use crate::harness::measure::{CallgrindCounts, CostModel, CountedBenchmark, Measure};
+    use crate::report::writer::{Format, ReportWriter};
+
+    /// One side's count: `ir` instructions and `misses` first-level data misses that also
+    /// miss the last level, which the cost model weighs 35 times an instruction.
+    fn side_count(ir: u64, misses: u64) -> SideCount {
+        let counts = CallgrindCounts {
+            ir,
+            d1mr: misses,
+            dlmr: misses,
+            ..CallgrindCounts::default()
+        };
+        SideCount::from(&CountedBenchmark::new("x", counts, CostModel::GUNGRAUN))
+    }
+
+    fn aa(id: &str, first_ir: u64, again_ir: u64) -> AaCount {
+        AaCount {
+            id: id.into(),
+            first_ir,
+            again_ir,
+            tolerance_instructions: JitterTolerance::from_aa(first_ir, again_ir).instructions,
+            countable: true,
+        }
+    }
+
+    fn counted_row(id: &str, base: SideCount, head: SideCount, aa_jitter: u64) -> CountedRow {
+        let tolerance = JitterTolerance {
+            instructions: aa_jitter,
+        };
+        let verdict = CountingRule::default()
+            .judge(id, base.ir, head.ir, tolerance)
+            .expect("a non-zero base");
+        CountedRow {
+            id: id.into(),
+            target: "codec".into(),
+            base,
+            head,
+            change_percent: verdict.change() * 100.0,
+            verdict,
+            jitter_tolerance_instructions: aa_jitter,
+        }
+    }
+
+    /// As issue 28 saw it: `encode/slice/50` executes 726 → 764 instructions (+5.23 %) and
+    /// misses the cache more, so the cost model's time estimate moves by +36 %; a decode id
+    /// counted the same, with some A/A jitter; `sum` and `xor` were timed in rounds.
+    fn gate() -> GateComparison {
+        let report = CountingReport {
+            measure: Measure::Instructions,
+            threshold_percent: 1.0,
+            calibration: JitterCalibration {
+                benchmarks: vec![
+                    aa("encode/slice/50", 726, 726),
+                    aa("decode/slice/3", 1_000, 1_002),
+                ],
+                ..JitterCalibration::new("the base counted again perturbed")
+            },
+            cost_model: CostModel::GUNGRAUN,
+            criterion: ["0.4.0".into(), "0.4.0".into()],
+            benchmarks: vec![
+                counted_row(
+                    "encode/slice/50",
+                    side_count(726, 2),
+                    side_count(764, 10),
+                    0,
+                ),
+                counted_row(
+                    "decode/slice/3",
+                    side_count(1_000, 1),
+                    side_count(1_003, 1),
+                    6,
+                ),
+            ],
+            not_countable: vec![NotCountable {
+                id: "sum".into(),
+                target: "work".into(),
+                reason: "its routine hands work to other threads".into(),
+            }],
+        };
+        let counted = Counted {
+            report,
+            unmeasured: Vec::new(),
+        };
+        let mut options = options(None);
+        options.measure = Measure::Instructions;
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        judge_with(
+            &[&base, &head],
+            &collected(),
+            &options,
+            &VerdictRule::default(),
+            &["work".into(), "codec".into()],
+            Some(&counted),
+        )
+        .expect("a verdict")
+    }
+
+    fn written(gate: &GateComparison, format: Format) -> String {
+        let mut out = Vec::new();
+        gate.write(format, &mut out).expect("an offered format");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    /// `1.00 µs` → 1000 (ns); `764` or `764 instructions` → 764.
+    fn number(cell: &str) -> f64 {
+        let cell = cell.trim().trim_end_matches(" instructions");
+        let (value, scale) = match cell.split_once(' ') {
+            Some((v, "ns")) => (v, 1.0),
+            Some((v, "µs")) => (v, 1e3),
+            Some((v, "ms")) => (v, 1e6),
+            Some((v, "s")) => (v, 1e9),
+            _ => (cell, 1.0),
+        };
+        value
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("`{cell}` is not a number"))
+            * scale
+    }
+
+    /// `+5.23 %` → 5.23.
+    fn percent_cell(cell: &str) -> f64 {
+        cell.trim()
+            .trim_end_matches(" %")
+            .parse()
+            .unwrap_or_else(|_| panic!("`{cell}` is not a change"))
+    }
+
+    /// The change a row shows agrees with its own base and head: exactly for counts (to the
+    /// change's two decimals), within the rounding of three significant digits for times.
+    fn agrees(what: &str, base: &str, head: &str, change: &str) {
+        let (b, h, c) = (number(base), number(head), percent_cell(change));
+        let implied = (h / b - 1.0) * 100.0;
+        let exact = !base.contains('s');
+        let slack = if exact { 0.006 } else { h / b };
+        assert!(
+            (implied - c).abs() <= slack,
+            "{what}: {base} → {head} is {implied:+.2} %, but the row says {change}"
+        );
+    }
+
+    const COUNTED: [&str; 2] = ["encode/slice/50", "decode/slice/3"];
+    const TIMED: [&str; 2] = ["sum", "xor"];
+
+    #[test]
+    fn the_cost_model_estimate_is_not_what_the_counted_change_is_of() {
+        let gate = gate();
+        let encode = gate
+            .comparison
+            .comparisons
+            .iter()
+            .find(|r| r.id == "encode/slice/50")
+            .expect("the encode row");
+        let estimate = (encode.candidate_ns / encode.baseline_ns - 1.0) * 100.0;
+        let change = encode.change_percent.unwrap_or_default();
+        assert!(estimate > change + 10.0, "{estimate} vs {change}");
+    }
+
+    #[test]
+    fn every_row_of_the_terminal_table_agrees_with_its_own_columns() {
+        let text = written(&gate(), Format::Table);
+        let mut header = "";
+        let mut seen = Vec::new();
+        for line in text.lines() {
+            let cells: Vec<&str> = line
+                .trim()
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            match cells.as_slice() {
+                ["status", ..] | ["benchmark", ..] => header = line,
+                // The comparison's table: status, id, base, head, change.
+                [_, id, base, head, change, ..]
+                    if COUNTED.contains(id) && header.starts_with("status") =>
+                {
+                    assert!(header.contains("base (instructions)"), "{header}");
+                    agrees(id, base, head, change);
+                    seen.push(format!("table {id}"));
+                }
+                [_, id, base, head, change, ..] if TIMED.contains(id) => {
+                    assert!(header.contains("geomean of round medians"), "{header}");
+                    agrees(id, base, head, change);
+                    seen.push(format!("table {id}"));
+                }
+                // The counting section: id, Ir base, Ir head, change.
+                [id, base, head, change, ..] if COUNTED.contains(id) => {
+                    assert!(header.contains("Ir base"), "{header}");
+                    agrees(id, base, head, change);
+                    seen.push(format!("counting {id}"));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(seen.len(), 6, "{seen:?}\n{text}");
+    }
+
+    #[test]
+    fn every_row_of_the_markdown_comment_agrees_with_its_own_columns() {
+        let gate = gate();
+        let mut seen = Vec::new();
+        for (what, text) in [
+            ("--format markdown", written(&gate, Format::Markdown)),
+            ("comparison.md", markdown(&gate)),
+        ] {
+            let mut header = "";
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if lines
+                    .get(i + 1)
+                    .is_some_and(|next| next.starts_with("|---"))
+                {
+                    header = line;
+                    continue;
+                }
+                // The comparison's tables and the counting section's; not the per-round one.
+                let judged = header.starts_with("| Status") || header.starts_with("| benchmark");
+                if !line.starts_with("| ") || !judged {
+                    continue;
+                }
+                let cells: Vec<String> = line
+                    .trim_matches('|')
+                    .split(" | ")
+                    .map(|c| c.trim().trim_matches('`').to_string())
+                    .collect();
+                let in_main_table = header.starts_with("| Status");
+                let [id, base, head, change] = if in_main_table {
+                    [&cells[1], &cells[2], &cells[3], &cells[4]]
+                } else {
+                    [&cells[0], &cells[1], &cells[2], &cells[3]]
+                };
+                if COUNTED.contains(&id.as_str()) {
+                    let named = if in_main_table {
+                        "head (instructions)"
+                    } else {
+                        "Ir head"
+                    };
+                    assert!(header.contains(named), "{what}: {header}");
+                } else if TIMED.contains(&id.as_str()) {
+                    assert!(header.contains("geomean of round medians"), "{header}");
+                } else {
+                    continue;
+                }
+                agrees(id, base, head, change);
+                seen.push(format!("{what} {id}"));
+            }
+            assert!(
+                text.contains("Counted rows (`--measure instructions`)"),
+                "{text}"
+            );
+        }
+        assert_eq!(seen.len(), 12, "{seen:?}");
+    }
+
+    #[test]
+    fn every_row_of_the_json_and_the_html_page_agrees_with_its_own_figures() {
+        let gate = gate();
+        let json: serde_json::Value =
+            serde_json::from_str(&written(&gate, Format::Json)).expect("JSON");
+        let rows = json["comparisons"].as_array().expect("rows");
+        assert_eq!(rows.len(), 4);
+        for row in rows {
+            let id = row["id"].as_str().unwrap_or_default();
+            let change = format!(
+                "{:+.2} %",
+                row["change_percent"].as_f64().unwrap_or(f64::NAN)
+            );
+            let counts = json["instruction_counts"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["id"] == id));
+            let (base, head) = match counts {
+                Some(c) => (c["baseline"].to_string(), c["candidate"].to_string()),
+                None => (
+                    format_ns(row["baseline_ns"].as_f64().unwrap_or(f64::NAN)),
+                    format_ns(row["candidate_ns"].as_f64().unwrap_or(f64::NAN)),
+                ),
+            };
+            assert_eq!(counts.is_some(), COUNTED.contains(&id), "{id}");
+            agrees(&format!("json {id}"), &base, &head, &change);
+        }
+        assert_eq!(json["instruction_counts"][1]["jitter_tolerance"], 6);
+        let page = crate::report::pages::ComparisonPage::from_comparison(&gate.comparison);
+        for row in &page.rows {
+            agrees(
+                &format!("html {}", row.id),
+                &row.baseline,
+                &row.candidate,
+                &row.change,
+            );
+            let counted = COUNTED.contains(&row.id.as_str());
+            assert_eq!(row.baseline.ends_with(" instructions"), counted, "{row:?}");
+            assert_eq!(row.baseline_ns.is_none(), counted, "{row:?}");
+        }
+        // The formats a comparison is not written in are refused, never another written.
+        for refused in [Format::Csv, Format::Html, Format::Pdf] {
+            assert!(gate.write(refused, &mut Vec::new()).is_err(), "{refused}");
+        }
+    }
+
+    #[test]
+    fn only_benchmarks_with_a_measured_jitter_show_one() {
+        let gate = gate();
+        let md = markdown(&gate);
+        let decode = md
+            .lines()
+            .find(|l| l.starts_with("| ⚪ unchanged | `decode/slice/3`"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(decode.contains("| ±6 |"), "{decode}");
+        let encode = md
+            .lines()
+            .find(|l| l.starts_with("| 🔴 degraded | `encode/slice/50`"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(encode.contains("| +5.23 % |  |"), "{encode}");
+        assert!(
+            md.contains("- `decode/slice/3`: 1000 then 1002 instructions: tolerance 6"),
+            "{md}"
+        );
+        assert!(!md.contains("- `encode/slice/50`: 726 then"), "{md}");
     }
 }

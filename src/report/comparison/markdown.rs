@@ -6,6 +6,12 @@ use super::{cells, headline, unmeasured, warnings};
 use crate::analysis::{Comparison, Status, UnmeasuredStatus};
 use std::fmt::Write;
 
+/// Under a comparison with counted rows: what their columns are.
+const COUNTED_NOTE: &str = "Counted rows (`--measure instructions`): base, head and change are \
+     instructions of one iteration under Callgrind; A/A jitter is the tolerance the \
+     benchmark's own base, counted twice, gave (blank: identical). The cost model's time \
+     estimates are in the counting section, never in these columns.";
+
 /// GitHub comments are limited to 65,536 characters: fold at most this many unchanged rows.
 const MAX_UNCHANGED_ROWS: usize = 300;
 
@@ -22,45 +28,54 @@ fn code(text: &str) -> String {
     format!("`{}`", text.replace('`', "'").replace('|', "\\|"))
 }
 
-fn table(
-    out: &mut String,
-    rows: &[&crate::analysis::BenchComparison],
-    estimator: Option<crate::analysis::Estimator>,
-) {
-    match estimator.map(|e| e.headers()) {
-        None => out.push_str(
-            "| Status | Benchmark | Baseline | Candidate | Change | 95 % CI | q | Throughput |\n",
-        ),
-        Some(h) => {
+/// `rows` as Markdown tables: one for the timed rows, headed by the comparison's estimator,
+/// and one for the counted rows, headed by [`super::COUNTED_HEADERS`].
+fn table(out: &mut String, c: &Comparison, rows: &[&crate::analysis::BenchComparison]) {
+    for (i, group) in super::groups(c, rows).into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let headers = if group.counted {
+            Some(super::COUNTED_HEADERS)
+        } else {
+            c.estimator
+                .map(|e| e.headers())
+                .map(|h| [h.baseline, h.candidate, h.change, h.ci])
+        };
+        match headers {
+            None => out.push_str(
+                "| Status | Benchmark | Baseline | Candidate | Change | 95 % CI | q | Throughput |\n",
+            ),
+            Some([baseline, candidate, change, ci]) => {
+                let _ = writeln!(
+                    out,
+                    "| Status | Benchmark | {baseline} | {candidate} | {change} | {ci} | q | Throughput |"
+                );
+            }
+        }
+        out.push_str("|---|---|---:|---:|---:|---|---:|---|\n");
+        for row in group.rows {
+            let cells = cells(row, c.instruction_counts_of(&row.id));
+            let icon = match row.status {
+                Status::Degraded => "🔴",
+                Status::Improved => "🟢",
+                Status::Inconclusive => "🟡",
+                Status::Unchanged => "⚪",
+                Status::BelowFloor => "⚫",
+            };
             let _ = writeln!(
                 out,
-                "| Status | Benchmark | {} | {} | {} | {} | q | Throughput |",
-                h.baseline, h.candidate, h.change, h.ci
+                "| {icon} {} | {} | {} | {} | {} | {} | {} | {} |",
+                cells.status,
+                code(&cells.id),
+                cells.baseline,
+                cells.candidate,
+                cells.change,
+                cells.ci,
+                cells.q,
+                escape(&cells.rate)
             );
         }
-    }
-    out.push_str("|---|---|---:|---:|---:|---|---:|---|\n");
-    for row in rows {
-        let c = cells(row);
-        let icon = match row.status {
-            Status::Degraded => "🔴",
-            Status::Improved => "🟢",
-            Status::Inconclusive => "🟡",
-            Status::Unchanged => "⚪",
-            Status::BelowFloor => "⚫",
-        };
-        let _ = writeln!(
-            out,
-            "| {icon} {} | {} | {} | {} | {} | {} | {} | {} |",
-            c.status,
-            code(&c.id),
-            c.baseline,
-            c.candidate,
-            c.change,
-            c.ci,
-            c.q,
-            escape(&c.rate)
-        );
     }
 }
 
@@ -108,7 +123,7 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
         .iter()
         .partition(|r| r.status != Status::Unchanged);
     if !changed.is_empty() {
-        table(&mut out, &changed, c.estimator);
+        table(&mut out, c, &changed);
     }
     // Below the changed rows, so a regression's table comes first.
     let section = super::unsure::markdown(c, unsure, code, escape);
@@ -127,8 +142,8 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
         );
         table(
             &mut out,
+            c,
             &unchanged[..unchanged.len().min(MAX_UNCHANGED_ROWS)],
-            c.estimator,
         );
         if unchanged.len() > MAX_UNCHANGED_ROWS {
             let _ = writeln!(out, "\n… and {} more", unchanged.len() - MAX_UNCHANGED_ROWS);
@@ -173,6 +188,9 @@ pub fn render_with(c: &Comparison, unsure: &UnsureContext<'_>) -> String {
     }
     if let Some(estimator) = c.estimator {
         let _ = writeln!(out, "\n<sub>{}</sub>", estimator.describe());
+    }
+    if !c.instruction_counts.is_empty() {
+        let _ = writeln!(out, "\n<sub>{COUNTED_NOTE}</sub>");
     }
     let _ = writeln!(
         out,

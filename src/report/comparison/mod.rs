@@ -13,7 +13,7 @@ pub use markdown::with_dashboard_link;
 pub use rounds::{RoundRow, RoundsView, render_gate_markdown};
 pub use unsure::UnsureContext;
 
-use crate::analysis::{BenchComparison, Comparison, UnmeasuredStatus};
+use crate::analysis::{BenchComparison, Comparison, InstructionCounts, UnmeasuredStatus};
 use crate::report::format::{format_ns, format_percent};
 use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
 use std::io::Write;
@@ -53,7 +53,40 @@ pub(crate) struct Cells {
     pub rate: String,
 }
 
-pub(crate) fn cells(row: &BenchComparison) -> Cells {
+/// The headers of a table of counted rows (`gate --measure instructions`): base, head and
+/// change are instructions, and the fourth column is the row's own A/A tolerance (blank when
+/// its A/A counts were identical). The cost model's time estimates are not in this table:
+/// the gate's counting section shows them in a column of their own, named as estimates.
+pub(crate) const COUNTED_HEADERS: [&str; 4] = [
+    "base (instructions)",
+    "head (instructions)",
+    "change (instructions)",
+    "A/A jitter (instructions)",
+];
+
+/// One table's rows: the timed ones, or the ones judged on instruction counts.
+pub(crate) struct RowGroup<'a> {
+    /// True for the counted rows, whose headers are [`COUNTED_HEADERS`].
+    pub counted: bool,
+    pub rows: Vec<&'a BenchComparison>,
+}
+
+/// `rows` split into the timed and the counted ones, each a table of its own (one estimator
+/// per table, named in its header); an empty group is left out, so a comparison with one
+/// kind of row gives one table.
+pub(crate) fn groups<'a>(c: &Comparison, rows: &[&'a BenchComparison]) -> Vec<RowGroup<'a>> {
+    let (counted, timed): (Vec<_>, Vec<_>) = rows
+        .iter()
+        .partition(|r| c.instruction_counts_of(&r.id).is_some());
+    [(false, timed), (true, counted)]
+        .into_iter()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(counted, rows)| RowGroup { counted, rows })
+        .collect()
+}
+
+/// A row's cells; a counted row's (`counts`) base and head are its instruction counts.
+pub(crate) fn cells(row: &BenchComparison, counts: Option<&InstructionCounts>) -> Cells {
     let rate = row.throughput.as_ref().map_or(String::new(), |t| {
         format!(
             "{:.2} → {:.2} {}{}",
@@ -67,17 +100,34 @@ pub(crate) fn cells(row: &BenchComparison) -> Cells {
     if let Some(rel) = row.relative_change_percent {
         change.push_str(&format!(" (rel {})", format_percent(Some(rel))));
     }
-    Cells {
-        status: row.status.as_str(),
-        id: row.id.clone(),
-        baseline: format_ns(row.baseline_ns),
-        candidate: format_ns(row.candidate_ns),
-        change,
-        ci: row
-            .ci95_percent
-            .map_or("n/a".into(), |[lo, hi]| format!("[{lo:+.1}, {hi:+.1}]")),
-        q: row.q_value.map_or("n/a".into(), |q| format!("{q:.2e}")),
-        rate,
+    let ci = row
+        .ci95_percent
+        .map_or("n/a".into(), |[lo, hi]| format!("[{lo:+.1}, {hi:+.1}]"));
+    let q = row.q_value.map_or("n/a".into(), |q| format!("{q:.2e}"));
+    match counts {
+        Some(counts) => Cells {
+            status: row.status.as_str(),
+            id: row.id.clone(),
+            baseline: counts.baseline.to_string(),
+            candidate: counts.candidate.to_string(),
+            change,
+            ci: match counts.jitter_tolerance {
+                0 => String::new(),
+                t => format!("±{t}"),
+            },
+            q,
+            rate,
+        },
+        None => Cells {
+            status: row.status.as_str(),
+            id: row.id.clone(),
+            baseline: format_ns(row.baseline_ns),
+            candidate: format_ns(row.candidate_ns),
+            change,
+            ci,
+            q,
+            rate,
+        },
     }
 }
 

@@ -1,39 +1,23 @@
 //! The comparison as an aligned terminal table.
 
-use super::{cells, headline, unmeasured, warnings};
-use crate::analysis::{Comparison, UnmeasuredStatus};
+use super::{COUNTED_HEADERS, cells, groups, headline, unmeasured, warnings};
+use crate::analysis::{BenchComparison, Comparison, UnmeasuredStatus};
 use std::fmt::Write;
 
 pub fn render(c: &Comparison) -> String {
-    let named = c.estimator.map(|e| e.headers());
-    let header = [
-        "status",
-        "benchmark",
-        named.as_ref().map_or("baseline", |h| h.baseline),
-        named.as_ref().map_or("candidate", |h| h.candidate),
-        named.as_ref().map_or("change", |h| h.change),
-        named.as_ref().map_or("95% CI", |h| h.ci),
-        "q",
-        "throughput",
-    ];
-    let rows: Vec<[String; 8]> = c
-        .comparisons
-        .iter()
-        .map(|r| {
-            let c = cells(r);
-            [
-                c.status.into(),
-                c.id,
-                c.baseline,
-                c.candidate,
-                c.change,
-                c.ci,
-                c.q,
-                c.rate,
-            ]
+    let all: Vec<&BenchComparison> = c.comparisons.iter().collect();
+    // One table per estimator, each with its own header (timed rows, then counted ones).
+    let mut tables: Vec<([String; 8], Vec<[String; 8]>)> = groups(c, &all)
+        .into_iter()
+        .map(|g| {
+            let rows = g.rows.iter().map(|r| row(c, r)).collect();
+            (header(c, g.counted), rows)
         })
         .collect();
-    let widths = column_widths(&header, &rows);
+    if tables.is_empty() {
+        tables.push((header(c, false), Vec::new()));
+    }
+    let widths = column_widths(&tables);
     let mut out = String::new();
     let _ = writeln!(out, "{} -> {}", c.baseline, c.candidate);
     for w in warnings(c) {
@@ -51,9 +35,11 @@ pub fn render(c: &Comparison) -> String {
         let error = f.error.as_deref().unwrap_or("no error recorded");
         let _ = writeln!(out, "FAILED {}: {error}", f.id);
     }
-    line(&mut out, &header.map(String::from));
-    for row in &rows {
-        line(&mut out, row);
+    for (header, rows) in &tables {
+        line(&mut out, header);
+        for row in rows {
+            line(&mut out, row);
+        }
     }
     let accuracy = super::accuracy_rows(c);
     if !accuracy.is_empty() {
@@ -81,12 +67,55 @@ pub fn render(c: &Comparison) -> String {
     out
 }
 
-/// The widest cell of each column, in characters.
-fn column_widths(header: &[&str; 8], rows: &[[String; 8]]) -> [usize; 8] {
-    let mut widths = header.map(|h| h.chars().count());
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+/// The header of a table of timed rows (named by the comparison's estimator) or of counted
+/// ones ([`COUNTED_HEADERS`]).
+fn header(c: &Comparison, counted: bool) -> [String; 8] {
+    let named = c.estimator.map(|e| e.headers());
+    let [baseline, candidate, change, ci] = if counted {
+        COUNTED_HEADERS
+    } else {
+        [
+            named.as_ref().map_or("baseline", |h| h.baseline),
+            named.as_ref().map_or("candidate", |h| h.candidate),
+            named.as_ref().map_or("change", |h| h.change),
+            named.as_ref().map_or("95% CI", |h| h.ci),
+        ]
+    };
+    [
+        "status",
+        "benchmark",
+        baseline,
+        candidate,
+        change,
+        ci,
+        "q",
+        "throughput",
+    ]
+    .map(String::from)
+}
+
+fn row(c: &Comparison, r: &BenchComparison) -> [String; 8] {
+    let c = cells(r, c.instruction_counts_of(&r.id));
+    [
+        c.status.into(),
+        c.id,
+        c.baseline,
+        c.candidate,
+        c.change,
+        c.ci,
+        c.q,
+        c.rate,
+    ]
+}
+
+/// The widest cell of each column over every table, in characters.
+fn column_widths(tables: &[([String; 8], Vec<[String; 8]>)]) -> [usize; 8] {
+    let mut widths = [0; 8];
+    for (header, rows) in tables {
+        for row in std::iter::once(header).chain(rows) {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
         }
     }
     widths

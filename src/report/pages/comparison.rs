@@ -9,7 +9,7 @@
 
 use super::chart::{Axis, Chart, GREEN, Point, RED, Scale, Series, Style, TickFormat, palette};
 use crate::analysis::accuracy::AccuracyStatus;
-use crate::analysis::{BenchComparison, Comparison};
+use crate::analysis::{BenchComparison, Comparison, InstructionCounts};
 use crate::report::format::{format_ns, format_percent};
 use crate::results::{ComparisonRecord, ResultsError, RunStore};
 use serde::Serialize;
@@ -82,9 +82,13 @@ pub struct ComparisonRow {
     pub ci: String,
     pub q: String,
     pub throughput: String,
-    /// The raw numbers, for charts and API readers.
+    /// The raw numbers, for charts and API readers. A counted row has no times here (its
+    /// change is of instructions; the cost model's estimates are not its base and head).
     pub baseline_ns: Option<f64>,
     pub candidate_ns: Option<f64>,
+    /// A counted row's instructions (`gate --measure instructions`), which its change is of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<[u64; 2]>,
     pub change_percent: Option<f64>,
     pub samples: Option<[u64; 2]>,
 }
@@ -156,7 +160,11 @@ impl ComparisonPage {
     /// The page of a comparison, just made (`compare`, `gate`) or read back from
     /// `comparison.json`.
     pub fn from_comparison(c: &Comparison) -> ComparisonPage {
-        let rows: Vec<ComparisonRow> = c.comparisons.iter().map(row).collect();
+        let rows: Vec<ComparisonRow> = c
+            .comparisons
+            .iter()
+            .map(|r| row(r, c.instruction_counts_of(&r.id)))
+            .collect();
         let unmeasured = c
             .unmeasured
             .iter()
@@ -193,8 +201,10 @@ fn accuracy_status(status: AccuracyStatus) -> String {
         .unwrap_or_default()
 }
 
-/// A row as the PR comment's `cells` formats it (src/report/comparison/mod.rs).
-fn row(r: &BenchComparison) -> ComparisonRow {
+/// A row as the PR comment's `cells` formats it (src/report/comparison/mod.rs). The page has
+/// one table for every row, so a counted row's cells carry their unit: base and head in
+/// instructions, the A/A jitter in the interval's column.
+fn row(r: &BenchComparison, counts: Option<&InstructionCounts>) -> ComparisonRow {
     let change_percent = finite(r.change_percent);
     let mut change = format_percent(change_percent);
     if let Some(rel) = finite(r.relative_change_percent) {
@@ -211,7 +221,7 @@ fn row(r: &BenchComparison) -> ComparisonRow {
         ),
         _ => String::new(),
     };
-    ComparisonRow {
+    let timed = ComparisonRow {
         status: r.status.as_str().to_string(),
         id: r.id.clone(),
         baseline: format_ns(r.baseline_ns),
@@ -222,8 +232,24 @@ fn row(r: &BenchComparison) -> ComparisonRow {
         throughput,
         baseline_ns: finite(Some(r.baseline_ns)),
         candidate_ns: finite(Some(r.candidate_ns)),
+        instructions: None,
         change_percent,
         samples: Some(r.samples.map(|n| n as u64)),
+    };
+    match counts {
+        None => timed,
+        Some(counts) => ComparisonRow {
+            baseline: format!("{} instructions", counts.baseline),
+            candidate: format!("{} instructions", counts.candidate),
+            ci: match counts.jitter_tolerance {
+                0 => "n/a".into(),
+                t => format!("A/A jitter ±{t} instructions"),
+            },
+            baseline_ns: None,
+            candidate_ns: None,
+            instructions: Some([counts.baseline, counts.candidate]),
+            ..timed
+        },
     }
 }
 
