@@ -214,6 +214,10 @@ pub struct Comparison {
     /// `compare`'s own (the gate's); the writers name it in their column headers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimator: Option<super::Estimator>,
+    /// The gate's time mode: benchmarks stopped early because their rounds could not decide
+    /// them, and the calibration checked against the rounds' spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_spread: Option<super::RoundsSpread>,
 }
 
 impl Comparison {
@@ -345,6 +349,7 @@ impl Judgement {
             rule,
             accepted_unsure: None,
             estimator: None,
+            rounds_spread: None,
         })
     }
 }
