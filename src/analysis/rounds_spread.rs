@@ -7,6 +7,18 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Sample standard deviation (n − 1) of per-round changes; `None` below two values. The
+/// one definition of "the rounds disagree by sd X %" for the gate and its writers.
+pub fn sample_sd(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(var.sqrt())
+}
+
 /// The gate's time-mode rounds, as far as they explain an unsure verdict.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoundsSpread {

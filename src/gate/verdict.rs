@@ -18,6 +18,7 @@
 //!    project more rounds than `--max-rounds` for a decision ([`project`]) is stopped: not
 //!    measured again, unsure at once, with the projection as its reason.
 
+use crate::analysis::rounds_spread::sample_sd;
 use crate::analysis::{Status, VerdictRule, verdict::percent};
 use crate::stats::{TwoSample, benjamini_hochberg, median};
 use serde::Serialize;
@@ -213,15 +214,13 @@ pub fn project(rounds: &[(f64, f64)], rule: &VerdictRule) -> Option<Projection> 
     } else {
         0.0
     };
-    let mean = current.effect;
-    let s = (rounds.iter().map(|(d, _)| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let s = sample_sd(&rounds.iter().map(|(d, _)| *d).collect::<Vec<f64>>())?;
     let z = Normal::standard().inverse_cdf(0.5 + rule.confidence / 2.0);
     let chi = ChiSquared::new(n - 1.0).ok()?.inverse_cdf(rule.confidence);
     let sigma_low = s * ((n - 1.0) / chi).sqrt();
     let within = (rounds.iter().map(|(_, h)| (h / z).powi(2)).sum::<f64>() / n).sqrt();
     let percents: Vec<f64> = rounds.iter().map(|(d, _)| percent(*d)).collect();
-    let pm = percents.iter().sum::<f64>() / n;
-    let sd_percent = (percents.iter().map(|p| (p - pm).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let sd_percent = sample_sd(&percents)?;
     let room = decision_room(supported, rule);
     let half_at = |rounds: usize| -> Option<f64> {
         let t = StudentsT::new(0.0, 1.0, rounds as f64 - 1.0).ok()?;
