@@ -192,8 +192,14 @@ fn rounds_that_disagree_make_the_gate_unsure_exit_3_with_the_rounds_and_the_fix(
     );
     let stopped = &doc["rounds_spread"]["stopped"];
     assert_eq!(stopped.as_array().map(Vec::len), Some(1), "{doc:#}");
-    assert_eq!((&stopped[0]["id"], &stopped[0]["rounds"]), (&"sum".into(), &2.into()));
-    assert!(stopped[0]["rounds_needed"].as_u64().unwrap_or(u64::MAX) > 3, "{stopped:#}");
+    assert_eq!(
+        (&stopped[0]["id"], &stopped[0]["rounds"]),
+        (&"sum".into(), &2.into())
+    );
+    assert!(
+        stopped[0]["rounds_needed"].as_u64().unwrap_or(u64::MAX) > 3,
+        "{stopped:#}"
+    );
     // Stopped, it ran in two rounds only; `steady` beside it ran all three and is judged.
     let rounds_of = |id: &str| {
         doc["rounds"]
@@ -205,7 +211,12 @@ fn rounds_that_disagree_make_the_gate_unsure_exit_3_with_the_rounds_and_the_fix(
     };
     assert_eq!((rounds_of("sum"), rounds_of("steady")), (2, 3), "{doc:#}");
     assert_ne!(status_of(&doc, "steady"), "absent", "{doc:#}");
-    assert_eq!(std::fs::read_to_string(out.path().join("round-runs")).unwrap().trim(), "3");
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("round-runs"))
+            .unwrap()
+            .trim(),
+        "3"
+    );
     let log = text(&result);
     assert!(
         log.contains("`sum` is unsure after round 2, not measured again: rounds disagree by sd"),

@@ -141,7 +141,11 @@ impl Calibration {
         round_sds: &[f64],
         after_round: usize,
     ) -> Option<CalibrationCheck> {
-        let sds: Vec<f64> = round_sds.iter().copied().filter(|s| s.is_finite()).collect();
+        let sds: Vec<f64> = round_sds
+            .iter()
+            .copied()
+            .filter(|s| s.is_finite())
+            .collect();
         if sds.is_empty() {
             return None;
         }
@@ -592,7 +596,10 @@ mod tests {
         c.noise_percent = 20.0;
         let over = c.check_against_rounds(&[1.0, 2.0, 3.0], 2).unwrap();
         let warning = over.warning.unwrap();
-        assert!(warning.contains("overstated") && !warning.contains("--measure"), "{warning}");
+        assert!(
+            warning.contains("overstated") && !warning.contains("--measure"),
+            "{warning}"
+        );
         // A calibration that saw no noise at all against rounds that disagree.
         c.noise_percent = 0.0;
         let zero = c.check_against_rounds(&[5.0], 2).unwrap();

@@ -114,7 +114,12 @@ fn estimates(collected: &Collected, rule: &VerdictRule) -> Vec<Judged> {
             let rounds = round_figures(sides, rule.confidence);
             let pairs: Vec<(f64, f64)> = rounds.iter().map(|(_, d, h)| (*d, *h)).collect();
             let e = estimate(&pairs, rule.confidence)?;
-            Some((id.clone(), rounds.into_iter().map(|r| r.0).collect(), e, pairs))
+            Some((
+                id.clone(),
+                rounds.into_iter().map(|r| r.0).collect(),
+                e,
+                pairs,
+            ))
         })
         .collect()
 }
@@ -268,7 +273,10 @@ pub fn judge_with(
     }
     comparison.rounds_spread = rounds_spread(collected);
     let warning = collected.calibration_check.as_ref();
-    comparison.summary.notes.extend(warning.and_then(|c| c.warning.clone()));
+    comparison
+        .summary
+        .notes
+        .extend(warning.and_then(|c| c.warning.clone()));
     comparison.accepted_unsure = options.accept_unsure.clone();
     // The timed rows' estimator; counted rows carry their counts in the counting section.
     if counted.is_none() {
@@ -768,7 +776,10 @@ mod tests {
         let said = after_round(&mut c, &rule, 2, 10);
         assert_eq!(c.stopped.keys().collect::<Vec<_>>(), ["noisy"], "{said:?}");
         let stop = &c.stopped["noisy"];
-        assert!(stop.rounds_needed.unwrap() > 10 && stop.rounds == 2, "{stop:?}");
+        assert!(
+            stop.rounds_needed.unwrap() > 10 && stop.rounds == 2,
+            "{stop:?}"
+        );
         assert!(
             said[0].contains("`noisy` is unsure after round 2")
                 && said[0].contains("would be needed for 5 %"),
@@ -812,7 +823,11 @@ mod tests {
         assert_eq!(spread.stopped.len(), 1);
         assert!(spread.calibration_check.is_some());
         assert!(
-            gate.comparison.summary.notes.iter().any(|n| n.contains("overstated")),
+            gate.comparison
+                .summary
+                .notes
+                .iter()
+                .any(|n| n.contains("overstated")),
             "{:?}",
             gate.comparison.summary.notes
         );

@@ -376,12 +376,18 @@ mod tests {
         let steady = [0.4, -1.2, 1.5, -0.3, 0.8, -0.9];
         assert!(stopped_after(&steady, 10).is_none());
         let e = estimate(&from_percent(&steady[..4], 0.01), 0.95).unwrap();
-        assert_eq!(statuses(&[e], &VerdictRule::default())[0].0, Status::Unchanged);
+        assert_eq!(
+            statuses(&[e], &VerdictRule::default())[0].0,
+            Status::Unchanged
+        );
         // An 8 % slowdown with rounds within ±2 %: degraded, never stopped.
         let slow = [8.1, 6.4, 9.7, 7.2, 8.8];
         assert!(stopped_after(&slow, 10).is_none());
         let e = estimate(&from_percent(&slow[..4], 0.01), 0.95).unwrap();
-        assert_eq!(statuses(&[e], &VerdictRule::default())[0].0, Status::Degraded);
+        assert_eq!(
+            statuses(&[e], &VerdictRule::default())[0].0,
+            Status::Degraded
+        );
         // A large real slowdown with a wide spread is decidable by its size: not stopped.
         assert!(stopped_after(&[60.0, 95.0, 70.0, 120.0], 10).is_none());
     }

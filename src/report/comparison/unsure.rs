@@ -72,7 +72,10 @@ fn noise_line(c: &Comparison, noise_percent: Option<f64>) -> Option<String> {
     } else {
         format!("below the {} % threshold", c.threshold_percent)
     };
-    let check = c.rounds_spread.as_ref().and_then(|r| r.calibration_check.as_ref());
+    let check = c
+        .rounds_spread
+        .as_ref()
+        .and_then(|r| r.calibration_check.as_ref());
     let rounds = check.map_or(String::new(), |k| {
         format!(
             "; after round {} the rounds disagreed by a median sd of {:.1} % over {} benchmark(s)",
