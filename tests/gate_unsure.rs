@@ -153,13 +153,13 @@ fn comparison(out: &Path) -> Value {
     doc
 }
 
+/// The entry for `id` in one of comparison.json's lists (`comparisons`, `rounds`).
+fn entry<'a>(doc: &'a Value, list: &str, id: &str) -> Option<&'a Value> {
+    doc[list].as_array().unwrap().iter().find(|r| r["id"] == id)
+}
+
 fn status_of(doc: &Value, id: &str) -> String {
-    doc["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == id)
-        .map_or("absent".into(), |r| r["status"].as_str().unwrap().into())
+    entry(doc, "comparisons", id).map_or("absent".into(), |r| r["status"].as_str().unwrap().into())
 }
 
 #[test]
@@ -201,14 +201,8 @@ fn rounds_that_disagree_make_the_gate_unsure_exit_3_with_the_rounds_and_the_fix(
         "{stopped:#}"
     );
     // Stopped, it ran in two rounds only; `steady` beside it ran all three and is judged.
-    let rounds_of = |id: &str| {
-        doc["rounds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .map_or(0, |r| r["rounds"].as_array().unwrap().len())
-    };
+    let rounds_of =
+        |id: &str| entry(&doc, "rounds", id).map_or(0, |r| r["rounds"].as_array().unwrap().len());
     assert_eq!((rounds_of("sum"), rounds_of("steady")), (2, 3), "{doc:#}");
     assert_ne!(status_of(&doc, "steady"), "absent", "{doc:#}");
     assert_eq!(
