@@ -111,13 +111,15 @@ fn fixture() -> MutexGuard<'static, Fixture> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Three full rounds and no extra ones. `sum` goes odd, even (+200 %, −67 %), and there its
-/// projection stops it; `steady` alone runs round 3.
+/// Three full rounds, at most eight. `sum` goes odd, even (+200 %, −67 %), and there its
+/// projection (about 15 rounds) stops it; `steady` alone runs round 3 and any extra round.
+/// (With `--max-rounds 3` a loaded machine's two disagreeing rounds can stop `steady` too,
+/// rightly: the budget is that small.)
 fn gate(repo: &Path, out: &Path, extra: &[&str]) -> Output {
     let counter = out.join("round-runs");
     Command::new(BIN)
         .args(["gate", "--base", "base", "--head", "flaky"])
-        .args(["--rounds", "3", "--max-rounds", "3", "--threshold", "25"])
+        .args(["--rounds", "3", "--max-rounds", "8", "--threshold", "25"])
         .arg("--head-env")
         .arg(format!("UNSURE_COUNTER={}", counter.display()))
         .arg("--out")
@@ -187,7 +189,7 @@ fn rounds_that_disagree_make_the_gate_unsure_exit_3_with_the_rounds_and_the_fix(
     );
     assert!(
         line.contains("stopped after round 2, not measured again: rounds disagree by sd ")
-            && line.contains("rounds would be needed for 25 % (--max-rounds 3)"),
+            && line.contains("rounds would be needed for 25 % (--max-rounds 8)"),
         "{line}"
     );
     let stopped = &doc["rounds_spread"]["stopped"];
@@ -197,19 +199,21 @@ fn rounds_that_disagree_make_the_gate_unsure_exit_3_with_the_rounds_and_the_fix(
         (&"sum".into(), &2.into())
     );
     assert!(
-        stopped[0]["rounds_needed"].as_u64().unwrap_or(u64::MAX) > 3,
+        stopped[0]["rounds_needed"].as_u64().unwrap_or(u64::MAX) > 8,
         "{stopped:#}"
     );
-    // Stopped, it ran in two rounds only; `steady` beside it ran all three and is judged.
+    // Stopped, it ran in two rounds only; `steady` beside it ran every full round (and
+    // any extra one it needed) and is judged.
     let rounds_of =
         |id: &str| entry(&doc, "rounds", id).map_or(0, |r| r["rounds"].as_array().unwrap().len());
-    assert_eq!((rounds_of("sum"), rounds_of("steady")), (2, 3), "{doc:#}");
+    assert_eq!(rounds_of("sum"), 2, "{doc:#}");
+    assert!(rounds_of("steady") >= 3, "{doc:#}");
     assert_ne!(status_of(&doc, "steady"), "absent", "{doc:#}");
+    // The head ran in round 3 and after, for `steady` alone.
+    let head_runs = std::fs::read_to_string(out.path().join("round-runs")).unwrap();
     assert_eq!(
-        std::fs::read_to_string(out.path().join("round-runs"))
-            .unwrap()
-            .trim(),
-        "3"
+        head_runs.trim().parse::<usize>().ok(),
+        Some(rounds_of("steady"))
     );
     let log = text(&result);
     assert!(
