@@ -234,6 +234,10 @@ pub struct Comparison {
     /// change is of these counts, not of their times ([`InstructionCounts`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instruction_counts: Vec<InstructionCounts>,
+    /// The gate's time mode: benchmarks stopped early because their rounds could not decide
+    /// them, and the calibration checked against the rounds' spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_spread: Option<super::RoundsSpread>,
 }
 
 impl Comparison {
@@ -371,6 +375,7 @@ impl Judgement {
             accepted_unsure: None,
             estimator: None,
             instruction_counts: Vec::new(),
+            rounds_spread: None,
         })
     }
 }

@@ -9,6 +9,7 @@ pub mod hardware;
 pub mod noise;
 pub mod prices;
 pub mod recommend;
+pub mod rounds_spread;
 pub mod simulate;
 pub mod throughput;
 pub mod trends;
@@ -24,4 +25,5 @@ pub use compare::{
 pub use crate::results::evidence::{AcceptedUnsure, Evidence, NoEvidence, Outcome};
 pub use crate::stats::{SampleDefect, usable_median, usable_timed};
 pub use estimator::Estimator;
+pub use rounds_spread::{CalibrationCheck, RoundsSpread, StoppedEarly};
 pub use verdict::{OverallStatus, Status, VerdictRule};

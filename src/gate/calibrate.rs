@@ -23,6 +23,12 @@
 //!   median: a change smaller than that is within what the machine alone does to a
 //!   measurement, so when it exceeds the threshold the gate says so before round 1.
 //!
+//! The noise figure is a promise about the rounds, and it can be wrong: a fixed loop on an
+//! idle machine may show 2 % while the benchmarks' rounds disagree by 35 % (issue 28). After
+//! round 2 the gate therefore checks it against the rounds' own spread
+//! ([`Calibration::check_against_rounds`]) and says so when the two differ by more than
+//! [`CHECK_FACTOR`]×, with what to do, in the terminal at once and in the comment.
+//!
 //! Why 10 × the floor: the floor is one pass of the loop around the routine, about a cycle.
 //! A routine within 10 floors of it is moved 10 % or more by one cycle more or less of that
 //! loop (code alignment, a register spill: changes of the compiled loop, not of the routine),
@@ -30,13 +36,17 @@
 //! about the routine, and re-measuring it cannot change that.
 
 use super::GateOptions;
-use crate::analysis::{BenchComparison, Status};
+use crate::analysis::{BenchComparison, CalibrationCheck, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// A benchmark at most this many floors long, on either side, is `below floor`.
 pub const FLOOR_MULTIPLE: f64 = 10.0;
+
+/// The calibration's noise and the rounds' spread may differ by this factor, either way,
+/// before the gate says so.
+pub const CHECK_FACTOR: f64 = 2.0;
 
 /// Iteration counts of the floor's fit: `d, 2d, … FIT_POINTS·d`.
 const FIT_POINTS: u64 = 30;
@@ -111,6 +121,60 @@ impl Calibration {
                 "this machine's noise floor ({:.2} %) is above the threshold ({threshold_percent} %): a change of the threshold's size is within what the machine alone does to a measurement, so expect `inconclusive` results. Pin the measurement to a core nothing else uses (--cpus), or count instructions (--measure instructions)",
                 self.noise_percent
             )
+        })
+    }
+}
+
+impl Calibration {
+    /// The noise figure against the rounds' spread after `after_round` rounds: `round_sds`
+    /// holds, per benchmark judged on both sides, the sample sd of its per-round changes in
+    /// percent. The spread is their median (one benchmark made noisy by its own code does
+    /// not speak for the machine). `None` without any benchmark.
+    ///
+    /// The two figures are not the same statistic (the calibration's is a spread of 10 ms
+    /// blocks, the rounds' a spread of changes between two sides), but the calibration is
+    /// shown as what the machine alone does to a measurement; when the rounds disagree by
+    /// more than twice that, it understated the noise the verdict has to live with, and a
+    /// user should hear it after round 2, not after `--max-rounds`.
+    pub fn check_against_rounds(
+        &self,
+        round_sds: &[f64],
+        after_round: usize,
+    ) -> Option<CalibrationCheck> {
+        let sds: Vec<f64> = round_sds
+            .iter()
+            .copied()
+            .filter(|s| s.is_finite())
+            .collect();
+        if sds.is_empty() {
+            return None;
+        }
+        let spread = crate::stats::median(&sds);
+        let noise = self.noise_percent;
+        let ratio = (noise > 0.0).then(|| spread / noise);
+        let understated = ratio.map_or(spread > 0.0, |r| r > CHECK_FACTOR);
+        let overstated = ratio.is_some_and(|r| r < 1.0 / CHECK_FACTOR);
+        let times = ratio.map_or("far more than".to_string(), |r| format!("{r:.1} x"));
+        let warning = if understated {
+            Some(format!(
+                "the calibration understated this machine's noise: after round {after_round} the rounds disagree by a median sd of {spread:.1} % over {} benchmark(s), {times} the {noise:.2} % measured before round 1. Timing here cannot be trusted to that figure: count instructions (--measure instructions, CPU code only) or pin the benchmarks to a core nothing else uses (--cpus)",
+                sds.len()
+            ))
+        } else if overstated {
+            Some(format!(
+                "the calibration overstated this machine's noise: after round {after_round} the rounds disagree by a median sd of {spread:.1} % over {} benchmark(s), {times} the {noise:.2} % measured before round 1 (the benchmarks are steadier than the calibration's loop)",
+                sds.len()
+            ))
+        } else {
+            None
+        };
+        Some(CalibrationCheck {
+            after_round,
+            calibration_noise_percent: noise,
+            round_sd_percent: spread,
+            benchmarks: sds.len(),
+            ratio,
+            warning,
         })
     }
 }
@@ -506,6 +570,44 @@ mod tests {
             "{warning}"
         );
         assert!(c.noise_warning(10.0).is_none());
+    }
+
+    #[test]
+    fn the_rounds_spread_is_checked_against_the_calibration_both_ways() {
+        // The issue's machine: 2.42 % at start-up, rounds disagreeing by 35 % and 32 %.
+        let mut c = calibration(0.25);
+        c.noise_percent = 2.42;
+        let check = c.check_against_rounds(&[35.0, 32.0, 3.0], 2).unwrap();
+        assert_eq!((check.round_sd_percent, check.benchmarks), (32.0, 3));
+        assert!((check.ratio.unwrap() - 32.0 / 2.42).abs() < 1e-9);
+        let warning = check.warning.unwrap();
+        assert!(
+            warning.contains("understated")
+                && warning.contains("after round 2")
+                && warning.contains("32.0 %")
+                && warning.contains("--measure instructions")
+                && warning.contains("--cpus"),
+            "{warning}"
+        );
+        // Within 2x either way: nothing to say.
+        let fine = c.check_against_rounds(&[4.0, 1.5], 2).unwrap();
+        assert_eq!(fine.warning, None, "{fine:?}");
+        // Far steadier than the calibration said: said too, without the fixes.
+        c.noise_percent = 20.0;
+        let over = c.check_against_rounds(&[1.0, 2.0, 3.0], 2).unwrap();
+        let warning = over.warning.unwrap();
+        assert!(
+            warning.contains("overstated") && !warning.contains("--measure"),
+            "{warning}"
+        );
+        // A calibration that saw no noise at all against rounds that disagree.
+        c.noise_percent = 0.0;
+        let zero = c.check_against_rounds(&[5.0], 2).unwrap();
+        assert_eq!(zero.ratio, None);
+        assert!(zero.warning.unwrap().contains("far more than"));
+        // No benchmark (all below the floor or failed): no check.
+        assert!(c.check_against_rounds(&[], 2).is_none());
+        assert!(c.check_against_rounds(&[f64::NAN], 2).is_none());
     }
 
     #[cfg(target_os = "linux")]

@@ -378,7 +378,10 @@ fn select_targets(
 
 /// The rounds, after the calibration: `--rounds` full ones in ABBA order, then extra rounds
 /// of only the inconclusive benchmarks until they are decided or `--max-rounds` is reached
-/// (a `below floor` benchmark is never inconclusive: [`output::inconclusive_ids`]).
+/// (a `below floor` benchmark is never inconclusive: [`output::inconclusive_ids`]). After
+/// every round from the second, a benchmark whose rounds show that `--max-rounds` cannot
+/// decide it is stopped there (left out of every later round, full or extra) and the
+/// calibration is checked against the rounds' spread after round 2 ([`output::after_round`]).
 fn measure(
     sides: &[&SideRun; 2],
     targets: &[String],
@@ -395,7 +398,14 @@ fn measure(
         .map(|t| (t.clone(), options.filter.clone()))
         .collect();
     for round in 1..=options.rounds {
-        run_round(sides, round, &full, options, &progress, &mut collected)?;
+        let plan = without_stopped(&collected, &full);
+        if plan.is_empty() {
+            break;
+        }
+        run_round(sides, round, &plan, options, &progress, &mut collected)?;
+        for line in output::after_round(&mut collected, rule, round, options.max_rounds) {
+            progress.note(&line);
+        }
     }
     for round in options.rounds + 1..=options.max_rounds {
         let unsure = output::inconclusive_ids(&collected, rule);
@@ -410,9 +420,43 @@ fn measure(
         ));
         progress.plan_more((plan.len() * 2) as u64);
         run_round(sides, round, &plan, options, &progress, &mut collected)?;
+        for line in output::after_round(&mut collected, rule, round, options.max_rounds) {
+            progress.note(&line);
+        }
     }
     progress.finish();
     Ok(collected)
+}
+
+/// A full round's plan without the stopped benchmarks: a target with none keeps the
+/// user's filter; one with some measures exactly its other known ids (anchored, as
+/// [`rerun_plan`] does: Criterion's regex filter has no negation), and is left out when
+/// nothing of it is left.
+fn without_stopped(
+    collected: &Collected,
+    full: &[(String, Option<String>)],
+) -> Vec<(String, Option<String>)> {
+    let stopped_in = |target: &str| {
+        collected
+            .stopped
+            .keys()
+            .any(|id| collected.target_of.get(id).is_some_and(|t| t == target))
+    };
+    let mut plan = Vec::new();
+    for (target, filter) in full {
+        if !stopped_in(target) {
+            plan.push((target.clone(), filter.clone()));
+            continue;
+        }
+        let rest: Vec<String> = collected
+            .target_of
+            .iter()
+            .filter(|(id, t)| *t == target && !collected.stopped.contains_key(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        plan.extend(rerun_plan(collected, &rest));
+    }
+    plan
 }
 
 /// Per target, an anchored filter of exactly the ids to measure again.

@@ -5,7 +5,7 @@
 
 use super::calibrate::{self, Calibration};
 use super::rounds::{Collected, SideRun};
-use super::verdict::{RoundFigure, RoundsEstimate, estimate, round_figures, statuses};
+use super::verdict::{RoundFigure, RoundsEstimate, estimate, project, round_figures, statuses};
 use super::{GateError, GateOptions};
 use crate::analysis::verdict::percent;
 use crate::analysis::{
@@ -116,12 +116,13 @@ pub fn check_writable(out: &Path) -> Result<(), GateError> {
         .map_err(|e| fail(e.to_string()))
 }
 
+/// One benchmark's rounds as the round rule judges them: its figures, the estimate, and
+/// the per-round `(d_r, h_r)` the estimate came from.
+type Judged = (String, Vec<RoundFigure>, RoundsEstimate, Vec<(f64, f64)>);
+
 /// Per benchmark measured on both sides: its rounds and the rounds-level estimate. A
 /// benchmark below the calibrated floor has none: the round rule never judges it.
-fn estimates(
-    collected: &Collected,
-    rule: &VerdictRule,
-) -> Vec<(String, Vec<RoundFigure>, RoundsEstimate)> {
+fn estimates(collected: &Collected, rule: &VerdictRule) -> Vec<Judged> {
     let below_floor = collected.below_floor_ids();
     collected
         .per_round
@@ -135,21 +136,86 @@ fn estimates(
             let rounds = round_figures(sides, rule.confidence);
             let pairs: Vec<(f64, f64)> = rounds.iter().map(|(_, d, h)| (*d, *h)).collect();
             let e = estimate(&pairs, rule.confidence)?;
-            Some((id.clone(), rounds.into_iter().map(|r| r.0).collect(), e))
+            Some((
+                id.clone(),
+                rounds.into_iter().map(|r| r.0).collect(),
+                e,
+                pairs,
+            ))
         })
         .collect()
 }
 
-/// Ids still inconclusive after the rounds so far.
+/// Ids still inconclusive after the rounds so far and not stopped: the ones to measure
+/// again.
 pub fn inconclusive_ids(collected: &Collected, rule: &VerdictRule) -> Vec<String> {
-    let judged = estimates(collected, rule);
+    inconclusive(&estimates(collected, rule), rule)
+        .filter(|j| !collected.stopped.contains_key(&j.0))
+        .map(|j| j.0.clone())
+        .collect()
+}
+
+fn inconclusive<'a>(judged: &'a [Judged], rule: &VerdictRule) -> impl Iterator<Item = &'a Judged> {
     let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
     judged
         .iter()
         .zip(statuses(&est, rule))
         .filter(|(_, (status, _))| *status == Status::Inconclusive)
-        .map(|(j, _)| j.0.clone())
-        .collect()
+        .map(|(j, _)| j)
+}
+
+/// After round `round`: stops every inconclusive benchmark whose rounds project more than
+/// `max_rounds` for a decision (verdict step 6), and after round 2 checks the calibration's
+/// noise against the rounds' spread. Returns the lines to tell the user now.
+pub fn after_round(
+    collected: &mut Collected,
+    rule: &VerdictRule,
+    round: usize,
+    max_rounds: usize,
+) -> Vec<String> {
+    let judged = estimates(collected, rule);
+    let mut lines = Vec::new();
+    let newly: Vec<crate::analysis::StoppedEarly> = inconclusive(&judged, rule)
+        .filter(|j| !collected.stopped.contains_key(&j.0))
+        .filter_map(|(id, _, e, pairs)| {
+            let p = project(pairs, rule).filter(|p| p.exceeds(max_rounds))?;
+            Some(crate::analysis::StoppedEarly {
+                id: id.clone(),
+                rounds: e.rounds,
+                round_sd_percent: p.sd_percent,
+                rounds_needed: p.rounds_needed,
+                max_rounds,
+                reason: p.reason(rule.threshold_percent, max_rounds),
+            })
+        })
+        .collect();
+    for stop in newly {
+        lines.push(format!(
+            "analyze-trends gate: `{}` is unsure after round {round}, not measured again: {}",
+            stop.id, stop.reason
+        ));
+        collected.stopped.insert(stop.id.clone(), stop);
+    }
+    if round == 2
+        && let Some(calibration) = &collected.calibration
+    {
+        let sds: Vec<f64> = judged
+            .iter()
+            .filter_map(|j| {
+                let changes: Vec<f64> = j.1.iter().map(|f| f.change_percent).collect();
+                crate::analysis::rounds_spread::sample_sd(&changes)
+            })
+            .collect();
+        collected.calibration_check = calibration.check_against_rounds(&sds, round);
+        if let Some(warning) = collected
+            .calibration_check
+            .as_ref()
+            .and_then(|c| c.warning.as_ref())
+        {
+            lines.push(format!("analyze-trends gate: warning: {warning}"));
+        }
+    }
+    lines
 }
 
 /// The verdict over everything collected: the rows come from the gate's round rule, and
@@ -180,7 +246,7 @@ pub fn judge_with(
     let mut rows: Vec<BenchComparison> = judged
         .iter()
         .zip(statuses(&est, rule))
-        .map(|((id, figures, e), (status, q))| row(id, figures, e, status, q, collected))
+        .map(|((id, figures, e, _), (status, q))| row(id, figures, e, status, q, collected))
         .collect();
     let mut unmeasured = unmeasured(collected);
     if let Some(counted) = counted {
@@ -227,6 +293,12 @@ pub fn judge_with(
         let note = calibrate::below_floor_note(&comparison.comparisons, c);
         comparison.summary.notes.extend(note);
     }
+    comparison.rounds_spread = rounds_spread(collected);
+    let warning = collected.calibration_check.as_ref();
+    comparison
+        .summary
+        .notes
+        .extend(warning.and_then(|c| c.warning.clone()));
     comparison.accepted_unsure = options.accept_unsure.clone();
     // The timed rows' estimator (named whenever a row was timed); the counted rows carry
     // their counts, which every writer shows as their base and head.
@@ -241,12 +313,21 @@ pub fn judge_with(
         gate: gate_info(sides, collected, options),
         rounds: judged
             .into_iter()
-            .map(|(id, rounds, _)| GateRounds { id, rounds })
+            .map(|(id, rounds, ..)| GateRounds { id, rounds })
             .collect(),
         counting: counted.map(|c| c.report.clone()),
         calibration: collected.calibration.clone(),
         profiles: Vec::new(),
     })
+}
+
+/// What the rounds' spread did to the verdict, when it did anything.
+fn rounds_spread(collected: &Collected) -> Option<crate::analysis::RoundsSpread> {
+    let spread = crate::analysis::RoundsSpread {
+        stopped: collected.stopped.values().cloned().collect(),
+        calibration_check: collected.calibration_check.clone(),
+    };
+    (spread != Default::default()).then_some(spread)
 }
 
 /// Benchmarks whose samples the reader refused in some round, on either side.
@@ -333,7 +414,10 @@ fn row(
         status,
         samples: [count(0), count(1)],
         noise_floor_percent: None,
-        note: Some(format!("{} round(s)", e.rounds)),
+        note: Some(match collected.stopped.get(id) {
+            Some(stop) => format!("{} round(s), stopped early: {}", e.rounds, stop.reason),
+            None => format!("{} round(s)", e.rounds),
+        }),
         throughput: None,
     }
 }
@@ -686,6 +770,107 @@ pub(super) mod tests {
             md.contains("#### Calibration") && md.contains("- `tiny`: base"),
             "{md}"
         );
+    }
+
+    /// `noisy` with the per-round changes (+0.9, +50.4, +5.8 … %) added to rounds
+    /// 1..=`rounds` of the `collected()` gate, where `sum` (3x) and `xor` (same) agree.
+    fn with_noisy(rounds: usize) -> Collected {
+        const CHANGES: [f64; 10] = [0.9, 50.4, 5.8, 27.1, 75.1, -17.1, -18.3, -17.6, 2.6, 65.4];
+        let mut c = collected();
+        for (round, change) in (1..=rounds).zip(CHANGES) {
+            let sides = c.per_round.entry("noisy".into()).or_default();
+            sides[0].insert(round, samples(2000.0, round));
+            sides[1].insert(round, samples(2000.0 * (1.0 + change / 100.0), round));
+        }
+        c.target_of.insert("noisy".into(), "work".into());
+        c
+    }
+
+    #[test]
+    fn rounds_that_cannot_decide_stop_the_benchmark_with_the_projection_and_the_rest_is_decided() {
+        let rule = VerdictRule::default();
+        let mut c = with_noisy(2);
+        c.calibration = Some(Calibration {
+            noise_percent: 2.42,
+            ..quarter_ns_floor()
+        });
+        // Round 1: no spread yet, nothing stopped.
+        let mut first = with_noisy(1);
+        assert!(after_round(&mut first, &rule, 1, 10).is_empty());
+        assert!(first.stopped.is_empty());
+        // Round 2: +0.9 and +50.4 % already project more than 10 rounds.
+        let said = after_round(&mut c, &rule, 2, 10);
+        assert_eq!(c.stopped.keys().collect::<Vec<_>>(), ["noisy"], "{said:?}");
+        let stop = &c.stopped["noisy"];
+        assert!(
+            stop.rounds_needed.unwrap() > 10 && stop.rounds == 2,
+            "{stop:?}"
+        );
+        assert!(
+            said[0].contains("`noisy` is unsure after round 2")
+                && said[0].contains("would be needed for 5 %"),
+            "{said:?}"
+        );
+        // Stopped: not measured again, in the full rounds or after them.
+        assert!(!inconclusive_ids(&c, &rule).contains(&"noisy".to_string()));
+        let full = vec![("work".to_string(), None)];
+        let plan = super::super::without_stopped(&c, &full);
+        let filter = plan[0].1.as_deref().unwrap_or_default();
+        assert!(
+            filter.contains("sum") && filter.contains("xor") && !filter.contains("noisy"),
+            "{plan:?}"
+        );
+        // The calibration's 2.42 % against the rounds' spread: the median of sum, xor (whose
+        // rounds agree exactly here) and noisy is 0 %, so the calibration overstated it.
+        let check = c.calibration_check.clone().unwrap();
+        assert_eq!((check.after_round, check.benchmarks), (2, 3));
+        assert!(said.iter().any(|l| l.contains("overstated")), "{said:?}");
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        // The two benchmarks with consistent rounds carry on and are decided as before.
+        for round in 3..=4 {
+            let drift = 1.0 + 0.01 * (round as f64 - 2.5);
+            for (id, b, h) in [("sum", 1000.0, 3000.0), ("xor", 500.0, 500.0)] {
+                let sides = c.per_round.get_mut(id).unwrap();
+                sides[0].insert(round, samples(b * drift, round));
+                sides[1].insert(round, samples(h * drift, round + 1));
+            }
+            after_round(&mut c, &rule, round, 10);
+        }
+        let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
+        assert_eq!(
+            statuses(&gate),
+            [
+                ("sum", Status::Degraded),
+                ("noisy", Status::Inconclusive),
+                ("xor", Status::Unchanged)
+            ]
+        );
+        let spread = gate.comparison.rounds_spread.as_ref().unwrap();
+        assert_eq!(spread.stopped.len(), 1);
+        assert!(spread.calibration_check.is_some());
+        assert!(
+            gate.comparison
+                .summary
+                .notes
+                .iter()
+                .any(|n| n.contains("overstated")),
+            "{:?}",
+            gate.comparison.summary.notes
+        );
+        let md = markdown(&gate);
+        assert!(
+            md.contains("stopped after round 2, not measured again: rounds disagree by sd 35.0 %"),
+            "{md}"
+        );
+        let json = serde_json::to_value(&gate).unwrap();
+        assert_eq!(json["rounds_spread"]["stopped"][0]["id"], "noisy");
+        // The typed comparison reads it back, and one without it still reads.
+        let back: crate::analysis::Comparison = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.rounds_spread.as_ref(), Some(spread));
+        let mut older = json;
+        older.as_object_mut().unwrap().remove("rounds_spread");
+        let old: crate::analysis::Comparison = serde_json::from_value(older).unwrap();
+        assert!(old.rounds_spread.is_none());
     }
 
     #[test]

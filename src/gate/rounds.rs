@@ -52,6 +52,11 @@ pub struct Collected {
     pub system: [Option<serde_json::Value>; 2],
     /// The timer floor and noise, measured before the first round (`calibrate.rs`).
     pub calibration: Option<super::calibrate::Calibration>,
+    /// Benchmarks whose rounds projected more than `--max-rounds` for a decision: never
+    /// measured again, unsure with the projection as the reason (`verdict.rs`, step 6).
+    pub stopped: BTreeMap<String, crate::analysis::StoppedEarly>,
+    /// The calibration's noise against the rounds' spread, checked after round 2.
+    pub calibration_check: Option<crate::analysis::CalibrationCheck>,
 }
 
 // The below-floor judgement reads the rounds' samples against the calibration's floor; it

@@ -13,12 +13,16 @@
 //!    the wider interval: the gate is never surer than either level allows;
 //! 4. p-values are adjusted by Benjamini-Hochberg across benchmarks, and the status comes
 //!    from the same [`VerdictRule`] as `compare` (threshold, q, interval);
-//! 5. `inconclusive` benchmarks are measured again, alone, until decided or `--max-rounds`.
+//! 5. `inconclusive` benchmarks are measured again, alone, until decided or `--max-rounds`;
+//! 6. after every round from the second on, an `inconclusive` benchmark whose rounds so far
+//!    project more rounds than `--max-rounds` for a decision ([`project`]) is stopped: not
+//!    measured again, unsure at once, with the projection as its reason.
 
+use crate::analysis::rounds_spread::sample_sd;
 use crate::analysis::{Status, VerdictRule, verdict::percent};
 use crate::stats::{TwoSample, benjamini_hochberg, median};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 use std::collections::BTreeMap;
 
 /// One round of one benchmark, as the PR comment and `comparison.json` show it.
@@ -133,6 +137,143 @@ pub fn estimate(rounds: &[(f64, f64)], confidence: f64) -> Option<RoundsEstimate
     })
 }
 
+/// How far [`project`] looks: a benchmark needing more rounds than this is reported as
+/// needing "more than a million".
+pub const PROJECTION_LIMIT: usize = 1_000_000;
+
+/// How many rounds a benchmark's rounds so far say a decision would take (step 6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Projection {
+    /// Rounds both sides have measured.
+    pub rounds: usize,
+    /// Sample standard deviation of the per-round changes in percent, as the comment lists
+    /// them.
+    pub sd_percent: f64,
+    /// Rounds in all a decision would need; `None` beyond [`PROJECTION_LIMIT`] (or when no
+    /// number of rounds could decide, as with a zero threshold and a zero mean).
+    pub rounds_needed: Option<usize>,
+}
+
+impl Projection {
+    /// True when `max_rounds` cannot reach a decision.
+    pub fn exceeds(&self, max_rounds: usize) -> bool {
+        self.rounds_needed.is_none_or(|n| n > max_rounds)
+    }
+
+    /// The projection in words: "rounds disagree by sd 35.0 %: about 47 rounds would be
+    /// needed for 5 % (--max-rounds 10)".
+    pub fn reason(&self, threshold_percent: f64, max_rounds: usize) -> String {
+        let needed = self.rounds_needed.map_or_else(
+            || "more than a million rounds".to_string(),
+            |n| format!("about {n} rounds"),
+        );
+        format!(
+            "rounds disagree by sd {:.1} %: {needed} would be needed for {threshold_percent} % (--max-rounds {max_rounds})",
+            self.sd_percent
+        )
+    }
+}
+
+/// Step 6: from `(d_r, h_r)` of the rounds so far, the rounds a decision would need in
+/// all; `None` before two rounds (no spread between rounds yet).
+///
+/// The statistics, on log shifts (the scale of [`estimate`]):
+/// - the between-round sd is taken at its lower one-sided `confidence` bound,
+///   `σ_L = s·√((R−1)/χ²_conf(R−1))` (s: sample sd of the `d_r`, R rounds): two or three
+///   rounds estimate a spread poorly, and the projection must not stop a benchmark that a
+///   lucky spread would have let the rounds decide. At R = 2 that is 0.51·s, at R = 4
+///   0.62·s. The within-round level `w = √(mean (h_r/z)²)` is taken as measured;
+/// - after n rounds the interval's half-width would be `max(t_{n−1}·σ_L, z·w)/√n`, as
+///   [`estimate`] computes it (t: Student quantile at `confidence`, z: normal);
+/// - the mean the rounds support, `m`, is the point of the current interval nearest zero
+///   (zero when the interval holds it): an A/A benchmark whose noisy mean is +20 % is not
+///   credited with a "regression" more rounds would decide, and a real change is credited
+///   with the part of it the rounds already show;
+/// - a decision needs the half-width below `h*`, the widest interval with which the rule
+///   could decide a benchmark whose mean is `m`: `unchanged` needs `[m−h, m+h]` inside
+///   `±inconclusive_factor·threshold`; `degraded` (when `m` is beyond the threshold) needs
+///   `m − h` above `ci_floor_fraction·threshold`, `improved` mirrored; `h*` is the largest
+///   that applies (in log terms). For `m = 0` and the default rule it is `ln 1.10` ≈ 0.095
+///   at a 5 % threshold, so `n ≈ (t·σ_L/0.095)²`;
+/// - the rounds needed are the smallest n ≥ R with that half-width below `h*`.
+///
+/// Significance after Benjamini-Hochberg is not projected; that and the optimistic σ make
+/// the projection a lower bound, so a stopped benchmark is one more rounds would most
+/// likely not have decided either.
+pub fn project(rounds: &[(f64, f64)], rule: &VerdictRule) -> Option<Projection> {
+    let r = rounds.len();
+    if r < 2 {
+        return None;
+    }
+    let n = r as f64;
+    let current = estimate(rounds, rule.confidence)?;
+    let supported = if current.ci[0] > 0.0 {
+        current.ci[0]
+    } else if current.ci[1] < 0.0 {
+        current.ci[1]
+    } else {
+        0.0
+    };
+    let s = sample_sd(&rounds.iter().map(|(d, _)| *d).collect::<Vec<f64>>())?;
+    let z = Normal::standard().inverse_cdf(0.5 + rule.confidence / 2.0);
+    let chi = ChiSquared::new(n - 1.0).ok()?.inverse_cdf(rule.confidence);
+    let sigma_low = s * ((n - 1.0) / chi).sqrt();
+    let within = (rounds.iter().map(|(_, h)| (h / z).powi(2)).sum::<f64>() / n).sqrt();
+    let percents: Vec<f64> = rounds.iter().map(|(d, _)| percent(*d)).collect();
+    let sd_percent = sample_sd(&percents)?;
+    let room = decision_room(supported, rule);
+    let half_at = |rounds: usize| -> Option<f64> {
+        let t = StudentsT::new(0.0, 1.0, rounds as f64 - 1.0).ok()?;
+        let t = t.inverse_cdf(0.5 + rule.confidence / 2.0);
+        Some((t * sigma_low).max(z * within) / (rounds as f64).sqrt())
+    };
+    let rounds_needed = (room > 0.0).then(|| {
+        // t ≥ z, so no n below (z·max(σ_L, w)/h*)² can do; start there and walk up the
+        // few steps the t quantile still adds.
+        let floor = (z * sigma_low.max(within) / room).powi(2);
+        if !floor.is_finite() || floor >= PROJECTION_LIMIT as f64 {
+            return None;
+        }
+        let mut candidate = r.max(floor as usize).max(2);
+        while candidate <= PROJECTION_LIMIT {
+            if half_at(candidate)? < room {
+                return Some(candidate);
+            }
+            candidate += 1;
+        }
+        None
+    });
+    Some(Projection {
+        rounds: r,
+        sd_percent,
+        rounds_needed: rounds_needed.flatten(),
+    })
+}
+
+/// `h*` of [`project`]: the widest interval half-width (log terms) with which the rule
+/// could still decide a benchmark whose mean shift stays at `mean`; 0 or less: none.
+fn decision_room(mean: f64, rule: &VerdictRule) -> f64 {
+    let t = rule.threshold_percent / 100.0;
+    let band = rule.inconclusive_factor * t;
+    // A band of 100 % or more has no lower edge on the log scale.
+    let lower = if band < 1.0 {
+        (-band).ln_1p()
+    } else {
+        f64::NEG_INFINITY
+    };
+    let unchanged = (band.ln_1p() - mean).min(mean - lower);
+    let floor = rule.ci_floor_fraction * t;
+    let change = percent(mean) / 100.0;
+    let changed = if change > t {
+        mean - floor.ln_1p()
+    } else if change < -t && floor < 1.0 {
+        (-floor).ln_1p() - mean
+    } else {
+        f64::NEG_INFINITY
+    };
+    unchanged.max(changed)
+}
+
 /// Steps 4: q-values across benchmarks and each status. Returns (status, q) per estimate.
 pub fn statuses(estimates: &[RoundsEstimate], rule: &VerdictRule) -> Vec<(Status, f64)> {
     let q = benjamini_hochberg(&estimates.iter().map(|e| e.p).collect::<Vec<_>>());
@@ -182,6 +323,101 @@ mod tests {
         assert!((e.ci[0] - 0.18).abs() < 1e-9 && (e.ci[1] - 0.22).abs() < 1e-9);
         assert!(e.p < 1e-6);
         assert!(estimate(&[], 0.95).is_none());
+    }
+
+    /// The issue's `decode_small_input/decode_slice/3`, A/A on an idle 2-core machine: its
+    /// per-round changes in percent, as `(d_r, h_r)` with a narrow within-round interval.
+    const ISSUE_ROUNDS: [f64; 10] = [0.9, 50.4, 5.8, 27.1, 75.1, -17.1, -18.3, -17.6, 2.6, 65.4];
+
+    fn from_percent(changes: &[f64], half_width: f64) -> Vec<(f64, f64)> {
+        changes
+            .iter()
+            .map(|c| ((c / 100.0).ln_1p(), half_width))
+            .collect()
+    }
+
+    /// The first round after which the projection stops a benchmark, as the gate's loop
+    /// would: only while it is still inconclusive.
+    fn stopped_after(changes: &[f64], max_rounds: usize) -> Option<(usize, Projection)> {
+        let rule = VerdictRule::default();
+        let all = from_percent(changes, 0.01);
+        (2..=all.len().min(max_rounds)).find_map(|r| {
+            let e = estimate(&all[..r], rule.confidence)?;
+            let (status, _) = statuses(&[e], &rule)[0];
+            let p = project(&all[..r], &rule)?;
+            (status == Status::Inconclusive && p.exceeds(max_rounds)).then_some((r, p))
+        })
+    }
+
+    #[test]
+    fn rounds_that_disagree_by_35_percent_stop_long_before_max_rounds() {
+        // After two rounds (+0.9, +50.4 %: sd 35 %) even the optimistic spread needs 12.
+        let (r, p) = stopped_after(&ISSUE_ROUNDS, 10).expect("stopped");
+        assert_eq!(r, 2, "{p:?}");
+        let needed = p.rounds_needed.expect("a finite projection");
+        assert!(needed > 10, "{p:?}");
+        let reason = p.reason(5.0, 10);
+        assert!(
+            reason.starts_with("rounds disagree by sd ")
+                && reason.contains(&format!("about {needed} rounds would be needed for 5 %")),
+            "{reason}"
+        );
+        // With all ten rounds (the issue's sd 35 %) the projection is twice the budget.
+        let all = project(&from_percent(&ISSUE_ROUNDS, 0.01), &VerdictRule::default()).unwrap();
+        assert!((all.sd_percent - 35.2).abs() < 0.1, "{all:?}");
+        assert!(all.rounds_needed.unwrap() > 20, "{all:?}");
+        // A larger budget lets the same rounds run on: the stop follows --max-rounds.
+        assert!(stopped_after(&ISSUE_ROUNDS[..4], 100).is_none());
+    }
+
+    #[test]
+    fn consistent_rounds_are_decided_not_stopped() {
+        // Unchanged, rounds within ±1.5 %: unchanged after the full rounds, never stopped.
+        let steady = [0.4, -1.2, 1.5, -0.3, 0.8, -0.9];
+        assert!(stopped_after(&steady, 10).is_none());
+        let e = estimate(&from_percent(&steady[..4], 0.01), 0.95).unwrap();
+        assert_eq!(
+            statuses(&[e], &VerdictRule::default())[0].0,
+            Status::Unchanged
+        );
+        // An 8 % slowdown with rounds within ±2 %: degraded, never stopped.
+        let slow = [8.1, 6.4, 9.7, 7.2, 8.8];
+        assert!(stopped_after(&slow, 10).is_none());
+        let e = estimate(&from_percent(&slow[..4], 0.01), 0.95).unwrap();
+        assert_eq!(
+            statuses(&[e], &VerdictRule::default())[0].0,
+            Status::Degraded
+        );
+        // A large real slowdown with a wide spread is decidable by its size: not stopped.
+        assert!(stopped_after(&[60.0, 95.0, 70.0, 120.0], 10).is_none());
+    }
+
+    #[test]
+    fn the_projection_needs_two_rounds_and_follows_the_spread() {
+        let rule = VerdictRule::default();
+        assert!(project(&from_percent(&[30.0], 0.01), &rule).is_none());
+        let wide = project(&from_percent(&[40.0, -30.0, 35.0], 0.01), &rule).unwrap();
+        let narrow = project(&from_percent(&[4.0, -3.0, 3.5], 0.01), &rule).unwrap();
+        assert!(
+            wide.rounds_needed.unwrap() > narrow.rounds_needed.unwrap(),
+            "{wide:?} {narrow:?}"
+        );
+        // Identical rounds and a tight within-round interval: decided with what there is.
+        let same = project(&from_percent(&[1.0, 1.0, 1.0], 0.001), &rule).unwrap();
+        assert_eq!(same.rounds_needed, Some(3));
+        assert!(!same.exceeds(3));
+        // A wide within-round interval alone also needs rounds, even if the rounds agree.
+        let loose = project(&from_percent(&[1.0, 1.0], 0.2), &rule).unwrap();
+        assert!(loose.rounds_needed.unwrap() > 2, "{loose:?}");
+        // A zero threshold and a zero mean can never be decided: no number, always exceeds.
+        let zero = VerdictRule {
+            threshold_percent: 0.0,
+            ..rule
+        };
+        let never = project(&[(0.0, 0.0), (0.0, 0.0)], &zero).unwrap();
+        assert_eq!(never.rounds_needed, None);
+        assert!(never.exceeds(1_000));
+        assert!(never.reason(0.0, 10).contains("more than a million rounds"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! human-readable writer shows this section; it lives once here so the terminal table, the
 //! comparison's Markdown and the gate's comment say the same thing.
 
+use crate::analysis::rounds_spread::sample_sd as sd;
 use crate::analysis::{BenchComparison, Comparison};
 use crate::report::format::format_percent;
 use crate::results::Outcome;
@@ -21,17 +22,6 @@ pub struct UnsureContext<'a> {
     /// The machine's run-to-run noise floor in percent, from the calibration the gate runs
     /// before its rounds; `None` when no calibration ran (`compare`, or an older gate).
     pub noise_percent: Option<f64>,
-}
-
-/// Sample standard deviation (n − 1); `None` below two values.
-fn sd(values: &[f64]) -> Option<f64> {
-    if values.len() < 2 {
-        return None;
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    Some(var.sqrt())
 }
 
 /// Why one benchmark is unsure, in one line (no Markdown).
@@ -58,6 +48,12 @@ pub fn why(row: &BenchComparison, c: &Comparison, rounds: Option<&[f64]>) -> Str
             changes.len()
         ));
     }
+    if let Some(stop) = c.rounds_spread.as_ref().and_then(|r| r.stopped(&row.id)) {
+        parts.push(format!(
+            "stopped after round {}, not measured again: {}",
+            stop.rounds, stop.reason
+        ));
+    }
     parts.push(format!("{}+{} samples", row.samples[0], row.samples[1]));
     if let Some(floor) = row.noise_floor_percent {
         parts.push(format!("run-to-run noise in the history {floor:.1} %"));
@@ -76,8 +72,18 @@ fn noise_line(c: &Comparison, noise_percent: Option<f64>) -> Option<String> {
     } else {
         format!("below the {} % threshold", c.threshold_percent)
     };
+    let check = c
+        .rounds_spread
+        .as_ref()
+        .and_then(|r| r.calibration_check.as_ref());
+    let rounds = check.map_or(String::new(), |k| {
+        format!(
+            "; after round {} the rounds disagreed by a median sd of {:.1} % over {} benchmark(s)",
+            k.after_round, k.round_sd_percent, k.benchmarks
+        )
+    });
     Some(format!(
-        "Noise floor measured before the rounds: {noise:.2} %, {verdict}."
+        "Noise floor measured before the rounds: {noise:.2} %, {verdict}{rounds}."
     ))
 }
 
@@ -243,6 +249,46 @@ mod tests {
             none.contains("Unsure (exit 3, not a pass): 1 benchmark"),
             "{none}"
         );
+    }
+
+    #[test]
+    fn a_benchmark_stopped_early_gives_its_projection_in_the_comment_and_the_terminal() {
+        let mut c = unsure_gate();
+        let reason = "rounds disagree by sd 35.0 %: about 12 rounds would be needed for 5 % (--max-rounds 10)";
+        c.rounds_spread = Some(crate::analysis::RoundsSpread {
+            stopped: vec![crate::analysis::StoppedEarly {
+                id: "flaky".into(),
+                rounds: 2,
+                round_sd_percent: 35.0,
+                rounds_needed: Some(12),
+                max_rounds: 10,
+                reason: reason.into(),
+            }],
+            calibration_check: Some(crate::analysis::CalibrationCheck {
+                after_round: 2,
+                calibration_noise_percent: 2.42,
+                round_sd_percent: 35.0,
+                benchmarks: 1,
+                ratio: Some(35.0 / 2.42),
+                warning: Some("the calibration understated this machine's noise".into()),
+            }),
+        });
+        let md = gate_markdown(&c, Some(2.42));
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("- 🟡 `flaky`"))
+            .unwrap_or_else(|| panic!("{md}"));
+        let said = format!("stopped after round 2, not measured again: {reason}");
+        assert!(line.contains(&said), "{line}");
+        assert!(
+            md.contains("2.42 %, below the 5 % threshold; after round 2 the rounds disagreed by a median sd of 35.0 % over 1 benchmark(s)."),
+            "{md}"
+        );
+        let terminal = lines(&c).join("\n");
+        assert!(terminal.contains(&said), "{terminal}");
+        // Another benchmark's stop is not this row's reason.
+        c.rounds_spread.as_mut().unwrap().stopped[0].id = "other".into();
+        assert!(!lines(&c).join("\n").contains("stopped after"));
     }
 
     #[test]
