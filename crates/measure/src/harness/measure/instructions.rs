@@ -384,7 +384,7 @@ impl InstructionCounter {
                 evidence: evidence.to_owned(),
             });
         }
-        Ok(CountedBenchmark::new(id, counts, self.cost_model))
+        Ok(CountedBenchmark::new(id, counts, self.cost_model).with_function_costs(file.function_costs))
     }
 }
 
