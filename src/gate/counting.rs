@@ -8,7 +8,9 @@
 //! reason and judged by time instead, through the gate's ordinary rounds over those ids
 //! only: never a pass by default.
 
+use super::functions::{FunctionChange, OwnCrate, counted_changes, render_counted};
 use super::rounds::{Collected, SideRun};
+use crate::harness::measure::callgrind_functions::FunctionCosts;
 use super::{GateError, GateOptions};
 use crate::analysis::{BenchComparison, Status, Unmeasured, UnmeasuredStatus, VerdictRule};
 use crate::harness::measure::instructions::{CountError, CriterionVersion, InstructionCounter};
@@ -36,6 +38,9 @@ pub struct SideCount {
     pub estimated_time_ns: f64,
     /// Callgrind's raw events, so a reader can redo the estimates.
     pub counts: CallgrindCounts,
+    /// Each function's costs in the same count, for [`CountedRow::functions`]; not written.
+    #[serde(skip)]
+    pub function_costs: Result<FunctionCosts, String>,
 }
 
 impl From<&CountedBenchmark> for SideCount {
@@ -47,6 +52,7 @@ impl From<&CountedBenchmark> for SideCount {
             ll_misses: c.counts.ll_misses(),
             estimated_time_ns: c.estimated_time_ns,
             counts: c.counts,
+            function_costs: c.function_costs.clone(),
         }
     }
 }
@@ -61,6 +67,13 @@ pub struct CountedRow {
     /// `(head − base) / base` of `ir`, in percent.
     pub change_percent: f64,
     pub verdict: CountVerdict,
+    /// Regressed and improved only: the functions whose inclusive instructions per call
+    /// changed most, the crate's own first (`super::functions`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<FunctionChange>,
+    /// Why `functions` is empty for a regressed or improved benchmark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions_unavailable: Option<String>,
 }
 
 /// An id that could not be counted, with why; it was judged by time.
@@ -163,7 +176,9 @@ pub fn run(
     let (both, one_side) = pair_ids(&listed);
     unmeasured.extend(one_side);
     let counts = count_all(&counters.each_ref().map(|c| &c.1), &both)?;
-    let (benchmarks, not_countable) = judge_counts(&both, counts, &counting_rule, &mut unmeasured);
+    let (mut benchmarks, not_countable) =
+        judge_counts(&both, counts, &counting_rule, &mut unmeasured);
+    name_changed_functions(&mut benchmarks, &OwnCrate::at(&sides[1].crate_dir));
     let collected = if not_countable.is_empty() {
         Collected::default()
     } else {
@@ -461,6 +476,8 @@ fn judge_counts(
                 head: SideCount::from(&head),
                 change_percent: verdict.change() * 100.0,
                 verdict,
+                functions: Vec::new(),
+                functions_unavailable: None,
             }),
             Err(e) => unmeasured.push(Unmeasured {
                 id: pair.id.clone(),
@@ -470,6 +487,24 @@ fn judge_counts(
         }
     }
     (rows, not_countable)
+}
+
+/// Fills each regressed or improved row's [`CountedRow::functions`] from both sides'
+/// per-function costs, or says why they are unknown.
+fn name_changed_functions(rows: &mut [CountedRow], own: &OwnCrate) {
+    let changed = |r: &&mut CountedRow| {
+        matches!(
+            r.verdict,
+            CountVerdict::Regressed { .. } | CountVerdict::Improved { .. }
+        )
+    };
+    for row in rows.iter_mut().filter(changed) {
+        match (&row.base.function_costs, &row.head.function_costs) {
+            (Ok(base), Ok(head)) => row.functions = counted_changes(base, head, own),
+            (Err(e), _) => row.functions_unavailable = Some(format!("base side: {e}")),
+            (_, Err(e)) => row.functions_unavailable = Some(format!("head side: {e}")),
+        }
+    }
 }
 
 /// The bench targets holding not-countable ids, and the options that time exactly those ids
@@ -508,12 +543,37 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
     } else {
         out.push_str(&aligned(rows));
     }
+    out.push_str(&functions_section(report, markdown));
     if !report.not_countable.is_empty() {
         out.push_str(&format!(
             "\n{heading}Not countable (judged by time in rounds instead)\n\n"
         ));
         for n in &report.not_countable {
             out.push_str(&format!("- `{}`: not countable: {}\n", n.id, n.reason));
+        }
+    }
+    out
+}
+
+/// The functions that changed most in each regressed or improved benchmark.
+fn functions_section(report: &CountingReport, markdown: bool) -> String {
+    let changed: Vec<&CountedRow> = report
+        .benchmarks
+        .iter()
+        .filter(|b| !b.functions.is_empty() || b.functions_unavailable.is_some())
+        .collect();
+    if changed.is_empty() {
+        return String::new();
+    }
+    let mut out = if markdown {
+        String::from("\n#### Functions that changed most (Callgrind, counted)\n")
+    } else {
+        String::from("\nFunctions that changed most (Callgrind, counted):\n")
+    };
+    for row in changed {
+        match &row.functions_unavailable {
+            Some(why) => out.push_str(&format!("\n`{}`: functions unknown: {why}\n", row.id)),
+            None => out.push_str(&render_counted(&row.id, &row.functions, markdown)),
         }
     }
     out
@@ -635,6 +695,16 @@ mod tests {
                 head: side(102_000),
                 change_percent: 2.0,
                 verdict: CountVerdict::Regressed { change: 0.02 },
+                functions: vec![FunctionChange {
+                    function: "work::checksum".into(),
+                    file: Some("src/lib.rs".into()),
+                    own: true,
+                    base_instructions: 700,
+                    head_instructions: 738,
+                    change_instructions: 38,
+                    change_percent: Some(38.0 / 7.0),
+                }],
+                functions_unavailable: None,
             }],
             not_countable: vec![NotCountable {
                 id: "threads".into(),
@@ -659,8 +729,23 @@ mod tests {
             md.contains("- `threads`: not countable: its routine"),
             "{md}"
         );
+        assert!(
+            md.contains("#### Functions that changed most (Callgrind, counted)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `work::checksum` (own) | 700 | 738 | +38 (+5.4 %) |"),
+            "{md}"
+        );
         let text = render(&report(), false);
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(
+            text.contains("    work::checksum [own]: 700 → 738 (+38 (+5.4 %))"),
+            "{text}"
+        );
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("    ") && !l.contains("per call"))
+            .collect();
         assert_eq!(lines.len(), 2, "{text}");
         // Columns line up: the Ir column starts at the same place in the header and the row.
         assert_eq!(lines[0].find("Ir base"), lines[1].find("100000"), "{text}");
