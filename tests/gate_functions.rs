@@ -17,6 +17,8 @@ mod schema_support;
 #[path = "tool_support/mod.rs"]
 mod tool_support;
 
+// Only `perf_can_record` is needed here.
+#[allow(dead_code)]
 #[path = "profile_support/mod.rs"]
 mod profile_support;
 

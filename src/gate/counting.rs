@@ -500,7 +500,9 @@ fn name_changed_functions(rows: &mut [CountedRow], own: &OwnCrate) {
     };
     for row in rows.iter_mut().filter(changed) {
         match (&row.base.function_costs, &row.head.function_costs) {
-            (Ok(base), Ok(head)) => row.functions = counted_changes(base, head, own),
+            (Ok(base), Ok(head)) => {
+                row.functions = counted_changes(base, head, [row.base.ir, row.head.ir], own);
+            }
             (Err(e), _) => row.functions_unavailable = Some(format!("base side: {e}")),
             (_, Err(e)) => row.functions_unavailable = Some(format!("head side: {e}")),
         }

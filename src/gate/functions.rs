@@ -70,12 +70,19 @@ impl OwnCrate {
         }
     }
 
-    /// Whether `function` (defined in `file`) belongs to the crate.
+    /// Whether `function` (defined in `file`) belongs to the crate: its file is one of the
+    /// crate's (absolute under its root, or relative and present there: glibc's debug info
+    /// also names relative files, `./csu/../csu/libc-start.c`), or its path starts with the
+    /// crate's name (cargo's bench profile has no debug info, so Callgrind's `fl=` of the
+    /// crate's own code is `???`).
     pub fn owns(&self, function: &str, file: Option<&str>) -> bool {
         let by_file = file.is_some_and(|f| {
             let path = Path::new(f);
-            // `???` is Callgrind's "no debug info"; a relative path is a workspace member's.
-            (path.is_relative() && f != "???") || path.starts_with(&self.root)
+            let inside = path
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            (inside && self.root.join(path).is_file())
+                || (path.is_absolute() && path.starts_with(&self.root))
         });
         let by_name = self.name.as_deref().is_some_and(|name| {
             let path = function.trim_start_matches('<');
@@ -85,23 +92,32 @@ impl OwnCrate {
     }
 }
 
-/// Functions that wrap every routine and so change with any of them: Criterion's timing
-/// methods, where Callgrind switches collection on (their inclusive cost is the total).
-fn is_harness(function: &str) -> bool {
-    function.contains("criterion::bencher::Bencher")
+/// Symbols that name no function of the program: unresolved addresses (`0x…`, or a bare
+/// run of hex digits as perf writes them).
+pub fn is_address(name: &str) -> bool {
+    name.starts_with("0x") || (name.len() >= 8 && name.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// The functions whose inclusive instructions per call changed most from `base` to `head`:
-/// the crate's own first, then the largest changes (ties: the function costing less, which
-/// is the callee a caller's change comes from). Unchanged functions are left out.
+/// The functions whose inclusive instructions per call changed most from `base` to `head`,
+/// whose counts' totals are `totals`: the crate's own first, then the largest changes (ties:
+/// the function costing less, which is the callee a caller's change comes from). Left out:
+/// unchanged functions, unresolved addresses, and the functions that wrap the whole count
+/// on both sides (inclusive cost at least the total: Criterion's `Bencher` where Callgrind
+/// switched collection on, and its callers up to `(below main)`), which change with any
+/// routine and say nothing about this one.
 pub fn counted_changes(
     base: &FunctionCosts,
     head: &FunctionCosts,
+    totals: [u64; 2],
     own: &OwnCrate,
 ) -> Vec<FunctionChange> {
     let names = base.keys().chain(head.keys().filter(|k| !base.contains_key(*k)));
+    let wraps_all = |name: &String| {
+        let inclusive = |costs: &FunctionCosts| costs.get(name).map_or(0, |c| c.inclusive_ir);
+        inclusive(base) >= totals[0] && inclusive(head) >= totals[1]
+    };
     let mut changes: Vec<FunctionChange> = names
-        .filter(|name| !is_harness(name))
+        .filter(|name| !is_address(name) && !wraps_all(name))
         .filter_map(|name| {
             let (b, h) = (base.get(name), head.get(name));
             let per_call = |c: Option<&FunctionCost>| c.map_or(0, |c| c.inclusive_ir / ITERATIONS_COUNTED);
@@ -230,6 +246,8 @@ mod tests {
             name: Some("work".into()),
         };
         let base = costs(&[
+            ("(below main)", "./csu/../sysdeps/nptl/libc_start_call_main.h", 2000),
+            ("0x000000000001ab70", "???", 1000),
             ("criterion::bencher::Bencher<M>::iter", "/r/criterion/src/bencher.rs", 1000),
             ("work::bench::{{closure}}", "benches/work.rs", 990),
             ("work::encode", "src/lib.rs", 900),
@@ -239,6 +257,8 @@ mod tests {
             ("work::same", "src/lib.rs", 5),
         ]);
         let head = costs(&[
+            ("(below main)", "./csu/../sysdeps/nptl/libc_start_call_main.h", 2076),
+            ("0x000000000001ab70", "???", 1038),
             ("criterion::bencher::Bencher<M>::iter", "/r/criterion/src/bencher.rs", 1038),
             ("work::bench::{{closure}}", "benches/work.rs", 1028),
             ("work::encode", "src/lib.rs", 938),
@@ -247,7 +267,7 @@ mod tests {
             ("malloc", "???", 20),
             ("work::same", "src/lib.rs", 5),
         ]);
-        let changes = counted_changes(&base, &head, &own);
+        let changes = counted_changes(&base, &head, [1000, 1038], &own);
         let names: Vec<&str> = changes.iter().map(|c| c.function.as_str()).collect();
         assert_eq!(
             names,
@@ -276,15 +296,21 @@ mod tests {
 
     #[test]
     fn a_function_is_own_by_its_file_or_its_crate_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
         let own = OwnCrate {
-            root: PathBuf::from("/w/base64"),
+            root: dir.path().to_path_buf(),
             name: Some("base64".into()),
         };
         assert!(own.owns("base64::engine::encode", None));
         assert!(own.owns("<base64::engine::GeneralPurpose as base64::Engine>::encode", None));
         assert!(own.owns("anything", Some("src/lib.rs")));
-        assert!(own.owns("anything", Some("/w/base64/src/lib.rs")));
+        assert!(own.owns("anything", Some(&dir.path().join("src/x.rs").to_string_lossy())));
         assert!(!own.owns("base64x::f", Some("???")));
+        assert!(!own.owns("(below main)", Some("./csu/../csu/libc-start.c")));
+        assert!(!own.owns("f", Some("src/../../etc/passwd")));
+        assert!(!own.owns("f", Some("src/absent.rs")));
         assert!(!own.owns("core::ptr::drop", Some("/rustc/x/library/core/src/ptr/mod.rs")));
     }
 

@@ -5,7 +5,7 @@
 //! never decides anything; it points a reviewer at where to look, as counting mode's list
 //! (`super::functions`) does with exact instructions.
 
-use super::functions::OwnCrate;
+use super::functions::{OwnCrate, is_address};
 use crate::harness::measure::callgrind_functions::demangled;
 use crate::harness::profile::{ProfileOutcome, ProfileRecord, Profiler};
 use serde::{Deserialize, Serialize};
@@ -125,11 +125,6 @@ pub fn read_profile(path: &Path) -> Result<BTreeMap<String, SampledShare>, Strin
     }
     parse_perf_report(&String::from_utf8_lossy(&output.stdout))
         .map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Symbols that are no function of the program: unresolved addresses.
-fn is_address(name: &str) -> bool {
-    name.starts_with("0x") || (name.len() >= 8 && name.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// The functions whose children share changed most: the crate's own first, then the
