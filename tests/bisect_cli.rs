@@ -347,10 +347,14 @@ fn counting_mode_names_the_commit_that_added_two_percent() {
             && headline.contains(" instructions per call (+"),
         "{headline}\n{doc:#}"
     );
-    let named = doc["result"]["effects"][0]["functions"][0]["function"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(named.contains("benches"), "{named}\n{doc:#}");
+    // xor's loop is its closure, which the compiler inlines into Criterion's Bencher::iter:
+    // named by that function's own cost where it is not a function of its own.
+    let first = &doc["result"]["effects"][0]["functions"][0];
+    let named = first["function"].as_str().unwrap_or_default();
+    assert!(
+        named.contains("benches") || (named.contains("Bencher") && first["note"].is_string()),
+        "{named}\n{doc:#}"
+    );
     // 7 (bad), 3 (no build), 4, 2, 1: the unbuildable commit is skipped here too.
     assert_eq!(
         verdicts(&doc),

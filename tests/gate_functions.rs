@@ -196,13 +196,22 @@ fn counting_mode_names_the_function_the_change_made_slower() {
     }
     let f = fixture();
     let out = tempfile::tempdir().expect("a temporary directory");
-    let args = ["--measure", "instructions", "--rounds", "2", "--max-rounds", "2"];
+    let args = [
+        "--measure",
+        "instructions",
+        "--rounds",
+        "2",
+        "--max-rounds",
+        "2",
+    ];
     let result = gate(&f.repo, out.path(), &args);
     assert_eq!(result.status.code(), Some(1), "{}", stderr(&result));
     let c = comparison(out.path());
     let encode = counted_row(&c, "encode");
     assert_eq!(encode["verdict"]["verdict"], "regressed", "{encode:#}");
-    let functions = encode["functions"].as_array().expect("encode names functions");
+    let functions = encode["functions"]
+        .as_array()
+        .expect("encode names functions");
     assert!(!functions.is_empty() && functions.len() <= 5, "{encode:#}");
     let top = &functions[0];
     assert_eq!(top["function"], "named_fn_probe::checksum", "{encode:#}");
@@ -222,9 +231,10 @@ fn counting_mode_names_the_function_the_change_made_slower() {
     assert_eq!(encode_change, head - base, "{encode:#}");
     // The harness's own Bencher, whose inclusive count is the total, is never listed.
     assert!(
-        functions
-            .iter()
-            .all(|f| !f["function"].as_str().unwrap_or_default().contains("Bencher")),
+        functions.iter().all(|f| !f["function"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Bencher")),
         "{encode:#}"
     );
     let decode = counted_row(&c, "decode");
@@ -232,9 +242,14 @@ fn counting_mode_names_the_function_the_change_made_slower() {
     assert!(decode.get("functions").is_none(), "{decode:#}");
 
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).expect("the md");
-    assert!(md.contains("Functions that changed most (Callgrind, counted)"), "{md}");
     assert!(
-        md.contains(&format!("| `named_fn_probe::checksum` (own) | {base} | {head} |")),
+        md.contains("Functions that changed most (Callgrind, counted)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "| `named_fn_probe::checksum` (own) | {base} | {head} |"
+        )),
         "{md}"
     );
     let table = String::from_utf8_lossy(&result.stdout);
@@ -291,6 +306,9 @@ fn time_mode_with_perf_names_the_function_from_the_two_profiles() {
         "{top:#}"
     );
     let md = std::fs::read_to_string(out.path().join("out/comparison.md")).expect("the md");
-    assert!(md.contains("Functions that changed most (perf, sampled)"), "{md}");
+    assert!(
+        md.contains("Functions that changed most (perf, sampled)"),
+        "{md}"
+    );
     assert!(md.contains("`named_fn_probe::checksum` (own)"), "{md}");
 }

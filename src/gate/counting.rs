@@ -10,9 +10,9 @@
 
 use super::functions::{FunctionChange, OwnCrate, counted_changes, render_counted};
 use super::rounds::{Collected, SideRun};
-use crate::harness::measure::callgrind_functions::FunctionCosts;
 use super::{GateError, GateOptions};
 use crate::analysis::{BenchComparison, Status, Unmeasured, UnmeasuredStatus, VerdictRule};
+use crate::harness::measure::callgrind_functions::FunctionCosts;
 use crate::harness::measure::instructions::{CountError, CriterionVersion, InstructionCounter};
 use crate::harness::measure::verdict::{CountVerdict, CountingRule};
 use crate::harness::measure::{
@@ -705,6 +705,7 @@ mod tests {
                     head_instructions: 738,
                     change_instructions: 38,
                     change_percent: Some(38.0 / 7.0),
+                    note: None,
                 }],
                 functions_unavailable: None,
             }],

@@ -36,7 +36,15 @@ pub struct FunctionChange {
     /// runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_percent: Option<f64>,
+    /// Set where the figures are the function's self cost rather than its inclusive one:
+    /// Criterion's `Bencher` method, whose own code holds the benchmark's closure where the
+    /// compiler inlined it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
+
+/// [`FunctionChange::note`] of a wrapping function listed by its self cost.
+pub const SELF_COST_NOTE: &str = "self cost only: the benchmark's code inlined into the harness";
 
 /// What decides that a function is the gated crate's own.
 #[derive(Clone, Debug, Default)]
@@ -86,7 +94,8 @@ impl OwnCrate {
         });
         let by_name = self.name.as_deref().is_some_and(|name| {
             let path = function.trim_start_matches('<');
-            path.strip_prefix(name).is_some_and(|rest| rest.starts_with("::"))
+            path.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with("::"))
         });
         by_file || by_name
     }
@@ -101,53 +110,83 @@ pub fn is_address(name: &str) -> bool {
 /// The functions whose inclusive instructions per call changed most from `base` to `head`,
 /// whose counts' totals are `totals`: the crate's own first, then the largest changes (ties:
 /// the function costing less, which is the callee a caller's change comes from). Left out:
-/// unchanged functions, unresolved addresses, and the functions that wrap the whole count
-/// on both sides (inclusive cost at least the total: Criterion's `Bencher` where Callgrind
-/// switched collection on, and its callers up to `(below main)`), which change with any
-/// routine and say nothing about this one.
+/// unchanged functions, unresolved addresses, and the inclusive cost of the functions that
+/// wrap the whole count on both sides (at least the total: Criterion's `Bencher` where
+/// Callgrind switched collection on, and its callers up to `(below main)`), which changes
+/// with any routine. Such a function is listed by its self cost where that changed: a
+/// closure the compiler inlined into `Bencher::iter` is counted there and nowhere else.
 pub fn counted_changes(
     base: &FunctionCosts,
     head: &FunctionCosts,
     totals: [u64; 2],
     own: &OwnCrate,
 ) -> Vec<FunctionChange> {
-    let names = base.keys().chain(head.keys().filter(|k| !base.contains_key(*k)));
+    let names = base
+        .keys()
+        .chain(head.keys().filter(|k| !base.contains_key(*k)));
     let wraps_all = |name: &String| {
         let inclusive = |costs: &FunctionCosts| costs.get(name).map_or(0, |c| c.inclusive_ir);
         inclusive(base) >= totals[0] && inclusive(head) >= totals[1]
     };
     let mut changes: Vec<FunctionChange> = names
-        .filter(|name| !is_address(name) && !wraps_all(name))
+        .filter(|name| !is_address(name))
         .filter_map(|name| {
             let (b, h) = (base.get(name), head.get(name));
-            let per_call = |c: Option<&FunctionCost>| c.map_or(0, |c| c.inclusive_ir / ITERATIONS_COUNTED);
-            let (base_instructions, head_instructions) = (per_call(b), per_call(h));
-            let change = head_instructions as i128 - base_instructions as i128;
-            if change == 0 {
-                return None;
-            }
             let file = h.or(b).and_then(|c| c.file.clone());
-            Some(FunctionChange {
-                own: own.owns(name, file.as_deref()),
+            let (cost, note): (fn(&FunctionCost) -> u64, _) = if wraps_all(name) {
+                (|c| c.self_ir, Some(SELF_COST_NOTE.to_owned()))
+            } else {
+                (|c| c.inclusive_ir, None)
+            };
+            let per_call = |c: Option<&FunctionCost>| c.map_or(0, |c| cost(c) / ITERATIONS_COUNTED);
+            let change = FunctionChange {
+                own: note.is_none() && own.owns(name, file.as_deref()),
                 function: name.clone(),
                 file,
-                base_instructions,
-                head_instructions,
-                change_instructions: change.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-                change_percent: (base_instructions > 0)
-                    .then(|| change as f64 / base_instructions as f64 * 100.0),
-            })
+                note,
+                ..FunctionChange::between(per_call(b), per_call(h))
+            };
+            (change.change_instructions != 0).then_some(change)
         })
         .collect();
     changes.sort_by(|a, b| {
         b.own
             .cmp(&a.own)
-            .then(b.change_instructions.unsigned_abs().cmp(&a.change_instructions.unsigned_abs()))
+            .then(
+                b.change_instructions
+                    .unsigned_abs()
+                    .cmp(&a.change_instructions.unsigned_abs()),
+            )
             .then(a.base_instructions.cmp(&b.base_instructions))
             .then_with(|| a.function.cmp(&b.function))
     });
     changes.truncate(FUNCTIONS_SHOWN);
     changes
+}
+
+impl FunctionChange {
+    /// An unnamed change from `base` to `head` instructions per call.
+    fn between(base: u64, head: u64) -> Self {
+        let change = head as i128 - base as i128;
+        FunctionChange {
+            function: String::new(),
+            file: None,
+            own: false,
+            base_instructions: base,
+            head_instructions: head,
+            change_instructions: change.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            change_percent: (base > 0).then(|| change as f64 / base as f64 * 100.0),
+            note: None,
+        }
+    }
+
+    /// The name as lists show it: `(self)` after a function listed by its self cost.
+    pub fn shown_name(&self) -> String {
+        match self.note {
+            Some(_) => format!("{} (self)", self.function),
+            None => self.function.clone(),
+        }
+    }
 }
 
 /// `+38 (+5.4 %)`: a change in instructions and, where the base ran it, in percent.
@@ -170,7 +209,7 @@ pub fn render_counted(id: &str, changes: &[FunctionChange], markdown: bool) -> S
         for c in changes {
             out.push_str(&format!(
                 "| `{}`{} | {} | {} | {} |\n",
-                c.function.replace('|', "\\|"),
+                c.shown_name().replace('|', "\\|"),
                 if c.own { " (own)" } else { "" },
                 c.base_instructions,
                 c.head_instructions,
@@ -184,7 +223,7 @@ pub fn render_counted(id: &str, changes: &[FunctionChange], markdown: bool) -> S
         for c in changes {
             out.push_str(&format!(
                 "    {}{}: {} → {} ({})\n",
-                c.function,
+                c.shown_name(),
                 if c.own { " [own]" } else { "" },
                 c.base_instructions,
                 c.head_instructions,
@@ -203,7 +242,11 @@ pub fn headline(
     change_percent: f64,
     top: Option<&FunctionChange>,
 ) -> String {
-    let direction = if change_percent < 0.0 { "faster" } else { "slower" };
+    let direction = if change_percent < 0.0 {
+        "faster"
+    } else {
+        "slower"
+    };
     let mut line = format!(
         "`{commit}` made `{benchmark}` {:.1} % {direction}",
         change_percent.abs()
@@ -214,7 +257,8 @@ pub fn headline(
             .map_or(String::new(), |p| format!(" ({p:+.1} %)"));
         line.push_str(&format!(
             ": `{}` {:+} instructions per call{percent}",
-            f.function, f.change_instructions
+            f.shown_name(),
+            f.change_instructions
         ));
     }
     line
@@ -246,24 +290,48 @@ mod tests {
             name: Some("work".into()),
         };
         let base = costs(&[
-            ("(below main)", "./csu/../sysdeps/nptl/libc_start_call_main.h", 2000),
+            (
+                "(below main)",
+                "./csu/../sysdeps/nptl/libc_start_call_main.h",
+                2000,
+            ),
             ("0x000000000001ab70", "???", 1000),
-            ("criterion::bencher::Bencher<M>::iter", "/r/criterion/src/bencher.rs", 1000),
+            (
+                "criterion::bencher::Bencher<M>::iter",
+                "/r/criterion/src/bencher.rs",
+                1000,
+            ),
             ("work::bench::{{closure}}", "benches/work.rs", 990),
             ("work::encode", "src/lib.rs", 900),
             ("work::checksum", "src/lib.rs", 700),
-            ("core::fmt::write", "/rustc/abc/library/core/src/fmt/mod.rs", 50),
+            (
+                "core::fmt::write",
+                "/rustc/abc/library/core/src/fmt/mod.rs",
+                50,
+            ),
             ("memcpy", "???", 10),
             ("work::same", "src/lib.rs", 5),
         ]);
         let head = costs(&[
-            ("(below main)", "./csu/../sysdeps/nptl/libc_start_call_main.h", 2076),
+            (
+                "(below main)",
+                "./csu/../sysdeps/nptl/libc_start_call_main.h",
+                2076,
+            ),
             ("0x000000000001ab70", "???", 1038),
-            ("criterion::bencher::Bencher<M>::iter", "/r/criterion/src/bencher.rs", 1038),
+            (
+                "criterion::bencher::Bencher<M>::iter",
+                "/r/criterion/src/bencher.rs",
+                1038,
+            ),
             ("work::bench::{{closure}}", "benches/work.rs", 1028),
             ("work::encode", "src/lib.rs", 938),
             ("work::checksum", "src/lib.rs", 738),
-            ("core::fmt::write", "/rustc/abc/library/core/src/fmt/mod.rs", 150),
+            (
+                "core::fmt::write",
+                "/rustc/abc/library/core/src/fmt/mod.rs",
+                150,
+            ),
             ("malloc", "???", 20),
             ("work::same", "src/lib.rs", 5),
         ]);
@@ -291,7 +359,37 @@ mod tests {
             headline("abc1234", "enc/50", 3.8, changes.first()),
             "`abc1234` made `enc/50` 3.8 % slower: `work::checksum` +38 instructions per call (+5.4 %)"
         );
-        assert_eq!(headline("abc1234", "enc/50", -2.0, None), "`abc1234` made `enc/50` 2.0 % faster");
+        assert_eq!(
+            headline("abc1234", "enc/50", -2.0, None),
+            "`abc1234` made `enc/50` 2.0 % faster"
+        );
+    }
+
+    #[test]
+    fn a_routine_inlined_into_the_harness_is_named_by_the_harness_self_cost() {
+        let with_self = |inclusive: u64, self_ir: u64| FunctionCost {
+            file: None,
+            self_ir,
+            inclusive_ir: inclusive,
+            calls: 1,
+        };
+        let bencher = "criterion::bencher::Bencher<M>::iter";
+        let base: FunctionCosts = [(bencher.to_owned(), with_self(20_050, 20_000))].into();
+        let head: FunctionCosts = [(bencher.to_owned(), with_self(20_450, 20_400))].into();
+        let changes = counted_changes(&base, &head, [20_050, 20_450], &OwnCrate::default());
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].note.as_deref(), Some(SELF_COST_NOTE));
+        assert_eq!(
+            (changes[0].base_instructions, changes[0].change_instructions),
+            (20_000, 400)
+        );
+        assert!(!changes[0].own);
+        assert_eq!(
+            headline("abc1234", "xor", 2.0, changes.first()),
+            format!(
+                "`abc1234` made `xor` 2.0 % slower: `{bencher} (self)` +400 instructions per call (+2.0 %)"
+            )
+        );
     }
 
     #[test]
@@ -304,20 +402,33 @@ mod tests {
             name: Some("base64".into()),
         };
         assert!(own.owns("base64::engine::encode", None));
-        assert!(own.owns("<base64::engine::GeneralPurpose as base64::Engine>::encode", None));
+        assert!(own.owns(
+            "<base64::engine::GeneralPurpose as base64::Engine>::encode",
+            None
+        ));
         assert!(own.owns("anything", Some("src/lib.rs")));
-        assert!(own.owns("anything", Some(&dir.path().join("src/x.rs").to_string_lossy())));
+        assert!(own.owns(
+            "anything",
+            Some(&dir.path().join("src/x.rs").to_string_lossy())
+        ));
         assert!(!own.owns("base64x::f", Some("???")));
         assert!(!own.owns("(below main)", Some("./csu/../csu/libc-start.c")));
         assert!(!own.owns("f", Some("src/../../etc/passwd")));
         assert!(!own.owns("f", Some("src/absent.rs")));
-        assert!(!own.owns("core::ptr::drop", Some("/rustc/x/library/core/src/ptr/mod.rs")));
+        assert!(!own.owns(
+            "core::ptr::drop",
+            Some("/rustc/x/library/core/src/ptr/mod.rs")
+        ));
     }
 
     #[test]
     fn the_crate_name_comes_from_its_manifest_and_a_missing_one_is_no_name() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"my-crate\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"my-crate\"\n",
+        )
+        .unwrap();
         assert_eq!(OwnCrate::at(dir.path()).name.as_deref(), Some("my_crate"));
         assert_eq!(OwnCrate::at(&dir.path().join("nowhere")).name, None);
     }
@@ -328,7 +439,10 @@ mod tests {
         let change: FunctionChange = serde_json::from_str(older).unwrap();
         assert!(!change.own && change.file.is_none() && change.change_percent.is_none());
         let text = serde_json::to_string(&change).unwrap();
-        assert_eq!(serde_json::from_str::<FunctionChange>(&text).unwrap(), change);
+        assert_eq!(
+            serde_json::from_str::<FunctionChange>(&text).unwrap(),
+            change
+        );
     }
 
     #[test]
@@ -341,10 +455,17 @@ mod tests {
             head_instructions: 738,
             change_instructions: 38,
             change_percent: Some(38.0 / 7.0),
+            note: None,
         };
         let md = render_counted("grp/x", std::slice::from_ref(&change), true);
-        assert!(md.contains("| `work::a\\|b` (own) | 700 | 738 | +38 (+5.4 %) |"), "{md}");
+        assert!(
+            md.contains("| `work::a\\|b` (own) | 700 | 738 | +38 (+5.4 %) |"),
+            "{md}"
+        );
         let text = render_counted("grp/x", &[change], false);
-        assert!(text.contains("    work::a|b [own]: 700 → 738 (+38 (+5.4 %))"), "{text}");
+        assert!(
+            text.contains("    work::a|b [own]: 700 → 738 (+38 (+5.4 %))"),
+            "{text}"
+        );
     }
 }

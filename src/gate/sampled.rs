@@ -136,7 +136,9 @@ pub fn sampled_changes(
     own: &OwnCrate,
     min_points: f64,
 ) -> Vec<SampledFunctionChange> {
-    let names = base.keys().chain(head.keys().filter(|k| !base.contains_key(*k)));
+    let names = base
+        .keys()
+        .chain(head.keys().filter(|k| !base.contains_key(*k)));
     let mut changes: Vec<SampledFunctionChange> = names
         .filter(|name| !is_address(name) && !name.contains("criterion::"))
         .map(|name| {
@@ -245,7 +247,10 @@ pub fn render(lists: &[SampledFunctions], markdown: bool) -> String {
                 f.head_children_percent,
                 f.children_change_points()
             );
-            let self_ = format!("{:.1} % → {:.1} %", f.base_self_percent, f.head_self_percent);
+            let self_ = format!(
+                "{:.1} % → {:.1} %",
+                f.base_self_percent, f.head_self_percent
+            );
             if markdown {
                 out.push_str(&format!(
                     "| `{}`{own} | {children} | {self_} |\n",
@@ -287,9 +292,21 @@ mod tests {
             ("     0.05%", " 0.00%", "[.] @plt"),
             ("     0.09%", " 0.05%", "[.] @plt"),
             ("    12.14%", " 0.27%", "[k] do_syscall_64"),
-            ("    30.00%", "29.00%", "[.] <probe::Codec as probe::Encode>::encode"),
-            ("     9.00%", " 9.00%", "[.] probe::checksum::h0123456789abcdef"),
-            ("     1.00%", " 1.00%", "[.] _ZN5probe5other17h0123456789abcdefE"),
+            (
+                "    30.00%",
+                "29.00%",
+                "[.] <probe::Codec as probe::Encode>::encode",
+            ),
+            (
+                "     9.00%",
+                " 9.00%",
+                "[.] probe::checksum::h0123456789abcdef",
+            ),
+            (
+                "     1.00%",
+                " 1.00%",
+                "[.] _ZN5probe5other17h0123456789abcdefE",
+            ),
         ]);
         let shares = parse_perf_report(&format!("# comment\n\n{text}")).unwrap();
         assert_eq!(shares.len(), 6);
@@ -365,7 +382,9 @@ mod tests {
         let md = render(std::slice::from_ref(&list), true);
         assert!(md.contains("(perf, sampled)"), "{md}");
         assert!(
-            md.contains("| `probe::checksum` (own) | 20.0 % → 55.0 % (+35.0 points) | 20.0 % → 55.0 % |"),
+            md.contains(
+                "| `probe::checksum` (own) | 20.0 % → 55.0 % (+35.0 points) | 20.0 % → 55.0 % |"
+            ),
             "{md}"
         );
         let text = render(&[list], false);

@@ -356,6 +356,7 @@ mod tests {
             head_instructions: 38,
             change_instructions: 38,
             change_percent: None,
+            note: None,
         };
         let lines = headlines(
             &commit,

@@ -151,11 +151,7 @@ impl Reader<'_> {
             "positions" => {
                 let kinds: Vec<&str> = value.split_whitespace().collect();
                 if kinds.is_empty() || kinds.iter().any(|k| !matches!(*k, "instr" | "line")) {
-                    return Err(self.malformed(
-                        no,
-                        line,
-                        "positions are `instr`, `line` or both",
-                    ));
+                    return Err(self.malformed(no, line, "positions are `instr`, `line` or both"));
                 }
                 self.positions = kinds.len();
                 self.last_position = vec![0; kinds.len()];
@@ -321,11 +317,7 @@ impl Reader<'_> {
         no: usize,
     ) -> Result<Position, CallgrindFileError> {
         position(token).ok_or_else(|| {
-            self.malformed(
-                no,
-                line,
-                "a position is a number, `0x…`, `+n`, `-n` or `*`",
-            )
+            self.malformed(no, line, "a position is a number, `0x…`, `+n`, `-n` or `*`")
         })
     }
 }
@@ -432,7 +424,12 @@ totals: 1226 300 120 9 4 1 9 2 1
         let iter = &costs["criterion::bencher::Bencher<M>::iter"];
         assert_eq!(iter.self_ir, 6 + 4 + 2);
         assert_eq!(iter.inclusive_ir, 12 + 1200);
-        assert!(iter.file.as_deref().unwrap().ends_with("criterion-0.5.1/src/bencher.rs"));
+        assert!(
+            iter.file
+                .as_deref()
+                .unwrap()
+                .ends_with("criterion-0.5.1/src/bencher.rs")
+        );
         let closure = &costs["work::bench_encode::{{closure}}"];
         assert_eq!(closure.self_ir, 10 + 100);
         assert_eq!(closure.inclusive_ir, 10 + 1000 + 90 + 100);
@@ -498,7 +495,11 @@ totals: 1226 300 120 9 4 1 9 2 1
             ("events: Ir\nfn=(x) f\n", 2, "not a number"),
             ("events: Ir\nfn=f\ncalls=1 0\n1 5\n", 3, "without a `cfn=`"),
             ("events: Ir\nfn=f\ncfn=g\ncalls=1 0\n", 4, "ends before"),
-            ("events: Ir\nfn=f\ncfn=g\ncalls=1 0\nfn=h\n", 5, "must follow"),
+            (
+                "events: Ir\nfn=f\ncfn=g\ncalls=1 0\nfn=h\n",
+                5,
+                "must follow",
+            ),
             ("events: Ir\nfn=f\n+x 5\n", 3, "a position is"),
             ("events: Ir\nfn=f\n!! what\n", 3, "neither"),
             ("positions: offset\n", 1, "positions are"),
@@ -511,6 +512,24 @@ totals: 1226 300 120 9 4 1 9 2 1
         }
         let no_ir = parse("events: Dr Dw\n").unwrap_err().to_string();
         assert!(no_ir.contains("Ir"), "{no_ir}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+
+        /// A real file cut short or with one byte changed reads or fails naming the file,
+        /// and never panics.
+        #[test]
+        fn a_damaged_real_file_never_panics(cut in 0usize..REAL.len(), at in 0usize..REAL.len(), byte: u8) {
+            let mut damaged = REAL.as_bytes()[..cut].to_vec();
+            if let Some(b) = damaged.get_mut(at) {
+                *b = byte;
+            }
+            let text = String::from_utf8_lossy(&damaged);
+            if let Err(e) = parse(&text) {
+                proptest::prop_assert!(e.to_string().contains("callgrind.out.test"), "{}", e);
+            }
+        }
     }
 
     #[test]

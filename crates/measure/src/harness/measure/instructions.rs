@@ -389,7 +389,8 @@ impl InstructionCounter {
                 evidence: evidence.to_owned(),
             });
         }
-        Ok(CountedBenchmark::new(id, counts, self.cost_model).with_function_costs(file.function_costs))
+        Ok(CountedBenchmark::new(id, counts, self.cost_model)
+            .with_function_costs(file.function_costs))
     }
 }
 
