@@ -24,40 +24,16 @@ mod profile_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
-use repo::{git, prebuild, write};
+use repo::{
+    Fixture, QUICK_CRITERION, commit_tagged, criterion_manifest, gate_command, git, init_repo,
+    prebuild, read_json, shared,
+};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
-
-/// Short Criterion timing for time mode: the test checks the named function, not a figure.
-const CRITERION: &[&str] = &[
-    "--",
-    "--warm-up-time",
-    "0.2",
-    "--measurement-time",
-    "0.5",
-    "--sample-size",
-    "10",
-];
-
-const MANIFEST: &str = r#"[package]
-name = "named_fn_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "codec"
-harness = false
-"#;
 
 /// Three functions of a few hundred instructions each on 64 bytes, kept out of line so both
 /// Callgrind and perf see them by name.
@@ -105,37 +81,21 @@ criterion_group!(group, benches);
 criterion_main!(group);
 "#;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-}
-
 fn create_repo() -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let repo = dir.path().join("probe");
-    write(&repo.join("Cargo.toml"), MANIFEST);
-    write(&repo.join("src/lib.rs"), LIB);
-    write(&repo.join("benches/codec.rs"), BENCH);
-    write(&repo.join(".gitignore"), "target\n");
-    git(&repo, &["init", "-q"]);
-    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
-        git(&repo, &["config", k, v]);
-    }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&repo)
-        .output()
-        .expect("running cargo");
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
-    git(&repo, &["tag", "base"]);
+    let manifest = criterion_manifest("named_fn_probe", &["codec"]);
+    let files = [
+        ("Cargo.toml", manifest.as_str()),
+        ("src/lib.rs", LIB),
+        ("benches/codec.rs", BENCH),
+    ];
+    init_repo(&repo, &files, "base");
     let lib = repo.join("src/lib.rs");
     let slow = LIB.replace("PASSES: u64 = 1", "PASSES: u64 = 8");
     assert_ne!(slow, LIB);
     std::fs::write(&lib, slow).expect("writing the slow lib");
-    git(&repo, &["commit", "-qam", "slow"]);
-    git(&repo, &["tag", "slow"]);
+    commit_tagged(&repo, "slow");
     git(&repo, &["checkout", "-q", "base"]);
     prebuild(&repo);
     Fixture { _dir: dir, repo }
@@ -143,30 +103,14 @@ fn create_repo() -> Fixture {
 
 fn fixture() -> MutexGuard<'static, Fixture> {
     static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| Mutex::new(create_repo()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared(&FIXTURE, create_repo)
 }
 
 fn gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("gate")
+    gate_command(BIN, repo, out)
         .args(["--base", "base", "--head", "slow"])
         .args(args)
-        .arg("--out")
-        .arg(out.join("out"))
-        .arg("--results")
-        .arg(out.join("results"))
-        .args(CRITERION)
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
-        .env_remove("STACKBENCH_MEASURE")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
-        .env_remove("STACKBENCH_CONFIG")
+        .args(QUICK_CRITERION)
         .output()
         .expect("running analyze-trends")
 }
@@ -176,8 +120,7 @@ fn stderr(out: &Output) -> String {
 }
 
 fn comparison(out: &Path) -> Value {
-    let bytes = std::fs::read(out.join("out/comparison.json")).expect("comparison.json");
-    let doc: Value = serde_json::from_slice(&bytes).expect("comparison.json is JSON");
+    let doc = read_json(&out.join("out/comparison.json"));
     schema_support::assert_valid("comparison.schema.json", &doc);
     doc
 }

@@ -699,13 +699,8 @@ mod tests {
                 verdict: CountVerdict::Regressed { change: 0.02 },
                 functions: vec![FunctionChange {
                     function: "work::checksum".into(),
-                    file: Some("src/lib.rs".into()),
                     own: true,
-                    base_instructions: 700,
-                    head_instructions: 738,
-                    change_instructions: 38,
-                    change_percent: Some(38.0 / 7.0),
-                    note: None,
+                    ..FunctionChange::between(700, 738)
                 }],
                 functions_unavailable: None,
             }],

@@ -166,7 +166,7 @@ pub fn counted_changes(
 
 impl FunctionChange {
     /// An unnamed change from `base` to `head` instructions per call.
-    fn between(base: u64, head: u64) -> Self {
+    pub fn between(base: u64, head: u64) -> Self {
         let change = head as i128 - base as i128;
         FunctionChange {
             function: String::new(),
@@ -268,19 +268,23 @@ pub fn headline(
 mod tests {
     use super::*;
 
-    fn costs(list: &[(&str, &str, u64)]) -> FunctionCosts {
-        list.iter()
-            .map(|(name, file, inclusive)| {
-                (
-                    name.to_string(),
-                    FunctionCost {
-                        file: Some(file.to_string()),
-                        inclusive_ir: *inclusive,
+    type Row<'a> = (&'a str, &'a str, Option<u64>, Option<u64>);
+
+    /// Both sides' costs from one list of functions.
+    fn sides(rows: &[Row<'_>]) -> (FunctionCosts, FunctionCosts) {
+        let side = |pick: fn(&Row<'_>) -> Option<u64>| -> FunctionCosts {
+            rows.iter()
+                .filter_map(|row| {
+                    let cost = FunctionCost {
+                        file: Some(row.1.to_string()),
+                        inclusive_ir: pick(row)?,
                         ..FunctionCost::default()
-                    },
-                )
-            })
-            .collect()
+                    };
+                    Some((row.0.to_string(), cost))
+                })
+                .collect()
+        };
+        (side(|r| r.2), side(|r| r.3))
     }
 
     #[test]
@@ -289,51 +293,31 @@ mod tests {
             root: PathBuf::from("/work/crate"),
             name: Some("work".into()),
         };
-        let base = costs(&[
-            (
-                "(below main)",
-                "./csu/../sysdeps/nptl/libc_start_call_main.h",
-                2000,
-            ),
-            ("0x000000000001ab70", "???", 1000),
-            (
-                "criterion::bencher::Bencher<M>::iter",
-                "/r/criterion/src/bencher.rs",
-                1000,
-            ),
-            ("work::bench::{{closure}}", "benches/work.rs", 990),
-            ("work::encode", "src/lib.rs", 900),
-            ("work::checksum", "src/lib.rs", 700),
-            (
-                "core::fmt::write",
-                "/rustc/abc/library/core/src/fmt/mod.rs",
-                50,
-            ),
-            ("memcpy", "???", 10),
-            ("work::same", "src/lib.rs", 5),
-        ]);
-        let head = costs(&[
-            (
-                "(below main)",
-                "./csu/../sysdeps/nptl/libc_start_call_main.h",
-                2076,
-            ),
-            ("0x000000000001ab70", "???", 1038),
+        // (function, file, base inclusive, head inclusive); None: not run on that side.
+        let libc = "./csu/../sysdeps/nptl/libc_start_call_main.h";
+        let bencher = "/r/criterion/src/bencher.rs";
+        let fmt = "/rustc/abc/library/core/src/fmt/mod.rs";
+        let (base, head) = sides(&[
+            ("(below main)", libc, Some(2000), Some(2076)),
+            ("0x000000000001ab70", "???", Some(1000), Some(1038)),
             (
                 "criterion::bencher::Bencher<M>::iter",
-                "/r/criterion/src/bencher.rs",
-                1038,
+                bencher,
+                Some(1000),
+                Some(1038),
             ),
-            ("work::bench::{{closure}}", "benches/work.rs", 1028),
-            ("work::encode", "src/lib.rs", 938),
-            ("work::checksum", "src/lib.rs", 738),
             (
-                "core::fmt::write",
-                "/rustc/abc/library/core/src/fmt/mod.rs",
-                150,
+                "work::bench::{{closure}}",
+                "benches/work.rs",
+                Some(990),
+                Some(1028),
             ),
-            ("malloc", "???", 20),
-            ("work::same", "src/lib.rs", 5),
+            ("work::encode", "src/lib.rs", Some(900), Some(938)),
+            ("work::checksum", "src/lib.rs", Some(700), Some(738)),
+            ("core::fmt::write", fmt, Some(50), Some(150)),
+            ("memcpy", "???", Some(10), None),
+            ("malloc", "???", None, Some(20)),
+            ("work::same", "src/lib.rs", Some(5), Some(5)),
         ]);
         let changes = counted_changes(&base, &head, [1000, 1038], &own);
         let names: Vec<&str> = changes.iter().map(|c| c.function.as_str()).collect();
@@ -449,13 +433,8 @@ mod tests {
     fn the_list_renders_for_the_comment_and_the_terminal() {
         let change = FunctionChange {
             function: "work::a|b".into(),
-            file: None,
             own: true,
-            base_instructions: 700,
-            head_instructions: 738,
-            change_instructions: 38,
-            change_percent: Some(38.0 / 7.0),
-            note: None,
+            ..FunctionChange::between(700, 738)
         };
         let md = render_counted("grp/x", std::slice::from_ref(&change), true);
         assert!(

@@ -333,37 +333,37 @@ mod tests {
         }
     }
 
+    /// A symbol and its `[children, self]` shares on the base and head sides.
+    type ShareRow<'a> = (&'a str, [f64; 2], [f64; 2]);
+
     #[test]
     fn the_sampled_list_puts_own_functions_first_and_drops_small_moves() {
-        let shares = |list: &[(&str, f64, f64)]| {
-            list.iter()
-                .map(|(n, c, s)| {
-                    (
-                        n.to_string(),
-                        SampledShare {
-                            children_percent: *c,
-                            self_percent: *s,
-                        },
-                    )
+        // (symbol, [children, self] on base, [children, self] on head), in percent.
+        let rows: [ShareRow<'_>; 6] = [
+            ("probe::checksum", [20.0, 20.0], [55.0, 55.0]),
+            ("probe::encode", [30.0, 5.0], [65.0, 3.0]),
+            ("memcpy", [10.0, 10.0], [4.0, 4.0]),
+            (
+                "criterion::bencher::Bencher<M>::iter",
+                [90.0, 1.0],
+                [95.0, 1.0],
+            ),
+            ("0x00007fcfa3656240", [5.0, 0.0], [1.0, 0.0]),
+            ("probe::steady", [10.0, 10.0], [10.5, 10.5]),
+        ];
+        let side = |pick: fn(&ShareRow<'_>) -> [f64; 2]| {
+            rows.iter()
+                .map(|row| {
+                    let [children_percent, self_percent] = pick(row);
+                    let share = SampledShare {
+                        children_percent,
+                        self_percent,
+                    };
+                    (row.0.to_string(), share)
                 })
                 .collect::<BTreeMap<_, _>>()
         };
-        let base = shares(&[
-            ("probe::checksum", 20.0, 20.0),
-            ("probe::encode", 30.0, 5.0),
-            ("memcpy", 10.0, 10.0),
-            ("criterion::bencher::Bencher<M>::iter", 90.0, 1.0),
-            ("0x00007fcfa3656240", 5.0, 0.0),
-            ("probe::steady", 10.0, 10.0),
-        ]);
-        let head = shares(&[
-            ("probe::checksum", 55.0, 55.0),
-            ("probe::encode", 65.0, 3.0),
-            ("memcpy", 4.0, 4.0),
-            ("criterion::bencher::Bencher<M>::iter", 95.0, 1.0),
-            ("0x00007fcfa3656240", 1.0, 0.0),
-            ("probe::steady", 10.5, 10.5),
-        ]);
+        let (base, head) = (side(|r| r.1), side(|r| r.2));
         let own = OwnCrate {
             root: PathBuf::from("/nowhere"),
             name: Some("probe".into()),

@@ -350,13 +350,8 @@ mod tests {
         };
         let checksum = FunctionChange {
             function: "base64::checksum".into(),
-            file: None,
             own: true,
-            base_instructions: 0,
-            head_instructions: 38,
-            change_instructions: 38,
-            change_percent: None,
-            note: None,
+            ..FunctionChange::between(0, 38)
         };
         let lines = headlines(
             &commit,

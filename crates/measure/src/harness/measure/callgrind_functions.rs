@@ -66,6 +66,13 @@ struct Reader<'a> {
     costs: FunctionCosts,
 }
 
+/// A line of the file and its number, for errors.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    line: &'a str,
+    no: usize,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pending {
     Nothing,
@@ -126,12 +133,12 @@ impl Reader<'_> {
         if let Some((key, value)) = line.split_once('=')
             && is_key(key)
         {
-            return self.specification(key, value, line, no);
+            return self.specification(key, value, At { line, no });
         }
         if let Some((key, value)) = line.split_once(':')
             && is_key(key)
         {
-            return self.header(key, value, line, no);
+            return self.header(key, value, At { line, no });
         }
         Err(self.malformed(
             no,
@@ -140,13 +147,8 @@ impl Reader<'_> {
         ))
     }
 
-    fn header(
-        &mut self,
-        key: &str,
-        value: &str,
-        line: &str,
-        no: usize,
-    ) -> Result<(), CallgrindFileError> {
+    fn header(&mut self, key: &str, value: &str, at: At<'_>) -> Result<(), CallgrindFileError> {
+        let At { line, no } = at;
         match key {
             "positions" => {
                 let kinds: Vec<&str> = value.split_whitespace().collect();
@@ -175,9 +177,9 @@ impl Reader<'_> {
         &mut self,
         key: &str,
         value: &str,
-        line: &str,
-        no: usize,
+        at: At<'_>,
     ) -> Result<(), CallgrindFileError> {
+        let At { line, no } = at;
         match key {
             "ob" | "cob" => {
                 self.name(Space::Object, value, line, no)?;
