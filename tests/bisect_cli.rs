@@ -337,6 +337,24 @@ fn counting_mode_names_the_commit_that_added_two_percent() {
         .as_f64()
         .unwrap();
     assert!((1.5..2.5).contains(&change), "2 % more work: {change}");
+    // The one line a PR comment quotes: the commit, the benchmark and the function whose
+    // instructions per call grew (xor's loop is the bench's own closure).
+    let short = &tag(&f.repo, "xor2pc")[..7];
+    let headline = doc["result"]["headlines"][0].as_str().unwrap_or_default();
+    assert!(
+        headline.starts_with(&format!("`{short}` made `xor` "))
+            && headline.contains("% slower: `")
+            && headline.contains(" instructions per call (+"),
+        "{headline}\n{doc:#}"
+    );
+    // xor's loop is its closure, which the compiler inlines into Criterion's Bencher::iter:
+    // named by that function's own cost where it is not a function of its own.
+    let first = &doc["result"]["effects"][0]["functions"][0];
+    let named = first["function"].as_str().unwrap_or_default();
+    assert!(
+        named.contains("benches") || (named.contains("Bencher") && first["note"].is_string()),
+        "{named}\n{doc:#}"
+    );
     // 7 (bad), 3 (no build), 4, 2, 1: the unbuildable commit is skipped here too.
     assert_eq!(
         verdicts(&doc),

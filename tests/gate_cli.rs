@@ -31,15 +31,7 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
 /// Short Criterion timing: the test checks verdicts on a 3x change, not sensitivity.
-const CRITERION: &[&str] = &[
-    "--",
-    "--warm-up-time",
-    "0.2",
-    "--measurement-time",
-    "0.5",
-    "--sample-size",
-    "10",
-];
+const CRITERION: &[&str] = repo::QUICK_CRITERION;
 
 const MANIFEST: &str = r#"[package]
 name = "gate_probe"

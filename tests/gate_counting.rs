@@ -31,15 +31,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
 /// Criterion's timing for the rounds of the ids that are not countable: the test checks a
 /// verdict on a 4x change there, not sensitivity.
-const CRITERION: &[&str] = &[
-    "--",
-    "--warm-up-time",
-    "0.2",
-    "--measurement-time",
-    "0.5",
-    "--sample-size",
-    "10",
-];
+const CRITERION: &[&str] = repo::QUICK_CRITERION;
 
 const MANIFEST: &str = r#"[package]
 name = "counting_gate_probe"
@@ -240,22 +232,9 @@ fn fixture() -> Option<MutexGuard<'static, Fixture>> {
 }
 
 fn gate(repo: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(BIN)
-        .arg("gate")
+    repo::gate_command(BIN, repo, out)
         .args(args)
-        .arg("--out")
-        .arg(out.join("out"))
-        .arg("--results")
-        .arg(out.join("results"))
         .args(CRITERION)
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
-        .env_remove("STACKBENCH_MEASURE")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
-        .env_remove("STACKBENCH_CONFIG")
         .envs(env.iter().copied())
         .output()
         .expect("running analyze-trends")

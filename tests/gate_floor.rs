@@ -51,15 +51,7 @@ criterion_main!(group);
 "#;
 
 /// Short Criterion timing: the test checks statuses, not sensitivity.
-const CRITERION: &[&str] = &[
-    "--",
-    "--warm-up-time",
-    "0.2",
-    "--measurement-time",
-    "0.5",
-    "--sample-size",
-    "10",
-];
+const CRITERION: &[&str] = repo::QUICK_CRITERION;
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -70,6 +70,7 @@ fn gate(comparison: Comparison) -> GateComparison {
         counting: None,
         calibration: None,
         profiles: Vec::new(),
+        sampled_functions: Vec::new(),
     }
 }
 

@@ -235,13 +235,14 @@ impl ReportWriter for GateComparison {
             Format::Json => write_text(out, &(serde_json::to_string_pretty(self)? + "\n")),
             Format::Table | Format::Markdown => {
                 self.comparison.write(format, out)?;
-                match &self.counting {
-                    Some(counting) => write_text(
-                        out,
-                        &crate::gate::counting::render(counting, format == Format::Markdown),
-                    ),
-                    None => Ok(()),
+                let markdown = format == Format::Markdown;
+                if let Some(counting) = &self.counting {
+                    write_text(out, &crate::gate::counting::render(counting, markdown))?;
                 }
+                write_text(
+                    out,
+                    &crate::gate::sampled::render(&self.sampled_functions, markdown),
+                )
             }
             other => Err(self.not_offered(other)),
         }

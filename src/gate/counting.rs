@@ -13,11 +13,13 @@
 //! Callgrind never saw), is listed `not countable` with the reason and judged by time instead,
 //! through the gate's ordinary rounds over those ids only: never a pass by default.
 
+use super::functions::{FunctionChange, OwnCrate, counted_changes, render_counted};
 use super::rounds::{Collected, SideRun};
 use super::{GateError, GateOptions};
 use crate::analysis::{
     BenchComparison, InstructionCounts, Status, Unmeasured, UnmeasuredStatus, VerdictRule,
 };
+use crate::harness::measure::callgrind_functions::FunctionCosts;
 use crate::harness::measure::instructions::{CountError, CriterionVersion, InstructionCounter};
 use crate::harness::measure::verdict::{
     AaCount, AaOutcome, CountVerdict, CountingRule, JitterCalibration, JitterTolerance,
@@ -45,6 +47,9 @@ pub struct SideCount {
     pub estimated_time_ns: f64,
     /// Callgrind's raw events, so a reader can redo the estimates.
     pub counts: CallgrindCounts,
+    /// Each function's costs in the same count, for [`CountedRow::functions`]; not written.
+    #[serde(skip)]
+    pub function_costs: Result<FunctionCosts, String>,
 }
 
 impl From<&CountedBenchmark> for SideCount {
@@ -56,6 +61,7 @@ impl From<&CountedBenchmark> for SideCount {
             ll_misses: c.counts.ll_misses(),
             estimated_time_ns: c.estimated_time_ns,
             counts: c.counts,
+            function_costs: c.function_costs.clone(),
         }
     }
 }
@@ -73,6 +79,13 @@ pub struct CountedRow {
     /// What this id's own A/A counts allowed (`counting.calibration`); 0 when identical.
     #[serde(default)]
     pub jitter_tolerance_instructions: u64,
+    /// Regressed and improved only: the functions whose inclusive instructions per call
+    /// changed most, the crate's own first (`super::functions`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<FunctionChange>,
+    /// Why `functions` is empty for a regressed or improved benchmark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions_unavailable: Option<String>,
 }
 
 /// An id that could not be counted, with why; it was judged by time.
@@ -200,13 +213,14 @@ pub fn run(
     )?;
     drop(perturbation);
     let mut calibration = JitterCalibration::new(AaPerturbation::description());
-    let (benchmarks, not_countable) = judge_counts(
+    let (mut benchmarks, not_countable) = judge_counts(
         &both,
         counts,
         &counting_rule,
         &mut calibration,
         &mut unmeasured,
     );
+    name_changed_functions(&mut benchmarks, &OwnCrate::at(&sides[1].crate_dir));
     let collected = if not_countable.is_empty() {
         Collected::default()
     } else {
@@ -599,6 +613,8 @@ fn judge_counts(
                 change_percent: verdict.change() * 100.0,
                 verdict,
                 jitter_tolerance_instructions: tolerance.instructions,
+                functions: Vec::new(),
+                functions_unavailable: None,
             }),
             Err(e) => unmeasured.push(Unmeasured {
                 id: pair.id.clone(),
@@ -648,6 +664,26 @@ fn calibrate(
     }
 }
 
+/// Fills each regressed or improved row's [`CountedRow::functions`] from both sides'
+/// per-function costs, or says why they are unknown.
+fn name_changed_functions(rows: &mut [CountedRow], own: &OwnCrate) {
+    let changed = |r: &&mut CountedRow| {
+        matches!(
+            r.verdict,
+            CountVerdict::Regressed { .. } | CountVerdict::Improved { .. }
+        )
+    };
+    for row in rows.iter_mut().filter(changed) {
+        match (&row.base.function_costs, &row.head.function_costs) {
+            (Ok(base), Ok(head)) => {
+                row.functions = counted_changes(base, head, [row.base.ir, row.head.ir], own);
+            }
+            (Err(e), _) => row.functions_unavailable = Some(format!("base side: {e}")),
+            (_, Err(e)) => row.functions_unavailable = Some(format!("head side: {e}")),
+        }
+    }
+}
+
 /// The bench targets holding not-countable ids, and the options that time exactly those ids
 /// (an anchored filter of them, the user's filter already applied by the listing).
 fn timed_plan(not_countable: &[NotCountable], options: &GateOptions) -> (Vec<String>, GateOptions) {
@@ -685,12 +721,37 @@ pub fn render(report: &CountingReport, markdown: bool) -> String {
         out.push_str(&aligned(rows));
     }
     out.push_str(&calibration_paragraph(&report.calibration, markdown));
+    out.push_str(&functions_section(report, markdown));
     if !report.not_countable.is_empty() {
         out.push_str(&format!(
             "\n{heading}Not countable (judged by time in rounds instead)\n\n"
         ));
         for n in &report.not_countable {
             out.push_str(&format!("- `{}`: not countable: {}\n", n.id, n.reason));
+        }
+    }
+    out
+}
+
+/// The functions that changed most in each regressed or improved benchmark.
+fn functions_section(report: &CountingReport, markdown: bool) -> String {
+    let changed: Vec<&CountedRow> = report
+        .benchmarks
+        .iter()
+        .filter(|b| !b.functions.is_empty() || b.functions_unavailable.is_some())
+        .collect();
+    if changed.is_empty() {
+        return String::new();
+    }
+    let mut out = if markdown {
+        String::from("\n#### Functions that changed most (Callgrind, counted)\n")
+    } else {
+        String::from("\nFunctions that changed most (Callgrind, counted):\n")
+    };
+    for row in changed {
+        match &row.functions_unavailable {
+            Some(why) => out.push_str(&format!("\n`{}`: functions unknown: {why}\n", row.id)),
+            None => out.push_str(&render_counted(&row.id, &row.functions, markdown)),
         }
     }
     out
@@ -872,6 +933,12 @@ mod tests {
                 change_percent: 2.0,
                 verdict: CountVerdict::Regressed { change: 0.02 },
                 jitter_tolerance_instructions: 0,
+                functions: vec![FunctionChange {
+                    function: "work::checksum".into(),
+                    own: true,
+                    ..FunctionChange::between(700, 738)
+                }],
+                functions_unavailable: None,
             }],
             not_countable: vec![NotCountable {
                 id: "threads".into(),
@@ -911,8 +978,23 @@ mod tests {
             md.contains("- `threads`: not countable: its routine"),
             "{md}"
         );
+        assert!(
+            md.contains("#### Functions that changed most (Callgrind, counted)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `work::checksum` (own) | 700 | 738 | +38 (+5.4 %) |"),
+            "{md}"
+        );
         let text = render(&report(), false);
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(
+            text.contains("    work::checksum [own]: 700 → 738 (+38 (+5.4 %))"),
+            "{text}"
+        );
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("    ") && !l.contains("per call"))
+            .collect();
         assert_eq!(lines.len(), 2, "{text}");
         // Columns line up: the Ir column starts at the same place in the header and the row.
         assert_eq!(lines[0].find("Ir base"), lines[1].find("100000"), "{text}");

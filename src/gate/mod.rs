@@ -12,6 +12,7 @@ pub mod calibrate;
 pub mod counting;
 pub mod cpus;
 pub mod criterion_version;
+pub mod functions;
 mod git;
 mod hardware;
 mod interrupt;
@@ -20,6 +21,7 @@ mod process;
 pub mod profile;
 mod progress;
 mod rounds;
+pub mod sampled;
 pub mod verdict;
 
 pub use output::{ComparisonDocument, GateComparison, GateInfo, GateRounds, WrittenFiles};
@@ -251,6 +253,10 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         let target_of = profile::targets(&collected, counted.as_ref());
         comparison.profiles =
             profile::profile_sides(settings, &sides, &ids, &target_of, &options.out);
+        comparison.sampled_functions = sampled::from_profiles(
+            &comparison.profiles,
+            &functions::OwnCrate::at(&sides[1].crate_dir),
+        );
     }
     let written = output::write_all(&mut comparison, &collected, &[&base, &head], options)?;
     drop(worktrees);

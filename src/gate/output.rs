@@ -75,6 +75,10 @@ pub struct GateComparison {
     /// each is missing (`src/gate/profile.rs`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<crate::harness::profile::ProfileRecord>,
+    /// `--profile perf`: per profiled benchmark, the functions whose share of the samples
+    /// changed most between the two profiles (`src/gate/sampled.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sampled_functions: Vec<super::sampled::SampledFunctions>,
 }
 
 /// `comparison.json` as either command writes it: the gate's, with how it ran and every
@@ -318,6 +322,7 @@ pub fn judge_with(
         counting: counted.map(|c| c.report.clone()),
         calibration: collected.calibration.clone(),
         profiles: Vec::new(),
+        sampled_functions: Vec::new(),
     })
 }
 
@@ -548,6 +553,7 @@ fn markdown(c: &GateComparison) -> String {
     if let Some(counting) = &c.counting {
         text.push_str(&super::counting::render(counting, true));
     }
+    text.push_str(&super::sampled::render(&c.sampled_functions, true));
     if let Some(calibration) = &c.calibration {
         let threshold = c.comparison.threshold_percent;
         text += &calibrate::markdown(calibration, threshold, &c.comparison.comparisons);
@@ -990,6 +996,8 @@ mod one_estimator_per_row {
             change_percent: verdict.change() * 100.0,
             verdict,
             jitter_tolerance_instructions: aa_jitter,
+            functions: Vec::new(),
+            functions_unavailable: None,
         }
     }
 

@@ -109,3 +109,102 @@ fn prebuild_sides(repo: &Path, sides: &[&str]) {
         );
     }
 }
+
+/// A fixture crate's repository, removed with its temporary directory.
+pub struct Fixture {
+    pub _dir: tempfile::TempDir,
+    pub repo: PathBuf,
+}
+
+/// Criterion's timing for gate tests that check a verdict or a name on a large change, not
+/// sensitivity (after `--`, as the gate passes them on).
+pub const QUICK_CRITERION: &[&str] = &[
+    "--",
+    "--warm-up-time",
+    "0.2",
+    "--measurement-time",
+    "0.5",
+    "--sample-size",
+    "10",
+];
+
+/// The manifest of a fixture crate `name`: a library and the bench targets `benches`, with
+/// Criterion 0.8 (the version cargo's cache holds for offline builds).
+pub fn criterion_manifest(name: &str, benches: &[&str]) -> String {
+    let targets: String = benches
+        .iter()
+        .map(|b| format!("\n[[bench]]\nname = \"{b}\"\nharness = false\n"))
+        .collect();
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\n\
+         bench = false\n\n[dev-dependencies]\ncriterion = {{ version = \"0.8\", \
+         default-features = false, features = [\"cargo_bench_support\"] }}\n{targets}"
+    )
+}
+
+/// A git repository at `repo` holding `files` (path, text) and a `.gitignore` of `target`,
+/// its lock file generated offline, committed and tagged `tag`.
+pub fn init_repo(repo: &Path, files: &[(&str, &str)], tag: &str) {
+    for (path, text) in files {
+        write(&repo.join(path), text);
+    }
+    write(&repo.join(".gitignore"), "target\n");
+    git(repo, &["init", "-q"]);
+    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
+        git(repo, &["config", k, v]);
+    }
+    let lock = Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(repo)
+        .output()
+        .expect("running cargo");
+    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", tag]);
+    git(repo, &["tag", tag]);
+}
+
+/// Commits every tracked change in `repo` as `tag` and tags it so.
+pub fn commit_tagged(repo: &Path, tag: &str) {
+    git(repo, &["commit", "-qam", tag]);
+    git(repo, &["tag", tag]);
+}
+
+/// The fixture behind `cell`, made by `make` on first use; one test at a time holds it (a
+/// test that panicked while holding it leaves it usable).
+pub fn shared<T>(
+    cell: &'static std::sync::OnceLock<std::sync::Mutex<T>>,
+    make: fn() -> T,
+) -> std::sync::MutexGuard<'static, T> {
+    cell.get_or_init(|| std::sync::Mutex::new(make()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The JSON document at `path`.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `bin gate` (analyze-trends) in `repo`, writing into `<out>/out` and `<out>/results`,
+/// offline, with none of the user's settings that would change it (target and Criterion
+/// directories, measure, threshold, config file).
+pub fn gate_command(bin: &str, repo: &Path, out: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .arg("gate")
+        .arg("--out")
+        .arg(out.join("out"))
+        .arg("--results")
+        .arg(out.join("results"))
+        .current_dir(repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME")
+        .env_remove("STACKBENCH_MEASURE")
+        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .env_remove("STACKBENCH_CONFIG");
+    command
+}

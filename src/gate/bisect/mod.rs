@@ -118,6 +118,11 @@ pub enum BisectResult {
         commit: Commit,
         position: usize,
         effects: Vec<Effect>,
+        /// One line per degraded benchmark a PR comment can quote: "`<commit>` made
+        /// `<benchmark>` N % slower: `<function>` +M instructions per call (+P %)" (the
+        /// function part where counting mode named one).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        headlines: Vec<String>,
     },
     /// `--bad` degrades nothing against `--good`: there is nothing to search.
     NoRegression,
@@ -263,13 +268,18 @@ fn search_line(
     }
     let step_at = |p: usize| steps.iter().find(|s| s.position == p);
     Ok(match search.found() {
-        Found::Culprit(position) => BisectResult::Culprit {
-            commit: line[position - 1].clone(),
-            position,
-            effects: step_at(position)
+        Found::Culprit(position) => {
+            let commit = line[position - 1].clone();
+            let effects = step_at(position)
                 .map(|s| s.effects.clone())
-                .unwrap_or_default(),
-        },
+                .unwrap_or_default();
+            BisectResult::Culprit {
+                headlines: headlines(&commit, &effects),
+                commit,
+                position,
+                effects,
+            }
+        }
         Found::OneOf(positions) => {
             let candidates: Vec<Candidate> = positions
                 .iter()
@@ -295,9 +305,68 @@ fn search_line(
     })
 }
 
+/// The culprit's one-line summaries: one per benchmark it degrades, with the function that
+/// changed most where counting mode named one.
+fn headlines(commit: &Commit, effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter(|e| e.status == crate::analysis::Status::Degraded.as_str())
+        .filter_map(|e| {
+            let change = e.change_percent?;
+            Some(crate::gate::functions::headline(
+                commit.short(),
+                &e.id,
+                change,
+                e.functions.first(),
+            ))
+        })
+        .collect()
+}
+
 fn write_report(options: &BisectOptions, report: &BisectReport) -> Result<(), BisectError> {
     let path = options.out.join("bisect.json");
     // The model holds only strings, finite numbers and enums: it always serialises.
     let text = serde_json::to_string_pretty(report).unwrap_or_default() + "\n";
     Ok(write_atomic(&path, text.as_bytes())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::functions::FunctionChange;
+
+    #[test]
+    fn the_culprits_headline_names_the_function_where_counting_named_one() {
+        let commit = Commit {
+            commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            subject: "adds a checksum".into(),
+        };
+        let effect = |id: &str, status: &str, functions: Vec<FunctionChange>| Effect {
+            id: id.into(),
+            status: status.into(),
+            change_percent: Some(5.2),
+            ci95_percent: None,
+            functions,
+        };
+        let checksum = FunctionChange {
+            function: "base64::checksum".into(),
+            own: true,
+            ..FunctionChange::between(0, 38)
+        };
+        let lines = headlines(
+            &commit,
+            &[
+                effect("encode/50", "degraded", vec![checksum]),
+                effect("encode/3", "degraded", Vec::new()),
+                effect("decode/50", "unchanged", Vec::new()),
+            ],
+        );
+        assert_eq!(
+            lines,
+            [
+                "`0123456` made `encode/50` 5.2 % slower: `base64::checksum` +38 instructions per call",
+                "`0123456` made `encode/3` 5.2 % slower",
+            ]
+        );
+    }
 }

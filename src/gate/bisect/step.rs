@@ -8,6 +8,7 @@
 use super::history::Commit;
 use super::{BisectError, BisectOptions};
 use crate::analysis::{Comparison, Status, UnmeasuredStatus};
+use crate::gate::functions::FunctionChange;
 use crate::gate::{GateError, GateOptions, run_gate};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -45,6 +46,10 @@ pub struct Effect {
     pub change_percent: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci95_percent: Option<[f64; 2]>,
+    /// Counting mode, when the gate found it regressed or improved: the functions whose
+    /// inclusive instructions per call changed most, the crate's own first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<FunctionChange>,
 }
 
 /// One probed commit.
@@ -161,6 +166,9 @@ pub fn probe(
             };
             let judged = judge(&outcome.comparison.comparison, &ids, step.rounds_run);
             (step.verdict, step.reason, step.effects) = judged;
+            if let Some(counting) = &outcome.comparison.counting {
+                attach_functions(&mut step.effects, counting);
+            }
             Some(outcome.comparison.comparison)
         }
         Err(error) => {
@@ -170,6 +178,15 @@ pub fn probe(
     };
     step.seconds = started.elapsed().as_secs_f64();
     Ok((step, comparison))
+}
+
+/// Each effect's changed functions, from counting mode's row of the same benchmark.
+fn attach_functions(effects: &mut [Effect], counting: &crate::gate::counting::CountingReport) {
+    for effect in effects {
+        if let Some(row) = counting.benchmarks.iter().find(|r| r.id == effect.id) {
+            effect.functions.clone_from(&row.functions);
+        }
+    }
 }
 
 /// Why a gate error only skips this commit, or the error that ends the bisect. At `--bad`
@@ -268,6 +285,7 @@ pub fn judge(
                 status: row.status.as_str().to_string(),
                 change_percent: row.change_percent,
                 ci95_percent: row.ci95_percent,
+                functions: Vec::new(),
             });
             continue;
         }
@@ -283,6 +301,7 @@ pub fn judge(
             status: status.to_string(),
             change_percent: None,
             ci95_percent: None,
+            functions: Vec::new(),
         });
     }
     let verdict = if regressed {

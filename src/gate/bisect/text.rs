@@ -88,6 +88,7 @@ pub fn render(report: &BisectReport) -> String {
             commit,
             position,
             effects,
+            headlines,
         } => {
             let _ = writeln!(
                 out,
@@ -95,6 +96,16 @@ pub fn render(report: &BisectReport) -> String {
                 commit.commit, commit.subject, report.commits
             );
             let _ = writeln!(out, "  effect: {}", effects_text(effects));
+            for line in headlines {
+                let _ = writeln!(out, "  {line}");
+            }
+            for effect in effects.iter().filter(|e| !e.functions.is_empty()) {
+                out.push_str(&crate::gate::functions::render_counted(
+                    &effect.id,
+                    &effect.functions,
+                    false,
+                ));
+            }
             // The culprit step's profiles (`--profile`): the culprit against --good.
             let profiles = report
                 .steps

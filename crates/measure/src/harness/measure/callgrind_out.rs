@@ -1,11 +1,12 @@
-//! The only code that reads Callgrind's output file. Counting mode needs the totals and no
-//! per-function costs, so this reads the header's `events:` line (which names the columns)
-//! and the `totals:` lines (or, where a writer left them out, `summary:`), and skips the rest
-//! of the format (`fn=`, `calls=`, cost lines). Tolerant where the format varies (trailing
+//! The entry to Callgrind's output file. The verdict needs the totals only, so this reads the
+//! header's `events:` line (which names the columns) and the `totals:` lines (or, where a
+//! writer left them out, `summary:`); the per-function costs that name the function that
+//! changed are [`super::callgrind_functions`]' reading of the same text. Tolerant where the format varies (trailing
 //! zero columns are omitted, several parts each carry their own totals), strict where a
 //! number would be wrong (a missing event, a malformed count).
 
 use super::CallgrindCounts;
+use super::callgrind_functions::{FunctionCosts, parse_functions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,13 @@ pub enum CallgrindFileError {
         event: &'static str,
         events: String,
     },
+    #[error("{path}, line {line}: {why} (the line reads '{text}')")]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        text: String,
+        why: String,
+    },
     #[error("{path}, line {line}: '{text}' is not a count")]
     BadCount {
         path: PathBuf,
@@ -49,6 +57,10 @@ pub struct CallgrindFile {
     /// The functions that have costs or calls in the file (while collection was on), as
     /// Callgrind demangled them.
     pub functions: BTreeSet<String>,
+    /// Each function's instructions, self and inclusive (the gate names the functions that
+    /// changed most with them), or why the body could not be read: the totals, and so the
+    /// verdict, do not depend on it.
+    pub function_costs: Result<FunctionCosts, String>,
 }
 
 /// Reads the Callgrind output file at `path`.
@@ -60,6 +72,7 @@ pub fn read_file(path: &Path) -> Result<CallgrindFile, CallgrindFileError> {
     Ok(CallgrindFile {
         totals: parse_totals(&text, path)?,
         functions: function_names(&text),
+        function_costs: parse_functions(&text, path).map_err(|e| e.to_string()),
     })
 }
 

@@ -75,6 +75,11 @@ const OTHER_THREAD_MARKERS: [&str; 11] = [
     "thread::park",
 ];
 
+/// Iterations of the routine in one count: Criterion's `--test` mode runs it once (see the
+/// module's first paragraph), so a count, and every function's cost in it, is per call.
+/// Per-call figures divide by it, so they stay per call if that ever changes.
+pub const ITERATIONS_COUNTED: u64 = 1;
+
 /// Lines of the bench's stderr kept in an error.
 const STDERR_TAIL_LINES: usize = 20;
 
@@ -384,7 +389,8 @@ impl InstructionCounter {
                 evidence: evidence.to_owned(),
             });
         }
-        Ok(CountedBenchmark::new(id, counts, self.cost_model))
+        Ok(CountedBenchmark::new(id, counts, self.cost_model)
+            .with_function_costs(file.function_costs))
     }
 }
 

@@ -9,6 +9,7 @@
 //! the reader of Callgrind's output in [`callgrind_out`], and the counting verdict in
 //! [`verdict`].
 
+pub mod callgrind_functions;
 pub mod callgrind_out;
 pub mod instructions;
 pub mod verdict;
@@ -208,6 +209,14 @@ pub struct CountedBenchmark {
     pub estimated_time_ns: f64,
     /// The model both estimates came from, so a reader can redo them.
     pub cost_model: CostModel,
+    /// Each function's instructions in the same iteration, or why they are unknown. Kept in
+    /// memory for the gate's comparison of the two sides, never written with the count.
+    #[serde(skip, default = "function_costs_not_kept")]
+    pub function_costs: Result<callgrind_functions::FunctionCosts, String>,
+}
+
+fn function_costs_not_kept() -> Result<callgrind_functions::FunctionCosts, String> {
+    Err("per-function costs are not kept in recorded counts".to_owned())
 }
 
 impl CountedBenchmark {
@@ -218,7 +227,17 @@ impl CountedBenchmark {
             estimated_cycles: cost_model.estimated_cycles(&counts),
             estimated_time_ns: cost_model.estimated_time_ns(&counts),
             cost_model,
+            function_costs: Err("no per-function costs were read".to_owned()),
         }
+    }
+
+    /// The count with the per-function costs read from the same Callgrind file.
+    pub fn with_function_costs(
+        mut self,
+        costs: Result<callgrind_functions::FunctionCosts, String>,
+    ) -> Self {
+        self.function_costs = costs;
+        self
     }
 }
 
