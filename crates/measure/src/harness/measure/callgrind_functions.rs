@@ -17,7 +17,7 @@
 //! and v0 `_R…`); Callgrind 3.19 already demangles Rust names itself, and those are kept.
 //! Bad input is an error naming the file and line, never a panic.
 
-use super::callgrind_out::CallgrindFileError;
+use super::callgrind_error::CallgrindFileError;
 use std::collections::BTreeMap;
 use std::path::Path;
 

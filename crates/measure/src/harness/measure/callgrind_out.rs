@@ -8,47 +8,14 @@
 use super::CallgrindCounts;
 use super::callgrind_functions::{FunctionCosts, parse_functions};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The events counting mode reads, in the order of [`CallgrindCounts`]'s fields.
 const EVENTS: [&str; 9] = [
     "Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw",
 ];
 
-#[derive(Debug, thiserror::Error)]
-pub enum CallgrindFileError {
-    #[error("cannot read Callgrind's output {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not a Callgrind output file: it has no `events:` line")]
-    NoEvents { path: PathBuf },
-    #[error("{path} has no `totals:` or `summary:` line: Callgrind did not finish writing it")]
-    NoTotals { path: PathBuf },
-    #[error(
-        "{path} does not record the event {event} (its events: {events}); counting mode runs \
-         Callgrind with --cache-sim=yes"
-    )]
-    MissingEvent {
-        path: PathBuf,
-        event: &'static str,
-        events: String,
-    },
-    #[error("{path}, line {line}: {why} (the line reads '{text}')")]
-    Malformed {
-        path: PathBuf,
-        line: usize,
-        text: String,
-        why: String,
-    },
-    #[error("{path}, line {line}: '{text}' is not a count")]
-    BadCount {
-        path: PathBuf,
-        line: usize,
-        text: String,
-    },
-}
+pub use super::callgrind_error::CallgrindFileError;
 
 /// What counting mode reads from one Callgrind output file.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@
 //! the reader of Callgrind's output in [`callgrind_out`], and the counting verdict in
 //! [`verdict`].
 
+pub mod callgrind_error;
 pub mod callgrind_functions;
 pub mod callgrind_out;
 pub mod instructions;
