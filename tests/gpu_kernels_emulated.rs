@@ -67,9 +67,10 @@ fn verify_accuracy(
     );
 }
 
-// Odd lengths exercise the paired kernels' tail element; more pairs than one grid-stride
-// pass covers make every thread loop.
-const STREAM_LENGTHS: [usize; 2] = [1, 40_001];
+/// One element; a length the remainder loop covers alone; and one long enough for the
+/// four-step unrolled loop (the emulated grid is 64 blocks of 256 threads) plus a remainder
+/// and the odd tail.
+const STREAM_LENGTHS: [usize; 3] = [1, 40_001, 300_001];
 
 #[test]
 fn stream_kernels_match_stream_checks() {
@@ -84,8 +85,10 @@ fn stream_kernels_match_stream_checks() {
     }
 }
 
-/// Rows shorter than a warp, not a multiple of the block, and longer than one block pass.
-const TENSOR_SHAPES: [(usize, usize); 3] = [(3, 7), (2, 300), (4, 1031)];
+/// Rows shorter than a warp, not a multiple of the block, and longer than one block pass;
+/// then rows the 16-byte paths take in every precision (whole vectors): one that leaves
+/// most threads without a vector, and one with two vectors a thread in f16/bf16.
+const TENSOR_SHAPES: [(usize, usize); 5] = [(3, 7), (2, 300), (4, 1031), (3, 520), (2, 4096)];
 
 #[test]
 fn tensor_ops_match_their_references_in_every_precision() {
@@ -266,4 +269,44 @@ fn a_kernel_name_that_is_not_in_the_source_does_not_compile() {
         .err()
         .expect("a missing kernel compiled");
     assert!(err.to_string().contains("stream_copy"), "{err}");
+}
+
+#[test]
+fn layer_norm_in_registers_is_the_path_that_runs_and_its_statistics_are_checked() {
+    // The variance from the registers summing deviations instead of their squares (about
+    // zero, so the rows are scaled by 1/sqrt(eps)): every vector-path row (all of them at
+    // 2x4096, in each precision) is wrong, and the check must say so.
+    let dev = broken(
+        "{ const float d = vget<S>(cache[t], k) - mean; var += d * d; }",
+        "{ const float d = vget<S>(cache[t], k) - mean; var += d; }",
+        ThreadOrder::Reverse,
+    );
+    for dtype in [DType::F32, DType::F16, DType::Bf16] {
+        let mut w =
+            tensor_ops::open(&dev, TensorOp::LayerNorm, dtype, TensorShape::new(2, 4096)).unwrap();
+        assert_mismatch(&format!("layer_norm {dtype:?}"), w.verify());
+    }
+    // A row that is not whole vectors keeps the scalar path, which the mutation leaves alone.
+    let mut w = tensor_ops::open(
+        &dev,
+        TensorOp::LayerNorm,
+        DType::Bf16,
+        TensorShape::new(2, 300),
+    )
+    .unwrap();
+    w.verify().expect("the scalar path is untouched");
+}
+
+#[test]
+fn a_copy_whose_unrolled_steps_overlap_fails_the_stream_check() {
+    // The third of four unrolled stores written to the second's place: every element the
+    // unrolled loop owns at i + 2·stride is never written.
+    let dev = broken(
+        "store2(c2 + i + 2 * st, x2);",
+        "store2(c2 + i + st, x2);",
+        ThreadOrder::Forward,
+    );
+    let n = STREAM_LENGTHS[2];
+    let mut w = GpuStreamKernel::new(&dev, StreamKernel::Copy, n).unwrap();
+    assert_mismatch("copy", w.verify());
 }

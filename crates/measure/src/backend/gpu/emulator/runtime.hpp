@@ -161,6 +161,9 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 struct alignas(16) D2 { double x, y; };
 inline D2 load2(const D2* p) { return *p; }
 inline void store2(D2* p, D2 v) { *p = v; }
+struct alignas(16) V4 { unsigned u[4]; };
+inline V4 load16(const V4* p) { return *p; }
+inline void store16(V4* p, V4 v) { *p = v; }
 #define SHFL_XOR(v, o) __shfl_xor_sync(0xffffffffu, (v), (o))
 #define SHFL(v, l) __shfl_sync(0xffffffffu, (v), (l))
 typedef unsigned short u16;
