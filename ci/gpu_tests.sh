@@ -134,6 +134,9 @@ fi
 fi
 
 export CRITERION_HOME="${CRITERION_HOME:-$(mktemp -d)}"
+# A directory named from outside (ci/gpu_parallel.sh gives each group a fresh one) may not
+# exist yet: validate.json and compare_torch.json are written straight into it.
+mkdir -p "$CRITERION_HOME"
 if want compile; then
 # Compile time of the kernel source (crates/benches/benches/compile.rs): NVRTC runs in the CPU CI too;
 # hipRTC only where ROCm is. Unconfirmed until an AMD job runs it: hipRTC compiling the HIP
