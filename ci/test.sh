@@ -34,6 +34,9 @@ step "formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 
+step "every tracked shell script parses (bash -n) and every Python file compiles (ci/check_scripts.sh)"
+ci/check_scripts.sh
+
 step "GitHub Actions workflows: zizmor and the project's workflow rules (ci/lint_workflows.sh)"
 ci/lint_workflows.sh
 

@@ -689,3 +689,61 @@ fn the_circle_finder_finds_a_planted_circle_and_only_it() {
         vec![m("gate::rounds"), m("gate"), m("gate::calibrate")]
     );
 }
+
+/// `ci/check_scripts.sh` (run by ci/test.sh over the repository) fails on a shell script
+/// or Python file that does not parse, naming each, and passes the ones that do: the
+/// check can fail, and finds scripts by extension and by their `#!` line.
+#[test]
+fn the_script_check_names_every_script_that_does_not_parse() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/check_scripts.sh");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("scripts/good.sh", "echo ok\n");
+    write("scripts/good.py", "print('ok')\n");
+    write("ci/no_extension", "#!/usr/bin/env bash\nset -e\necho ok\n");
+    write(
+        "notes.txt",
+        "if then fi (not a script: no extension, no #! line)\n",
+    );
+    let run = || {
+        std::process::Command::new("bash")
+            .arg(&script)
+            .arg(dir.path())
+            .output()
+            .expect("bash runs the check")
+    };
+    let clean = run();
+    let said = String::from_utf8_lossy(&clean.stdout).into_owned();
+    assert_eq!(clean.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("2 shell scripts, 1 Python files; 0 broken"),
+        "{said}"
+    );
+
+    write("ci/half_copy", "#!/bin/bash\nif true; then\n  echo one\n");
+    write("scripts/noise_quality.sh", "for x in 1 2; do\n  echo $x\n");
+    write("scripts/broken.py", "def f(:\n    pass\n");
+    let broken = run();
+    let err = String::from_utf8_lossy(&broken.stderr).into_owned();
+    assert_eq!(broken.status.code(), Some(1), "{err}");
+    for name in [
+        "ci/half_copy",
+        "scripts/noise_quality.sh",
+        "scripts/broken.py",
+    ] {
+        assert!(
+            err.contains(&format!("check_scripts: {name} does not")),
+            "{name}: {err}"
+        );
+    }
+    assert!(!err.contains("good"), "{err}");
+    assert!(
+        String::from_utf8_lossy(&broken.stdout).contains("; 3 broken"),
+        "{:?}",
+        broken.stdout
+    );
+}
