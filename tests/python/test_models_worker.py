@@ -281,6 +281,18 @@ class TinyGpt2(unittest.TestCase):
         self.assertEqual(metrics["tpot_p50_ns"], round(((1000 - 100) / 3 + (2000 - 200) / 3) / 2))
         self.assertEqual(models.tpot_metrics([1000], [100], 1), {})
 
+    def test_a_prefill_call_is_its_time_to_first_token_and_only_a_prefill(self):
+        models = helpers.load_worker("models")
+        calls = [400, 100, 300, 200]
+        prefill = models.call_latency_metrics("prefill", calls)
+        for p in ("p50", "p90", "p99"):
+            self.assertEqual(prefill[f"ttft_{p}_ns"], prefill[f"latency_{p}_ns"])
+        self.assertEqual(prefill["ttft_p50_ns"], models.latency_metrics(calls)["latency_p50_ns"])
+        self.assertIn("prefill", prefill["ttft_method"])
+        # Decode measures its own TTFT inside the call; forward (vision) has no first token.
+        for phase in ("decode", "forward"):
+            self.assertFalse([k for k in models.call_latency_metrics(phase, calls) if k.startswith("ttft")], phase)
+
 
 if __name__ == "__main__":
     unittest.main()
