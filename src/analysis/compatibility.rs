@@ -212,7 +212,8 @@ fn status(run: &RunRecord, entries: &BTreeMap<String, BenchmarkOutcome>, id: &st
     }
 }
 
-/// `1234 tokens/s, MFU 3.1 %` from a measured cell's notes; a serve cell leads with its
+/// `1234 tokens/s, MFU 3.1 %` (and `MBU 41.0 %` for a decode cell) from a measured cell's
+/// notes; a serve cell leads with its
 /// load (`goodput 7.9 of 8 req/s offered (99 % met SLOs)`), the figure it exists for.
 fn measured(notes: &BTreeMap<String, Value>) -> String {
     let number = |key: &str| notes.get(key).and_then(Value::as_f64);
@@ -238,6 +239,10 @@ fn measured(notes: &BTreeMap<String, Value>) -> String {
         (Some(mfu), _) => parts.push(format!("MFU {:.2} %", mfu * 100.0)),
         (None, Some(why)) => parts.push(format!("no MFU: {why}")),
         _ => {}
+    }
+    // Decode is bound by memory: its bandwidth figure beside the FLOP one.
+    if let Some(mbu) = number("mbu") {
+        parts.push(format!("MBU {:.1} %", mbu * 100.0));
     }
     parts.join(", ")
 }
@@ -323,6 +328,10 @@ mod tests {
             measured(&serve),
             "goodput 7.50 of 8 req/s offered (90 % met SLOs), 120.0 tokens/s, p50 2.50 ms"
         );
+        let decode =
+            serde_json::from_value(json!({"tokens_per_s": 800.0, "mfu": 0.004, "mbu": 0.412}))
+                .unwrap();
+        assert_eq!(measured(&decode), "800.0 tokens/s, MFU 0.40 %, MBU 41.2 %");
         let text = map.to_text();
         assert!(
             text.contains("5 cells: 1 measured, 1 failed, 2 skipped, 1 missing"),

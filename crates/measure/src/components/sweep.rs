@@ -373,6 +373,13 @@ impl TimedWorkload for SweepWorkload<'_> {
                 notes.insert("mfu_unavailable".into(), why.into());
             }
         }
+        match mbu(&notes, self.sweep, cell) {
+            Ok(Some(bandwidth)) => bandwidth.write(&mut notes),
+            Ok(None) => {}
+            Err(why) => {
+                notes.insert("mbu_unavailable".into(), why.into());
+            }
+        }
         notes
     }
 }
@@ -439,6 +446,98 @@ pub fn mfu(
     })
 }
 
+/// Model bandwidth utilisation of one decoding cell: decode is bound by memory, so its
+/// figure is the bytes each step must read over the time a step takes, against the probe's
+/// memory bandwidth (MFU stays beside it, and is tiny for decode by nature).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bandwidth {
+    pub mbu: f64,
+    pub bytes_per_step: f64,
+    pub peak_bytes_per_s: f64,
+}
+
+impl Bandwidth {
+    fn write(&self, notes: &mut BTreeMap<String, Value>) {
+        notes.insert("mbu".into(), self.mbu.into());
+        notes.insert("mbu_bytes_per_step".into(), self.bytes_per_step.into());
+        notes.insert("mbu_peak_bytes_per_s".into(), self.peak_bytes_per_s.into());
+        notes.insert(
+            "mbu_method".into(),
+            "weights a token is multiplied by + the KV cache at the mean context, per step \
+             (tokens_per_s / batch steps a second); a lower bound where the timed call \
+             includes the prompt's prefill"
+                .into(),
+        );
+        if self.mbu > 1.0 {
+            let why = format!(
+                "model bandwidth utilisation {:.0} % exceeds 100 % of the probe's memory \
+                 bandwidth ({:.3e} B/s): the byte count, the timing or the peak is wrong",
+                self.mbu * 100.0,
+                self.peak_bytes_per_s
+            );
+            notes.insert(CHECK_AFTER_TIMING_NOTE.into(), why.into());
+        }
+    }
+}
+
+/// MBU from a decoding cell's notes: [`ModelSpec::decode_step_bytes`] x steps per second
+/// (`tokens_per_s` / batch: a step makes one token of each sequence) / the probe's memory
+/// bandwidth. `Ok(None)` for a cell that does not decode; `Err` says why a decoding cell
+/// has none.
+///
+/// [`ModelSpec::decode_step_bytes`]: crate::workload::models::ModelSpec::decode_step_bytes
+pub fn mbu(
+    notes: &BTreeMap<String, Value>,
+    sweep: &Sweep,
+    cell: &Cell,
+) -> Result<Option<Bandwidth>, String> {
+    use crate::workload::models::Phase;
+    if !matches!(cell.phase, Phase::Decode | Phase::Serve) {
+        return Ok(None);
+    }
+    let Some(spec) = sweep.plan.spec(cell) else {
+        return Err("the bytes a step reads need the catalogue's geometry (a local model)".into());
+    };
+    let Some(bytes) = spec.decode_step_bytes(cell, sweep.plan.new_tokens) else {
+        return Ok(None);
+    };
+    let tokens = notes
+        .get("tokens_per_s")
+        .and_then(Value::as_f64)
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .ok_or("the worker reported no tokens_per_s")?;
+    let steps = tokens / f64::from(cell.batch.max(1));
+    let peak = bandwidth_peak(&sweep.peaks, sweep.plan.device)?;
+    Ok(Some(Bandwidth {
+        mbu: bytes as f64 * steps / peak,
+        bytes_per_step: bytes as f64,
+        peak_bytes_per_s: peak,
+    }))
+}
+
+/// The backend whose peaks the probe lists for a sweep device; `None` for the devices it
+/// has no table for (NPUs, OpenVINO's).
+fn probed_backend(device: SweepDevice) -> Option<BackendKind> {
+    match device {
+        SweepDevice::Cpu => Some(BackendKind::Cpu),
+        SweepDevice::Cuda => Some(BackendKind::Cuda),
+        SweepDevice::Rocm => Some(BackendKind::Rocm),
+        _ => None,
+    }
+}
+
+/// The probe's memory bandwidth for `device` (the larger of theoretical and measured).
+pub fn bandwidth_peak(peaks: &[Peak], device: SweepDevice) -> Result<f64, String> {
+    let kind = probed_backend(device)
+        .ok_or_else(|| format!("the probe has no memory bandwidth for {device}"))?;
+    peaks
+        .iter()
+        .filter(|p| p.backend == kind && p.metric == PeakMetric::BytesPerSecond)
+        .find_map(Peak::reference)
+        .filter(|p| *p > 0.0)
+        .ok_or_else(|| format!("the probe has no memory bandwidth on {device}"))
+}
+
 /// The probe's FLOP/s peak for `device` at `precision` (the larger of theoretical and
 /// measured, as every "% of peak" takes it).
 pub fn peak_for(
@@ -446,12 +545,8 @@ pub fn peak_for(
     device: SweepDevice,
     precision: crate::workload::models::Precision,
 ) -> Result<f64, String> {
-    let kind = match device {
-        SweepDevice::Cpu => BackendKind::Cpu,
-        SweepDevice::Cuda => BackendKind::Cuda,
-        SweepDevice::Rocm => BackendKind::Rocm,
-        other => return Err(format!("the probe has no peak table for {other}")),
-    };
+    let kind = probed_backend(device)
+        .ok_or_else(|| format!("the probe has no peak table for {device}"))?;
     let dtype = precision
         .peak_dtype()
         .ok_or_else(|| format!("the probe has no {precision} FLOP peak"))?;
@@ -637,6 +732,69 @@ mod tests {
         );
         // No budget read: nothing is refused for memory; the positions still are.
         assert_eq!(sweep.precheck(SweepBackend::Torch, cell), None);
+    }
+
+    #[test]
+    fn mbu_is_the_bytes_of_a_step_times_steps_per_second_over_the_bandwidth() {
+        let raw = RawAxes {
+            models: Some(vec!["tinyllama-1.1b".into()]),
+            seq: Some(vec!["512".into()]),
+            batch: Some(vec!["4".into()]),
+            ..RawAxes::default()
+        };
+        let plan = SweepPlan::from_axes(&SweepAxes::resolve(&raw, SweepDevice::Cpu).unwrap());
+        let bandwidth = Peak {
+            metric: PeakMetric::BytesPerSecond,
+            dtype: None,
+            ..peak(BackendKind::Cpu, DType::F32, 1e11, Some(8e10))
+        };
+        let sweep = unread_budget_sweep(&plan, vec![bandwidth]);
+        let find = |phase: &str| {
+            plan.cells
+                .iter()
+                .find(|c| c.phase.id() == phase)
+                .unwrap_or_else(|| panic!("no {phase} cell in {:?}", plan.cells))
+        };
+        let decode = find("decode");
+        let step = crate::workload::models::find("tinyllama-1.1b")
+            .unwrap()
+            .decode_step_bytes(decode, plan.new_tokens)
+            .unwrap() as f64;
+        // 40 tokens/s over batch 4: 10 steps a second; the larger of the two peaks.
+        let notes = BTreeMap::from([("tokens_per_s".to_string(), Value::from(40.0))]);
+        let b = mbu(&notes, &sweep, decode).unwrap().unwrap();
+        assert_eq!((b.bytes_per_step, b.peak_bytes_per_s), (step, 1e11));
+        assert!((b.mbu - step * 10.0 / 1e11).abs() < 1e-12, "{b:?}");
+        let mut written = BTreeMap::new();
+        b.write(&mut written);
+        assert!(!written.contains_key(CHECK_AFTER_TIMING_NOTE));
+        assert!(written["mbu_method"].as_str().unwrap().contains("KV cache"));
+        // Faster than the memory can feed it: a failed record, as MFU over 100 % is.
+        let fast = BTreeMap::from([("tokens_per_s".to_string(), Value::from(1e6))]);
+        let mut written = BTreeMap::new();
+        mbu(&fast, &sweep, decode)
+            .unwrap()
+            .unwrap()
+            .write(&mut written);
+        assert!(
+            written[CHECK_AFTER_TIMING_NOTE]
+                .as_str()
+                .unwrap()
+                .contains("exceeds 100 %")
+        );
+        // A prefill has no MBU; a decode without a rate or a bandwidth says why.
+        assert_eq!(mbu(&notes, &sweep, find("prefill")), Ok(None));
+        assert!(
+            mbu(&BTreeMap::new(), &sweep, decode)
+                .unwrap_err()
+                .contains("tokens_per_s")
+        );
+        let no_peak = unread_budget_sweep(&plan, Vec::new());
+        assert!(
+            mbu(&notes, &no_peak, decode)
+                .unwrap_err()
+                .contains("memory bandwidth on cpu")
+        );
     }
 
     #[test]

@@ -392,6 +392,36 @@ impl ModelSpec {
     }
 }
 
+impl ModelSpec {
+    /// Bytes one decode step must read from device memory, for MBU (decode is bound by
+    /// memory, not compute: each step multiplies B token vectors by every weight): the
+    /// weights ([`count::ParamCount::active_matmul`]: all but the lookup tables, which
+    /// read only B rows; the tied head counted as the matmul it is) at the cell's
+    /// precision, plus the whole KV cache at the step's context, keys and values of every
+    /// cached layer for each of the B sequences. The context is the mean over the cell's
+    /// `new_tokens` steps (prompt + N/2, as [`Self::flops_per_element`] takes it). `None`
+    /// for a phase that does not decode or a task that does not generate.
+    pub fn decode_step_bytes(&self, cell: &Cell, new_tokens: u64) -> Option<u64> {
+        if !matches!(cell.phase, Phase::Decode | Phase::Serve) || !self.task().generates() {
+            return None;
+        }
+        let g = geometry(&self.dims);
+        let weights = count::count(&self.dims).active_matmul() * cell.precision.weight_bytes();
+        let prompt = match self.task() {
+            Task::Decoder => cell.seq,
+            _ => g.fixed_tokens.unwrap_or(cell.seq),
+        };
+        let context = prompt + new_tokens / 2;
+        let kv = 2
+            * g.cached_layers
+            * u64::from(cell.batch)
+            * context
+            * g.kv_width
+            * cell.precision.activation_bytes();
+        Some(weights + kv)
+    }
+}
+
 /// Bytes as GiB with one decimal, for skip reasons.
 pub fn gib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / (1u64 << 30) as f64)
@@ -484,6 +514,40 @@ mod tests {
         assert_eq!(whisper.tokens_per_sample(), Some(1500));
         // The encoder alone: far below the whole model's 2 x 37.8 M per token.
         assert!(whisper.flops_per_token() < 2 * 10_000_000);
+    }
+
+    #[test]
+    fn a_decode_step_reads_the_matmul_weights_and_the_kv_cache_at_its_mean_context() {
+        let llama = find("tinyllama-1.1b").unwrap();
+        // TinyLlama: 22 layers, hidden 2048, FFN 5632, 32 heads with 4 KV heads of 64,
+        // vocabulary 32000, untied head. Per layer q,o 2048², k,v 2048x256, gate/up/down
+        // 3 x 2048x5632, two RMSNorm weights of 2048; plus the final norm and the head
+        // 32000x2048 (the embedding table is a lookup: B rows, left out).
+        let per_layer = 2 * 2048 * 2048 + 2 * 2048 * 256 + 3 * 2048 * 5632 + 2 * 2048;
+        let matmul = 22 * per_layer + 2048 + 32000 * 2048;
+        let decode = cell(Phase::Decode, Precision::Bf16, 1, 512);
+        // 16 new tokens: mean context 512 + 8; keys and values, 22 layers, 256 wide, bf16.
+        let kv = 2 * 22 * 520 * 256 * 2;
+        assert_eq!(llama.decode_step_bytes(&decode, 16), Some(matmul * 2 + kv));
+        // Batch 8 reads the weights once and eight caches; fp32 doubles every byte.
+        let eight = cell(Phase::Decode, Precision::Bf16, 8, 512);
+        assert_eq!(
+            llama.decode_step_bytes(&eight, 16),
+            Some(matmul * 2 + 8 * kv)
+        );
+        let fp32 = cell(Phase::Decode, Precision::Fp32, 1, 512);
+        assert_eq!(
+            llama.decode_step_bytes(&fp32, 16),
+            Some(matmul * 4 + 2 * kv)
+        );
+        // A prefill is compute-bound and has no step; a vision model never decodes.
+        let prefill = cell(Phase::Prefill, Precision::Bf16, 1, 512);
+        assert_eq!(llama.decode_step_bytes(&prefill, 16), None);
+        let vit = find("vit-b16").unwrap();
+        assert_eq!(
+            vit.decode_step_bytes(&cell(Phase::Forward, Precision::Fp32, 1, 0), 16),
+            None
+        );
     }
 
     #[test]
