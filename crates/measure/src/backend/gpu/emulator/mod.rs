@@ -18,7 +18,7 @@
 //! plain column-major loop with f32 accumulation, written against the same `BatchedGemm`
 //! description, so the path's own code (strides, transposes, the softmax kernel) is tested.
 
-use super::kernels::{BODY, kernel_names};
+use super::kernels::{BODY, MMA_BY_SHUFFLE, kernel_names};
 use super::{Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use crate::backend::{BackendError, BackendKind};
 use crate::workload::DType;
@@ -72,11 +72,15 @@ pub struct EmulatedDevice {
     _dir: tempfile::TempDir,
 }
 
-/// The C++ translation unit: runtime, kernel body, and the name → kernel table. Every name
-/// in [`kernel_names`] must resolve to a kernel, so a misspelled name fails to compile.
+/// The C++ translation unit: runtime, the tensor-core multiply by shuffles (the same
+/// fragment contract as NVIDIA's `mma.sync`), kernel body, and the name → kernel table.
+/// Every name in [`kernel_names`] must resolve to a kernel, so a misspelled name fails to
+/// compile.
 pub fn translation_unit(body: &str) -> String {
-    let mut unit = String::with_capacity(RUNTIME.len() + body.len() + 4096);
+    let mut unit =
+        String::with_capacity(RUNTIME.len() + MMA_BY_SHUFFLE.len() + body.len() + 4096);
     unit.push_str(RUNTIME);
+    unit.push_str(MMA_BY_SHUFFLE);
     unit.push_str(body);
     unit.push_str("\nSB_BEGIN_KERNELS\n");
     for name in kernel_names() {
