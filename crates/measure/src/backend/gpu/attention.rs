@@ -84,7 +84,7 @@ impl FlashKernel {
     pub fn description(self) -> &'static str {
         match self {
             FlashKernel::TensorCores => {
-                "stackbench FlashAttention-2-style kernel (tensor cores, mma.sync m16n8k16, f32 accumulation)"
+                "stackbench FlashAttention-2-style kernel on tensor cores (mma.sync m16n8k16), f32 accumulation"
             }
             FlashKernel::Simt => "stackbench online-softmax kernel (CUDA cores / VALU, SIMT)",
         }

@@ -67,6 +67,9 @@ impl ThreadOrder {
 pub struct EmulatedDevice {
     launch: LaunchFn,
     order: ThreadOrder,
+    /// The backend the workloads see: CUDA unless a test poses as ROCm, to run the kernels
+    /// the workloads choose there (the SIMT flash kernel in f16 and bf16).
+    kind: BackendKind,
     // Keeps the compiled module loaded for as long as `launch` may be called.
     _library: libloading::Library,
     _dir: tempfile::TempDir,
@@ -163,9 +166,16 @@ impl EmulatedDevice {
         Ok(EmulatedDevice {
             launch,
             order,
+            kind: BackendKind::Cuda,
             _library: lib,
             _dir: dir,
         })
+    }
+
+    /// The same device reporting `kind` to the workloads, which choose their kernels by it.
+    /// The runtime's semantics do not change: AMD's kernels here use 32-lane shuffles too.
+    pub fn posing_as(self, kind: BackendKind) -> Self {
+        EmulatedDevice { kind, ..self }
     }
 }
 
@@ -208,8 +218,9 @@ fn host_buffer(bytes: usize) -> RawBuffer {
 
 impl GpuDevice for EmulatedDevice {
     fn kind(&self) -> BackendKind {
-        // The runtime gives the kernels CUDA's semantics (32-lane warps, `__shfl_*_sync`).
-        BackendKind::Cuda
+        // The runtime gives the kernels CUDA's semantics (32-lane warps, `__shfl_*_sync`);
+        // `posing_as` changes only which kernels the workloads pick.
+        self.kind
     }
     fn units(&self) -> u32 {
         UNITS
