@@ -11,12 +11,12 @@
 //! The second half proves these checks can fail: the same workloads on deliberately broken
 //! kernel source must report a wrong result (or a rejected launch), never pass.
 
-use stackbench::backend::{BackendError, BackendKind};
 use stackbench::backend::TimedWorkload;
 use stackbench::backend::gpu::emulator::{EmulatedDevice, ThreadOrder};
 use stackbench::backend::gpu::kernels::BODY;
 use stackbench::backend::gpu::stream::GpuStreamKernel;
 use stackbench::backend::gpu::{Arg, GpuDevice, Grid, attention, tensor_ops};
+use stackbench::backend::{BackendError, BackendKind};
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
 use stackbench::workload::tensor_ops::{DTYPES, TensorOp, TensorShape};
 use stackbench::workload::{DType, StreamKernel};

@@ -171,8 +171,7 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
 
     fn flash(&self) -> Result<(), BackendError> {
         let s = self.shape;
-        let (name, grid) =
-            FlashKernel::choose(self.dev.kind(), T::DTYPE).launch_shape(s, T::DTYPE);
+        let (name, grid) = FlashKernel::choose(self.dev.kind(), T::DTYPE).launch_shape(s, T::DTYPE);
         self.dev.launch(
             &name,
             grid,

@@ -476,7 +476,10 @@ __device__ __forceinline__ void flash_tc_forward(const u16* __restrict__ q, cons
     constexpr int P_STEPS = FLASH_TC_BK / 16; /* k-steps of O += P·V */
     constexpr int O_TILES = D / 8;           /* 8-column tiles of O */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
-    const int q0 = blockIdx.x * FLASH_TC_BQ, warp_row = q0 + warp * 16;
+    /* Causal blocks' work grows with their row: the last query blocks go first, so the
+     * short ones fill the gaps at the end instead of a long one running alone. */
+    const int q_block = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const int q0 = q_block * FLASH_TC_BQ, warp_row = q0 + warp * 16;
     const int rows[2] = {warp_row + g, warp_row + g + 8};
     const u64 base = (u64)blockIdx.y * s * D;
     const float scale_log2 = scale * 1.4426950408889634f;

@@ -80,8 +80,7 @@ pub struct EmulatedDevice {
 /// Every name in [`kernel_names`] must resolve to a kernel, so a misspelled name fails to
 /// compile.
 pub fn translation_unit(body: &str) -> String {
-    let mut unit =
-        String::with_capacity(RUNTIME.len() + MMA_BY_SHUFFLE.len() + body.len() + 4096);
+    let mut unit = String::with_capacity(RUNTIME.len() + MMA_BY_SHUFFLE.len() + body.len() + 4096);
     unit.push_str(RUNTIME);
     unit.push_str(MMA_BY_SHUFFLE);
     unit.push_str(body);
