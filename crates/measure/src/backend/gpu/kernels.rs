@@ -96,8 +96,10 @@ __device__ __forceinline__ float mma_unpack(unsigned v, int high) {
     const u16 h = (u16)(high ? v >> 16 : v & 0xffffu);
     return BF16_INPUTS ? __uint_as_float(((unsigned)h) << 16) : F16::load(h);
 }
+/* Not inlined: a kernel makes 128 of these calls per tile, each 32 shuffles; inlined and
+ * unrolled, that makes AMD's compiler run for many minutes over code nothing launches. */
 template <int BF16_INPUTS>
-__device__ __forceinline__ void mma_by_shuffle(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+__device__ __attribute__((noinline)) void mma_by_shuffle(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     /* A's rows g and g+8, B's columns 2t and 2t+1: what this lane's c[0..3] need. */
     float row_g[16], row_g8[16], col_0[16], col_1[16];
