@@ -197,6 +197,19 @@ fn broken(from: &str, to: &str, order: ThreadOrder) -> EmulatedDevice {
         .unwrap_or_else(|e| panic!("broken source did not compile: {e}"))
 }
 
+/// Attention with `from` replaced by `to` in the kernel source must fail its check.
+fn assert_broken_attention_fails(
+    what: &str,
+    (from, to): (&str, &str),
+    shape: AttentionShape,
+    kernel: AttentionKernel,
+    dtype: DType,
+) {
+    let dev = broken(from, to, ThreadOrder::Forward);
+    let mut w = attention::open(&dev, kernel, shape, dtype).unwrap();
+    assert_mismatch(what, w.verify());
+}
+
 fn assert_mismatch(what: &str, result: Result<(), BackendError>) {
     match result {
         Err(BackendError::Mismatch { .. }) => {}
@@ -222,53 +235,58 @@ fn a_warp_reduction_that_skips_lanes_fails_the_sum_and_softmax_checks() {
 #[test]
 fn an_online_softmax_without_its_rescaling_fails_the_attention_check() {
     // Forgetting to rescale the running sum when the max grows is the classic flash bug.
-    let dev = broken(
-        "l[rr] = l[rr] * correction + warp_sum(p);",
-        "l[rr] = l[rr] + warp_sum(p);",
-        ThreadOrder::Forward,
+    assert_broken_attention_fails(
+        "flash without rescaling",
+        (
+            "l[rr] = l[rr] * correction + warp_sum(p);",
+            "l[rr] = l[rr] + warp_sum(p);",
+        ),
+        AttentionShape::new(1, 2, 50, 64, false),
+        AttentionKernel::Flash,
+        DType::F32,
     );
-    let shape = AttentionShape::new(1, 2, 50, 64, false);
-    let mut w = attention::open(&dev, AttentionKernel::Flash, shape, DType::F32).unwrap();
-    assert_mismatch("flash without rescaling", w.verify());
 }
 
 #[test]
 fn a_tensor_core_fragment_read_from_the_wrong_columns_fails_the_attention_check() {
     // K's B fragment: b[0] holds keys' columns 2t, 2t+1 of the 16-wide step, b[1] columns
     // 2t+8, 2t+9. Swapping them still multiplies every value, but by the wrong Q column.
-    let dev = broken(
-        "const unsigned b[2] = {load_word(key), load_word(key + 8)};",
-        "const unsigned b[2] = {load_word(key + 8), load_word(key)};",
-        ThreadOrder::Forward,
+    assert_broken_attention_fails(
+        "flash_tc with swapped K fragment",
+        (
+            "const unsigned b[2] = {load_word(key), load_word(key + 8)};",
+            "const unsigned b[2] = {load_word(key + 8), load_word(key)};",
+        ),
+        AttentionShape::new(1, 1, TC_SEQ, 64, false),
+        AttentionKernel::Flash,
+        DType::F16,
     );
-    let shape = AttentionShape::new(1, 1, TC_SEQ, 64, false);
-    let mut w = attention::open(&dev, AttentionKernel::Flash, shape, DType::F16).unwrap();
-    assert_mismatch("flash_tc with swapped K fragment", w.verify());
 }
 
 #[test]
 fn a_tensor_core_online_softmax_without_its_rescaling_fails_the_attention_check() {
-    let dev = broken(
-        "l[h] = l[h] * correction + sum;",
-        "l[h] = l[h] + sum;",
-        ThreadOrder::Forward,
+    assert_broken_attention_fails(
+        "flash_tc without rescaling",
+        ("l[h] = l[h] * correction + sum;", "l[h] = l[h] + sum;"),
+        AttentionShape::new(1, 1, TC_SEQ, 64, true),
+        AttentionKernel::Flash,
+        DType::Bf16,
     );
-    let shape = AttentionShape::new(1, 1, TC_SEQ, 64, true);
-    let mut w = attention::open(&dev, AttentionKernel::Flash, shape, DType::Bf16).unwrap();
-    assert_mismatch("flash_tc without rescaling", w.verify());
 }
 
 #[test]
 fn a_causal_mask_off_by_one_fails_the_standard_attention_check() {
-    let dev = broken(
-        "const int keys = causal ? i + 1 : s;",
-        "const int keys = causal ? i : s;",
-        ThreadOrder::Forward,
-    );
-    let shape = AttentionShape::new(1, 2, 13, 64, true);
-    let mut w = attention::open(&dev, AttentionKernel::Standard, shape, DType::F32).unwrap();
     // Row 0 then has no keys at all: its softmax divides by zero.
-    assert_mismatch("causal mask off by one", w.verify());
+    assert_broken_attention_fails(
+        "causal mask off by one",
+        (
+            "const int keys = causal ? i + 1 : s;",
+            "const int keys = causal ? i : s;",
+        ),
+        AttentionShape::new(1, 2, 13, 64, true),
+        AttentionKernel::Standard,
+        DType::F32,
+    );
 }
 
 #[test]
