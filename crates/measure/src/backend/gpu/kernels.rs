@@ -7,6 +7,11 @@
 //! on AMD) or with bit operations (bf16, round-to-nearest-even); arithmetic is f32, as
 //! PyTorch's kernels do. Warp-level code works on groups of 32 lanes: a CUDA warp, or half
 //! of an AMD wavefront of 64 (shuffles take a width of 32 there), so it is correct on both.
+//!
+//! One exception to f32 arithmetic: the tensor-core attention kernels (`flash_tc_*`) multiply
+//! 16-bit values with f32 accumulation through a warp-level m16n8k16 whose fragment contract
+//! is written once: [`CUDA_MMA`] runs it on NVIDIA's tensor cores, [`MMA_BY_SHUFFLE`] computes
+//! it lane by lane (the CPU emulator; on AMD only so that the source compiles).
 
 use super::Grid;
 
