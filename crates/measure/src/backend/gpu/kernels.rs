@@ -10,7 +10,7 @@
 //!
 //! One exception to f32 arithmetic: the tensor-core attention kernels (`flash_tc_*`) multiply
 //! 16-bit values with f32 accumulation through a warp-level m16n8k16 whose fragment contract
-//! is written once: [`CUDA_MMA`] runs it on NVIDIA's tensor cores, [`MMA_BY_SHUFFLE`] computes
+//! is written once: `CUDA_MMA` runs it on NVIDIA's tensor cores, [`MMA_BY_SHUFFLE`] computes
 //! it lane by lane (the CPU emulator; on AMD only so that the source compiles).
 
 use super::Grid;
@@ -88,7 +88,7 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&c)[4], const unsigned 
 }
 "#;
 
-/// The m16n8k16 contract of [`CUDA_MMA`] without tensor cores: each lane gathers the rows
+/// The m16n8k16 contract of `CUDA_MMA` without tensor cores: each lane gathers the rows
 /// of A and the columns of B its four outputs need from the other lanes' fragments, by
 /// shuffles, and computes them in f32. The kernel emulator runs the tensor-core kernels
 /// through this, so their fragment indexing and online softmax are checked against the
