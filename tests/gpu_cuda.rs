@@ -166,8 +166,24 @@ fn attention_kernels_agree_with_the_reference_and_flash_uses_less_memory() {
                         shape.function_id(kernel, dtype),
                         || dev.attention(kernel, shape, dtype),
                         |w| {
-                            let peak = w.notes().get("peak_memory_bytes").and_then(|v| v.as_u64());
+                            let notes = w.notes();
+                            let peak = notes.get("peak_memory_bytes").and_then(|v| v.as_u64());
                             peaks.push(peak.ok_or("no peak_memory_bytes note")?);
+                            // f16 and bf16 flash run on tensor cores on NVIDIA; f32 on SIMT.
+                            let implementation = notes
+                                .get("implementation")
+                                .and_then(|v| v.as_str())
+                                .unwrap_or_default();
+                            let want = match (kernel, dtype) {
+                                (AttentionKernel::Standard, _) => "BLAS",
+                                (AttentionKernel::Flash, DType::F32) => "SIMT",
+                                (AttentionKernel::Flash, _) => "tensor cores (mma.sync m16n8k16)",
+                            };
+                            if !implementation.contains(want) {
+                                return Err(format!(
+                                    "implementation note {implementation:?} lacks {want:?}"
+                                ));
+                            }
                             Ok(())
                         },
                     );

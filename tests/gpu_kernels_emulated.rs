@@ -1,8 +1,9 @@
 //! Every GPU kernel stackbench writes, executed on the CPU through the kernel emulator
 //! (src/backend/gpu/emulator) and checked by its workload's own `verify()` against the CPU
 //! reference: the STREAM kernels, the elementwise ops, the block reductions (sum, softmax,
-//! layer norm), the standard attention's masked softmax and the flash kernel's online
-//! softmax, in f32, f16 and bf16, at shapes that leave partial blocks, warps and tiles.
+//! layer norm), the standard attention's masked softmax and the flash kernels' online
+//! softmax (SIMT, and on tensor cores through a shuffle-built m16n8k16 of the same fragment
+//! contract), in f32, f16 and bf16, at shapes that leave partial blocks, warps and tiles.
 //!
 //! Each runs twice, with the block's threads scheduled in thread order and in reverse, so
 //! a read of shared memory that a barrier does not order shows up.
@@ -10,12 +11,12 @@
 //! The second half proves these checks can fail: the same workloads on deliberately broken
 //! kernel source must report a wrong result (or a rejected launch), never pass.
 
-use stackbench::backend::BackendError;
 use stackbench::backend::TimedWorkload;
 use stackbench::backend::gpu::emulator::{EmulatedDevice, ThreadOrder};
 use stackbench::backend::gpu::kernels::BODY;
 use stackbench::backend::gpu::stream::GpuStreamKernel;
 use stackbench::backend::gpu::{Arg, GpuDevice, Grid, attention, tensor_ops};
+use stackbench::backend::{BackendError, BackendKind};
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
 use stackbench::workload::tensor_ops::{DTYPES, TensorOp, TensorShape};
 use stackbench::workload::{DType, StreamKernel};
@@ -54,7 +55,7 @@ fn verify_accuracy(
     what: &str,
     workload: Result<Box<dyn TimedWorkload + '_>, BackendError>,
     elements: usize,
-) {
+) -> std::collections::BTreeMap<String, serde_json::Value> {
     let notes = verify_notes(what, workload);
     let accuracy: stackbench::workload::Accuracy = notes
         .get("accuracy")
@@ -65,6 +66,7 @@ fn verify_accuracy(
         !accuracy.sliced && accuracy.worst_bound_ratio <= 1.0,
         "{what}: {accuracy:?}"
     );
+    notes
 }
 
 /// One element; a length the remainder loop covers alone; and one long enough for the
@@ -134,6 +136,61 @@ fn attention_kernels_match_the_reference() {
     }
 }
 
+/// Two query blocks and two key tiles of the tensor-core kernel (64 each), the second of
+/// both partial: the diagonal tile, the partial tile and the online softmax's rescaling
+/// between tiles all run.
+const TC_SEQ: usize = 80;
+
+/// What f16 and bf16 flash run on NVIDIA: the tensor-core kernel, here through the
+/// shuffle-built m16n8k16 of the same fragment contract.
+#[test]
+fn tensor_core_flash_matches_the_reference_across_partial_tiles() {
+    for d in [64, 128] {
+        for causal in [false, true] {
+            let shape = AttentionShape::new(1, 1, TC_SEQ, d, causal);
+            for order in ThreadOrder::BOTH {
+                for dtype in [DType::F16, DType::Bf16] {
+                    let what = format!("flash {dtype:?} {shape:?} {order:?}");
+                    let notes = verify_accuracy(
+                        &what,
+                        attention::open(device(order), AttentionKernel::Flash, shape, dtype),
+                        shape.elements(),
+                    );
+                    let implementation = notes["implementation"].as_str().unwrap_or_default();
+                    assert!(
+                        implementation.contains("tensor cores (mma.sync m16n8k16"),
+                        "{what}: {implementation}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// AMD has no `mma.sync`: there f16 and bf16 flash stay on the SIMT kernel, and say so.
+#[test]
+fn on_rocm_flash_runs_the_simt_kernel_in_every_precision() {
+    let dev = EmulatedDevice::open(ThreadOrder::Forward)
+        .unwrap_or_else(|e| panic!("the kernel emulator could not be built: {e}"))
+        .posing_as(BackendKind::Rocm);
+    for d in [64, 128] {
+        let shape = AttentionShape::new(1, 2, 50, d, true);
+        for dtype in [DType::F32, DType::F16, DType::Bf16] {
+            let what = format!("rocm flash {dtype:?} {shape:?}");
+            let notes = verify_accuracy(
+                &what,
+                attention::open(&dev, AttentionKernel::Flash, shape, dtype),
+                shape.elements(),
+            );
+            let implementation = notes["implementation"].as_str().unwrap_or_default();
+            assert!(
+                implementation.contains("SIMT") && !implementation.contains("tensor"),
+                "{what}: {implementation}"
+            );
+        }
+    }
+}
+
 fn broken(from: &str, to: &str, order: ThreadOrder) -> EmulatedDevice {
     assert!(
         BODY.contains(from),
@@ -141,6 +198,19 @@ fn broken(from: &str, to: &str, order: ThreadOrder) -> EmulatedDevice {
     );
     EmulatedDevice::with_body(&BODY.replacen(from, to, 1), order)
         .unwrap_or_else(|e| panic!("broken source did not compile: {e}"))
+}
+
+/// Attention with `from` replaced by `to` in the kernel source must fail its check.
+fn assert_broken_attention_fails(
+    what: &str,
+    (from, to): (&str, &str),
+    shape: AttentionShape,
+    kernel: AttentionKernel,
+    dtype: DType,
+) {
+    let dev = broken(from, to, ThreadOrder::Forward);
+    let mut w = attention::open(&dev, kernel, shape, dtype).unwrap();
+    assert_mismatch(what, w.verify());
 }
 
 fn assert_mismatch(what: &str, result: Result<(), BackendError>) {
@@ -168,27 +238,58 @@ fn a_warp_reduction_that_skips_lanes_fails_the_sum_and_softmax_checks() {
 #[test]
 fn an_online_softmax_without_its_rescaling_fails_the_attention_check() {
     // Forgetting to rescale the running sum when the max grows is the classic flash bug.
-    let dev = broken(
-        "l[rr] = l[rr] * correction + warp_sum(p);",
-        "l[rr] = l[rr] + warp_sum(p);",
-        ThreadOrder::Forward,
+    assert_broken_attention_fails(
+        "flash without rescaling",
+        (
+            "l[rr] = l[rr] * correction + warp_sum(p);",
+            "l[rr] = l[rr] + warp_sum(p);",
+        ),
+        AttentionShape::new(1, 2, 50, 64, false),
+        AttentionKernel::Flash,
+        DType::F32,
     );
-    let shape = AttentionShape::new(1, 2, 50, 64, false);
-    let mut w = attention::open(&dev, AttentionKernel::Flash, shape, DType::F32).unwrap();
-    assert_mismatch("flash without rescaling", w.verify());
+}
+
+#[test]
+fn a_tensor_core_fragment_read_from_the_wrong_columns_fails_the_attention_check() {
+    // K's B fragment: b[0] holds keys' columns 2t, 2t+1 of the 16-wide step, b[1] columns
+    // 2t+8, 2t+9. Swapping them still multiplies every value, but by the wrong Q column.
+    assert_broken_attention_fails(
+        "flash_tc with swapped K fragment",
+        (
+            "const unsigned b[2] = {load_word(key), load_word(key + 8)};",
+            "const unsigned b[2] = {load_word(key + 8), load_word(key)};",
+        ),
+        AttentionShape::new(1, 1, TC_SEQ, 64, false),
+        AttentionKernel::Flash,
+        DType::F16,
+    );
+}
+
+#[test]
+fn a_tensor_core_online_softmax_without_its_rescaling_fails_the_attention_check() {
+    assert_broken_attention_fails(
+        "flash_tc without rescaling",
+        ("l[h] = l[h] * correction + sum;", "l[h] = l[h] + sum;"),
+        AttentionShape::new(1, 1, TC_SEQ, 64, true),
+        AttentionKernel::Flash,
+        DType::Bf16,
+    );
 }
 
 #[test]
 fn a_causal_mask_off_by_one_fails_the_standard_attention_check() {
-    let dev = broken(
-        "const int keys = causal ? i + 1 : s;",
-        "const int keys = causal ? i : s;",
-        ThreadOrder::Forward,
-    );
-    let shape = AttentionShape::new(1, 2, 13, 64, true);
-    let mut w = attention::open(&dev, AttentionKernel::Standard, shape, DType::F32).unwrap();
     // Row 0 then has no keys at all: its softmax divides by zero.
-    assert_mismatch("causal mask off by one", w.verify());
+    assert_broken_attention_fails(
+        "causal mask off by one",
+        (
+            "const int keys = causal ? i + 1 : s;",
+            "const int keys = causal ? i : s;",
+        ),
+        AttentionShape::new(1, 2, 13, 64, true),
+        AttentionKernel::Standard,
+        DType::F32,
+    );
 }
 
 #[test]

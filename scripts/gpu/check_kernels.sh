@@ -3,7 +3,7 @@
 #  1. NVIDIA: every CUDA kernel through the backend's own NVRTC path (cudarc, pip wheel
 #     libnvrtc) for sm_80, sm_90 and sm_100, each PTX assembled with ptxas -v: registers,
 #     spills and shared memory per kernel; fails on any error and on any spill in the
-#     bandwidth-bound kernels (examples/nvrtc_check.rs). The table goes to $KERNEL_REPORT
+#     bandwidth-bound kernels or the tensor-core attention kernels (examples/nvrtc_check.rs). The table goes to $KERNEL_REPORT
 #     when set.
 #  2. clang: NVPTX (sm_80) and AMDGPU (gfx90a, gfx942) through the shim headers here, which
 #     declare the few builtins NVRTC and hipRTC provide implicitly; checks that each

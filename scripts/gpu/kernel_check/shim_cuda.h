@@ -14,3 +14,5 @@ __device__ float __shfl_xor_sync(unsigned, float, int);
 __device__ double __shfl_xor_sync(unsigned, double, int);
 __device__ float __shfl_sync(unsigned, float, int);
 __device__ void __syncthreads();
+__device__ float exp2f(float);
+__device__ unsigned __shfl_sync(unsigned, unsigned, int);

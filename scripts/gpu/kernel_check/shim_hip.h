@@ -18,3 +18,5 @@ __device__ float __shfl_xor(float, int, int);
 __device__ double __shfl_xor(double, int, int);
 __device__ float __shfl(float, int, int);
 __device__ void __syncthreads();
+__device__ float exp2f(float);
+__device__ unsigned __shfl(unsigned, int, int);

@@ -4,17 +4,20 @@
 //!   (masking for causal), and O = P·V with a second batched GEMM: what an unfused
 //!   framework does;
 //! - `flash`: one kernel with the online softmax (see kernels.rs); the scores stay in
-//!   registers and the only extra memory is each block's shared tiles.
+//!   registers and the only extra memory is each block's shared tiles. On NVIDIA in f16
+//!   and bf16 it is the FlashAttention-2-style kernel on tensor cores (`mma.sync`
+//!   m16n8k16, f32 accumulation); in f32, and on AMD (which has no `mma.sync`), it is the
+//!   SIMT kernel on CUDA cores / VALU. [`FlashKernel`] says which, and the notes record it.
 //!
 //! Peak memory is recorded both as what the workload allocated and as the drop in the
 //! device's free memory the driver reported while it allocated.
 
-use super::kernels::{FLASH_ROWS, FLASH_THREADS, per_row};
+use super::kernels::{FLASH_ROWS, FLASH_TC_ROWS, FLASH_TC_THREADS, FLASH_THREADS, per_row};
 use super::tensor_ops::suffix;
 use super::{
     Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, Pod, RawBuffer, download, upload, zeroed,
 };
-use crate::backend::{BackendError, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::DType;
 use crate::workload::attention::{
     AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
@@ -56,6 +59,52 @@ pub fn open<'a>(
             what,
             "attention runs in f32, f16 and bf16",
         )),
+    }
+}
+
+/// The kernel behind `flash` on a device, chosen by (platform, precision); both head
+/// dimensions have both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashKernel {
+    /// `flash_tc_*`: warp-level `mma.sync` on NVIDIA's tensor cores, f16 and bf16 inputs.
+    TensorCores,
+    /// `flash_*`: f32 arithmetic on CUDA cores / AMD's VALU, every precision.
+    Simt,
+}
+
+impl FlashKernel {
+    pub fn choose(backend: BackendKind, dtype: DType) -> FlashKernel {
+        match (backend, dtype) {
+            (BackendKind::Cuda, DType::F16 | DType::Bf16) => FlashKernel::TensorCores,
+            _ => FlashKernel::Simt,
+        }
+    }
+
+    /// The `implementation` note of a flash run.
+    pub fn description(self) -> &'static str {
+        match self {
+            FlashKernel::TensorCores => {
+                "stackbench FlashAttention-2-style kernel on tensor cores (mma.sync m16n8k16), f32 accumulation"
+            }
+            FlashKernel::Simt => "stackbench online-softmax kernel (CUDA cores / VALU, SIMT)",
+        }
+    }
+
+    fn launch_shape(self, shape: AttentionShape, dtype: DType) -> (String, Grid) {
+        let (prefix, rows, threads) = match self {
+            FlashKernel::TensorCores => ("flash_tc", FLASH_TC_ROWS, FLASH_TC_THREADS),
+            FlashKernel::Simt => ("flash", FLASH_ROWS, FLASH_THREADS),
+        };
+        let grid = Grid {
+            blocks: (
+                (shape.seq as u32).div_ceil(rows),
+                (shape.batch * shape.heads) as u32,
+                1,
+            ),
+            threads,
+        };
+        let name = format!("{prefix}_{}_d{}", suffix(dtype), shape.head_dim);
+        (name, grid)
     }
 }
 
@@ -122,15 +171,7 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
 
     fn flash(&self) -> Result<(), BackendError> {
         let s = self.shape;
-        let name = format!("flash_{}_d{}", suffix(T::DTYPE), s.head_dim);
-        let grid = Grid {
-            blocks: (
-                (s.seq as u32).div_ceil(FLASH_ROWS),
-                (s.batch * s.heads) as u32,
-                1,
-            ),
-            threads: FLASH_THREADS,
-        };
+        let (name, grid) = FlashKernel::choose(self.dev.kind(), T::DTYPE).launch_shape(s, T::DTYPE);
         self.dev.launch(
             &name,
             grid,
@@ -238,7 +279,9 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
             "implementation".into(),
             match self.kernel {
                 AttentionKernel::Standard => "strided-batched BLAS GEMMs + softmax kernel",
-                AttentionKernel::Flash => "stackbench online-softmax kernel (CUDA cores / VALU)",
+                AttentionKernel::Flash => {
+                    FlashKernel::choose(self.dev.kind(), T::DTYPE).description()
+                }
             }
             .into(),
         );

@@ -7,6 +7,11 @@
 //! on AMD) or with bit operations (bf16, round-to-nearest-even); arithmetic is f32, as
 //! PyTorch's kernels do. Warp-level code works on groups of 32 lanes: a CUDA warp, or half
 //! of an AMD wavefront of 64 (shuffles take a width of 32 there), so it is correct on both.
+//!
+//! One exception to f32 arithmetic: the tensor-core attention kernels (`flash_tc_*`) multiply
+//! 16-bit values with f32 accumulation through a warp-level m16n8k16 whose fragment contract
+//! is written once: `CUDA_MMA` runs it on NVIDIA's tensor cores, [`MMA_BY_SHUFFLE`] computes
+//! it lane by lane (the CPU emulator; on AMD only so that the source compiles).
 
 use super::Grid;
 
@@ -15,6 +20,9 @@ pub const BLOCK: u32 = 256;
 /// Query rows per block and threads per block of the flash-attention kernel.
 pub const FLASH_ROWS: u32 = 16;
 pub const FLASH_THREADS: u32 = 128;
+/// The same for the tensor-core flash kernel (`FLASH_TC_BQ` in the source): 4 warps of 16 rows.
+pub const FLASH_TC_ROWS: u32 = 64;
+pub const FLASH_TC_THREADS: u32 = 128;
 
 /// Which runtime compiler the source is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,13 +76,93 @@ struct F16 {
 };
 "#;
 
+/// The m16n8k16 matrix multiply-accumulate on NVIDIA's tensor cores (sm_80 and newer), one
+/// warp-wide `mma.sync` per call. [`MMA_BY_SHUFFLE`] computes the same thing, with the same
+/// fragment contract, from shuffles.
+const CUDA_MMA: &str = r#"
+/* ---------------- tensor cores: c += A·B on a 16x16x8 tile, one warp ----------------
+ * The fragment contract (PTX ISA, mma.m16n8k16 with 16-bit inputs and f32 accumulators),
+ * g = lane / 4, t = lane % 4; a u32 holds two 16-bit values, the lower index in the low half:
+ *   A 16x16, row-major: a[0] = A[g][2t, 2t+1],   a[1] = A[g+8][2t, 2t+1],
+ *                       a[2] = A[g][2t+8, 2t+9], a[3] = A[g+8][2t+8, 2t+9];
+ *   B 16x8 (k x n):     b[0] = B[2t, 2t+1][g],   b[1] = B[2t+8, 2t+9][g];
+ *   C 16x8, f32:        c[0] = C[g][2t], c[1] = C[g][2t+1], c[2] = C[g+8][2t], c[3] = C[g+8][2t+1]. */
+__device__ __forceinline__ void mma_m16n8k16_f16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mma_m16n8k16_bf16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+"#;
+
+/// The m16n8k16 contract of `CUDA_MMA` without tensor cores: each lane gathers the rows
+/// of A and the columns of B its four outputs need from the other lanes' fragments, by
+/// shuffles, and computes them in f32. The kernel emulator runs the tensor-core kernels
+/// through this, so their fragment indexing and online softmax are checked against the
+/// float64 reference. The HIP source carries it only so that the one source compiles there:
+/// AMD has no `mma.sync`, and `attention.rs` never launches a tensor-core kernel on ROCm.
+pub const MMA_BY_SHUFFLE: &str = r#"
+/* ---------------- m16n8k16 by shuffles: the tensor-core contract, computed lane by lane */
+template <int BF16_INPUTS>
+__device__ __forceinline__ float mma_unpack(unsigned v, int high) {
+    const u16 h = (u16)(high ? v >> 16 : v & 0xffffu);
+    return BF16_INPUTS ? __uint_as_float(((unsigned)h) << 16) : F16::load(h);
+}
+/* Not inlined: a kernel makes 128 of these calls per tile, each 32 shuffles; inlined and
+ * unrolled, that makes AMD's compiler run for many minutes over code nothing launches. */
+template <int BF16_INPUTS>
+__device__ __attribute__((noinline)) void mma_by_shuffle(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    /* A's rows g and g+8, B's columns 2t and 2t+1: what this lane's c[0..3] need. */
+    float row_g[16], row_g8[16], col_0[16], col_1[16];
+    for (int q = 0; q < 4; ++q) {
+        /* Lane 4g+q holds row g's and row g+8's columns 2q, 2q+1 and 2q+8, 2q+9. */
+        const unsigned x0 = SHFL(a[0], 4 * g + q), x1 = SHFL(a[1], 4 * g + q);
+        const unsigned x2 = SHFL(a[2], 4 * g + q), x3 = SHFL(a[3], 4 * g + q);
+        for (int h = 0; h < 2; ++h) {
+            row_g[2 * q + h] = mma_unpack<BF16_INPUTS>(x0, h);
+            row_g8[2 * q + h] = mma_unpack<BF16_INPUTS>(x1, h);
+            row_g[2 * q + 8 + h] = mma_unpack<BF16_INPUTS>(x2, h);
+            row_g8[2 * q + 8 + h] = mma_unpack<BF16_INPUTS>(x3, h);
+        }
+        /* Lane 4n+q holds column n's rows 2q, 2q+1 and 2q+8, 2q+9. */
+        for (int j = 0; j < 2; ++j) {
+            const unsigned y0 = SHFL(b[0], 4 * (2 * t + j) + q), y1 = SHFL(b[1], 4 * (2 * t + j) + q);
+            float* col = j ? col_1 : col_0;
+            for (int h = 0; h < 2; ++h) {
+                col[2 * q + h] = mma_unpack<BF16_INPUTS>(y0, h);
+                col[2 * q + 8 + h] = mma_unpack<BF16_INPUTS>(y1, h);
+            }
+        }
+    }
+    float d[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int kk = 0; kk < 16; ++kk) {
+        d[0] += row_g[kk] * col_0[kk];
+        d[1] += row_g[kk] * col_1[kk];
+        d[2] += row_g8[kk] * col_0[kk];
+        d[3] += row_g8[kk] * col_1[kk];
+    }
+    for (int e = 0; e < 4; ++e) c[e] += d[e];
+}
+__device__ __forceinline__ void mma_m16n8k16_f16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    mma_by_shuffle<0>(c, a, b);
+}
+__device__ __forceinline__ void mma_m16n8k16_bf16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    mma_by_shuffle<1>(c, a, b);
+}
+"#;
+
 /// The full source for `platform`.
 pub fn source(platform: Platform) -> String {
-    let prelude = match platform {
-        Platform::Cuda => CUDA_PRELUDE,
-        Platform::Hip => HIP_PRELUDE,
+    let (prelude, mma) = match platform {
+        Platform::Cuda => (CUDA_PRELUDE, CUDA_MMA),
+        Platform::Hip => (HIP_PRELUDE, MMA_BY_SHUFFLE),
     };
-    format!("{prelude}{BODY}")
+    format!("{prelude}{mma}{BODY}")
 }
 
 pub const BODY: &str = r#"
@@ -477,6 +565,172 @@ FLASH(f16, F16, 64)
 FLASH(f16, F16, 128)
 FLASH(bf16, BF16, 64)
 FLASH(bf16, BF16, 128)
+
+/* ---------------- fused attention on tensor cores (FlashAttention-2 forward, f16/bf16) ----
+ * Grid (ceil(S / 64), B·H), 128 threads: each of the 4 warps owns 16 query rows, held as
+ * mma A fragments in registers for the whole sweep (the contract is in the mma section of the
+ * prelude). For each tile of 64 keys, staged in shared memory as 16-bit values (K as stored,
+ * V transposed, so that both B operands are two adjacent values read as one word; rows
+ * padded by 8 values, so a fragment read touches 32 different banks):
+ *   S = Q·Kᵀ on tensor cores, f32 accumulators; scaled to base 2, masked where needed;
+ *   the online softmax on the accumulator fragments: a row's 64 scores sit in the 4 lanes
+ *   of a quad, so its max is two xor-shuffles; each lane keeps a partial row sum, rescaled
+ *   with the row, and the quad adds them up once at the end;
+ *   O += P·V: P is rounded to 16 bits in registers and, as the fragments of two adjacent
+ *   8-key tiles of S are exactly one A fragment, reused as the A operand without leaving
+ *   registers (FlashAttention-2's trick).
+ * Causal: tiles wholly above the diagonal are never loaded; masking runs only on the tiles
+ * that cross the diagonal or the end of the sequence. */
+
+#define FLASH_TC_BQ 64
+#define FLASH_TC_BK 64
+#define FLASH_TC_PAD 8
+
+template <class S> struct Mma;
+template <> struct Mma<F16> {
+    static __device__ __forceinline__ void run(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { mma_m16n8k16_f16(c, a, b); }
+};
+template <> struct Mma<BF16> {
+    static __device__ __forceinline__ void run(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { mma_m16n8k16_bf16(c, a, b); }
+};
+
+/* Two values rounded to 16 bits, the first in the low half: one fragment register. */
+template <class S>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+    return (unsigned)S::store(lo) | ((unsigned)S::store(hi) << 16);
+}
+__device__ __forceinline__ unsigned load_word(const u16* p) { return *(const unsigned*)p; }
+
+template <class S, int D>
+__device__ __forceinline__ void flash_tc_forward(const u16* __restrict__ q, const u16* __restrict__ k,
+                              const u16* __restrict__ v, u16* __restrict__ o, int s, float scale, int causal,
+                              u16 (*ks)[D + FLASH_TC_PAD], u16 (*vt)[FLASH_TC_BK + FLASH_TC_PAD]) {
+    constexpr int Q_STEPS = D / 16;          /* k-steps of S = Q·Kᵀ */
+    constexpr int S_TILES = FLASH_TC_BK / 8; /* 8-key column tiles of S */
+    constexpr int P_STEPS = FLASH_TC_BK / 16; /* k-steps of O += P·V */
+    constexpr int O_TILES = D / 8;           /* 8-column tiles of O */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    /* Causal blocks' work grows with their row: the last query blocks go first, so the
+     * short ones fill the gaps at the end instead of a long one running alone. */
+    const int q_block = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const int q0 = q_block * FLASH_TC_BQ, warp_row = q0 + warp * 16;
+    const int rows[2] = {warp_row + g, warp_row + g + 8};
+    const u64 base = (u64)blockIdx.y * s * D;
+    const float scale_log2 = scale * 1.4426950408889634f;
+
+    unsigned qa[Q_STEPS][4];
+#pragma unroll
+    for (int kk = 0; kk < Q_STEPS; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int r = rows[e & 1], c = kk * 16 + 2 * t + (e >> 1) * 8;
+            qa[kk][e] = r < s ? load_word(q + base + (u64)r * D + c) : 0u;
+        }
+    float acc[O_TILES][4];
+#pragma unroll
+    for (int n = 0; n < O_TILES; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[n][e] = 0.f;
+    float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f};
+
+    const int key_end = causal ? (s < q0 + FLASH_TC_BQ ? s : q0 + FLASH_TC_BQ) : s;
+    for (int k0 = 0; k0 < key_end; k0 += FLASH_TC_BK) {
+        __syncthreads();
+        /* Keys past the end are zeros: their P is 0, and 0 times a stale NaN would not be. */
+        for (int e = tid; e < FLASH_TC_BK * D / 2; e += blockDim.x) {
+            const int r = e / (D / 2), c = (e % (D / 2)) * 2, j = k0 + r;
+            const unsigned kw = j < s ? load_word(k + base + (u64)j * D + c) : 0u;
+            const unsigned vw = j < s ? load_word(v + base + (u64)j * D + c) : 0u;
+            *(unsigned*)&ks[r][c] = kw;
+            vt[c][r] = (u16)(vw & 0xffffu);
+            vt[c + 1][r] = (u16)(vw >> 16);
+        }
+        __syncthreads();
+
+        float sc[S_TILES][4];
+#pragma unroll
+        for (int n = 0; n < S_TILES; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sc[n][e] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < Q_STEPS; ++kk) {
+                const u16* key = &ks[n * 8 + g][kk * 16 + 2 * t];
+                const unsigned b[2] = {load_word(key), load_word(key + 8)};
+                Mma<S>::run(sc[n], qa[kk], b);
+            }
+        }
+        /* Warp-uniform: only a tile that crosses the end or this warp's diagonal masks. */
+        const bool edge = k0 + FLASH_TC_BK > s || (causal && k0 + FLASH_TC_BK - 1 > warp_row);
+#pragma unroll
+        for (int n = 0; n < S_TILES; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = k0 + n * 8 + 2 * t + (e & 1);
+                const bool masked = edge && (key >= s || (causal && key > rows[e >> 1]));
+                sc[n][e] = masked ? NEG_INF : sc[n][e] * scale_log2;
+            }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float mx = m[h];
+#pragma unroll
+            for (int n = 0; n < S_TILES; ++n) mx = fmaxf(mx, fmaxf(sc[n][2 * h], sc[n][2 * h + 1]));
+            mx = fmaxf(mx, SHFL_XOR(mx, 1));
+            mx = fmaxf(mx, SHFL_XOR(mx, 2));
+            /* A row with no key yet keeps -inf; subtracting 0 then gives exp2(-inf) = 0. */
+            const float shift = mx == NEG_INF ? 0.f : mx;
+            const float correction = exp2f(m[h] - shift);
+            m[h] = mx;
+            float sum = 0.f;
+#pragma unroll
+            for (int n = 0; n < S_TILES; ++n)
+#pragma unroll
+                for (int e = 2 * h; e < 2 * h + 2; ++e) {
+                    sc[n][e] = exp2f(sc[n][e] - shift);
+                    sum += sc[n][e];
+                }
+            l[h] = l[h] * correction + sum;
+#pragma unroll
+            for (int n = 0; n < O_TILES; ++n) {
+                acc[n][2 * h] *= correction;
+                acc[n][2 * h + 1] *= correction;
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < P_STEPS; ++kk) {
+            const unsigned pa[4] = {pack2<S>(sc[2 * kk][0], sc[2 * kk][1]), pack2<S>(sc[2 * kk][2], sc[2 * kk][3]),
+                                    pack2<S>(sc[2 * kk + 1][0], sc[2 * kk + 1][1]),
+                                    pack2<S>(sc[2 * kk + 1][2], sc[2 * kk + 1][3])};
+#pragma unroll
+            for (int n = 0; n < O_TILES; ++n) {
+                const u16* col = &vt[n * 8 + g][kk * 16 + 2 * t];
+                const unsigned b[2] = {load_word(col), load_word(col + 8)};
+                Mma<S>::run(acc[n], pa, b);
+            }
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l[h] += SHFL_XOR(l[h], 1);
+        l[h] += SHFL_XOR(l[h], 2);
+        if (rows[h] >= s) continue;
+        const float inv = 1.f / l[h];
+#pragma unroll
+        for (int n = 0; n < O_TILES; ++n)
+            *(unsigned*)(o + base + (u64)rows[h] * D + n * 8 + 2 * t) =
+                pack2<S>(acc[n][2 * h] * inv, acc[n][2 * h + 1] * inv);
+    }
+}
+
+#define FLASH_TC(SUFFIX, S, D) \
+extern "C" __global__ void __launch_bounds__(128) flash_tc_##SUFFIX##_d##D( \
+    const u16* q, const u16* k, const u16* v, u16* o, int s, float scale, int causal) { \
+    alignas(16) __shared__ u16 ks[FLASH_TC_BK][D + FLASH_TC_PAD]; \
+    alignas(16) __shared__ u16 vt[D][FLASH_TC_BK + FLASH_TC_PAD]; \
+    flash_tc_forward<S, D>(q, k, v, o, s, scale, causal, ks, vt); }
+FLASH_TC(f16, F16, 64)
+FLASH_TC(f16, F16, 128)
+FLASH_TC(bf16, BF16, 64)
+FLASH_TC(bf16, BF16, 128)
 "#;
 
 /// Names of every `extern "C"` kernel the source defines.
@@ -509,6 +763,11 @@ pub fn kernel_names() -> Vec<String> {
         }
         for d in [64, 128] {
             names.push(format!("flash_{suffix}_d{d}"));
+        }
+    }
+    for suffix in ["f16", "bf16"] {
+        for d in [64, 128] {
+            names.push(format!("flash_tc_{suffix}_d{d}"));
         }
     }
     names

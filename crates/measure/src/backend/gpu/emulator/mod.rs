@@ -18,7 +18,7 @@
 //! plain column-major loop with f32 accumulation, written against the same `BatchedGemm`
 //! description, so the path's own code (strides, transposes, the softmax kernel) is tested.
 
-use super::kernels::{BODY, kernel_names};
+use super::kernels::{BODY, MMA_BY_SHUFFLE, kernel_names};
 use super::{Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, RawBuffer};
 use crate::backend::{BackendError, BackendKind};
 use crate::workload::DType;
@@ -67,16 +67,22 @@ impl ThreadOrder {
 pub struct EmulatedDevice {
     launch: LaunchFn,
     order: ThreadOrder,
+    /// The backend the workloads see: CUDA unless a test poses as ROCm, to run the kernels
+    /// the workloads choose there (the SIMT flash kernel in f16 and bf16).
+    kind: BackendKind,
     // Keeps the compiled module loaded for as long as `launch` may be called.
     _library: libloading::Library,
     _dir: tempfile::TempDir,
 }
 
-/// The C++ translation unit: runtime, kernel body, and the name → kernel table. Every name
-/// in [`kernel_names`] must resolve to a kernel, so a misspelled name fails to compile.
+/// The C++ translation unit: runtime, the tensor-core multiply by shuffles (the same
+/// fragment contract as NVIDIA's `mma.sync`), kernel body, and the name → kernel table.
+/// Every name in [`kernel_names`] must resolve to a kernel, so a misspelled name fails to
+/// compile.
 pub fn translation_unit(body: &str) -> String {
-    let mut unit = String::with_capacity(RUNTIME.len() + body.len() + 4096);
+    let mut unit = String::with_capacity(RUNTIME.len() + MMA_BY_SHUFFLE.len() + body.len() + 4096);
     unit.push_str(RUNTIME);
+    unit.push_str(MMA_BY_SHUFFLE);
     unit.push_str(body);
     unit.push_str("\nSB_BEGIN_KERNELS\n");
     for name in kernel_names() {
@@ -159,9 +165,16 @@ impl EmulatedDevice {
         Ok(EmulatedDevice {
             launch,
             order,
+            kind: BackendKind::Cuda,
             _library: lib,
             _dir: dir,
         })
+    }
+
+    /// The same device reporting `kind` to the workloads, which choose their kernels by it.
+    /// The runtime's semantics do not change: AMD's kernels here use 32-lane shuffles too.
+    pub fn posing_as(self, kind: BackendKind) -> Self {
+        EmulatedDevice { kind, ..self }
     }
 }
 
@@ -204,8 +217,9 @@ fn host_buffer(bytes: usize) -> RawBuffer {
 
 impl GpuDevice for EmulatedDevice {
     fn kind(&self) -> BackendKind {
-        // The runtime gives the kernels CUDA's semantics (32-lane warps, `__shfl_*_sync`).
-        BackendKind::Cuda
+        // The runtime gives the kernels CUDA's semantics (32-lane warps, `__shfl_*_sync`);
+        // `posing_as` changes only which kernels the workloads pick.
+        self.kind
     }
     fn units(&self) -> u32 {
         UNITS
