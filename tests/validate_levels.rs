@@ -3,13 +3,11 @@
 //! and `--filter`, a bad level, and one real level-1 run held to a tiny budget, which must
 //! record its wall time and say that it went over.
 
+mod schema_support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn stackbench(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stackbench"))
@@ -28,14 +26,7 @@ fn stderr(out: &Output) -> String {
 }
 
 fn assert_schema(doc: &Value) {
-    let text = std::fs::read_to_string(root().join("schemas/validation.schema.json")).unwrap();
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    schema_support::assert_valid("validation.schema.json", doc);
 }
 
 const LEVEL_1_GEMM: &str = "gemm/cpu/f32/512x512x512";

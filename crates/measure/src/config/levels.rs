@@ -17,6 +17,14 @@ const CPU_TRIAD_PAST_CACHES: &str = r"^memory_bandwidth/cpu/triad/(256MiB|512MiB
 const CPU_COPY_PAST_CACHES: &str = r"^memory_bandwidth/cpu/copy/(256MiB|512MiB|[0-9]+GiB)$";
 const GPU_TRIAD: &str = r"^memory_bandwidth/(cuda|rocm)/triad/";
 const GPU_COPIES_PINNED: &str = r"^memory_bandwidth/(cuda|rocm)/(h2d|d2h)_pinned/";
+/// What levels 1 and 2 share: every backend's triad and copies, and the skip records.
+const BANDWIDTH_AND_COPIES: &[&str] = &[
+    SKIP_IDS,
+    CPU_TRIAD_PAST_CACHES,
+    CPU_COPY_PAST_CACHES,
+    GPU_TRIAD,
+    GPU_COPIES_PINNED,
+];
 
 /// One validate level: what it runs, how Criterion samples it, and how long it may take.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,7 +33,8 @@ pub struct Level {
     /// What a user gets from it, for `--help` and the run's first line.
     pub summary: &'static str,
     pub targets: &'static [&'static str],
-    pub include: &'static [&'static str],
+    /// Id regexes, in groups (a suite keeps an id any of them matches).
+    pub include: &'static [&'static [&'static str]],
     /// Python components whose workers start (none: the level runs no component id).
     pub components: &'static [&'static str],
     pub warm_up_s: f64,
@@ -43,13 +52,11 @@ pub const LEVELS: &[Level] = &[
         summary: "seconds: the backends load, one GEMM, one triad, both copy directions",
         targets: &["memory_bandwidth", "gemm"],
         include: &[
-            SKIP_IDS,
-            CPU_TRIAD_PAST_CACHES,
-            CPU_COPY_PAST_CACHES,
-            GPU_TRIAD,
-            GPU_COPIES_PINNED,
-            r"^gemm/cpu/f32/512x512x512$",
-            r"^gemm/(cuda|rocm)/bf16/4096x4096x4096$",
+            BANDWIDTH_AND_COPIES,
+            &[
+                r"^gemm/cpu/f32/512x512x512$",
+                r"^gemm/(cuda|rocm)/bf16/4096x4096x4096$",
+            ],
         ],
         components: &[],
         warm_up_s: 0.1,
@@ -62,13 +69,11 @@ pub const LEVELS: &[Level] = &[
         summary: "about two minutes: bandwidth, copies, GEMM in the headline precisions at the vendors' sizes",
         targets: &["memory_bandwidth", "gemm"],
         include: &[
-            SKIP_IDS,
-            CPU_TRIAD_PAST_CACHES,
-            CPU_COPY_PAST_CACHES,
-            GPU_TRIAD,
-            GPU_COPIES_PINNED,
-            r"^gemm/cpu/(f32|f64)/2048x2048x2048$",
-            r"^gemm/(cuda|rocm)/(f32|tf32|bf16|f16|fp8e4m3|int8)/8192x8192x8192$",
+            BANDWIDTH_AND_COPIES,
+            &[
+                r"^gemm/cpu/(f32|f64)/2048x2048x2048$",
+                r"^gemm/(cuda|rocm)/(f32|tf32|bf16|f16|fp8e4m3|int8)/8192x8192x8192$",
+            ],
         ],
         components: &[],
         warm_up_s: 0.3,
@@ -80,7 +85,7 @@ pub const LEVELS: &[Level] = &[
         number: 3,
         summary: "up to fifteen minutes: the pre-installation suite, every precision, and a small model's inference",
         targets: &["memory_bandwidth", "gemm", "components"],
-        include: super::suites::PRE_INSTALLATION_INCLUDE,
+        include: &[super::suites::PRE_INSTALLATION_INCLUDE],
         components: &["tiny_gpt"],
         warm_up_s: 1.0,
         measurement_s: 3.0,

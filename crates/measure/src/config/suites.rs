@@ -263,7 +263,7 @@ fn level_suite(level: super::levels::Level) -> SuiteConfig {
             level.number, level.summary, level.budget_s
         )),
         targets: Some(strings(level.targets)),
-        include: strings(level.include),
+        include: strings(&level.include.concat()),
         components: Some(strings(level.components)),
         warm_up_s: Some(level.warm_up_s),
         measurement_s: Some(level.measurement_s),
