@@ -137,16 +137,7 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
     let (run, wall_s) = match &args.run {
         Some(name) => (store.resolve(name).context("--run")?, None),
         None => {
-            if let (Some(level), Some(budget_s)) = (level, budget_s) {
-                eprintln!(
-                    "==> validate: level {} ({}), budget {budget_s} s",
-                    level.number, level.summary
-                );
-            }
-            let started = std::time::Instant::now();
-            let run = measure(args, &config, &suite)?;
-            let wall_s = started.elapsed().as_secs_f64();
-            announce_wall_time(level.zip(budget_s), wall_s);
+            let (run, wall_s) = measure_timed(args, &config, &suite, level.zip(budget_s))?;
             (run, Some(wall_s))
         }
     };
@@ -184,6 +175,27 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         println!("verdict written to {}", path.display());
     }
     Ok(result)
+}
+
+/// Measures the suite, saying first which level and budget it runs under, and returns the
+/// run with its wall time in seconds.
+fn measure_timed(
+    args: &ValidateArgs,
+    config: &Config,
+    suite: &crate::config::ResolvedSuite,
+    level: Option<(Level, f64)>,
+) -> anyhow::Result<(RunRecord, f64)> {
+    if let Some((level, budget_s)) = level {
+        eprintln!(
+            "==> validate: level {} ({}), budget {budget_s} s",
+            level.number, level.summary
+        );
+    }
+    let started = std::time::Instant::now();
+    let run = measure(args, config, suite)?;
+    let wall_s = started.elapsed().as_secs_f64();
+    announce_wall_time(level, wall_s);
+    Ok((run, wall_s))
 }
 
 /// The wall time on stderr, with the level's budget; a level over it is a warning line.
