@@ -52,32 +52,38 @@ fn stored_run(dir: &Path) -> PathBuf {
     path
 }
 
-/// `validate --run <stored> --json` with `extra`; (exit code, verdict or null, stderr).
-fn judge(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let run = stored_run(dir);
+/// `validate --json --results <dir>/results` with `extra` and `env`; (exit code, verdict
+/// or null, stderr).
+fn validate(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
     let results = dir.join("results");
-    let mut args = vec![
-        "validate",
-        "--run",
-        run.to_str().unwrap(),
-        "--json",
-        "--no-save",
-        "--results",
-        results.to_str().unwrap(),
-    ];
+    let mut args = vec!["validate", "--json", "--results", results.to_str().unwrap()];
     args.extend_from_slice(extra);
-    let out = stackbench(&args, dir, &[]);
+    let out = stackbench(&args, dir, env);
     let verdict = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out.status.code(), verdict, stderr(&out))
 }
 
-fn judged_ids(verdict: &Value) -> Vec<&str> {
+/// Judges the stored run ([`stored_run`]) with `extra`, keeping nothing.
+fn judge(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let run = stored_run(dir);
+    let mut args = vec!["--run", run.to_str().unwrap(), "--no-save"];
+    args.extend_from_slice(extra);
+    validate(dir, &args, &[])
+}
+
+/// The ids of the verdict's results, of one outcome (`measured`) or all.
+fn result_ids<'a>(verdict: &'a Value, outcome: Option<&str>) -> Vec<&'a str> {
     verdict["results"]
         .as_array()
         .unwrap_or_else(|| panic!("no results in {verdict:#}"))
         .iter()
+        .filter(|r| outcome.is_none_or(|o| r["outcome"] == o))
         .filter_map(|r| r["id"].as_str())
         .collect()
+}
+
+fn judged_ids(verdict: &Value) -> Vec<&str> {
+    result_ids(verdict, None)
 }
 
 #[test]
@@ -160,24 +166,14 @@ fn a_bad_level_exits_2_naming_the_value_and_the_allowed_ones() {
 #[test]
 fn a_real_level_1_run_over_its_budget_is_reported_with_its_wall_time() {
     let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results");
-    let out = stackbench(
-        &[
-            "validate",
-            "--level",
-            "1",
-            "--json",
-            "--results",
-            results.to_str().unwrap(),
-        ],
+    let (code, verdict, err) = validate(
         dir.path(),
+        &["--level", "1"],
         &[("STACKBENCH_VALIDATE_BUDGET_S", "0.001")],
     );
-    let err = stderr(&out);
-    let verdict: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert!(!verdict.is_null(), "{err}");
     assert_schema(&verdict);
-    assert_ne!(out.status.code(), Some(2), "{err}");
+    assert_ne!(code, Some(2), "{err}");
     assert!(
         err.contains("==> validate: level 1 (") && err.contains("budget 0.001 s"),
         "{err}"
@@ -199,13 +195,7 @@ fn a_real_level_1_run_over_its_budget_is_reported_with_its_wall_time() {
             .any(|n| n.as_str().is_some_and(|n| n.contains("over its budget"))),
         "{verdict:#}"
     );
-    let mut measured: Vec<&str> = verdict["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["outcome"] == "measured")
-        .filter_map(|r| r["id"].as_str())
-        .collect();
+    let mut measured = result_ids(&verdict, Some("measured"));
     measured.sort();
     assert_eq!(measured.len(), 3, "{measured:?}");
     assert_eq!(measured[0], LEVEL_1_GEMM);
@@ -216,7 +206,9 @@ fn a_real_level_1_run_over_its_budget_is_reported_with_its_wall_time() {
         measured[2].rsplit('/').next()
     );
     // The level's sampling reached Criterion: 10 samples each.
-    let runs: Vec<_> = std::fs::read_dir(results.join("runs")).unwrap().collect();
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("results/runs"))
+        .unwrap()
+        .collect();
     let run: Value =
         serde_json::from_slice(&std::fs::read(runs[0].as_ref().unwrap().path()).unwrap()).unwrap();
     assert_eq!(run["label"], "validate/level-1");
