@@ -67,7 +67,7 @@ pub struct ValidateArgs {
     /// Judge this stored run instead of measuring (id, latest, previous or a file)
     #[arg(long)]
     pub run: Option<String>,
-    /// Criterion's filter: only ids matching this regex, within the suite
+    /// Criterion's filter: only ids matching this regex, within the level or suite
     #[arg(long)]
     pub filter: Option<String>,
     /// Do not keep the measured run in the results directory
