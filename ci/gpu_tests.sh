@@ -390,13 +390,14 @@ fi
 fi
 
 if want validate; then
-echo "== stackbench validate: the pre-installation suite against vendor and peak thresholds"
+echo "== stackbench validate --level 2: bandwidth, copies and GEMM against vendor and peak thresholds, within 2 minutes"
 # Unconfirmed without a GPU: the GPU backend must load, and its GEMM/bandwidth checks must be
 # judged by vendor (H100 80GB HBM3, MI300X) or peak-fraction thresholds. Exit 1 here means
 # this machine does not perform as it should, which is the job's business to report.
 verdict="$CRITERION_HOME/validate.json"
+mkdir -p "$CRITERION_HOME"
 validate_status=0
-sb validate --json --results "$(mktemp -d)" >"$verdict" || validate_status=$?
+sb validate --level 2 --json --results "$(mktemp -d)" >"$verdict" || validate_status=$?
 python3 - "$verdict" <<'PY'
 import json, sys
 verdict = json.load(open(sys.argv[1]))
@@ -410,6 +411,8 @@ for prefix, what in (("gemm/", "GEMM"), ("memory_bandwidth/", "triad"), ("memory
     timed = [r for r in verdict["results"] if r["outcome"] == "measured" and r["id"].startswith(prefix)
              and r["id"].split("/")[1] in ("cuda", "rocm") and (what == "GEMM" or r["id"].split("/")[2] == what)]
     assert timed, f"validate timed no GPU {what}"
+level = verdict["level"]
+print(f'level {level["level"]}: {verdict["wall_s"]:.1f} s of a {level["budget_s"]} s budget' + (" (OVER BUDGET)" if level["over_budget"] else ""))
 evidence = verdict["evidence"]
 print(f'evidence: {evidence["checks"]} checks on {evidence["tiers"]} tiers, {evidence["benchmarks"]} benchmarks, {evidence["samples"]} samples')
 # Unconfirmed without a GPU: torch's CUDA build judged against the driver's CUDA version

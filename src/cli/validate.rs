@@ -3,6 +3,7 @@
 //! (warnings allowed), 1 a check failed, 2 bad input (config, suite, run name).
 
 use crate::config::Config;
+use crate::config::levels::{DEFAULT_LEVEL, Level};
 use crate::report::writer::{Format, ReportWriter};
 use crate::results::{RunRecord, RunStore};
 use crate::validate::render::VALIDATE_FORMATS;
@@ -13,16 +14,37 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:
-  stackbench validate                               # the pre-installation suite, judged
-  stackbench validate --format json > verdict.json
+#[command(
+    after_help = "Levels (after DCGM's `dcgmi diag -r 1|2|3`; GPU work runs before CPU work):
+  1  at most 30 s: the backends load, one GEMM, one triad, both copy directions
+     (on a CPU-only machine: STREAM copy past the caches)
+  2  at most 2 minutes on one H100/H200 (the default): triad, copies, GEMM in
+     f32/tf32/bf16/f16/fp8/int8 at 8192³ on GPUs, f32/f64 at 2048³ on the CPU
+  3  up to 15 minutes: the pre-installation suite, every precision, tiny_gpt inference
+  The run prints the level, its budget and the wall time it took; a level over its
+  budget prints a warning and sets `level.over_budget` in the verdict
+  ($STACKBENCH_VALIDATE_BUDGET_S replaces the budget).
+  --filter narrows within the level (its budget still applies); --suite replaces the
+  level (no budget), and the two cannot be combined.
+
+Examples:
+  stackbench validate                               # level 2, judged
+  stackbench validate --level 1                     # the seconds-long check
+  stackbench validate --level 3 --format json > verdict.json
+  stackbench validate --level 2 --filter '/cuda/'   # level 2's CUDA ids only
   stackbench validate --compare-to latest           # deltas against the last stored run
   stackbench validate --run latest --suite quick    # judge a stored run, measure nothing
-  stackbench validate --config lab.toml --suite smoke --filter triad")]
+  stackbench validate --config lab.toml --suite smoke --filter triad"
+)]
 pub struct ValidateArgs {
-    /// Suite to run: built-in (quick, full, pre-installation, component, sweep) or from the config
-    #[arg(long, default_value = "pre-installation")]
-    pub suite: String,
+    /// Level to run: 1 (seconds), 2 (about two minutes, the default) or 3 (up to fifteen
+    /// minutes); see below
+    #[arg(long, value_parser = parse_level, conflicts_with = "suite")]
+    pub level: Option<Level>,
+    /// Suite to run instead of a level: built-in (quick, full, pre-installation, component,
+    /// sweep, level-1..3) or from the config
+    #[arg(long)]
+    pub suite: Option<String>,
     /// The config file (default: $STACKBENCH_CONFIG, else ./stackbench.toml when present)
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -45,12 +67,36 @@ pub struct ValidateArgs {
     /// Judge this stored run instead of measuring (id, latest, previous or a file)
     #[arg(long)]
     pub run: Option<String>,
-    /// Criterion's filter: only ids matching this regex, within the suite
+    /// Criterion's filter: only ids matching this regex, within the level or suite
     #[arg(long)]
     pub filter: Option<String>,
     /// Do not keep the measured run in the results directory
     #[arg(long)]
     pub no_save: bool,
+}
+
+/// `--level`'s parser: clap prints the error with the value and exits 2.
+fn parse_level(text: &str) -> Result<Level, String> {
+    Level::parse(text).map_err(|bad| bad.to_string())
+}
+
+impl ValidateArgs {
+    /// The level this run holds to: `--level`, else the default unless `--suite` replaces it.
+    fn level(&self) -> Option<Level> {
+        match (&self.level, &self.suite) {
+            (Some(level), _) => Some(*level),
+            (None, Some(_)) => None,
+            (None, None) => Level::parse(&DEFAULT_LEVEL.to_string()).ok(),
+        }
+    }
+
+    /// The suite that selects what runs: `--suite`, else the level's.
+    fn suite_name(&self) -> String {
+        self.suite
+            .clone()
+            .or_else(|| self.level().map(|level| level.suite_name()))
+            .unwrap_or_else(|| format!("level-{DEFAULT_LEVEL}"))
+    }
 }
 
 /// Runs `stackbench validate`: prints the verdict and maps it to the exit code.
@@ -72,7 +118,12 @@ pub fn main(args: ValidateArgs) -> ExitCode {
 
 fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
     let config = Config::discover(args.config.as_deref())?;
-    let suite = config.suite(&args.suite)?;
+    let suite = config.suite(&args.suite_name())?;
+    let level = args.level();
+    let budget_s = level
+        .map(|level| level.budget_s_from_env())
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     let results_dir = crate::cli::settings::results_dir_of(args.results.clone(), &config);
     let store = crate::cli::store::store_for(&results_dir, args.store.as_deref(), &config)?;
     let before = match &args.compare_to {
@@ -83,13 +134,17 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         // Before anything runs: a bad regex is bad input, not minutes of benchmarks later.
         regex::Regex::new(filter).with_context(|| format!("--filter '{filter}'"))?;
     }
-    let (run, measured) = match &args.run {
-        Some(name) => (store.resolve(name).context("--run")?, false),
-        None => (measure(args, &config, &suite)?, true),
+    let (run, wall_s) = match &args.run {
+        Some(name) => (store.resolve(name).context("--run")?, None),
+        None => {
+            let (run, wall_s) = measure_timed(args, &config, &suite, level.zip(budget_s))?;
+            (run, Some(wall_s))
+        }
     };
+    let measured = wall_s.is_some();
     let history = same_hardware_history(&store, &run);
     // An empty selection is an error here, and leaves no measured run behind.
-    let result = validate::validate(&Inputs {
+    let mut result = validate::validate(&Inputs {
         run: &run,
         suite: &suite,
         config: &config,
@@ -97,6 +152,10 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         before: before.as_ref(),
         filter: args.filter.as_deref(),
     })?;
+    match (level, budget_s) {
+        (Some(level), Some(budget_s)) => result.record_level(level.number, budget_s, wall_s),
+        _ => result.wall_s = wall_s,
+    }
     if measured && !args.no_save {
         // Kept so the next validation can learn from it.
         let path = store.save(&run).context("keeping the measured run")?;
@@ -116,6 +175,42 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         println!("verdict written to {}", path.display());
     }
     Ok(result)
+}
+
+/// Measures the suite, saying first which level and budget it runs under, and returns the
+/// run with its wall time in seconds.
+fn measure_timed(
+    args: &ValidateArgs,
+    config: &Config,
+    suite: &crate::config::ResolvedSuite,
+    level: Option<(Level, f64)>,
+) -> anyhow::Result<(RunRecord, f64)> {
+    if let Some((level, budget_s)) = level {
+        eprintln!(
+            "==> validate: level {} ({}), budget {budget_s} s",
+            level.number, level.summary
+        );
+    }
+    let started = std::time::Instant::now();
+    let run = measure(args, config, suite)?;
+    let wall_s = started.elapsed().as_secs_f64();
+    announce_wall_time(level, wall_s);
+    Ok((run, wall_s))
+}
+
+/// The wall time on stderr, with the level's budget; a level over it is a warning line.
+fn announce_wall_time(level: Option<(Level, f64)>, wall_s: f64) {
+    match level {
+        Some((level, budget_s)) if wall_s > budget_s => eprintln!(
+            "stackbench validate: warning: {}",
+            validate::over_budget_line(level.number, wall_s, budget_s)
+        ),
+        Some((level, budget_s)) => eprintln!(
+            "==> validate: level {} took {wall_s:.1} s of its {budget_s} s budget",
+            level.number
+        ),
+        None => eprintln!("==> validate: measured in {wall_s:.1} s"),
+    }
 }
 
 /// Runs the suite into a fresh Criterion directory.

@@ -239,6 +239,47 @@ pub struct ValidationResult {
     pub results: Vec<BenchmarkResult>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Seconds the measuring took, every target and its checks included (absent when a
+    /// stored run was judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// `--level`: which level ran and whether it kept to its budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<LevelRun>,
+}
+
+/// A validate level as it ran (`stackbench validate --level N`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LevelRun {
+    pub level: u8,
+    /// The wall time the level should stay within, in seconds.
+    pub budget_s: f64,
+    /// True when the measured wall time passed the budget (false when nothing was
+    /// measured: a stored run has no wall time of its own).
+    pub over_budget: bool,
+}
+
+impl ValidationResult {
+    /// Records the level, its budget and the measured wall time; a level over its budget
+    /// gets a note as well as the field, so the table says it too.
+    pub fn record_level(&mut self, level: u8, budget_s: f64, wall_s: Option<f64>) {
+        let over_budget = wall_s.is_some_and(|wall| wall > budget_s);
+        if let (true, Some(wall)) = (over_budget, wall_s) {
+            self.notes
+                .push(over_budget_line(level, wall, budget_s).to_string());
+        }
+        self.wall_s = wall_s;
+        self.level = Some(LevelRun {
+            level,
+            budget_s,
+            over_budget,
+        });
+    }
+}
+
+/// The warning a level over its budget prints and records.
+pub fn over_budget_line(level: u8, wall_s: f64, budget_s: f64) -> String {
+    format!("level {level} took {wall_s:.1} s, over its budget of {budget_s} s")
 }
 
 /// What one validation judges.
@@ -462,6 +503,8 @@ fn finish(
         threshold_checks: checks,
         results,
         notes,
+        wall_s: None,
+        level: None,
     }
 }
 

@@ -106,6 +106,25 @@ pub fn to_text(result: &ValidationResult) -> String {
     for note in &result.notes {
         let _ = writeln!(out, "note: {note}");
     }
+    if let Some(level) = &result.level {
+        let wall = result
+            .wall_s
+            .map_or("not measured (a stored run)".to_owned(), |w| {
+                format!("{w:.1} s")
+            });
+        let over = if level.over_budget {
+            " — OVER BUDGET"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "level {}: wall time {wall}, budget {} s{over}",
+            level.level, level.budget_s
+        );
+    } else if let Some(wall) = result.wall_s {
+        let _ = writeln!(out, "wall time {wall:.1} s");
+    }
     let _ = writeln!(
         out,
         "\nvalidate ({}): {} — {}",

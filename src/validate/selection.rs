@@ -71,13 +71,22 @@ impl Role {
 }
 
 /// The GEMM and memory-bandwidth ids the bench targets generate on `machine` in `base`.
-/// GEMM is listed in f32 only, the precision every backend runs.
+/// CPU GEMM is listed in f32 only, the precision every CPU runs; GPU GEMM in every
+/// precision (a GPU runs each or records why not), so a level that times bf16 on GPUs only
+/// is still seen to cover them.
 pub fn candidate_ids(base: Suite, machine: &MachineDescription) -> Vec<String> {
     let mut ids = Vec::new();
     let gemms = |backend: &str, shapes: Vec<GemmShape>, ids: &mut Vec<String>| {
+        let dtypes: &[DType] = if backend == "cpu" {
+            &[DType::F32]
+        } else {
+            &DType::ALL
+        };
         for shape in shapes {
-            if base.is_full() || in_quick_suite(DType::F32, shape) {
-                ids.push(gemm::bench_id(backend, DType::F32, shape).full());
+            for &dtype in dtypes {
+                if base.is_full() || in_quick_suite(dtype, shape) {
+                    ids.push(gemm::bench_id(backend, dtype, shape).full());
+                }
             }
         }
     };
@@ -178,6 +187,35 @@ mod tests {
             vec!["memory_bandwidth/cpu/triad/1GiB"]
         );
         assert!(missing(&suite, &machine).is_empty());
+    }
+
+    /// Every validate level covers every role on every backend present; level 1 times one
+    /// GEMM per backend, level 2 the headline precisions on the GPU.
+    #[test]
+    fn every_level_covers_each_role_on_every_backend_present() {
+        let config = Config::default();
+        for llc_mib in [8u64, 32, 256] {
+            let machine = h100_server(llc_mib << 20);
+            for level in ["level-1", "level-2", "level-3"] {
+                let suite = config.suite(level).unwrap();
+                assert!(
+                    missing(&suite, &machine).is_empty(),
+                    "{level}, LLC {llc_mib} MiB: {:?}",
+                    missing(&suite, &machine)
+                );
+            }
+            let one = coverage(&config.suite("level-1").unwrap(), &machine);
+            assert_eq!(
+                one[&("cpu".to_owned(), Role::Gemm)],
+                vec!["gemm/cpu/f32/512x512x512"]
+            );
+            assert_eq!(
+                one[&("cuda".to_owned(), Role::Gemm)],
+                vec!["gemm/cuda/bf16/4096x4096x4096"]
+            );
+            let two = coverage(&config.suite("level-2").unwrap(), &machine);
+            assert_eq!(two[&("cuda".to_owned(), Role::Gemm)].len(), 6);
+        }
     }
 
     /// Whatever the LLC, exactly one CPU triad is selected, and it is the one past the caches.

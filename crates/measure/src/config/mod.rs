@@ -7,6 +7,7 @@
 //! file beats the built-in default.
 
 pub mod accuracy;
+pub mod levels;
 pub mod precedence;
 pub mod prices;
 pub mod suites;

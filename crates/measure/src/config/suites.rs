@@ -17,29 +17,15 @@ use std::time::Duration;
 pub const ALL_TARGETS: &[&str] = &crate::workload::family::TARGETS;
 
 /// Suites that exist without a config file.
-pub const BUILT_IN: &[&str] = &["quick", "full", "pre-installation", "component", "sweep"];
-
-/// What the pre-installation suite measures: memory bandwidth beyond the caches, host to
-/// device and back, GEMM per precision at one size each backend's quick axes carry, and a
-/// small model's inference. Each GPU family is matched whatever backend runs it.
-///
-/// Points are chosen by role, not by a size that exists only on some machines: the CPU
-/// triad past the caches is a power of two of at least 4x the LLC and never under 256 MiB
-/// (`backend::cpu::stream_sizes_for`), so on a 256 MiB-LLC server it is 1 GiB; every quick
-/// size at or above 256 MiB is that one point. The GEMM sizes are those of the CPU and GPU
-/// quick axes (`workload::gemm`): the GPU axis has no 2048³; its 8192³ is past the shape
-/// the vendors quote acceptance figures for (RVS: 4864x4096x8192), so those can judge it.
-/// `validate::selection` checks both on described machines.
-const PRE_INSTALLATION_INCLUDE: &[&str] = &[
-    r"^memory_bandwidth/cpu/triad/(256MiB|512MiB|[0-9]+GiB)$",
-    r"^memory_bandwidth/(cuda|rocm)/triad/",
-    r"^memory_bandwidth/[^/]+/(h2d|d2h)_pinned/",
-    r"^gemm/cpu/[^/]+/2048x2048x2048$",
-    r"^gemm/(cuda|rocm)/[^/]+/8192x8192x8192$",
-    r"^components/tiny_gpt/prefill/b1_s128$",
-    // The whole-backend and whole-component skip ids, so "no GPU here" reaches the result.
-    r"^(memory_bandwidth|gemm)/[^/]+/all/all$",
-    r"^components/tiny_gpt/all/all$",
+pub const BUILT_IN: &[&str] = &[
+    "quick",
+    "full",
+    "pre-installation",
+    "component",
+    "sweep",
+    "level-1",
+    "level-2",
+    "level-3",
 ];
 
 /// One `[suites.NAME]` table.
@@ -64,6 +50,9 @@ pub struct SuiteConfig {
     pub warm_up_s: Option<f64>,
     pub measurement_s: Option<f64>,
     pub sample_size: Option<usize>,
+    /// Run the GPU backends of each target before its CPU one (the validate levels: a
+    /// GPU machine's check reaches its GPUs first).
+    pub gpu_first: Option<bool>,
 }
 
 /// Criterion sampling a suite imposes on every benchmark it runs; unset keeps the
@@ -103,6 +92,8 @@ pub struct ResolvedSuite {
     /// Components whose workers start; `None`: all.
     pub components: Option<Vec<String>>,
     pub sampling: SamplingOverride,
+    /// Each target runs its GPU backends before the CPU ([`SuiteConfig::gpu_first`]).
+    pub gpu_first: bool,
 }
 
 impl ResolvedSuite {
@@ -220,7 +211,7 @@ fn built_in(name: &str) -> Option<SuiteConfig> {
                     .into(),
             ),
             targets: Some(strings(&["memory_bandwidth", "gemm", "components"])),
-            include: strings(PRE_INSTALLATION_INCLUDE),
+            include: strings(super::levels::PRE_INSTALLATION_INCLUDE),
             components: Some(strings(&["tiny_gpt"])),
             ..SuiteConfig::default()
         }),
@@ -236,7 +227,26 @@ fn built_in(name: &str) -> Option<SuiteConfig> {
             targets: Some(strings(&["models"])),
             ..SuiteConfig::default()
         }),
-        _ => None,
+        other => super::levels::Level::of_suite(other).map(level_suite),
+    }
+}
+
+/// The suite of a validate level: its selection, its sampling, GPUs first.
+fn level_suite(level: super::levels::Level) -> SuiteConfig {
+    let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    SuiteConfig {
+        description: Some(format!(
+            "stackbench validate --level {}: {} (budget {} s)",
+            level.number, level.summary, level.budget_s
+        )),
+        targets: Some(strings(level.targets)),
+        include: strings(&level.include.concat()),
+        components: Some(strings(level.components)),
+        warm_up_s: Some(level.warm_up_s),
+        measurement_s: Some(level.measurement_s),
+        sample_size: Some(level.sample_size),
+        gpu_first: Some(true),
+        ..SuiteConfig::default()
     }
 }
 
@@ -281,6 +291,7 @@ pub(super) fn resolve(config: &Config, name: &str) -> Result<ResolvedSuite, Conf
             measurement: suite.measurement_s.map(Duration::from_secs_f64),
             sample_size: suite.sample_size,
         },
+        gpu_first: suite.gpu_first.unwrap_or(false),
     })
 }
 

@@ -279,7 +279,11 @@ impl Harness {
         if self.role == Role::Counted {
             return self.open_countable_backends();
         }
-        let (backends, unavailable) = crate::backend::open_available();
+        let (mut backends, unavailable) = crate::backend::open_available();
+        if self.plan.gpu_first {
+            // Stable: the GPUs keep their order, the CPU moves behind them.
+            backends.sort_by_key(|b| b.kind() == crate::backend::BackendKind::Cpu);
+        }
         let present = |kind| crate::backend::probe(kind).is_available();
         for (kind, outcome) in crate::backend::classify_unopened(unavailable, present) {
             let id = BenchId::new(family, kind.id(), "all", "all");

@@ -119,16 +119,49 @@ pub fn in_quick_suite(dtype: DType, shape: GemmShape) -> bool {
     (shape.m == shape.n && shape.n == shape.k) || dtype == DType::F32
 }
 
+/// Multiply-adds (M·N·K) from which a GEMM's result is checked on a sample of its entries
+/// ([`check_positions`]) instead of all of C: 2048³. Below it the check is exact and full
+/// (or a named slice where the f64 reference passes its budgets); past it a full f64
+/// reference costs seconds per precision on the host (2^33 multiply-adds at 2048³, 2^39
+/// at 8192³), more than the timing it guards. A sampled check still fails a wrong kernel:
+/// layout bugs, a wrong precision and bad edge tiles corrupt far more than one entry.
+pub const SAMPLED_CHECK_FROM: u64 = 2048 * 2048 * 2048;
+/// Sampled entries on each of C's four edges (first and last row and column), evenly spaced
+/// from corner to corner, in a sampled check.
+pub const EDGE_SAMPLES: usize = 64;
+
+/// Whether `shape`'s result is checked on a sample of its entries ([`SAMPLED_CHECK_FROM`]).
+pub fn checks_sampled(shape: GemmShape) -> bool {
+    shape.m as u64 * shape.n as u64 * shape.k as u64 >= SAMPLED_CHECK_FROM
+}
+
+/// `count` indices from 0 to `len - 1`, evenly spaced, both ends included.
+fn evenly_spaced(len: usize, count: usize) -> impl Iterator<Item = usize> {
+    let steps = count.max(2) - 1;
+    (0..=steps).map(move |s| s * (len - 1) / steps)
+}
+
 /// Output positions the check compares: the four corners, the first and last rows and
 /// columns (edge tiles are where blocked kernels go wrong), and `random` positions inside.
+/// For a shape checked by sample ([`checks_sampled`]) the edges are [`EDGE_SAMPLES`] evenly
+/// spaced entries each instead of all of them, so the whole check is a few hundred f64 dot
+/// products.
 pub fn check_positions(shape: GemmShape, random: usize, seed: u64) -> Vec<(usize, usize)> {
     let GemmShape { m, n, .. } = shape;
-    let mut positions = Vec::with_capacity(2 * (m + n) + random);
-    for j in 0..n {
+    let (rows, cols): (Vec<usize>, Vec<usize>) = if checks_sampled(shape) {
+        (
+            evenly_spaced(m, EDGE_SAMPLES).collect(),
+            evenly_spaced(n, EDGE_SAMPLES).collect(),
+        )
+    } else {
+        ((0..m).collect(), (0..n).collect())
+    };
+    let mut positions = Vec::with_capacity(2 * (rows.len() + cols.len()) + random);
+    for &j in &cols {
         positions.push((0, j));
         positions.push((m - 1, j));
     }
-    for i in 0..m {
+    for &i in &rows {
         positions.push((i, 0));
         positions.push((i, n - 1));
     }
@@ -196,6 +229,25 @@ fn slice_name(shape: GemmShape, (rows, cols): (usize, usize), outside: usize) ->
     )
 }
 
+/// What a sampled check compared, and the tolerance each entry was held to, for the
+/// benchmark's notes.
+fn sample_name(
+    shape: GemmShape,
+    rounding: crate::workload::dtype::GemmRounding,
+    compared: usize,
+) -> String {
+    let GemmShape { m, n, k } = shape;
+    // The bound is linear in |c| and Σ|a·b|: its two coefficients at this K.
+    let per_value = rounding.bound(k, 1.0, 0.0);
+    let per_scale = rounding.bound(k, 0.0, 1.0);
+    format!(
+        "sampled: {compared} entries of C ({m}x{n}) (the corners, {EDGE_SAMPLES} evenly spaced \
+         on each edge, the rest at seeded random positions), each against an f64 dot product \
+         of the stored inputs; tolerance per entry {per_value:.2e}·|c| + {per_scale:.2e}·Σ|a·b| \
+         (the precision's rounding bound at K={k})"
+    )
+}
+
 /// [`check_product`] for a library whose rounding differs from `dtype`'s usual one (see
 /// [`crate::workload::dtype::GemmRounding`]).
 pub fn check_product_rounded(
@@ -218,7 +270,13 @@ pub fn check_product_rounded(
             .map(|_| ())
             .map_err(|e| format!("{dtype} {shape}: C[{i},{j}] = {e}"))
     };
-    let (rows, cols) = reference_slice(shape);
+    let sampled = checks_sampled(shape);
+    // A sampled check has no slice: every entry it compares is one of `positions`.
+    let (rows, cols) = if sampled {
+        (0, 0)
+    } else {
+        reference_slice(shape)
+    };
     // Row by row over the slice: each entry's sum still runs over p in order (the same
     // sequential f64 dot product as below), but the inner loop walks B's rows contiguously.
     let (mut want, mut scale) = (vec![0.0f64; cols], vec![0.0f64; cols]);
@@ -248,6 +306,9 @@ pub fn check_product_rounded(
         }
         entry(i, j, want, scale)?;
         outside += 1;
+    }
+    if sampled {
+        return Ok(meter.finish(sample_name(shape, rounding, outside), true));
     }
     let sliced = rows < m || cols < n;
     Ok(meter.finish(slice_name(shape, (rows, cols), outside), sliced))
@@ -358,6 +419,10 @@ mod tests {
 
     #[test]
     fn large_problems_are_checked_on_a_named_slice() {
+        // Under the sampled size, past the ops budget: 2^32 multiply-adds, 512 rows of C.
+        let under = GemmShape::new(1024, 2048, 2048);
+        assert!(!checks_sampled(under));
+        assert_eq!(reference_slice(under), (512, 2048));
         // 4096³: all of it is 384 MiB of f64 but 2^36 multiply-adds: 128 rows of C.
         assert_eq!(reference_slice(GemmShape::square(4096)), (128, 4096));
         // 16384³: B alone is 2 GiB of f64, so the columns are cut too.
@@ -375,6 +440,80 @@ mod tests {
             name,
             "rows 0..25, all 8 columns of C (700x8), plus 1416 edge and random entries outside it"
         );
+    }
+
+    /// The smallest sampled shapes, cheap to build: 2^33 multiply-adds with K = 512.
+    fn sampled_inputs() -> (GemmShape, Vec<f64>, Vec<f64>) {
+        let shape = GemmShape::new(4096, 4096, 512);
+        let a = crate::workload::random::normal_f64(21, shape.m * shape.k);
+        let b = crate::workload::random::normal_f64(22, shape.k * shape.n);
+        (shape, a, b)
+    }
+
+    /// The exact product at one entry: a "kernel" evaluated only where the check looks.
+    fn entry(shape: GemmShape, a: &[f64], b: &[f64], i: usize, j: usize) -> f64 {
+        (0..shape.k)
+            .map(|p| a[i * shape.k + p] * b[p * shape.n + j])
+            .sum()
+    }
+
+    #[test]
+    fn large_shapes_are_checked_on_a_few_hundred_sampled_entries_with_the_corners() {
+        assert!(checks_sampled(GemmShape::square(2048)));
+        assert!(checks_sampled(GemmShape::square(8192)));
+        assert!(!checks_sampled(GemmShape::square(1024)));
+        let (shape, a, b) = sampled_inputs();
+        let positions = check_positions(shape, 512, 7);
+        assert!(
+            positions.len() <= 4 * EDGE_SAMPLES + 512,
+            "{}",
+            positions.len()
+        );
+        for corner in [(0, 0), (0, 4095), (4095, 0), (4095, 4095)] {
+            assert!(positions.contains(&corner), "{corner:?}");
+        }
+        // Deterministic: the same seed samples the same entries.
+        assert_eq!(positions, check_positions(shape, 512, 7));
+        let right = |i, j| entry(shape, &a, &b, i, j);
+        let acc = check_product(shape, DType::F32, &a, &b, right, &positions).unwrap();
+        assert_eq!(acc.elements, positions.len() as u64);
+        assert!(acc.sliced);
+        assert!(
+            acc.reference
+                .starts_with(&format!("sampled: {} entries", positions.len()))
+                && acc.reference.contains("tolerance per entry")
+                && acc.reference.contains("K=512"),
+            "{}",
+            acc.reference
+        );
+        // One wrong sampled entry fails the check, wherever it is among the samples.
+        for &(bad_i, bad_j) in [positions[0], positions[positions.len() / 2], (4095, 4095)].iter() {
+            let wrong = |i, j| right(i, j) + if (i, j) == (bad_i, bad_j) { 1.0 } else { 0.0 };
+            let err = check_product(shape, DType::F32, &a, &b, wrong, &positions).unwrap_err();
+            assert!(err.contains(&format!("C[{bad_i},{bad_j}]")), "{err}");
+        }
+        // A transposed read (the classic layout bug) fails on the samples too.
+        let transposed = |i, j| entry(shape, &a, &b, j, i);
+        assert!(check_product(shape, DType::Bf16, &a, &b, transposed, &positions).is_err());
+    }
+
+    /// Below the sampled size the check is full: an entry that no edge or random position
+    /// names is still compared, and a wrong one there fails.
+    #[test]
+    fn a_small_shape_wrong_only_off_the_sampled_positions_fails_the_full_check() {
+        let shape = GemmShape::square(64);
+        let a = crate::workload::random::normal_f64(31, 64 * 64);
+        let b = crate::workload::random::normal_f64(32, 64 * 64);
+        let positions = check_positions(shape, 0, 1);
+        assert!(!positions.contains(&(17, 33)));
+        let c = naive(shape, &a, &b);
+        let wrong = |i, j| c[i * 64 + j] + if (i, j) == (17, 33) { 0.5 } else { 0.0 };
+        let err = check_product(shape, DType::F32, &a, &b, wrong, &positions).unwrap_err();
+        assert!(err.contains("C[17,33]"), "{err}");
+        let acc =
+            check_product(shape, DType::F32, &a, &b, |i, j| c[i * 64 + j], &positions).unwrap();
+        assert_eq!(acc.reference, "all of C (64x64)");
+        assert_eq!(acc.elements, 64 * 64);
     }
 
     #[test]
