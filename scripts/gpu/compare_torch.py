@@ -28,6 +28,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+
+STARTED = time.monotonic()
+
+
+def say(text):
+    """A progress line with the seconds since the start, so a run cut by a time limit
+    still shows where its time went."""
+    print(f"[{time.monotonic() - STARTED:6.1f} s] {text}", file=sys.stderr, flush=True)
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -88,7 +97,7 @@ def run_stackbench(ids, targets, criterion_home, repo):
             cmd = [os.path.join(bench_dir, target), "--bench", "--noplot", pattern]
         else:
             cmd = ["cargo", "bench", "--bench", target, "--", "--noplot", pattern]
-        print("+", " ".join(cmd), file=sys.stderr, flush=True)
+        say("+ " + " ".join(cmd))
         done = subprocess.run(cmd, cwd=repo, env=env)
         if done.returncode != 0:
             print(f"warning: {target} exited {done.returncode}", file=sys.stderr)
@@ -165,6 +174,7 @@ def torch_cases(torch, timer):
 
     def case(name, make):
         """make() returns (fn, extra); times fn, keeps going on any error."""
+        say(f"torch: {name}")
         try:
             fn, extra = make()
             results[name] = (timer.median_ns(fn), extra)
@@ -302,7 +312,7 @@ def judge(acceptance, ratio):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", help="also write the table as JSON here")
-    parser.add_argument("--samples", type=int, default=30, help="torch samples per case (default 30)")
+    parser.add_argument("--samples", type=int, default=20, help="torch samples per case (default 20)")
     parser.add_argument("--repo", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     args = parser.parse_args()
     try:
