@@ -378,8 +378,8 @@ fn layer_norm_in_registers_is_the_path_that_runs_and_its_statistics_are_checked(
     // zero, so the rows are scaled by 1/sqrt(eps)): every vector-path row (all of them at
     // 2x4096, in each precision) is wrong, and the check must say so.
     let dev = broken(
-        "{ const float d = vget<S>(cache[t], k) - mean; var += d * d; }",
-        "{ const float d = vget<S>(cache[t], k) - mean; var += d; }",
+        "{ const float d = x - mean; var += d * d; }",
+        "{ const float d = x - mean; var += d; }",
         ThreadOrder::Reverse,
     );
     for dtype in [DType::F32, DType::F16, DType::Bf16] {

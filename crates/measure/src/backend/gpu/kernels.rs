@@ -355,6 +355,25 @@ __device__ __forceinline__ bool aligned16(const void* p) { return ((u64)p & 15) 
  * 16 bytes at a time. The scalar kernel read the row three times, two bytes per access,
  * and ran at half of torch's bandwidth on an H200. */
 #define LN_VECS 4
+/* This thread's vectors of a row, j = threadIdx.x + t·blockDim.x for t < LN_VECS, j < nv. */
+__device__ __forceinline__ void load_row(const V4* __restrict__ r4, int nv, V4 (&cache)[LN_VECS]) {
+#pragma unroll
+    for (int t = 0; t < LN_VECS; ++t) {
+        const int j = threadIdx.x + t * blockDim.x;
+        if (j < nv) cache[t] = load16(r4 + j);
+    }
+}
+/* f(x) for every element of the row this thread holds. */
+template <class S, class F>
+__device__ __forceinline__ void each_cached(const V4 (&cache)[LN_VECS], int nv, F f) {
+#pragma unroll
+    for (int t = 0; t < LN_VECS; ++t) {
+        if ((int)(threadIdx.x + t * blockDim.x) < nv) {
+#pragma unroll
+            for (int k = 0; k < (int)(16 / sizeof(typename S::T)); ++k) f(vget<S>(cache[t], k));
+        }
+    }
+}
 template <class S>
 __device__ __forceinline__ void layer_norm_rows_in_registers(
     const typename S::T* __restrict__ row, const typename S::T* __restrict__ g,
@@ -362,28 +381,13 @@ __device__ __forceinline__ void layer_norm_rows_in_registers(
     float* scratch) {
     constexpr int EPV = 16 / sizeof(typename S::T);
     const int nv = cols / EPV;
-    const V4* r4 = (const V4*)row;
     V4 cache[LN_VECS];
+    load_row((const V4*)row, nv, cache);
     float s = 0.f;
-#pragma unroll
-    for (int t = 0; t < LN_VECS; ++t) {
-        const int j = threadIdx.x + t * blockDim.x;
-        if (j < nv) {
-            cache[t] = load16(r4 + j);
-#pragma unroll
-            for (int k = 0; k < EPV; ++k) s += vget<S>(cache[t], k);
-        }
-    }
+    each_cached<S>(cache, nv, [&](float x) { s += x; });
     const float mean = block_sum(s, scratch) / cols;
     float var = 0.f;
-#pragma unroll
-    for (int t = 0; t < LN_VECS; ++t) {
-        const int j = threadIdx.x + t * blockDim.x;
-        if (j < nv) {
-#pragma unroll
-            for (int k = 0; k < EPV; ++k) { const float d = vget<S>(cache[t], k) - mean; var += d * d; }
-        }
-    }
+    each_cached<S>(cache, nv, [&](float x) { const float d = x - mean; var += d * d; });
     const float inv = rsqrtf(block_sum(var, scratch) / cols + eps);
     const V4* g4 = (const V4*)g; const V4* b4 = (const V4*)b; V4* o4 = (V4*)out;
 #pragma unroll
@@ -419,29 +423,34 @@ __device__ __forceinline__ V4 map_v(const V4& a, const V4& b, F f) {
     for (int k = 0; k < (int)(16 / sizeof(typename S::T)); ++k) vset<S>(o, k, f(vget<S>(a, k), vget<S>(b, k)));
     return o;
 }
-template <class S, class F>
+/* ARGS: 2 reads x and y, 1 reads x alone (y is then x and never loaded: a constant, so
+ * the second operand's loads are compiled out). */
+template <class S, int ARGS, class F>
 __device__ __forceinline__ void elementwise(const typename S::T* __restrict__ x, const typename S::T* __restrict__ y,
                                             typename S::T* __restrict__ z, u64 n, F f) {
     constexpr int EPV = 16 / sizeof(typename S::T);
     const u64 nv = aligned16(x) && aligned16(y) && aligned16(z) ? n / EPV : 0;
     const V4* x4 = (const V4*)x; const V4* y4 = (const V4*)y; V4* z4 = (V4*)z;
+    auto second = [&](u64 i, const V4& a) { return ARGS == 2 ? load16(y4 + i) : a; };
     chunked4(nv, [&](u64 i, u64 st) {
         const V4 a0 = load16(x4 + i), a1 = load16(x4 + i + st), a2 = load16(x4 + i + 2 * st), a3 = load16(x4 + i + 3 * st);
-        const V4 b0 = load16(y4 + i), b1 = load16(y4 + i + st), b2 = load16(y4 + i + 2 * st), b3 = load16(y4 + i + 3 * st);
+        const V4 b0 = second(i, a0), b1 = second(i + st, a1), b2 = second(i + 2 * st, a2), b3 = second(i + 3 * st, a3);
         store16(z4 + i, map_v<S>(a0, b0, f)); store16(z4 + i + st, map_v<S>(a1, b1, f));
         store16(z4 + i + 2 * st, map_v<S>(a2, b2, f)); store16(z4 + i + 3 * st, map_v<S>(a3, b3, f));
-    }, [&](u64 i) { store16(z4 + i, map_v<S>(load16(x4 + i), load16(y4 + i), f)); });
-    GRID_STRIDE(j, n - nv * EPV) { const u64 i = nv * EPV + j; z[i] = S::store(f(S::load(x[i]), S::load(y[i]))); }
+    }, [&](u64 i) { const V4 a = load16(x4 + i); store16(z4 + i, map_v<S>(a, second(i, a), f)); });
+    GRID_STRIDE(j, n - nv * EPV) {
+        const u64 i = nv * EPV + j;
+        const float a = S::load(x[i]);
+        z[i] = S::store(f(a, ARGS == 2 ? S::load(y[i]) : a));
+    }
 }
 
-/* A unary op passes its input as both operands (one array, read twice from the same line
- * by the same thread: the second load hits L1). */
 #define BINARY(NAME, S, EXPR) \
 extern "C" __global__ void NAME(const S::T* __restrict__ x, const S::T* __restrict__ y, S::T* __restrict__ z, u64 n) { \
-    elementwise<S>(x, y, z, n, [](float a, float b) { return EXPR; }); }
+    elementwise<S, 2>(x, y, z, n, [](float a, float b) { return EXPR; }); }
 #define UNARY(NAME, S, EXPR) \
 extern "C" __global__ void NAME(const S::T* __restrict__ x, S::T* __restrict__ z, u64 n) { \
-    elementwise<S>(x, x, z, n, [](float a, float) { return EXPR; }); }
+    elementwise<S, 1>(x, x, z, n, [](float a, float) { return EXPR; }); }
 
 /* Row statistics from registers (softmax): at most LN_VECS 16-byte vectors a thread. */
 template <class S>
@@ -449,28 +458,14 @@ __device__ __forceinline__ void softmax_rows_in_registers(const typename S::T* _
                                                           typename S::T* __restrict__ out, int cols, float* scratch) {
     constexpr int EPV = 16 / sizeof(typename S::T);
     const int nv = cols / EPV;
-    const V4* r4 = (const V4*)row; V4* o4 = (V4*)out;
+    V4* o4 = (V4*)out;
     V4 cache[LN_VECS];
+    load_row((const V4*)row, nv, cache);
     float m = NEG_INF;
-#pragma unroll
-    for (int t = 0; t < LN_VECS; ++t) {
-        const int j = threadIdx.x + t * blockDim.x;
-        if (j < nv) {
-            cache[t] = load16(r4 + j);
-#pragma unroll
-            for (int k = 0; k < EPV; ++k) m = fmaxf(m, vget<S>(cache[t], k));
-        }
-    }
+    each_cached<S>(cache, nv, [&](float x) { m = fmaxf(m, x); });
     m = block_max(m, scratch);
     float sum = 0.f;
-#pragma unroll
-    for (int t = 0; t < LN_VECS; ++t) {
-        const int j = threadIdx.x + t * blockDim.x;
-        if (j < nv) {
-#pragma unroll
-            for (int k = 0; k < EPV; ++k) sum += expf(vget<S>(cache[t], k) - m);
-        }
-    }
+    each_cached<S>(cache, nv, [&](float x) { sum += expf(x - m); });
     const float inv = 1.f / block_sum(sum, scratch);
 #pragma unroll
     for (int t = 0; t < LN_VECS; ++t) {
