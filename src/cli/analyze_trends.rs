@@ -108,7 +108,63 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Bisect(args)) => super::bisect::bisect_command(args),
         Some(Command::Simulate(cmd)) => super::simulate::simulate(cmd),
         Some(Command::Store(cmd)) => super::store_admin::store_command(cmd, store),
-        None => super::report::report(cli.report, store),
+        None => {
+            if let Some(command) = mistyped_command(&cli.report.dir) {
+                anyhow::bail!(
+                    "`{}` is neither a results directory nor a command: did you mean \
+                     `analyze-trends {command}`? (`analyze-trends --help` lists the commands)",
+                    cli.report.dir.display()
+                );
+            }
+            super::report::report(cli.report, store)
+        }
+    }
+}
+
+/// The subcommand a bare word given as the report's directory was probably meant to be:
+/// `analyze-trends histroy` reads `histroy` as a results directory. Only for a word that
+/// names no existing path, has no separator, and is within two edits of a command's name.
+fn mistyped_command(dir: &std::path::Path) -> Option<String> {
+    use clap::CommandFactory;
+    let word = dir.to_str()?;
+    if dir.exists() || word.contains(['/', '\\', '.']) {
+        return None;
+    }
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .map(|name| (strsim::damerau_levenshtein(&name, word), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, name)| name)
+}
+
+#[cfg(test)]
+mod mistyped_tests {
+    use super::mistyped_command;
+    use std::path::Path;
+
+    #[test]
+    fn a_bare_word_near_a_command_is_that_command_and_a_directory_is_not() {
+        assert_eq!(
+            mistyped_command(Path::new("histroy")).as_deref(),
+            Some("history")
+        );
+        assert_eq!(
+            mistyped_command(Path::new("compre")).as_deref(),
+            Some("compare")
+        );
+        assert_eq!(mistyped_command(Path::new("gaet")).as_deref(), Some("gate"));
+        // The results directory of the design card, a path, and a word far from any command.
+        assert_eq!(mistyped_command(Path::new("benchmark_results")), None);
+        assert_eq!(mistyped_command(Path::new("out/histroy")), None);
+        assert_eq!(mistyped_command(Path::new("nightly")), None);
+        // An existing directory is a results directory, whatever its name.
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        std::fs::create_dir(&runs).unwrap();
+        assert_eq!(mistyped_command(&runs), None);
     }
 }
 

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// server only when an address such as 0.0.0.0:8765 is spelled out here.
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub bind: String,
+    /// Listen on this port of the loopback address (127.0.0.1:PORT), as `asv preview` and
+    /// `python -m http.server` take it; --bind names another address
+    #[arg(long, conflicts_with = "bind")]
+    pub port: Option<u16>,
     /// A file holding the write token that uploads must present [default:
     /// $STACKBENCH_SERVE_TOKEN; neither: read-only]
     #[arg(long)]
@@ -66,14 +70,22 @@ pub fn main(args: ServeArgs) -> ExitCode {
     }
 }
 
-/// Everything up to a bound listener, with the line saying where it serves printed.
-fn prepare(args: &ServeArgs) -> anyhow::Result<(ServeConfig, std::net::TcpListener)> {
-    let addr: SocketAddr = args.bind.parse().with_context(|| {
+/// `--port N` (loopback) or `--bind ADDR`.
+fn listen_address(args: &ServeArgs) -> anyhow::Result<SocketAddr> {
+    if let Some(port) = args.port {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    args.bind.parse().with_context(|| {
         format!(
             "--bind {}: not an address and port such as 127.0.0.1:8765",
             args.bind
         )
-    })?;
+    })
+}
+
+/// Everything up to a bound listener, with the line saying where it serves printed.
+fn prepare(args: &ServeArgs) -> anyhow::Result<(ServeConfig, std::net::TcpListener)> {
+    let addr = listen_address(args)?;
     if args.max_upload_bytes == 0 {
         bail!("--max-upload-bytes must be at least 1");
     }
@@ -143,4 +155,40 @@ fn open_store(
         .database()
         .with_context(|| format!("cannot open the store {label}"))?;
     Ok((store, label))
+}
+
+#[cfg(test)]
+mod listen_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn address(args: &[&str]) -> Result<SocketAddr, String> {
+        let wrap = Wrap::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        listen_address(&wrap.serve).map_err(|e| format!("{e:#}"))
+    }
+
+    #[test]
+    fn port_listens_on_loopback_and_bind_names_any_address() {
+        assert_eq!(address(&[]), Ok("127.0.0.1:8765".parse().unwrap()));
+        assert_eq!(
+            address(&["--port", "9000"]),
+            Ok("127.0.0.1:9000".parse().unwrap())
+        );
+        assert_eq!(
+            address(&["--bind", "0.0.0.0:8080"]),
+            Ok("0.0.0.0:8080".parse().unwrap())
+        );
+        let both = address(&["--port", "9000", "--bind", "0.0.0.0:1"]).unwrap_err();
+        assert!(both.contains("cannot be used with"), "{both}");
+        let bad = address(&["--bind", "localhost"]).unwrap_err();
+        assert!(bad.contains("--bind localhost: not an address"), "{bad}");
+        assert!(address(&["--port", "70000"]).is_err());
+    }
 }
