@@ -28,6 +28,8 @@ pub struct CompareArgs {
     pub base: String,
     /// As BASE
     pub candidate: String,
+    /// Criterion's output directory, where BASE and CANDIDATE name baselines rather than
+    /// runs [default: $CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion]
     #[arg(long)]
     pub criterion_dir: Option<PathBuf>,
     #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,

@@ -88,8 +88,10 @@ pub struct ShowArgs {
     /// Width in columns.
     #[arg(long, default_value_t = 100)]
     pub width: u16,
+    /// The run to show: `latest`, `previous`, a run id or a run file [default: latest]
     #[arg(long)]
     pub run: Option<String>,
+    /// The run to compare with (default: the latest earlier run on the same hardware)
     #[arg(long)]
     pub compare: Option<String>,
     #[command(flatten)]

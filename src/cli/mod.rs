@@ -9,6 +9,8 @@ pub mod comparisons;
 pub mod config_get;
 pub mod dashboard;
 #[cfg(test)]
+mod every_flag;
+#[cfg(test)]
 mod every_format;
 pub mod export;
 pub mod gate;

@@ -17,11 +17,14 @@ pub struct RecordArgs {
     /// Criterion's output directory [default: $CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion]
     #[arg(long)]
     pub criterion_dir: Option<PathBuf>,
+    /// Criterion's baseline to record: its `new` (the last run) or a name saved with
+    /// `--save-baseline`
     #[arg(long, default_value = "new")]
     pub baseline: String,
     #[arg(long, default_value = crate::cli::settings::DEFAULT_RESULTS_DIR, hide_default_value = true,
           help = crate::cli::settings::RESULTS_HELP)]
     pub results: PathBuf,
+    /// A label for the run (a branch, `nightly`), listed by `runs` and kept with the run
     #[arg(long)]
     pub label: Option<String>,
 }

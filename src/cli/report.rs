@@ -21,6 +21,8 @@ pub struct ReportArgs {
     /// Exit 1 when any benchmark's history shows a recent regression
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// The change in percent a recent step (or the latest run against the series) must
+    /// exceed to be reported as regressed, improved or suspect
     #[arg(long, default_value_t = 5.0)]
     pub threshold: f64,
 }

@@ -266,7 +266,10 @@ fn same_hardware_history(store: &RunStore, run: &RunRecord) -> Vec<RunRecord> {
 /// `stackbench suite NAME`: what a suite runs, for people and for `run_benchmarks.sh`.
 #[derive(Args, Debug, Clone)]
 pub struct SuiteArgs {
+    /// The suite: `quick`, `full`, `pre-installation`, `level-1`..`level-3`, or one of the
+    /// config's `[suites.NAME]`
     pub name: String,
+    /// The config file [default: $STACKBENCH_CONFIG, else the nearest stackbench.toml]
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Print only the comma-separated bench targets (what run_benchmarks.sh reads)
