@@ -252,7 +252,10 @@ fn assert_clean(repo: &Path) {
 /// benchmark whose rounds project more than `--max-rounds` is stopped as unsure, and on
 /// this project's 2-core machine two early rounds of an A/A pair disagreed by sd 78 %
 /// (about 7 rounds needed at 25 %), so 6 stopped a pair that later rounds decide.
-const GATE_ARGS: &[&str] = &["--rounds", "3", "--max-rounds", "10", "--threshold", "25"];
+/// The threshold is 50 %: the changes these tests catch are 3x (+200 %), and on this 2-core
+/// VM a clean-clone run saw the comment-only A/A pair's rounds disagree by sd 21.5 % (the
+/// calibration had measured 1.9 %) and judged it degraded at 25 % after four rounds.
+const GATE_ARGS: &[&str] = &["--rounds", "3", "--max-rounds", "10", "--threshold", "50"];
 
 fn with_revs<'a>(base: &'a str, head: &'a str) -> Vec<&'a str> {
     let mut args = vec!["--base", base, "--head", head];
