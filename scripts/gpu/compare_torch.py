@@ -14,7 +14,8 @@ method, so this script runs both:
      medians over samples.
 
 It prints one table (median per call, throughput, ratio, pass/fail) and exits 1 if an
-acceptance check fails, 2 on a usage or environment error. Every case has an acceptance
+acceptance check fails or cannot be made (either side has no figure), 2 on a usage or
+environment error. Every case has an acceptance
 bound (see CASES); attention also lists the peak memory of both sides.
 
 Usage: scripts/gpu/compare_torch.sh [--json out.json] [--samples N]
