@@ -3,7 +3,7 @@
 //! (warnings allowed), 1 a check failed, 2 bad input (config, suite, run name).
 
 use crate::config::Config;
-use crate::config::levels::{DEFAULT_LEVEL, Level};
+use crate::config::levels::Level;
 use crate::report::writer::{Format, ReportWriter};
 use crate::results::{RunRecord, RunStore};
 use crate::validate::render::VALIDATE_FORMATS;
@@ -86,16 +86,16 @@ impl ValidateArgs {
         match (&self.level, &self.suite) {
             (Some(level), _) => Some(*level),
             (None, Some(_)) => None,
-            (None, None) => Level::parse(&DEFAULT_LEVEL.to_string()).ok(),
+            (None, None) => Some(Level::default_level()),
         }
     }
 
     /// The suite that selects what runs: `--suite`, else the level's.
     fn suite_name(&self) -> String {
-        self.suite
-            .clone()
-            .or_else(|| self.level().map(|level| level.suite_name()))
-            .unwrap_or_else(|| format!("level-{DEFAULT_LEVEL}"))
+        match (&self.suite, self.level()) {
+            (Some(suite), _) => suite.clone(),
+            (None, level) => level.unwrap_or_else(Level::default_level).suite_name(),
+        }
     }
 }
 

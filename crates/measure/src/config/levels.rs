@@ -38,14 +38,14 @@ const BANDWIDTH_AND_COPIES: &[&str] = &[
 /// the vendors quote acceptance figures for (RVS: 4864x4096x8192), so those can judge it.
 /// `validate::selection` checks both on described machines.
 pub(super) const PRE_INSTALLATION_INCLUDE: &[&str] = &[
-    r"^memory_bandwidth/cpu/triad/(256MiB|512MiB|[0-9]+GiB)$",
-    r"^memory_bandwidth/(cuda|rocm)/triad/",
+    CPU_TRIAD_PAST_CACHES,
+    GPU_TRIAD,
     r"^memory_bandwidth/[^/]+/(h2d|d2h)_pinned/",
     r"^gemm/cpu/[^/]+/2048x2048x2048$",
     r"^gemm/(cuda|rocm)/[^/]+/8192x8192x8192$",
     r"^components/tiny_gpt/prefill/b1_s128$",
     // The whole-backend and whole-component skip ids, so "no GPU here" reaches the result.
-    r"^(memory_bandwidth|gemm)/[^/]+/all/all$",
+    SKIP_IDS,
     r"^components/tiny_gpt/all/all$",
 ];
 
@@ -147,6 +147,14 @@ impl Level {
             .ok_or_else(|| BadLevel {
                 given: text.to_owned(),
             })
+    }
+
+    /// The level `validate` runs when given neither `--level` nor `--suite`.
+    pub fn default_level() -> Level {
+        *LEVELS
+            .iter()
+            .find(|level| level.number == DEFAULT_LEVEL)
+            .expect("DEFAULT_LEVEL names one of LEVELS")
     }
 
     /// The built-in suite that carries this level's selection: `level-N`.
