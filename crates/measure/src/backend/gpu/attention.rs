@@ -121,6 +121,9 @@ pub struct GpuAttention<'a, T> {
     free_drop_bytes: Option<u64>,
     timer: Box<dyn GpuTimer + 'a>,
     accuracy: Option<crate::workload::Accuracy>,
+    /// The kernel behind `flash` here, and its name and grid: chosen once, not per launch.
+    flash_kernel: FlashKernel,
+    flash_launch: (String, Grid),
 }
 
 impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
@@ -146,7 +149,10 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
         let free_drop_bytes = free_before
             .zip(free_after)
             .map(|(b, a)| b.saturating_sub(a));
+        let flash_kernel = FlashKernel::choose(dev.kind(), T::DTYPE);
         Ok(GpuAttention {
+            flash_kernel,
+            flash_launch: flash_kernel.launch_shape(shape, T::DTYPE),
             dev,
             kernel,
             shape,
@@ -171,10 +177,10 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
 
     fn flash(&self) -> Result<(), BackendError> {
         let s = self.shape;
-        let (name, grid) = FlashKernel::choose(self.dev.kind(), T::DTYPE).launch_shape(s, T::DTYPE);
+        let (name, grid) = &self.flash_launch;
         self.dev.launch(
-            &name,
-            grid,
+            name,
+            *grid,
             &[
                 Arg::Ptr(self.q.ptr),
                 Arg::Ptr(self.k.ptr),
@@ -279,9 +285,7 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
             "implementation".into(),
             match self.kernel {
                 AttentionKernel::Standard => "strided-batched BLAS GEMMs + softmax kernel",
-                AttentionKernel::Flash => {
-                    FlashKernel::choose(self.dev.kind(), T::DTYPE).description()
-                }
+                AttentionKernel::Flash => self.flash_kernel.description(),
             }
             .into(),
         );
