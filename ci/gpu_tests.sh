@@ -395,7 +395,6 @@ echo "== stackbench validate --level 2: bandwidth, copies and GEMM against vendo
 # judged by vendor (H100 80GB HBM3, MI300X) or peak-fraction thresholds. Exit 1 here means
 # this machine does not perform as it should, which is the job's business to report.
 verdict="$CRITERION_HOME/validate.json"
-mkdir -p "$CRITERION_HOME"
 validate_status=0
 sb validate --level 2 --json --results "$(mktemp -d)" >"$verdict" || validate_status=$?
 python3 - "$verdict" <<'PY'
