@@ -9,7 +9,9 @@
 //! ci/test.sh runs before the tests, so here it only finds them). Needs `valgrind`: skipped
 //! with a message without it, a failure under `STACKBENCH_REQUIRE_TOOLS=1`.
 
-use stackbench::harness::measure::verdict::{CountVerdict, CountingRule, JitterTolerance};
+use stackbench::harness::measure::verdict::{
+    AaOutcome, CountVerdict, CountingRule, JitterTolerance,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -97,23 +99,48 @@ fn count_once(exe: &Path, target: &str, id: &str, criterion_home: &Path) -> u64 
         .unwrap_or_else(|| panic!("{id}: no instruction count in {entry:#}"))
 }
 
-/// Counts `prefix`'s cheapest id of `target` twice: both counts must be identical (no
-/// tolerance is assumed; the gate measures one per benchmark, and two plain counts of the same
-/// executable have none). Returns the id and the second run's Criterion dir.
-fn counted_twice(target: &str, prefix: &str, dir: &Path) -> (String, PathBuf) {
+/// The most two counts of the same id may differ by, as a fraction of the count: 1 in
+/// 100 000. The memory_bandwidth copy has counted identically on every runner. The GEMM
+/// (40 M instructions) has too on this project's machines, but differed once on CI, where
+/// the log kept no numbers. What a clean-clone runner can still vary inside Criterion's
+/// `iter` is a handful of instructions (a clock read that retries, an allocator path), which
+/// is what the gate's perturbed A/A count measures per id; a real change in the routine (one
+/// more k-step of the micro-kernel for one block) is far more than 400 instructions.
+const SAME_CODE_SLACK: f64 = 1e-5;
+
+/// Counts `prefix`'s cheapest id of `target` twice: the counts must agree within
+/// [`SAME_CODE_SLACK`] (`exact` demands identical), printed either way so a runner's log
+/// shows the figures. Returns the id and the second run's Criterion dir.
+fn counted_twice(target: &str, prefix: &str, dir: &Path, exact: bool) -> (String, PathBuf) {
     let exe = bench_executable(target);
     let id = first_listed(&exe, &dir.join("list"), prefix);
     let first = count_once(&exe, target, &id, &dir.join("first"));
     let second_home = dir.join("second");
     let second = count_once(&exe, target, &id, &second_home);
-    let verdict = CountingRule::default()
+    eprintln!("{id}: counted {first} then {second} instructions");
+    let rule = CountingRule::default();
+    let verdict = rule
         .judge(&id, first, second, JitterTolerance::NONE)
         .expect("a non-zero count");
-    assert_eq!(
-        verdict,
-        CountVerdict::Identical,
-        "{id}: {first} then {second} instructions"
-    );
+    if verdict != CountVerdict::Identical {
+        assert!(!exact, "{id}: {first} then {second} instructions");
+        let apart = first.abs_diff(second) as f64 / first as f64;
+        assert!(
+            apart <= SAME_CODE_SLACK,
+            "{id}: {first} then {second} instructions, {:.4} % apart (at most {:.4} %)",
+            apart * 100.0,
+            SAME_CODE_SLACK * 100.0
+        );
+        // What the gate's own A/A calibration makes of such a pair: still countable, with a
+        // tolerance that covers it.
+        let AaOutcome::Countable(tolerance) = rule.calibrate(first, second) else {
+            panic!("{id}: {first} then {second}: the gate would time it instead");
+        };
+        assert!(matches!(
+            rule.judge(&id, first, second, tolerance),
+            Ok(CountVerdict::WithinJitter { .. })
+        ));
+    }
     (id, second_home)
 }
 
@@ -123,8 +150,12 @@ fn a_memory_bandwidth_id_is_counted_twice_alike_and_recorded_as_single_threaded(
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let (id, criterion_home) =
-        counted_twice("memory_bandwidth", "memory_bandwidth/cpu/copy/", dir.path());
+    let (id, criterion_home) = counted_twice(
+        "memory_bandwidth",
+        "memory_bandwidth/cpu/copy/",
+        dir.path(),
+        true,
+    );
 
     // The counts reach the run record, which names the single-threaded variant.
     let results = dir.path().join("results");
@@ -168,7 +199,7 @@ fn a_gemm_id_through_rayon_is_counted_twice_alike() {
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
-    counted_twice("gemm", "gemm/cpu/f32/", dir.path());
+    counted_twice("gemm", "gemm/cpu/f32/", dir.path(), false);
 }
 
 /// A fake `pytorch` worker (the fixtures' summing component under that name) in a scripts
