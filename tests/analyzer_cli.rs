@@ -501,6 +501,8 @@ fn runs_are_resolved_by_latest_previous_and_id() {
                 dir.to_str().unwrap(),
                 "--baseline",
                 baseline,
+                "--label",
+                &format!("{baseline}-run"),
                 "--results",
                 results.to_str().unwrap(),
             ],
@@ -535,6 +537,34 @@ fn runs_are_resolved_by_latest_previous_and_id() {
     assert_eq!(
         from_runs["comparisons"], from_crit["comparisons"],
         "a recorded run is judged like its baseline"
+    );
+    // By label: the same two runs.
+    let (code_labels, from_labels, stderr) = compare_json(
+        &[
+            "label:base-run",
+            "label:new-run",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(code_labels, code_runs, "{stderr}");
+    assert_eq!(from_labels["comparisons"], from_runs["comparisons"]);
+    let out = run(
+        &[
+            "compare",
+            "label:base-run",
+            "label:nightly",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    let message = text(&out).1;
+    assert!(
+        message.contains("label:nightly") && message.contains("base-run, new-run"),
+        "{message}"
     );
     let out = run(
         &[

@@ -31,7 +31,10 @@ Exit codes: 0 nothing regressed, 1 a regression was found, 2 bad input or usage,
     version,
     about = "Record Criterion runs, gate pull requests on real statistics, and report trends",
     after_help = AFTER_HELP,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    // Bare `analyze-trends` is someone asking what it does: the help (exit 2, as any usage
+    // error). `analyze-trends DIR` still writes the trend report of DIR.
+    arg_required_else_help = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -183,6 +186,22 @@ mod profile_flag_tests {
             Some(Command::Bisect(bisect)) => Ok(bisect.judge.profile.settings()),
             other => Err(format!("parsed as {other:?}")),
         }
+    }
+
+    #[test]
+    fn bare_analyze_trends_prints_its_help_and_a_directory_is_still_the_report() {
+        let bare = Cli::try_parse_from(["analyze-trends"]).unwrap_err();
+        assert_eq!(
+            bare.kind(),
+            clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        );
+        assert!(bare.to_string().contains("Commands:"), "{bare}");
+        let report = Cli::try_parse_from(["analyze-trends", "benchmark_results"]).unwrap();
+        assert!(report.command.is_none());
+        assert_eq!(
+            report.report.dir,
+            std::path::PathBuf::from("benchmark_results")
+        );
     }
 
     #[test]

@@ -24,7 +24,8 @@ allows is a regression (exit 1) whatever its speed did. Unsure is not a pass: th
 benchmark and why; measure again with more samples, pin a core, or count instructions."
 )]
 pub struct CompareArgs {
-    /// A Criterion baseline (`base`, `new`, a --save-baseline name) or a run (id, `latest`, `previous`)
+    /// A Criterion baseline (`base`, `new`, a --save-baseline name) or a run (id, `latest`,
+    /// `previous`, `label:NAME`, `rev:SHA`)
     pub base: String,
     /// As BASE
     pub candidate: String,
@@ -79,7 +80,7 @@ fn load_side(
                 if available.is_empty() {
                     "none".to_string()
                 } else {
-                    available.join(", ") + ", latest, previous"
+                    available.join(", ") + ", latest, previous, label:NAME, rev:SHA"
                 }
             )
         }

@@ -58,7 +58,7 @@ pub struct ViewSources {
     after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9, 0 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
 )]
 pub struct DashboardArgs {
-    /// The run to show: `latest`, `previous`, a run id or a run file.
+    /// The run to show: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a run file.
     #[arg(long)]
     pub run: Option<String>,
     /// The run to compare with (default: the latest earlier run on the same hardware).
@@ -88,7 +88,7 @@ pub struct ShowArgs {
     /// Width in columns.
     #[arg(long, default_value_t = 100)]
     pub width: u16,
-    /// The run to show: `latest`, `previous`, a run id or a run file [default: latest]
+    /// The run to show: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a run file [default: latest]
     #[arg(long)]
     pub run: Option<String>,
     /// The run to compare with (default: the latest earlier run on the same hardware)

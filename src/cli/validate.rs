@@ -55,7 +55,7 @@ pub struct ValidateArgs {
     /// The same as `--format json` (kept for scripts written before `--format`)
     #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
-    /// A stored run (id, latest, previous or a file) to show before/after deltas against
+    /// A stored run (id, latest, previous, label:NAME, rev:SHA or a file) to show before/after deltas against
     #[arg(long)]
     pub compare_to: Option<String>,
     #[arg(long, help = crate::cli::settings::RESULTS_HELP)]
@@ -64,7 +64,7 @@ pub struct ValidateArgs {
     /// else the config's `store`, else <results>/stackbench.db)
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
-    /// Judge this stored run instead of measuring (id, latest, previous or a file)
+    /// Judge this stored run instead of measuring (id, latest, previous, label:NAME, rev:SHA or a file)
     #[arg(long)]
     pub run: Option<String>,
     /// Criterion's filter: only ids matching this regex, within the level or suite

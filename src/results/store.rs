@@ -36,6 +36,8 @@ pub enum ResultsError {
         path: PathBuf,
         available: Vec<String>,
     },
+    #[error("`{name}`: {reason}")]
+    BadSelection { name: String, reason: String },
     #[error(transparent)]
     Write(#[from] AtomicWriteError),
     #[error(transparent)]
@@ -47,7 +49,7 @@ fn describe_available(available: &[String]) -> String {
         "it holds no runs (record one with `analyze-trends record`)".into()
     } else {
         format!(
-            "runs there: {} (or `latest`, `previous`)",
+            "runs there: {} (or `latest`, `previous`, `label:NAME`, `rev:SHA`)",
             available.join(", ")
         )
     }
@@ -212,7 +214,9 @@ impl RunStore {
         Ok(loaded)
     }
 
-    /// Resolves `latest`, `previous`, a run id, or a path to a run file.
+    /// Resolves `latest`, `previous`, `label:NAME` (the newest run recorded with that
+    /// label), `rev:SHA` (the newest run of the git revision SHA abbreviates), a run id, or a
+    /// path to a run file.
     pub fn resolve(&self, name: &str) -> Result<RunRecord, ResultsError> {
         let as_path = Path::new(name);
         if name.ends_with(".json") && as_path.is_file() {
@@ -227,6 +231,16 @@ impl RunStore {
             return Err(unknown(Vec::new()));
         }
         let (db, _) = self.synced()?;
+        if let Some(selection) = RunSelection::parse(name)? {
+            let stored = db.list_runs()?;
+            let id = selection
+                .pick(&stored)
+                .map_err(|reason| ResultsError::BadSelection {
+                    name: name.to_string(),
+                    reason: format!("{reason} in {}", self.runs_dir().display()),
+                })?;
+            return db.load_run(&id)?.ok_or_else(|| unknown(Vec::new()));
+        }
         if let Some(run) = db.load_run(name)? {
             return Ok(run);
         }
@@ -511,6 +525,101 @@ pub fn run_file_bytes(run: &RunRecord) -> Result<Vec<u8>, serde_json::Error> {
     Ok(bytes)
 }
 
+/// A run named by what it was recorded with rather than by id: `label:NAME` or `rev:SHA`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RunSelection {
+    /// The newest run whose label is exactly this.
+    Label(String),
+    /// The newest run whose git revision starts with this (lower-case hex, 4 to 40 digits).
+    Revision(String),
+}
+
+impl RunSelection {
+    /// `None` for a name that is no selection (an id, `latest`, a file); an error for a
+    /// selection that cannot select anything (`label:` with no label, `rev:` not hex).
+    fn parse(name: &str) -> Result<Option<Self>, ResultsError> {
+        let bad = |reason: &str| ResultsError::BadSelection {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        };
+        if let Some(label) = name.strip_prefix("label:") {
+            if label.is_empty() {
+                return Err(bad("`label:` needs a label, as in `label:nightly`"));
+            }
+            return Ok(Some(RunSelection::Label(label.to_string())));
+        }
+        if let Some(rev) = name.strip_prefix("rev:") {
+            let hex =
+                rev.len() >= 4 && rev.len() <= 40 && rev.bytes().all(|b| b.is_ascii_hexdigit());
+            if !hex {
+                return Err(bad(
+                    "`rev:` takes a commit SHA or an abbreviation of at least 4 hex digits, as in `rev:abc1234` (a branch or tag name is not stored with a run)",
+                ));
+            }
+            return Ok(Some(RunSelection::Revision(rev.to_ascii_lowercase())));
+        }
+        Ok(None)
+    }
+
+    /// The id of the run this selects among `stored` (newest first), or why none.
+    fn pick(&self, stored: &[StoredRun]) -> Result<String, String> {
+        match self {
+            RunSelection::Label(label) => stored
+                .iter()
+                .find(|run| run.label.as_deref() == Some(label.as_str()))
+                .map(|run| run.run_id.clone())
+                .ok_or_else(|| {
+                    let mut labels: Vec<&str> = stored
+                        .iter()
+                        .filter_map(|run| run.label.as_deref())
+                        .collect();
+                    labels.sort_unstable();
+                    labels.dedup();
+                    format!(
+                        "no run is labelled `{label}` (labels there: {})",
+                        if labels.is_empty() {
+                            "none; `analyze-trends record --label NAME` sets one".to_string()
+                        } else {
+                            labels.join(", ")
+                        }
+                    )
+                }),
+            RunSelection::Revision(prefix) => {
+                let matching: Vec<&StoredRun> = stored
+                    .iter()
+                    .filter(|run| {
+                        run.git_revision.as_deref().is_some_and(|rev| {
+                            rev.to_ascii_lowercase().starts_with(prefix.as_str())
+                        })
+                    })
+                    .collect();
+                let mut revisions: Vec<&str> = matching
+                    .iter()
+                    .filter_map(|run| run.git_revision.as_deref())
+                    .collect();
+                revisions.sort_unstable();
+                revisions.dedup();
+                match (matching.first(), revisions.len()) {
+                    (None, _) => Err(format!(
+                        "no run was recorded at a git revision starting with {prefix} ({} of {} runs record their revision)",
+                        stored
+                            .iter()
+                            .filter(|run| run.git_revision.is_some())
+                            .count(),
+                        stored.len()
+                    )),
+                    (Some(newest), 1) => Ok(newest.run_id.clone()),
+                    (Some(_), _) => Err(format!(
+                        "{prefix} abbreviates {} revisions with runs: {}; give more digits",
+                        revisions.len(),
+                        revisions.join(", ")
+                    )),
+                }
+            }
+        }
+    }
+}
+
 pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
     let invalid = |reason: String| ResultsError::Invalid {
         path: path.to_path_buf(),
@@ -582,6 +691,50 @@ mod tests {
         let loaded = store.load_all().unwrap();
         assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
         assert_eq!(loaded.runs, vec![run]);
+    }
+
+    #[test]
+    fn runs_are_selected_by_label_and_by_revision_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path());
+        let base = fixture_run();
+        let run = |id: &str, at: u64, label: &str, rev: &str| RunRecord {
+            run_id: id.into(),
+            created_unix_ms: base.created_unix_ms + at,
+            label: Some(label.into()),
+            git_revision: Some(rev.into()),
+            ..base.clone()
+        };
+        let nightly_old = run("n1", 1, "nightly", "abcd234aaaa");
+        let pr = run("p1", 2, "pr", "abcd999bbbb");
+        let nightly_new = run("n2", 3, "nightly", "abcd234aaaa");
+        for r in [&nightly_old, &pr, &nightly_new] {
+            store.save(r).unwrap();
+        }
+        let id = |name: &str| store.resolve(name).map(|r| r.run_id);
+        assert_eq!(id("label:nightly").unwrap(), "n2");
+        assert_eq!(id("label:pr").unwrap(), "p1");
+        assert_eq!(id("rev:abcd2").unwrap(), "n2");
+        assert_eq!(id("rev:ABCD9").unwrap(), "p1");
+        let message = |name: &str| store.resolve(name).unwrap_err().to_string();
+        let missing = message("label:weekly");
+        assert!(
+            missing.contains("label:weekly") && missing.contains("nightly, pr"),
+            "{missing}"
+        );
+        let ambiguous = message("rev:abcd");
+        assert!(
+            ambiguous.contains("abcd234aaaa") && ambiguous.contains("abcd999bbbb"),
+            "{ambiguous}"
+        );
+        assert!(message("rev:beef").contains("no run was recorded"));
+        assert!(message("rev:main").contains("hex digits"));
+        assert!(message("rev:ab").contains("hex digits"));
+        assert!(message("label:").contains("needs a label"));
+        // Ids, `latest` and `previous` are unchanged.
+        assert_eq!(id("latest").unwrap(), "n2");
+        assert_eq!(id("previous").unwrap(), "p1");
+        assert_eq!(id("n1").unwrap(), "n1");
     }
 
     #[test]
