@@ -71,6 +71,48 @@ fn show_prints_every_page_and_rejects_an_unknown_one() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no runs in"));
 }
 
+/// The two sides are `--head` and `--base`, as in every command; `--run` and `--compare`, their
+/// spellings before, still work with a note naming the new flag, and the two spellings of one
+/// side together are a usage error.
+#[test]
+fn show_takes_head_and_base_and_the_old_spellings_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    dashboard_support::write_fixture_store(dir.path());
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .arg("show")
+            .args(["--page", "summary", "--width", "100"])
+            .args(args)
+            .arg("--results")
+            .arg(dir.path())
+            .env_remove("STACKBENCH_STORE")
+            .env_remove("STACKBENCH_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let new = run(&["--head", "latest", "--base", "previous"]);
+    assert!(
+        new.status.success(),
+        "{}",
+        String::from_utf8_lossy(&new.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&new.stderr).contains("note: --"));
+    let old = run(&["--run", "latest", "--compare", "previous"]);
+    assert!(
+        old.status.success(),
+        "{}",
+        String::from_utf8_lossy(&old.stderr)
+    );
+    assert_eq!(old.stdout, new.stdout, "the same runs, the same page");
+    let notes = String::from_utf8_lossy(&old.stderr);
+    assert!(
+        notes.contains("--run is now --head") && notes.contains("--compare is now --base"),
+        "{notes}"
+    );
+    let both = run(&["--head", "latest", "--run", "latest"]);
+    assert_eq!(both.status.code(), Some(2));
+}
+
 /// `show --page components` prints the four components charts from a recorded store: the
 /// workers' notes go through the store and come back as the charts' numbers.
 #[test]

@@ -171,7 +171,7 @@ fn history_adds_learned_thresholds_and_compare_to_adds_deltas() {
     );
 
     let results = recorded_fixture(dir.path(), 2);
-    let (code, verdict) = validate_run(dir.path(), &results, "", &["--compare-to", "previous"]);
+    let (code, verdict) = validate_run(dir.path(), &results, "", &["--base", "previous"]);
     assert_eq!(code, 0, "{verdict:#}");
     let learned = check(&verdict, F32_ID, "learned");
     assert_eq!(learned["status"], "passed");

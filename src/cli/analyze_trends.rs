@@ -12,7 +12,7 @@ const AFTER_HELP: &str = "Examples:
   analyze-trends compare base new                  # Criterion baselines: exit 1 on a regression
   analyze-trends compare previous latest --format markdown
   analyze-trends compare main pr --filter '^gemm/' --threshold 3 --format json
-  analyze-trends                                   # history report into benchmark_results/reports/
+  analyze-trends benchmark_results                 # history report into benchmark_results/reports/
   analyze-trends export --format csv > runs.csv
   analyze-trends import ci-artifacts/             # runs from other machines, idempotent
   analyze-trends runs                              # the stored runs, newest first

@@ -27,9 +27,10 @@ pub struct CompareArgs {
     /// A Criterion baseline (`base`, `new`, a --save-baseline name) or a run (id, `latest`,
     /// `previous`, `label:NAME`, `rev:SHA`)
     pub base: String,
-    /// As BASE
+    /// The head, the side under test: as BASE
+    #[arg(value_name = "HEAD")]
     pub candidate: String,
-    /// Criterion's output directory, where BASE and CANDIDATE name baselines rather than
+    /// Criterion's output directory, where BASE and HEAD name baselines rather than
     /// runs [default: $CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion]
     #[arg(long)]
     pub criterion_dir: Option<PathBuf>,
@@ -57,7 +58,7 @@ pub struct CompareArgs {
     pub config: Option<PathBuf>,
 }
 
-/// Loads BASE or CANDIDATE: a Criterion baseline when the tree has one by that name,
+/// Loads BASE or HEAD: a Criterion baseline when the tree has one by that name,
 /// else a recorded run.
 fn load_side(
     name: &str,
@@ -88,7 +89,7 @@ fn load_side(
     }
 }
 
-/// BASE and CANDIDATE as runs, naming every benchmark file that could not be used.
+/// BASE and HEAD as runs, naming every benchmark file that could not be used.
 fn load_sides(args: &CompareArgs, store: &RunStore) -> anyhow::Result<(RunRecord, RunRecord)> {
     let dir = args.criterion_dir.clone().unwrap_or_else(criterion_home);
     // A missing default Criterion directory is fine when both names are runs; an explicit

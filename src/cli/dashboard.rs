@@ -55,15 +55,23 @@ pub struct ViewSources {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --run nightly-3 --compare nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9, 0 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
+    after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --head nightly-3 --base nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9, 0 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
 )]
 pub struct DashboardArgs {
-    /// The run to show: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a run file.
-    #[arg(long)]
-    pub run: Option<String>,
-    /// The run to compare with (default: the latest earlier run on the same hardware).
-    #[arg(long)]
-    pub compare: Option<String>,
+    /// The run to show, the head: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a
+    /// run file [default: latest]
+    #[arg(long, value_name = "RUN")]
+    pub head: Option<String>,
+    /// The run to compare it with, the base (default: the latest earlier run on the same
+    /// hardware)
+    #[arg(long, value_name = "RUN")]
+    pub base: Option<String>,
+    /// --head's spelling before one vocabulary
+    #[arg(long = "run", hide = true, conflicts_with = "head")]
+    pub old_run: Option<String>,
+    /// --base's spelling before one vocabulary
+    #[arg(long = "compare", hide = true, conflicts_with = "base")]
+    pub old_compare: Option<String>,
     /// Follow a suite as it runs, from its progress file.
     #[arg(long)]
     pub follow: bool,
@@ -79,7 +87,7 @@ pub struct DashboardArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --run previous\n  stackbench show --page hardware --results fleet --prices stackbench.toml\n\nExit codes: 0 drawn, 1 the shown run holds benchmarks with no usable samples (named), 2 bad input."
+    after_help = "Examples:\n  stackbench show                           # the summary page\n  stackbench show --page all --width 120\n  stackbench show --page gemm --head previous\n  stackbench show --page hardware --results fleet --prices stackbench.toml\n\nExit codes: 0 drawn, 1 the shown run holds benchmarks with no usable samples (named), 2 bad input."
 )]
 pub struct ShowArgs {
     /// A page name, or `all`.
@@ -88,14 +96,37 @@ pub struct ShowArgs {
     /// Width in columns.
     #[arg(long, default_value_t = 100)]
     pub width: u16,
-    /// The run to show: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a run file [default: latest]
-    #[arg(long)]
-    pub run: Option<String>,
-    /// The run to compare with (default: the latest earlier run on the same hardware)
-    #[arg(long)]
-    pub compare: Option<String>,
+    /// The run to show, the head: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a
+    /// run file [default: latest]
+    #[arg(long, value_name = "RUN")]
+    pub head: Option<String>,
+    /// The run to compare it with, the base (default: the latest earlier run on the same
+    /// hardware)
+    #[arg(long, value_name = "RUN")]
+    pub base: Option<String>,
+    /// --head's spelling before one vocabulary
+    #[arg(long = "run", hide = true, conflicts_with = "head")]
+    pub old_run: Option<String>,
+    /// --base's spelling before one vocabulary
+    #[arg(long = "compare", hide = true, conflicts_with = "base")]
+    pub old_compare: Option<String>,
     #[command(flatten)]
     pub sources: ViewSources,
+}
+
+/// The two sides a view was given, under either spelling (the old one with a note).
+fn sides(
+    command: &str,
+    head: Option<&String>,
+    base: Option<&String>,
+    old_run: Option<&String>,
+    old_compare: Option<&String>,
+) -> (Option<String>, Option<String>) {
+    use crate::cli::spelling::renamed;
+    (
+        renamed(command, ("--head", head), ("--run", old_run)),
+        renamed(command, ("--base", base), ("--compare", old_compare)),
+    )
 }
 
 /// The runs through the store, the prices, and what the output must say about them.
@@ -214,12 +245,14 @@ fn unusable(data: &Dashboard) -> Vec<String> {
 
 /// Runs the dashboard until the user quits.
 pub fn run_dashboard(args: &DashboardArgs) -> Result<(), ViewError> {
-    let (data, notes) = load(
-        &args.sources,
-        args.run.as_deref(),
-        args.compare.as_deref(),
-        args.follow,
-    )?;
+    let (head, base) = sides(
+        "stackbench dashboard",
+        args.head.as_ref(),
+        args.base.as_ref(),
+        args.old_run.as_ref(),
+        args.old_compare.as_ref(),
+    );
+    let (data, notes) = load(&args.sources, head.as_deref(), base.as_deref(), args.follow)?;
     // The terminal is taken over next: what must be said is said first, and again after.
     for line in notes.iter().chain(&unusable(&data)) {
         eprintln!("stackbench dashboard: note: {line}");
@@ -247,12 +280,14 @@ pub struct Shown {
 
 /// The text of `show`: one page or all of them.
 pub fn show(args: &ShowArgs) -> Result<Shown, ViewError> {
-    let (data, notes) = load(
-        &args.sources,
-        args.run.as_deref(),
-        args.compare.as_deref(),
-        false,
-    )?;
+    let (head, base) = sides(
+        "stackbench show",
+        args.head.as_ref(),
+        args.base.as_ref(),
+        args.old_run.as_ref(),
+        args.old_compare.as_ref(),
+    );
+    let (data, notes) = load(&args.sources, head.as_deref(), base.as_deref(), false)?;
     let pages: Vec<usize> = if args.page == "all" {
         (0..PAGES.len()).collect()
     } else {

@@ -40,7 +40,7 @@ pub struct JudgeArgs {
     #[arg(long, default_value_t = 10)]
     pub max_rounds: usize,
     /// Run the bench executables pinned to these CPUs (`1`, `2-3`, `0,4-7`): give the
-    /// measurement cores nothing else is scheduled on (BENCHMARKS.md, "Gate quality")
+    /// measurement cores nothing else is scheduled on (docs/measurements/cpu-vm-tooling.md, "Gate quality on this machine")
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuList>,
     #[command(flatten)]

@@ -27,6 +27,7 @@ pub mod runs;
 pub mod serve;
 pub mod settings;
 pub mod simulate;
+pub mod spelling;
 pub mod stackbench;
 pub mod store;
 pub mod store_admin;

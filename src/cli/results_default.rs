@@ -123,7 +123,8 @@ mod tests {
             &["report"],
             &["record"],
             &["store", "flush"],
-            &[],
+            // No subcommand (bare, it prints the help): the report, directory defaulted.
+            &["--threshold", "3"],
         ] {
             assert_eq!(
                 results_of(&parse(args, CONFIG)),

@@ -1,5 +1,5 @@
 //! `analyze-trends simulate` (hidden): the simulators behind the gate's quality and speed
-//! measurements in BENCHMARKS.md.
+//! measurements in docs/measurements/cpu-vm-tooling.md.
 
 use crate::analysis::simulate::{
     HistoryScenario, Scenario, measure_quality, simulate_history, write_pair_tree,

@@ -32,7 +32,7 @@ Examples:
   stackbench validate --level 1                     # the seconds-long check
   stackbench validate --level 3 --format json > verdict.json
   stackbench validate --level 2 --filter '/cuda/'   # level 2's CUDA ids only
-  stackbench validate --compare-to latest           # deltas against the last stored run
+  stackbench validate --base latest                 # deltas against the last stored run
   stackbench validate --run latest --suite quick    # judge a stored run, measure nothing
   stackbench validate --config lab.toml --suite smoke --filter triad"
 )]
@@ -55,8 +55,12 @@ pub struct ValidateArgs {
     /// The same as `--format json` (kept for scripts written before `--format`)
     #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
-    /// A stored run (id, latest, previous, label:NAME, rev:SHA or a file) to show before/after deltas against
-    #[arg(long)]
+    /// The base: a stored run (id, latest, previous, label:NAME, rev:SHA or a file) to show
+    /// before/after deltas against
+    #[arg(long, value_name = "RUN")]
+    pub base: Option<String>,
+    /// --base's spelling before one vocabulary
+    #[arg(long = "compare-to", hide = true, conflicts_with = "base")]
     pub compare_to: Option<String>,
     #[arg(long, help = crate::cli::settings::RESULTS_HELP)]
     pub results: Option<PathBuf>,
@@ -126,8 +130,13 @@ fn execute(args: &ValidateArgs) -> anyhow::Result<ValidationResult> {
         .map_err(anyhow::Error::msg)?;
     let results_dir = crate::cli::settings::results_dir_of(args.results.clone(), &config);
     let store = crate::cli::store::store_for(&results_dir, args.store.as_deref(), &config)?;
-    let before = match &args.compare_to {
-        Some(name) => Some(store.resolve(name).context("--compare-to")?),
+    let base = crate::cli::spelling::renamed(
+        "stackbench validate",
+        ("--base", args.base.as_ref()),
+        ("--compare-to", args.compare_to.as_ref()),
+    );
+    let before = match &base {
+        Some(name) => Some(store.resolve(name).context("--base")?),
         None => None,
     };
     if let Some(filter) = &args.filter {

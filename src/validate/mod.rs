@@ -159,7 +159,7 @@ pub struct ThresholdCheck {
     pub passed: bool,
     pub status: Status,
     pub source: String,
-    /// `--compare-to`: the same figure in the earlier run, and the change to now.
+    /// `--base`: the same figure in the earlier run, and the change to now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
