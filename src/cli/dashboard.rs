@@ -58,20 +58,8 @@ pub struct ViewSources {
     after_help = "Examples:\n  stackbench dashboard                      # the latest run, compared with the one before on the same hardware\n  stackbench dashboard --head nightly-3 --base nightly-2\n  stackbench dashboard --follow             # the suite ./run_benchmarks.sh is running\n\nKeys: ←/→ or 1–9, 0 pages · ↑/↓ select · r run · c comparison · ? help · q quit"
 )]
 pub struct DashboardArgs {
-    /// The run to show, the head: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a
-    /// run file [default: latest]
-    #[arg(long, value_name = "RUN")]
-    pub head: Option<String>,
-    /// The run to compare it with, the base (default: the latest earlier run on the same
-    /// hardware)
-    #[arg(long, value_name = "RUN")]
-    pub base: Option<String>,
-    /// --head's spelling before one vocabulary
-    #[arg(long = "run", hide = true, conflicts_with = "head")]
-    pub old_run: Option<String>,
-    /// --base's spelling before one vocabulary
-    #[arg(long = "compare", hide = true, conflicts_with = "base")]
-    pub old_compare: Option<String>,
+    #[command(flatten)]
+    pub sides: ViewSides,
     /// Follow a suite as it runs, from its progress file.
     #[arg(long)]
     pub follow: bool,
@@ -96,6 +84,15 @@ pub struct ShowArgs {
     /// Width in columns.
     #[arg(long, default_value_t = 100)]
     pub width: u16,
+    #[command(flatten)]
+    pub sides: ViewSides,
+    #[command(flatten)]
+    pub sources: ViewSources,
+}
+
+/// The two runs a view shows: the head and the base it is compared with.
+#[derive(Debug, Args)]
+pub struct ViewSides {
     /// The run to show, the head: `latest`, `previous`, `label:NAME`, `rev:SHA`, a run id or a
     /// run file [default: latest]
     #[arg(long, value_name = "RUN")]
@@ -110,23 +107,25 @@ pub struct ShowArgs {
     /// --base's spelling before one vocabulary
     #[arg(long = "compare", hide = true, conflicts_with = "base")]
     pub old_compare: Option<String>,
-    #[command(flatten)]
-    pub sources: ViewSources,
 }
 
-/// The two sides a view was given, under either spelling (the old one with a note).
-fn sides(
-    command: &str,
-    head: Option<&String>,
-    base: Option<&String>,
-    old_run: Option<&String>,
-    old_compare: Option<&String>,
-) -> (Option<String>, Option<String>) {
-    use crate::cli::spelling::renamed;
-    (
-        renamed(command, ("--head", head), ("--run", old_run)),
-        renamed(command, ("--base", base), ("--compare", old_compare)),
-    )
+impl ViewSides {
+    /// The head and the base, under either spelling (the old one with a note).
+    fn resolve(&self, command: &str) -> (Option<String>, Option<String>) {
+        use crate::cli::spelling::renamed;
+        (
+            renamed(
+                command,
+                ("--head", self.head.as_ref()),
+                ("--run", self.old_run.as_ref()),
+            ),
+            renamed(
+                command,
+                ("--base", self.base.as_ref()),
+                ("--compare", self.old_compare.as_ref()),
+            ),
+        )
+    }
 }
 
 /// The runs through the store, the prices, and what the output must say about them.
@@ -245,13 +244,7 @@ fn unusable(data: &Dashboard) -> Vec<String> {
 
 /// Runs the dashboard until the user quits.
 pub fn run_dashboard(args: &DashboardArgs) -> Result<(), ViewError> {
-    let (head, base) = sides(
-        "stackbench dashboard",
-        args.head.as_ref(),
-        args.base.as_ref(),
-        args.old_run.as_ref(),
-        args.old_compare.as_ref(),
-    );
+    let (head, base) = args.sides.resolve("stackbench dashboard");
     let (data, notes) = load(&args.sources, head.as_deref(), base.as_deref(), args.follow)?;
     // The terminal is taken over next: what must be said is said first, and again after.
     for line in notes.iter().chain(&unusable(&data)) {
@@ -280,13 +273,7 @@ pub struct Shown {
 
 /// The text of `show`: one page or all of them.
 pub fn show(args: &ShowArgs) -> Result<Shown, ViewError> {
-    let (head, base) = sides(
-        "stackbench show",
-        args.head.as_ref(),
-        args.base.as_ref(),
-        args.old_run.as_ref(),
-        args.old_compare.as_ref(),
-    );
+    let (head, base) = args.sides.resolve("stackbench show");
     let (data, notes) = load(&args.sources, head.as_deref(), base.as_deref(), false)?;
     let pages: Vec<usize> = if args.page == "all" {
         (0..PAGES.len()).collect()

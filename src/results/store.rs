@@ -525,6 +525,14 @@ pub fn run_file_bytes(run: &RunRecord) -> Result<Vec<u8>, serde_json::Error> {
     Ok(bytes)
 }
 
+/// The distinct names among `names`, sorted.
+fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = names.collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// A run named by what it was recorded with rather than by id: `label:NAME` or `rev:SHA`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum RunSelection {
@@ -569,12 +577,7 @@ impl RunSelection {
                 .find(|run| run.label.as_deref() == Some(label.as_str()))
                 .map(|run| run.run_id.clone())
                 .ok_or_else(|| {
-                    let mut labels: Vec<&str> = stored
-                        .iter()
-                        .filter_map(|run| run.label.as_deref())
-                        .collect();
-                    labels.sort_unstable();
-                    labels.dedup();
+                    let labels = distinct(stored.iter().filter_map(|run| run.label.as_deref()));
                     format!(
                         "no run is labelled `{label}` (labels there: {})",
                         if labels.is_empty() {
@@ -593,12 +596,11 @@ impl RunSelection {
                         })
                     })
                     .collect();
-                let mut revisions: Vec<&str> = matching
-                    .iter()
-                    .filter_map(|run| run.git_revision.as_deref())
-                    .collect();
-                revisions.sort_unstable();
-                revisions.dedup();
+                let revisions = distinct(
+                    matching
+                        .iter()
+                        .filter_map(|run| run.git_revision.as_deref()),
+                );
                 match (matching.first(), revisions.len()) {
                     (None, _) => Err(format!(
                         "no run was recorded at a git revision starting with {prefix} ({} of {} runs record their revision)",
