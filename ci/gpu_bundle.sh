@@ -55,6 +55,11 @@ for t in "${GPU_TESTS[@]}"; do
     [[ -x "$stage/bundle/test/$t" ]] || { echo "gpu_bundle: no test executable $t was built" >&2; exit 1; }
 done
 strip "$stage"/bundle/bin/* "$stage"/bundle/bench/* "$stage"/bundle/test/*
+# The Python workers, so that `stackbench setup --bundle` installs a bundle whole on a
+# machine with no checkout (links followed: scripts/components/lib is shared with tests).
+mkdir -p "$stage/bundle/scripts"
+cp -rL scripts/components "$stage/bundle/scripts/components"
+find "$stage/bundle/scripts" -name __pycache__ -prune -exec rm -rf {} +
 {
     echo "commit $(git rev-parse HEAD)$(git diff --quiet HEAD || echo ' (dirty)')"
     echo "root $PWD"

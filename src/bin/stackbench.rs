@@ -20,7 +20,17 @@ fn main() -> ExitCode {
             let probe = SystemProbe::collect_from(Path::new("/"), !no_measure);
             let format = if json { Format::Json } else { format };
             match probe.write(format, &mut std::io::stdout().lock()) {
-                Ok(()) => ExitCode::SUCCESS,
+                Ok(()) => {
+                    // Where the parts that run benchmarks come from (the JSON is the probe's
+                    // schema alone).
+                    if format == Format::Table {
+                        println!();
+                        for line in stackbench::validate::parts::report() {
+                            println!("{line}");
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
                 Err(error) => {
                     eprintln!("stackbench info: {error}");
                     ExitCode::FAILURE
@@ -36,5 +46,6 @@ fn main() -> ExitCode {
         Command::Sweep(args) => stackbench::cli::sweep::main(args),
         Command::Recommend(args) => stackbench::cli::recommend::main(args),
         Command::SweepReport(args) => stackbench::cli::sweep_report::main(args),
+        Command::Setup(args) => stackbench::cli::stackbench::setup_main(args),
     }
 }

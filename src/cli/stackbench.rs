@@ -56,9 +56,58 @@ pub enum Command {
     SweepReport(super::sweep_report::SweepReportArgs),
     /// Print one setting of stackbench.toml as the tools resolve it (for scripts).
     Config(super::config_get::ConfigArgs),
+    /// Install the bench executables and Python workers into this version's installation
+    /// cache, so that an installed stackbench runs validate, sweep and the suites from any
+    /// directory, with or without its checkout. Exit 0 installed, 2 bad input or a failed
+    /// build (the cache is then left as it was).
+    Setup(SetupArgs),
     /// The web dashboard and upload API over a results store (localhost, read-only unless
     /// given a write token).
     Serve(super::serve::ServeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  stackbench setup                          # from the checkout this stackbench was built from\n  stackbench setup --from ~/src/stackbench  # from another checkout (cargo bench --no-run there)\n  stackbench setup --bundle bundle.tar.xz   # from a release bundle (ci/gpu_bundle.sh): no Rust needed\n\nThe cache is $STACKBENCH_CACHE_DIR, else $XDG_CACHE_HOME/stackbench/<version>, else\n~/.cache/stackbench/<version>; `stackbench info` says where each part comes from."
+)]
+pub struct SetupArgs {
+    /// A stackbench checkout to build the bench executables in [default: the one this
+    /// stackbench was built from, or $STACKBENCH_CHECKOUT]
+    #[arg(long, value_name = "CHECKOUT", conflicts_with = "bundle")]
+    pub from: Option<std::path::PathBuf>,
+    /// A release bundle from ci/gpu_bundle.sh (bundle.tar.xz, or its unpacked directory)
+    #[arg(long, value_name = "FILE")]
+    pub bundle: Option<std::path::PathBuf>,
+}
+
+/// `stackbench setup`: fills the installation cache; exit 0, or 2 naming what failed.
+pub fn setup_main(args: SetupArgs) -> std::process::ExitCode {
+    use crate::validate::parts::{SetupFrom, cache_dir, checkout, setup};
+    let from = match (args.bundle, args.from) {
+        (Some(bundle), _) => Ok(SetupFrom::Bundle(bundle)),
+        (None, Some(dir)) => Ok(SetupFrom::Checkout(dir)),
+        (None, None) => checkout().map(SetupFrom::Checkout).ok_or_else(|| {
+            "no checkout to build in: the one this stackbench was built from is gone; give \
+             --from CHECKOUT or --bundle FILE"
+                .to_string()
+        }),
+    };
+    let done = from.and_then(|from| {
+        let cache = cache_dir().map_err(|e| e.to_string())?;
+        let manifest = setup(&from, &cache).map_err(|e| e.to_string())?;
+        Ok((cache, manifest))
+    });
+    match done {
+        Ok((cache, manifest)) => {
+            println!("installed into {}", cache.display());
+            print!("{manifest}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("stackbench setup: error: {error}");
+            std::process::ExitCode::from(2)
+        }
+    }
 }
 
 #[cfg(test)]

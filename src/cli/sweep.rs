@@ -267,11 +267,12 @@ fn measure(
         .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
     std::fs::create_dir_all(criterion_dir)
         .with_context(|| format!("creating {}", criterion_dir.display()))?;
+    let source = crate::validate::parts::locate()?;
     Ok(runner::run_suite(&runner::SuiteRun {
         suite: &suite,
         config: config_path.as_deref(),
-        package_dir: &runner::package_dir(),
-        prebuilt: runner::prebuilt_dir().as_deref(),
+        package_dir: &source.working_dir(),
+        prebuilt: source.prebuilt().as_deref(),
         criterion_dir,
         filter: None,
         env,

@@ -233,11 +233,12 @@ fn measure(
         .tempdir()
         .context("creating a directory for Criterion's output")?;
     let config_path = config.source.as_deref().map(absolute);
+    let source = crate::validate::parts::locate()?;
     let run = runner::run_suite(&runner::SuiteRun {
         suite,
         config: config_path.as_deref(),
-        package_dir: &runner::package_dir(),
-        prebuilt: runner::prebuilt_dir().as_deref(),
+        package_dir: &source.working_dir(),
+        prebuilt: source.prebuilt().as_deref(),
         criterion_dir: criterion_dir.path(),
         filter: args.filter.as_deref(),
         env: Vec::new(),

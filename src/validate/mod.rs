@@ -11,6 +11,7 @@ pub mod check;
 pub mod defaults;
 pub mod evidence;
 pub mod installation;
+pub mod parts;
 pub mod render;
 pub mod runner;
 pub mod selection;

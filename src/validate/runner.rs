@@ -44,7 +44,8 @@ pub struct SuiteRun<'a> {
     pub suite: &'a ResolvedSuite,
     /// The config file the targets must read (absolute), if any.
     pub config: Option<&'a Path>,
-    /// The stackbench package root (where `cargo bench` runs).
+    /// Where the targets run: the checkout (`cargo bench` runs there) or the directory of
+    /// the prebuilt executables' installation ([`super::parts::BenchSource::working_dir`]).
     pub package_dir: &'a Path,
     /// Prebuilt bench executables to run instead of `cargo bench` ([`prebuilt_dir`]).
     pub prebuilt: Option<&'a Path>,
@@ -59,11 +60,6 @@ pub struct SuiteRun<'a> {
     /// benchmark in flight and records what it has, instead of dying with the terminal's
     /// signal. Without it, targets share the caller's group and its Ctrl-C.
     pub forward_interrupt: bool,
-}
-
-/// The package this binary was built from: the bench targets live beside it.
-pub fn package_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The environment variable naming a directory of prebuilt bench executables.

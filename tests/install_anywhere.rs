@@ -1,0 +1,151 @@
+//! An installed stackbench runs from any directory without its checkout (issue 30): the two
+//! binaries copied into a temporary prefix (what `cargo install --path . --root DIR` puts
+//! there; the test copies this build's binaries rather than spend a second release build of
+//! the whole crate on CI), run from a directory outside any checkout with
+//! `STACKBENCH_CHECKOUT` set empty (the checkout is gone) and a temporary installation cache.
+//!
+//! Checks, in order: before `stackbench setup`, a command that runs benchmarks refuses with
+//! the command that installs them, and `stackbench info` says the bench executables are
+//! missing; `stackbench setup --from <checkout>` builds the bench executables there (`cargo
+//! bench --no-run`, which ci/test.sh has run already) and fills the cache; then `info` names
+//! the cache, `suite quick` prints the quick suite, `validate --level 1` measures one GEMM
+//! through the cached executable and keeps the run, and `analyze-trends` records nothing new
+//! but compares and reports that stored run, all from the unrelated directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Installed {
+    _dir: tempfile::TempDir,
+    bin: PathBuf,
+    cache: PathBuf,
+    elsewhere: PathBuf,
+}
+
+fn install() -> Installed {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("prefix/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for (name, built) in [
+        ("stackbench", env!("CARGO_BIN_EXE_stackbench")),
+        ("analyze-trends", env!("CARGO_BIN_EXE_analyze-trends")),
+    ] {
+        std::fs::copy(built, bin.join(name)).unwrap();
+    }
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    Installed {
+        cache: dir.path().join("cache"),
+        bin,
+        elsewhere,
+        _dir: dir,
+    }
+}
+
+impl Installed {
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        Command::new(self.bin.join(program))
+            .args(args)
+            .current_dir(&self.elsewhere)
+            .env("STACKBENCH_CHECKOUT", "")
+            .env("STACKBENCH_CACHE_DIR", &self.cache)
+            .env("HOME", &self.elsewhere)
+            .env_remove("STACKBENCH_BENCH_DIR")
+            .env_remove("STACKBENCH_CONFIG")
+            .env_remove("STACKBENCH_RESULTS_DIR")
+            .env_remove("STACKBENCH_STORE")
+            .env_remove("STACKBENCH_SUITE")
+            .env_remove("STACKBENCH_VALIDATE_BUDGET_S")
+            .env_remove("CRITERION_HOME")
+            .output()
+            .unwrap()
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+const GEMM: &str = "gemm/cpu/f32/512x512x512";
+
+#[test]
+fn an_installed_stackbench_runs_from_anywhere_after_setup_without_its_checkout() {
+    let installed = install();
+    let validate = [
+        "validate",
+        "--level",
+        "1",
+        "--filter",
+        "^gemm/cpu/f32/512x512x512$",
+        "--format",
+        "json",
+    ];
+
+    // Nothing installed yet: refused, naming the way out; info says what is missing.
+    let refused = installed.run("stackbench", &validate);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("stackbench setup"),
+        "{}",
+        text(&refused)
+    );
+    let info = installed.run("stackbench", &["info", "--no-measure"]);
+    assert!(info.status.success(), "{}", text(&info));
+    assert!(
+        text(&info).contains("bench executables: missing"),
+        "{}",
+        text(&info)
+    );
+
+    // Setup from the checkout, then everything from the unrelated directory.
+    let setup = installed.run("stackbench", &["setup", "--from", repo().to_str().unwrap()]);
+    assert!(setup.status.success(), "{}", text(&setup));
+    assert!(installed.cache.join("bench/gemm").is_file());
+    assert!(installed.cache.join("scripts/components").is_dir());
+    let info = installed.run("stackbench", &["info", "--no-measure"]);
+    assert!(
+        text(&info).contains(&format!(
+            "bench executables: installed in {}",
+            installed.cache.display()
+        )),
+        "{}",
+        text(&info)
+    );
+    let suite = installed.run("stackbench", &["suite", "quick"]);
+    assert!(suite.status.success(), "{}", text(&suite));
+    assert!(text(&suite).contains("gemm"), "{}", text(&suite));
+
+    let measured = installed.run("stackbench", &validate);
+    // 0 passed or 1 a check failed on this machine: either way the GEMM was measured.
+    assert!(
+        matches!(measured.status.code(), Some(0 | 1)),
+        "{}",
+        text(&measured)
+    );
+    let verdict: serde_json::Value = serde_json::from_slice(&measured.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&measured)));
+    let gemm = verdict["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == GEMM)
+        .unwrap_or_else(|| panic!("{GEMM} not in {verdict:#}"));
+    assert_eq!(gemm["outcome"], "measured", "{gemm:#}");
+
+    // The kept run, through the installed analyzer.
+    let results = installed.elsewhere.join("benchmark_results");
+    assert!(results.join("runs").is_dir(), "validate kept no run");
+    let compare = installed.run("analyze-trends", &["compare", "latest", "latest"]);
+    assert_eq!(compare.status.code(), Some(0), "{}", text(&compare));
+    let report = installed.run("analyze-trends", &["benchmark_results"]);
+    assert!(report.status.success(), "{}", text(&report));
+    assert!(results.join("reports").is_dir(), "{}", text(&report));
+}
