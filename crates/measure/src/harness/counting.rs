@@ -54,8 +54,9 @@ impl Role {
 }
 
 /// stackbench's own `Cargo.lock`, compiled in: the counter needs the Criterion version the
-/// bench executables link, and the library is built with exactly this lock.
-const OWN_CARGO_LOCK: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"));
+/// bench executables link, and the library is built with exactly this lock (build.rs finds it:
+/// the workspace's in a checkout, the package's own when packaged).
+const OWN_CARGO_LOCK: &str = include_str!(concat!(env!("OUT_DIR"), "/Cargo.lock"));
 
 /// One id's result: its counts or why it is not countable, or the error of a count that
 /// should have worked (a failed benchmark).
