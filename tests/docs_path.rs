@@ -498,18 +498,26 @@ fn the_good_fixture_has_blocks_of_every_kind() {
     assert_eq!(blocks.len(), 3, "{blocks:?}");
 }
 
+/// `problems` are exactly one per entry of `expected`, in order, each containing every
+/// text of its entry.
+fn assert_problems(problems: &[String], expected: &[&[&str]]) {
+    assert_eq!(problems.len(), expected.len(), "{problems:#?}");
+    for (problem, texts) in problems.iter().zip(expected) {
+        for text in *texts {
+            assert!(problem.contains(text), "{text:?} not in {problem}");
+        }
+    }
+}
+
 #[test]
 fn a_broken_link_is_named_with_its_file_and_line() {
-    let file = fixtures().join("broken_link.md");
-    let problems = broken_links(&file);
-    assert_eq!(problems.len(), 2, "{problems:#?}");
-    assert!(
-        problems[0].contains("broken_link.md:5: link to missing.md"),
-        "{problems:#?}"
-    );
-    assert!(
-        problems[1].contains("link to nowhere/guide.md"),
-        "{problems:#?}"
+    let problems = broken_links(&fixtures().join("broken_link.md"));
+    assert_problems(
+        &problems,
+        &[
+            &["broken_link.md:5: link to missing.md"],
+            &["link to nowhere/guide.md"],
+        ],
     );
 }
 
@@ -524,16 +532,13 @@ fn links_in_code_external_links_and_anchors_are_not_files() {
 
 #[test]
 fn a_block_that_does_not_parse_fails_even_when_marked() {
-    let file = fixtures().join("bad_parse.md");
-    let problems = block_problems(&file, false, false);
-    assert_eq!(problems.len(), 2, "{problems:#?}");
-    assert!(
-        problems[0].contains("bad_parse.md:5: the block does not parse"),
-        "{problems:#?}"
-    );
-    assert!(
-        problems[1].contains("bad_parse.md:12: the block does not parse"),
-        "{problems:#?}"
+    let problems = block_problems(&fixtures().join("bad_parse.md"), false, false);
+    assert_problems(
+        &problems,
+        &[
+            &["bad_parse.md:5: the block does not parse"],
+            &["bad_parse.md:12: the block does not parse"],
+        ],
     );
 }
 
@@ -541,29 +546,21 @@ fn a_block_that_does_not_parse_fails_even_when_marked() {
 fn an_unmarked_failing_block_fails_with_its_output_and_a_marked_one_is_only_parsed() {
     let file = fixtures().join("failing_block.md");
     let problems = block_problems(&file, true, can_unshare_network());
-    assert_eq!(problems.len(), 2, "{problems:#?}");
-    assert!(
-        problems[0].contains("failing_block.md:5: the block exited 3"),
-        "{problems:#?}"
+    // The second: `set -u` makes an unset variable an error, as for a user under
+    // `bash -euo pipefail`. The marked `exit 4` between them is not run.
+    assert_problems(
+        &problems,
+        &[
+            &["failing_block.md:5: the block exited 3", "about to fail"],
+            &["failing_block.md:19: the block exited", "unbound variable"],
+        ],
     );
-    assert!(problems[0].contains("about to fail"), "{problems:#?}");
-    // `set -u`: an unset variable is an error, as it is for a user under `bash -euo pipefail`.
-    assert!(
-        problems[1].contains("failing_block.md:19: the block exited"),
-        "{problems:#?}"
-    );
-    assert!(problems[1].contains("unbound variable"), "{problems:#?}");
 }
 
 #[test]
 fn a_block_with_a_prompt_fails() {
-    let file = fixtures().join("prompt.md");
-    let problems = block_problems(&file, false, false);
-    assert_eq!(problems.len(), 1, "{problems:#?}");
-    assert!(
-        problems[0].contains("prompt.md:3: the block has a `$ ` prompt"),
-        "{problems:#?}"
-    );
+    let problems = block_problems(&fixtures().join("prompt.md"), false, false);
+    assert_problems(&problems, &[&["prompt.md:3: the block has a `$ ` prompt"]]);
 }
 
 #[test]

@@ -296,17 +296,15 @@ mod tests {
     #[test]
     fn a_flag_is_rendered_with_its_value_name_default_and_help() {
         let text = rendered();
-        assert!(
-            text.contains("- `--out <DIR>`: Where | things go. Default: `out`."),
-            "{text}"
-        );
-        assert!(
-            text.contains("- `--kind <KIND>`: Pick one. Values: `a`; `b`."),
-            "{text}"
-        );
-        assert!(text.contains("- `--quiet`: A switch.\n"), "{text}");
-        assert!(text.contains("- `<INPUT>`: The input. Required."), "{text}");
-        assert!(text.contains("probe [OPTIONS] <INPUT>"), "{text}");
+        for line in [
+            "- `--out <DIR>`: Where | things go. Default: `out`.",
+            "- `--kind <KIND>`: Pick one. Values: `a`; `b`.",
+            "- `--quiet`: A switch.\n",
+            "- `<INPUT>`: The input. Required.",
+            "probe [OPTIONS] <INPUT>",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
     }
 
     #[test]
