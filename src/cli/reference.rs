@@ -83,9 +83,15 @@ fn command(cmd: &Command, path: &str, out: &mut String) {
     if let Some(about) = cmd.get_long_about().or(cmd.get_about()) {
         let _ = writeln!(out, "{}\n", paragraph(&about.to_string()));
     }
+    // clap indents a second form (`[DIR]` or `<COMMAND>`) under the first; one per line here.
     let usage = cmd.clone().render_usage().to_string();
-    let usage = usage.trim().trim_start_matches("Usage:").trim();
-    let _ = writeln!(out, "```text\n{usage}\n```\n");
+    let usage: Vec<&str> = usage
+        .trim()
+        .trim_start_matches("Usage:")
+        .lines()
+        .map(str::trim)
+        .collect();
+    let _ = writeln!(out, "```text\n{}\n```\n", usage.join("\n"));
     if let Some(alias) = visible_command_aliases(cmd) {
         let _ = writeln!(out, "Also spelled: {alias}.\n");
     }
