@@ -21,6 +21,7 @@ pub mod judge;
 pub mod prune;
 pub mod recommend;
 pub mod record;
+pub mod reference;
 pub mod report;
 pub mod results_default;
 pub mod runs;

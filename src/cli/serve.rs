@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 Runners upload with `analyze-trends record --store http://host:8765` and
 STACKBENCH_STORE_TOKEN set to the same token. Without a token the server is read-only:
-every write answers 403. The JSON API is documented in docs/api.md.
+every write answers 403. The JSON API is documented in docs/reference/http-api.md.
 
 Exit codes: 2 bad input (an unreadable store, a bad address or token file); it serves until killed.")]
 pub struct ServeArgs {

@@ -1,5 +1,5 @@
 //! The JSON API (`/api/...`): each endpoint returns the model its page shows (see
-//! [`super::models`]); documented, with every parameter and error, in `docs/api.md`.
+//! [`super::models`]); documented, with every parameter and error, in `docs/reference/http-api.md`.
 
 use super::error::{ApiError, blocking};
 use super::models;
