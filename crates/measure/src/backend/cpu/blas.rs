@@ -125,10 +125,10 @@ impl BlasInfo {
     /// `OpenBLAS 0.3.21 ... (libopenblas.so.0 at /usr/lib/..., lp64)` for tables and notes.
     pub fn describe(&self) -> String {
         let version = self.version.as_deref().unwrap_or(&self.vendor);
-        let path = self
-            .path
-            .as_deref()
-            .map_or(String::new(), |p| format!(" at {p}"));
+        let path = match self.path.as_deref() {
+            Some(p) if p != self.library => format!(" at {p}"),
+            _ => String::new(),
+        };
         format!("{version} ({}{path}, {})", self.library, self.integers)
     }
 }
@@ -248,7 +248,13 @@ impl Blas {
     /// Loads one library by path or soname and resolves its GEMMs and what names it.
     pub fn load(name: &str) -> Result<Blas, String> {
         // SAFETY: loading runs the library's initialisers; a BLAS's only start threads.
-        let lib = unsafe { libloading::Library::new(name) }.map_err(|e| e.to_string())?;
+        let lib = unsafe { libloading::Library::new(name) }.map_err(|e| {
+            // libloading says "dlopen failed" and keeps the loader's reason as the source.
+            match std::error::Error::source(&e) {
+                Some(why) => format!("{e}: {why}"),
+                None => e.to_string(),
+            }
+        })?;
         // SAFETY (every `symbol` below): the types are the CBLAS and vendor headers' own.
         let (naming, sgemm, dgemm) = NAMINGS
             .iter()
