@@ -21,7 +21,9 @@ gemm_alternation=""
 for s in "${gemm_sizes[@]}"; do
     gemm_alternation="${gemm_alternation:+$gemm_alternation|}${s}x${s}x${s}"
 done
-out=target/reference
+# Absolute: cargo runs a bench executable in its own package's directory (crates/benches),
+# so a relative CRITERION_HOME would land there, not here.
+out="$PWD/target/reference"
 mkdir -p "$out"
 export CRITERION_HOME="$out/criterion"
 

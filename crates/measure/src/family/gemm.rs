@@ -133,29 +133,30 @@ fn cases_on<'b, B: GemmBackend + ?Sized>(
 ) -> Vec<Case<'b>> {
     let sampling = backend.sampling(suite);
     let mut cases = Vec::new();
-    for dtype in on.gemm_dtypes() {
-        for shape in on.gemm_shapes(suite) {
-            if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
-                continue;
+    // The backend's own kernels, then the same GEMMs through a BLAS library where the
+    // backend has a separate one (`blas_<dtype>` ids).
+    let paths = [(false, on.gemm_dtypes()), (true, on.blas_gemm_dtypes())];
+    for (blas, dtypes) in paths {
+        for dtype in dtypes {
+            for shape in on.gemm_shapes(suite) {
+                if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
+                    continue;
+                }
+                let kind = backend.kind().id();
+                let id = if blas {
+                    axes::blas_bench_id(kind, dtype, shape)
+                } else {
+                    axes::bench_id(kind, dtype, shape)
+                };
+                let throughput = Throughput::Elements(shape.flops());
+                cases.push(Case::measure(id, throughput, sampling, move || {
+                    if blas {
+                        on.blas_gemm(shape, dtype)
+                    } else {
+                        on.gemm(shape, dtype)
+                    }
+                }));
             }
-            let id = axes::bench_id(backend.kind().id(), dtype, shape);
-            let throughput = Throughput::Elements(shape.flops());
-            cases.push(Case::measure(id, throughput, sampling, move || {
-                on.gemm(shape, dtype)
-            }));
-        }
-    }
-    // The same GEMMs through a BLAS library, where the backend has a separate one.
-    for dtype in on.blas_gemm_dtypes() {
-        for shape in on.gemm_shapes(suite) {
-            if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
-                continue;
-            }
-            let id = axes::blas_bench_id(backend.kind().id(), dtype, shape);
-            let throughput = Throughput::Elements(shape.flops());
-            cases.push(Case::measure(id, throughput, sampling, move || {
-                on.blas_gemm(shape, dtype)
-            }));
         }
     }
     // FP6/FP4 rows: skipped with the device's reason (no backend runs them yet).

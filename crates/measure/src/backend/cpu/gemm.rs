@@ -353,13 +353,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_wrong_product_is_caught() {
-        let shape = GemmShape::new(20, 30, 40);
-        let mut g = CpuGemm::new(shape, DType::F32, 1).unwrap();
+    /// Multiplies a 20×30×40 f32 GEMM, adds one to C[i,j], and checks the reference names it.
+    fn a_wrong_entry_is_caught(mut g: CpuGemm, (i, j): (usize, usize)) {
+        let shape = g.shape;
+        assert_eq!(shape, GemmShape::new(20, 30, 40));
         g.multiply_once().unwrap();
         if let Operands::F32 { c, .. } = &mut g.operands {
-            c[19 * 30 + 29] += 1.0;
+            c[i * 30 + j] += 1.0;
         }
         let (a, b) = g.inputs_f64();
         let err = check_product(
@@ -370,7 +370,13 @@ mod tests {
             |i, j| g.output(i, j),
             &check_positions(shape, 0, 1),
         );
-        assert!(err.unwrap_err().contains("C[19,29]"));
+        assert!(err.unwrap_err().contains(&format!("C[{i},{j}]")));
+    }
+
+    #[test]
+    fn a_wrong_product_is_caught() {
+        let g = CpuGemm::new(GemmShape::new(20, 30, 40), DType::F32, 1).unwrap();
+        a_wrong_entry_is_caught(g, (19, 29));
     }
 
     fn accuracy_of(g: &CpuGemm) -> crate::workload::Accuracy {
@@ -478,22 +484,8 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.is_skip(), "{err}");
-        let shape = GemmShape::new(20, 30, 40);
-        let mut g = CpuGemm::with_blas(shape, DType::F32, 1, blas).unwrap();
-        g.multiply_once().unwrap();
-        if let Operands::F32 { c, .. } = &mut g.operands {
-            c[7 * 30 + 3] += 1.0;
-        }
-        let (a, b) = g.inputs_f64();
-        let err = check_product(
-            shape,
-            DType::F32,
-            &a,
-            &b,
-            |i, j| g.output(i, j),
-            &check_positions(shape, 0, 1),
-        );
-        assert!(err.unwrap_err().contains("C[7,3]"));
+        let g = CpuGemm::with_blas(GemmShape::new(20, 30, 40), DType::F32, 1, blas).unwrap();
+        a_wrong_entry_is_caught(g, (7, 3));
     }
 
     #[test]
