@@ -50,12 +50,14 @@ step "the Python component stack (virtualenv with torch, onnx, onnxruntime, open
 ci/setup_python_env.sh
 venv_python="$PWD/.venv-components/bin/python"
 
-step "tmux, chromium, poppler-utils, valgrind and perf for the dashboard, report, counting-mode and profile tests"
+step "tmux, chromium, poppler-utils, valgrind, perf and OpenBLAS for the dashboard, report, counting-mode, profile and CPU BLAS tests"
 # The dashboard test drives the real binary in tmux; the report test loads report.html in
 # headless Chromium; tests/sweep_report.rs prints sweep-report.pdf with Chromium and reads
 # its pages back with poppler's pdftoppm; tests/counting_mode.rs counts instructions under
 # valgrind's callgrind; tests/profile_perf.rs profiles a CPU GEMM under Linux perf (Debian's
-# linux-perf) and reads it back with `perf report`.
+# linux-perf) and reads it back with `perf report`; tests/cpu_blas.rs and the gemm bench's
+# `--test` pass run the gemm/cpu/blas_* ids through libopenblas.so.0 (Debian 12:
+# libopenblas0-pthread), loaded at run time.
 # STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
 missing=()
 command -v tmux >/dev/null || missing+=(tmux)
@@ -63,6 +65,7 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 command -v valgrind >/dev/null || missing+=(valgrind)
 command -v perf >/dev/null || missing+=(linux-perf)
+ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0 ' || missing+=(libopenblas0-pthread)
 if [[ ${#missing[@]} -gt 0 ]]; then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -171,6 +171,42 @@ fn the_live_probe_measures_a_cpu_peak() {
         p.backends.values().next().is_some_and(|a| a.is_available()),
         "the CPU backend is always there"
     );
+    // The live probe names the CPU BLAS, or why there is none, in its JSON and its table.
+    let blas = p
+        .cpu_blas
+        .as_ref()
+        .expect("the live probe looks for a CPU BLAS");
+    let json = serde_json::to_value(&p).unwrap();
+    let status = json["cpu_blas"]["status"].as_str().unwrap();
+    assert!(status == "found" || status == "missing", "{json:#}");
+    let row = p.to_text();
+    let row = row
+        .lines()
+        .find(|l| l.contains("cpu blas"))
+        .unwrap_or_default();
+    assert!(row.contains(&blas.describe()), "{row}");
+}
+
+#[test]
+fn a_probe_of_another_root_names_no_blas_and_older_probes_load() {
+    let p = probe("x86_64-epyc-zen4-vm");
+    assert!(
+        p.cpu_blas.is_none(),
+        "a library here says nothing of that root"
+    );
+    let mut json = serde_json::to_value(&p).unwrap();
+    assert!(json.get("cpu_blas").is_none(), "absent, not null: {json:#}");
+    // A probe written before the field existed loads; one with it round-trips.
+    let old: SystemProbe = serde_json::from_value(json.clone()).unwrap();
+    assert!(old.cpu_blas.is_none());
+    json["cpu_blas"] = serde_json::json!({"status": "missing", "reason": "no CPU BLAS found"});
+    let with: SystemProbe = serde_json::from_value(json).unwrap();
+    assert!(
+        with.cpu_blas
+            .unwrap()
+            .describe()
+            .contains("no CPU BLAS found")
+    );
 }
 
 /// The DIMMs from raw SMBIOS type-17 records (written by

@@ -138,9 +138,8 @@ pub fn rate_unit(id: &str, throughput: &Throughput, from_stackbench: bool) -> Ra
                 [COMPILE, ..] => RateUnit::CallsPerSecond,
                 // Integer GEMMs count integer operations, with their own peak.
                 [GEMM, _, function, ..]
-                    if function
-                        .parse::<crate::workload::DType>()
-                        .is_ok_and(|d| d.is_integer()) =>
+                    if crate::workload::gemm::function_dtype(function)
+                        .is_some_and(|d| d.is_integer()) =>
                 {
                     RateUnit::TopsPerSecond
                 }
@@ -220,9 +219,13 @@ impl PeakTable {
             }
             _ => metric,
         };
-        // The requantising int8 GEMM runs on the same integer units as the plain one.
+        // The requantising int8 GEMM runs on the same integer units as the plain one, and a
+        // BLAS's GEMM (`blas_f32`) on the same units as the own kernels' (`f32`).
         let function = match function {
             Some("int8q") => Some("int8"),
+            Some(f) if parts.first() == Some(&GEMM) => {
+                Some(crate::workload::gemm::function_dtype(f).map_or(f, |d| d.id()))
+            }
             f => f,
         };
         self.entries.iter().find(|e| {
@@ -403,6 +406,41 @@ mod tests {
             ),
             RateUnit::GbPerSecond
         );
+    }
+
+    #[test]
+    fn a_blas_gemm_is_judged_against_its_precisions_peak_on_the_same_device() {
+        let peaks = serde_json::json!([
+            {"backend": "cpu", "metric": "flops_per_second", "dtype": "f32", "theoretical": 2e11, "measured": null},
+            {"backend": "cpu", "metric": "flops_per_second", "dtype": "f64", "theoretical": 1e11, "measured": null}
+        ]);
+        let table = PeakTable::from_probe_peaks(peaks.as_array().unwrap(), true);
+        let flops = Throughput::Elements(2 * 1024 * 1024 * 1024);
+        // 2·1024³ FLOP in 20 ms: 107.4 GFLOP/s, 53.7 % of f32's peak and 107 % of f64's.
+        let own = table
+            .rate("gemm/cpu/f32/1024x1024x1024", &flops, 2e7)
+            .unwrap();
+        let blas = table
+            .rate("gemm/cpu/blas_f32/1024x1024x1024", &flops, 2e7)
+            .unwrap();
+        assert_eq!(blas.unit, RateUnit::GflopPerSecond);
+        assert_eq!(blas.percent_of_peak, own.percent_of_peak);
+        assert!(
+            (blas.percent_of_peak.unwrap() - 53.687_091_2).abs() < 1e-6,
+            "{blas:?}"
+        );
+        let f64_rate = table
+            .rate("gemm/cpu/blas_f64/1024x1024x1024", &flops, 4e7)
+            .unwrap();
+        assert!(
+            (f64_rate.percent_of_peak.unwrap() - 53.687_091_2).abs() < 1e-6,
+            "{f64_rate:?}"
+        );
+        // The prefix means nothing outside GEMM: no peak is found for it.
+        let other = table
+            .rate("tensor_ops/cpu/blas_f32/256x4096", &flops, 2e7)
+            .unwrap();
+        assert!(other.percent_of_peak.is_none(), "{other:?}");
     }
 
     #[test]

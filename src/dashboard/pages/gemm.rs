@@ -9,7 +9,7 @@ use crate::dashboard::widgets::{LineChart, PeakGauge, Series, TextTable};
 use crate::dashboard::{Dashboard, Page, View};
 use crate::units::SizeUnit;
 use crate::view::model::{Measured, dtype_of, log2_size};
-use crate::workload::{DType, GemmShape};
+use crate::workload::GemmShape;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
@@ -87,7 +87,7 @@ fn rooflines(view: &View, gemm: &[&Measured]) -> Vec<Series> {
         else {
             continue;
         };
-        let dtype = m.function.parse::<DType>().ok();
+        let dtype = crate::workload::gemm::function_dtype(&m.function);
         let roof = match (dtype, bandwidth_peak(view, &m.backend)) {
             // GB/s × FLOP/byte = GFLOP/s
             (Some(d), Some(bw)) => peak.min(shape.arithmetic_intensity(d) * bw),

@@ -1,11 +1,13 @@
-//! GEMM, C = A·B per backend, precision and shape: ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`,
+//! GEMM, C = A·B per backend, precision and shape: ids `gemm/<backend>/<dtype>/<M>x<N>x<K>`
+//! for the backend's own kernels and, on the CPU, `gemm/cpu/blas_<dtype>/...` for f32 and
+//! f64 through a BLAS library loaded at run time (`backend/cpu/blas.rs`),
 //! throughput 2·M·N·K elements (FLOP/s, and integer operations per second for `int8` and
 //! `int8q`), the FP6/FP4 rows skipped with the device's reason. The shapes, FLOP count and
 //! reference live in `workload::gemm`; the kernels in `backend/cpu` (the `gemm` crate, the
 //! int8 kernels) and each GPU vendor's BLAS.
 
 use super::Case;
-use crate::backend::cpu::{CpuBackend, gemm::CpuGemm, gemm_int8::CpuInt8Gemm};
+use crate::backend::cpu::{CpuBackend, blas::Blas, gemm::CpuGemm, gemm_int8::CpuInt8Gemm};
 use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, BackendError, TimedWorkload, sub_byte_gemm_skip};
 use crate::workload::family;
@@ -29,6 +31,25 @@ pub trait GemmBackend {
         shape: GemmShape,
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError>;
+
+    /// Precisions this backend also runs through a BLAS library beside its own kernels
+    /// (ids `gemm/<backend>/blas_<dtype>/...`). A GPU's GEMM is its vendor's BLAS already.
+    fn blas_gemm_dtypes(&self) -> Vec<DType> {
+        Vec::new()
+    }
+
+    /// The GEMM of that library; a skip with the reason where none is installed.
+    fn blas_gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Err(BackendError::unsupported(
+            crate::backend::BackendKind::Cpu,
+            format!("BLAS gemm {dtype} {shape}"),
+            "this backend has no separate BLAS path",
+        ))
+    }
 }
 
 impl GemmBackend for CpuBackend {
@@ -56,6 +77,32 @@ impl GemmBackend for CpuBackend {
             return Ok(Box::new(CpuInt8Gemm::new(&self.pool, shape, dtype)?));
         }
         Ok(Box::new(CpuGemm::new(shape, dtype, self.pool.threads())?))
+    }
+
+    fn blas_gemm_dtypes(&self) -> Vec<DType> {
+        vec![DType::F32, DType::F64]
+    }
+
+    /// Loaded once per process; the library's thread count is set to the pool's (one in
+    /// counting mode, where the pool is inline and the library must run on the caller).
+    fn blas_gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        let blas = Blas::shared().map_err(|reason| {
+            BackendError::unsupported(
+                crate::backend::BackendKind::Cpu,
+                format!("BLAS gemm {dtype}"),
+                reason.clone(),
+            )
+        })?;
+        Ok(Box::new(CpuGemm::with_blas(
+            shape,
+            dtype,
+            self.pool.threads(),
+            blas,
+        )?))
     }
 }
 
@@ -86,16 +133,30 @@ fn cases_on<'b, B: GemmBackend + ?Sized>(
 ) -> Vec<Case<'b>> {
     let sampling = backend.sampling(suite);
     let mut cases = Vec::new();
-    for dtype in on.gemm_dtypes() {
-        for shape in on.gemm_shapes(suite) {
-            if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
-                continue;
+    // The backend's own kernels, then the same GEMMs through a BLAS library where the
+    // backend has a separate one (`blas_<dtype>` ids).
+    let paths = [(false, on.gemm_dtypes()), (true, on.blas_gemm_dtypes())];
+    for (blas, dtypes) in paths {
+        for dtype in dtypes {
+            for shape in on.gemm_shapes(suite) {
+                if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
+                    continue;
+                }
+                let kind = backend.kind().id();
+                let id = if blas {
+                    axes::blas_bench_id(kind, dtype, shape)
+                } else {
+                    axes::bench_id(kind, dtype, shape)
+                };
+                let throughput = Throughput::Elements(shape.flops());
+                cases.push(Case::measure(id, throughput, sampling, move || {
+                    if blas {
+                        on.blas_gemm(shape, dtype)
+                    } else {
+                        on.gemm(shape, dtype)
+                    }
+                }));
             }
-            let id = axes::bench_id(backend.kind().id(), dtype, shape);
-            let throughput = Throughput::Elements(shape.flops());
-            cases.push(Case::measure(id, throughput, sampling, move || {
-                on.gemm(shape, dtype)
-            }));
         }
     }
     // FP6/FP4 rows: skipped with the device's reason (no backend runs them yet).

@@ -137,6 +137,55 @@ fn every_family_has_cases_on_the_cpu_and_ids_of_its_own_name() {
 }
 
 #[test]
+fn the_cpu_lists_blas_gemms_beside_its_own_kernels_and_a_gpu_none() {
+    let cpu = CpuBackend::open_single_threaded();
+    for suite in [Suite::Quick, Suite::Full] {
+        let ids: Vec<String> = gemm::Gemm
+            .cases(&cpu, suite)
+            .iter()
+            .map(|c| c.id.full())
+            .collect();
+        for dtype in ["f32", "f64"] {
+            let own: Vec<&String> = ids
+                .iter()
+                .filter(|id| id.starts_with(&format!("gemm/cpu/{dtype}/")))
+                .collect();
+            let blas: Vec<String> = ids
+                .iter()
+                .filter_map(|id| id.strip_prefix(&format!("gemm/cpu/blas_{dtype}/")))
+                .map(|shape| format!("gemm/cpu/{dtype}/{shape}"))
+                .collect();
+            assert!(!own.is_empty(), "{suite}: {ids:?}");
+            assert_eq!(own, blas.iter().collect::<Vec<_>>(), "{suite} {dtype}");
+        }
+        for dtype in ["f16", "bf16", "int8", "int8q"] {
+            assert!(!ids.iter().any(|id| id.contains(&format!("/blas_{dtype}/"))));
+        }
+    }
+    let dev = HostDevice::new();
+    let ids: Vec<String> = gemm::Gemm
+        .cases(&dev, Suite::Full)
+        .iter()
+        .map(|c| c.id.full())
+        .collect();
+    assert!(!ids.iter().any(|id| id.contains("/blas_")), "{ids:?}");
+    // Counting mode's backend: where a BLAS is installed its GEMM runs with one thread.
+    let Peer::Cpu(on) = (&cpu as &dyn Backend).peer() else {
+        panic!("the CPU backend is the CPU peer")
+    };
+    match on.blas_gemm(GemmShape::square(16), DType::F64) {
+        Ok(mut workload) => {
+            workload.verify().unwrap();
+            let notes = workload.notes();
+            if notes["blas"].get("threads").is_some() {
+                assert_eq!(notes["threads"], 1, "{notes:?}");
+            }
+        }
+        Err(e) => assert!(e.is_skip() && e.to_string().contains("no CPU BLAS"), "{e}"),
+    }
+}
+
+#[test]
 fn the_cpu_is_a_peer_of_every_family_trait() {
     let cpu = CpuBackend::open_single_threaded();
     let backend: &dyn Backend = &cpu;

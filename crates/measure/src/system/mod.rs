@@ -44,6 +44,11 @@ pub struct SystemProbe {
     pub gpu_tools: BTreeMap<String, String>,
     pub software: software::SoftwareInfo,
     pub backends: BTreeMap<BackendKind, Availability>,
+    /// The CPU BLAS library the `gemm/cpu/blas_*` ids run (name, version, threads), or why
+    /// none loaded; absent in probes written before it was recorded, and in probes of a
+    /// root other than this machine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_blas: Option<crate::backend::cpu::blas::BlasProbe>,
     pub peaks: Vec<peak::Peak>,
     /// What could not be read, and why.
     pub notes: Vec<String>,
@@ -95,6 +100,8 @@ impl SystemProbe {
             gpu_tools,
             software: software::SoftwareInfo::collect(),
             backends,
+            // Loading a library says nothing about a machine read under another root.
+            cpu_blas: (root == Path::new("/")).then(crate::backend::cpu::blas::BlasProbe::collect),
             peaks,
             notes,
         }
@@ -227,6 +234,9 @@ impl SystemProbe {
                 }
             };
             row(&format!("backend {kind}"), status);
+        }
+        if let Some(blas) = &self.cpu_blas {
+            row("cpu blas", blas.describe());
         }
         for peak in &self.peaks {
             let unit = match peak.metric {

@@ -320,6 +320,34 @@ pub fn bench_id(backend: &str, dtype: DType, shape: GemmShape) -> super::BenchId
     super::BenchId::new(super::family::GEMM.name, backend, dtype.id(), shape.id())
 }
 
+/// The function-part prefix of a GEMM run through a CPU BLAS library (OpenBLAS, BLIS,
+/// oneMKL) rather than the backend's own kernels: `gemm/cpu/blas_f32/1024x1024x1024`
+/// beside `gemm/cpu/f32/...`. The device stays the id's second part, so telemetry, peaks
+/// and the cross-hardware matrix read it as the CPU it ran on; the function names the
+/// kernel and the precision, as attention's `flash_causal_f16` does. The library is
+/// named in each id's notes, not in the id, so one id compares across machines.
+pub const BLAS_PREFIX: &str = "blas_";
+
+/// `gemm/<backend>/blas_<dtype>/<M>x<N>x<K>`: the GEMM of a BLAS library ([`BLAS_PREFIX`]).
+pub fn blas_bench_id(backend: &str, dtype: DType, shape: GemmShape) -> super::BenchId {
+    super::BenchId::new(
+        super::family::GEMM.name,
+        backend,
+        format!("{BLAS_PREFIX}{}", dtype.id()),
+        shape.id(),
+    )
+}
+
+/// The precision of a GEMM id's function part, the own kernels' (`f32`) or a BLAS's
+/// (`blas_f32`); `None` for anything else.
+pub fn function_dtype(function: &str) -> Option<DType> {
+    function
+        .strip_prefix(BLAS_PREFIX)
+        .unwrap_or(function)
+        .parse()
+        .ok()
+}
+
 /// Sub-byte float formats (OCP MX FP6 e3m2 and FP4 e2m1) with tensor-core support only on
 /// Blackwell (sm_100 and newer) and MI355X (gfx950). Every backend names a row per shape
 /// for each, skipped with its reason (`backend::sub_byte_gemm_skip`), so their absence is
@@ -346,6 +374,16 @@ pub(crate) fn check_input_sizes(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn blas_ids_name_the_precision_after_the_prefix() {
+        let id = blas_bench_id("cpu", DType::F64, GemmShape::square(1024));
+        assert_eq!(id.full(), "gemm/cpu/blas_f64/1024x1024x1024");
+        assert_eq!(function_dtype(&id.function), Some(DType::F64));
+        assert_eq!(function_dtype("int8q"), Some(DType::Int8q));
+        assert_eq!(function_dtype("blas_"), None);
+        assert_eq!(function_dtype("all"), None);
+    }
     use super::*;
     use crate::workload::dtype::FP8_PROMOTION_K;
 

@@ -5,9 +5,16 @@
 //! bf16 has no kernel in the crate: inputs are stored as bf16 and each timed call widens
 //! them to f32, runs sgemm and rounds the result back, which is what a bf16 GEMM costs on
 //! a CPU without bf16 matrix units. The widening is inside the timed window on purpose.
+//!
+//! The same workload runs f32 and f64 through a CPU BLAS loaded at run time ([`super::blas`])
+//! instead, with the same inputs and the same check: `gemm/cpu/blas_f32/...` beside the
+//! crate's `gemm/cpu/f32/...`.
 
+use super::blas::{Blas, BlasInfo};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product_rounded};
+use crate::workload::gemm::{
+    bench_id as gemm_id, blas_bench_id, check_positions, check_product_rounded,
+};
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use gemm::{Parallelism, f16};
@@ -48,11 +55,20 @@ enum Operands {
     },
 }
 
+/// Whose kernels multiply.
+enum Kernel {
+    /// The `gemm` crate: stackbench's own CPU kernels.
+    Crate,
+    /// A CPU BLAS library, with what it says about itself (threads as set for this run).
+    Blas(&'static Blas, BlasInfo),
+}
+
 pub struct CpuGemm {
     shape: GemmShape,
     dtype: DType,
     threads: usize,
     operands: Operands,
+    kernel: Kernel,
     accuracy: Option<crate::workload::Accuracy>,
 }
 
@@ -104,11 +120,48 @@ impl CpuGemm {
             dtype,
             threads,
             operands,
+            kernel: Kernel::Crate,
             accuracy: None,
         })
     }
 
-    fn multiply_once(&mut self) {
+    /// The same GEMM through `blas` (f32 and f64 only), its thread count set to `threads`:
+    /// the own kernels' count, and 1 in counting mode, so the library runs on the caller.
+    pub fn with_blas(
+        shape: GemmShape,
+        dtype: DType,
+        threads: usize,
+        blas: &'static Blas,
+    ) -> Result<Self, BackendError> {
+        if !matches!(dtype, DType::F32 | DType::F64) {
+            return Err(BackendError::unsupported(
+                BackendKind::Cpu,
+                format!("BLAS gemm {dtype}"),
+                "CBLAS has GEMM in f32 and f64 only",
+            ));
+        }
+        let mut gemm = Self::new(shape, dtype, threads)?;
+        gemm.kernel = Kernel::Blas(blas, blas.info_with_threads(threads));
+        Ok(gemm)
+    }
+
+    fn id(&self) -> crate::workload::BenchId {
+        match self.kernel {
+            Kernel::Crate => gemm_id("cpu", self.dtype, self.shape),
+            Kernel::Blas(..) => blas_bench_id("cpu", self.dtype, self.shape),
+        }
+    }
+
+    fn multiply_once(&mut self) -> Result<(), BackendError> {
+        if let Kernel::Blas(blas, _) = self.kernel {
+            let GemmShape { m, n, k } = self.shape;
+            let done = match &mut self.operands {
+                Operands::F64 { a, b, c } => blas.gemm((m, n, k), a, b, c),
+                Operands::F32 { a, b, c } => blas.gemm((m, n, k), a, b, c),
+                _ => unreachable!("with_blas admits f32 and f64 only"),
+            };
+            return done.map_err(|e| BackendError::mismatch(&self.id(), e));
+        }
         // One thread runs on the caller, without rayon: in counting mode Callgrind counts
         // only the calling thread, and on a one-CPU machine a pool only adds hand-offs.
         let par = match self.threads {
@@ -130,6 +183,7 @@ impl CpuGemm {
                 }
             }
         }
+        Ok(())
     }
 
     /// The inputs as the kernel read them, widened to f64 for the reference.
@@ -206,7 +260,7 @@ fn matmul<T: 'static + Copy>(
 
 impl TimedWorkload for CpuGemm {
     fn verify(&mut self) -> Result<(), BackendError> {
-        self.multiply_once();
+        self.multiply_once()?;
         let (a, b) = self.inputs_f64();
         let positions = check_positions(self.shape, RANDOM_CHECKS, 0xC4EC);
         let mut rounding = self.dtype.gemm_rounding();
@@ -222,26 +276,55 @@ impl TimedWorkload for CpuGemm {
             |i, j| self.output(i, j),
             &positions,
         )
-        .map_err(|detail| {
-            BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail)
-        })?;
+        .map_err(|detail| BackendError::mismatch(&self.id(), detail))?;
         self.accuracy = Some(accuracy);
         Ok(())
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        Ok(super::time_calls(iters, || self.multiply_once()))
+        let mut failed = Ok(());
+        let time = super::time_calls(iters, || {
+            if failed.is_ok() {
+                failed = self.multiply_once();
+            }
+        });
+        failed.map(|()| time)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let kernel = match self.dtype {
-            DType::Bf16 => "gemm crate sgemm, bf16 widened to f32 per call",
-            _ => "gemm crate",
+        let mut notes = match &self.kernel {
+            Kernel::Crate => {
+                let kernel = match self.dtype {
+                    DType::Bf16 => {
+                        "gemm crate sgemm, bf16 widened to f32 per call (stackbench's own \
+                         kernels, not a BLAS)"
+                    }
+                    _ => "gemm crate (stackbench's own kernels, not a BLAS)",
+                };
+                BTreeMap::from([
+                    ("threads".to_owned(), self.threads.into()),
+                    ("kernel".to_owned(), kernel.into()),
+                ])
+            }
+            Kernel::Blas(_, info) => BTreeMap::from([
+                // The count the library reports after it was set.
+                (
+                    "threads".to_owned(),
+                    info.threads.map_or_else(
+                        || "unknown: the library has no thread call stackbench knows".into(),
+                        serde_json::Value::from,
+                    ),
+                ),
+                (
+                    "kernel".to_owned(),
+                    format!("CPU BLAS {}", info.describe()).into(),
+                ),
+                (
+                    "blas".to_owned(),
+                    serde_json::to_value(info).unwrap_or_default(),
+                ),
+            ]),
         };
-        let mut notes = BTreeMap::from([
-            ("threads".to_owned(), self.threads.into()),
-            ("kernel".to_owned(), kernel.into()),
-        ]);
         if let Some(accuracy) = &self.accuracy {
             accuracy.insert_note(&mut notes);
         }
@@ -270,13 +353,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_wrong_product_is_caught() {
-        let shape = GemmShape::new(20, 30, 40);
-        let mut g = CpuGemm::new(shape, DType::F32, 1).unwrap();
-        g.multiply_once();
+    /// Multiplies a 20×30×40 f32 GEMM, adds one to C[i,j], and checks the reference names it.
+    fn a_wrong_entry_is_caught(mut g: CpuGemm, (i, j): (usize, usize)) {
+        let shape = g.shape;
+        assert_eq!(shape, GemmShape::new(20, 30, 40));
+        g.multiply_once().unwrap();
         if let Operands::F32 { c, .. } = &mut g.operands {
-            c[19 * 30 + 29] += 1.0;
+            c[i * 30 + j] += 1.0;
         }
         let (a, b) = g.inputs_f64();
         let err = check_product(
@@ -287,7 +370,13 @@ mod tests {
             |i, j| g.output(i, j),
             &check_positions(shape, 0, 1),
         );
-        assert!(err.unwrap_err().contains("C[19,29]"));
+        assert!(err.unwrap_err().contains(&format!("C[{i},{j}]")));
+    }
+
+    #[test]
+    fn a_wrong_product_is_caught() {
+        let g = CpuGemm::new(GemmShape::new(20, 30, 40), DType::F32, 1).unwrap();
+        a_wrong_entry_is_caught(g, (19, 29));
     }
 
     fn accuracy_of(g: &CpuGemm) -> crate::workload::Accuracy {
@@ -339,7 +428,7 @@ mod tests {
     fn a_known_error_within_the_bound_is_measured_exactly() {
         let shape = GemmShape::new(8, 8, 64);
         let mut g = CpuGemm::new(shape, DType::F64, 1).unwrap();
-        g.multiply_once();
+        g.multiply_once().unwrap();
         let (a, b) = g.inputs_f64();
         // f64 results are exact to ~1e-15 here: an added 1e-13 is the error the set sees.
         let mut delta = 1e-13;
@@ -368,6 +457,35 @@ mod tests {
             (acc.max_eps_error / want_eps - 1.0).abs() < 0.1,
             "{acc:?} vs {want_eps}"
         );
+    }
+
+    /// Where a BLAS is installed: its GEMM passes the same check as the own kernels on odd
+    /// shapes, names the library in its notes, and a wrong entry in its output is caught.
+    #[test]
+    fn the_blas_path_is_checked_like_the_own_kernels() {
+        let Ok(blas) = Blas::shared() else {
+            eprintln!("SKIPPED: no CPU BLAS installed");
+            return;
+        };
+        // One thread, as every unit test sets the shared library: a test running beside
+        // this one reads the count back.
+        for dtype in [DType::F64, DType::F32] {
+            for shape in [GemmShape::new(1, 1, 1), GemmShape::new(33, 17, 65)] {
+                let mut g = CpuGemm::with_blas(shape, dtype, 1, blas).unwrap();
+                g.verify()
+                    .unwrap_or_else(|e| panic!("{dtype} {shape}: {e}"));
+                assert!(g.run(2).unwrap() > Duration::ZERO);
+                let notes = g.notes();
+                assert!(notes["kernel"].as_str().unwrap().starts_with("CPU BLAS "));
+                assert!(notes.contains_key("blas") && notes.contains_key("accuracy"));
+            }
+        }
+        let err = CpuGemm::with_blas(GemmShape::square(8), DType::Bf16, 1, blas)
+            .err()
+            .unwrap();
+        assert!(err.is_skip(), "{err}");
+        let g = CpuGemm::with_blas(GemmShape::new(20, 30, 40), DType::F32, 1, blas).unwrap();
+        a_wrong_entry_is_caught(g, (7, 3));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod attention;
+pub mod blas;
 pub mod gemm;
 pub mod gemm_int8;
 pub mod malloc_info;
