@@ -5,6 +5,7 @@
 
 use super::GateError;
 use super::process::{run_logged, tail};
+use crate::harness::cargo_messages::bench_artifact;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,42 +50,4 @@ pub fn build_benches(spec: &BuildSpec<'_>) -> Result<BenchExecutables, GateError
         });
     }
     Ok(executables)
-}
-
-/// A `compiler-artifact` message of a bench target: its name and executable.
-fn bench_artifact(line: &str) -> Option<(String, PathBuf)> {
-    let message: serde_json::Value = serde_json::from_str(line).ok()?;
-    if message.get("reason")?.as_str()? != "compiler-artifact" {
-        return None;
-    }
-    let target = message.get("target")?;
-    let is_bench = target
-        .get("kind")?
-        .as_array()?
-        .iter()
-        .any(|k| k.as_str() == Some("bench"));
-    if !is_bench {
-        return None;
-    }
-    let name = target.get("name")?.as_str()?.to_string();
-    let exe = PathBuf::from(message.get("executable")?.as_str()?);
-    Some((name, exe))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_bench_executables_are_taken() {
-        let bench = r#"{"reason":"compiler-artifact","target":{"kind":["bench"],"name":"gemm"},"executable":"/t/release/deps/gemm-1"}"#;
-        let lib = r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"x"},"executable":null}"#;
-        assert_eq!(
-            bench_artifact(bench),
-            Some(("gemm".into(), PathBuf::from("/t/release/deps/gemm-1")))
-        );
-        assert_eq!(bench_artifact(lib), None);
-        assert_eq!(bench_artifact("not json"), None);
-        assert_eq!(bench_artifact(r#"{"reason":"build-finished"}"#), None);
-    }
 }

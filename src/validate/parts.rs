@@ -19,6 +19,7 @@
 //! installs them; `stackbench info` prints where each part comes from.
 
 use crate::files::atomic::{AtomicWriteError, write_atomic};
+use crate::harness::cargo_messages::bench_artifact;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -311,27 +312,10 @@ fn build_benches(dir: &Path) -> Result<Vec<(String, PathBuf)>, PartsError> {
             detail: format!("{} (its errors are above)", out.status),
         });
     }
-    Ok(bench_executables(&String::from_utf8_lossy(&out.stdout)))
-}
-
-/// The bench executables in cargo's `--message-format=json` output, by target name.
-fn bench_executables(messages: &str) -> Vec<(String, PathBuf)> {
-    messages
+    Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact")
-        .filter(|m| {
-            m["target"]["kind"]
-                .as_array()
-                .is_some_and(|k| k.iter().any(|x| x == "bench"))
-        })
-        .filter_map(|m| {
-            Some((
-                m["target"]["name"].as_str()?.to_string(),
-                PathBuf::from(m["executable"].as_str()?),
-            ))
-        })
-        .collect()
+        .filter_map(bench_artifact)
+        .collect())
 }
 
 /// The bundle at `path` unpacked under `into`: its `bundle/` directory.
@@ -444,22 +428,6 @@ pub fn report() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cargo_messages_name_each_bench_executable_and_nothing_else() {
-        let messages = r#"{"reason":"compiler-artifact","target":{"kind":["bench"],"name":"gemm"},"executable":"/t/release/deps/gemm-abc"}
-{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"stackbench"},"executable":null}
-{"reason":"compiler-artifact","target":{"kind":["bin"],"name":"stackbench"},"executable":"/t/release/stackbench"}
-not json
-{"reason":"build-finished","success":true}"#;
-        assert_eq!(
-            bench_executables(messages),
-            vec![(
-                "gemm".to_string(),
-                PathBuf::from("/t/release/deps/gemm-abc")
-            )]
-        );
-    }
 
     /// A bundle directory missing a target is refused whole, naming the target, and the
     /// cache is left as it was; a complete one fills the cache with the manifest last.

@@ -6,6 +6,7 @@
 //! sidecar and turned into a non-zero exit only after every other benchmark has run.
 
 pub mod args;
+pub mod cargo_messages;
 pub mod counting;
 pub mod measure;
 pub mod profile;
