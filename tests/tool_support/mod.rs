@@ -9,12 +9,14 @@ pub fn tool_present(tool: &str, version_flag: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !present {
-        let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "{tool} is required (STACKBENCH_REQUIRE_TOOLS=1) but not installed"
-        );
-        eprintln!("SKIPPED: {tool} is not installed (ci/test.sh installs it)");
+        skipping(&format!("{tool} is not installed"));
     }
     present
+}
+
+/// Says the calling test skips because `why`, or fails it when `STACKBENCH_REQUIRE_TOOLS=1`.
+pub fn skipping(why: &str) {
+    let required = std::env::var("STACKBENCH_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
+    assert!(!required, "required (STACKBENCH_REQUIRE_TOOLS=1): {why}");
+    eprintln!("SKIPPED: {why} (ci/test.sh installs it)");
 }
