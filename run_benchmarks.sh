@@ -143,14 +143,17 @@ check_writable() {
 criterion_args=(--noplot)
 [[ -n "$baseline" ]] && criterion_args+=(--save-baseline "$baseline")
 
-say "building the bench targets (release)"
+say "building the bench targets and the two binaries (release, one cargo build)"
+# One invocation, in the bench profile: `cargo bench` builds with the dev-dependencies'
+# features unified in, a separate `cargo build --release --bin …` without them, so two
+# commands compiled nearly every crate twice (2026-11-28, 2-core VM, another build beside
+# it: the separate binaries' build recompiled 340 crates in 679 s; in the same invocation
+# the binaries added 11 crates, 192 s). Built together they share one feature set, and the
+# `cargo bench` runs below find everything fresh. Cargo prints its progress as it goes.
 build_args=()
 for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
-if ! build_log=$(cargo bench --no-run "${build_args[@]}" 2>&1); then
-    echo "$build_log" >&2
-    die "the build failed (see above)"
-fi
-cargo build --release --quiet --bin analyze-trends --bin stackbench || die "building the binaries failed"
+cargo build --profile bench "${build_args[@]}" --bin analyze-trends --bin stackbench ||
+    die "the build failed (see cargo's messages above)"
 
 # Without --results, runs go where the config's results_dir says, as analyze-trends and
 # stackbench validate read them (the binary resolves it, so the script parses no TOML).

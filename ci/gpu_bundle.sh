@@ -36,12 +36,21 @@ for line in sys.stdin:
 }
 
 echo "gpu_bundle: building the release binaries, the bench executables and the GPU tests"
-cargo build --release --quiet --bin stackbench --bin analyze-trends
-cp "$target_dir/release/stackbench" "$target_dir/release/analyze-trends" "$stage/bundle/bin/"
-cargo bench --no-run --quiet --message-format=json 2>/dev/null | executables |
+# One cargo invocation in the bench profile for the bench executables and both binaries:
+# built apart (`cargo build --release --bin …`, then `cargo bench --no-run`), the binaries
+# lacked the dev-dependencies' features the benches have, and nearly every crate compiled
+# twice.
+cargo build --profile bench --benches --bin stackbench --bin analyze-trends --quiet --message-format=json 2>/dev/null | executables |
     while read -r kind name path; do
-        [[ $kind == bench ]] && cp "$path" "$stage/bundle/bench/$name"
+        if [[ $kind == bench ]]; then
+            cp "$path" "$stage/bundle/bench/$name"
+        elif [[ $kind == bin && ($name == stackbench || $name == analyze-trends) ]]; then
+            cp "$path" "$stage/bundle/bin/$name"
+        fi
     done
+for b in stackbench analyze-trends; do
+    [[ -x "$stage/bundle/bin/$b" ]] || { echo "gpu_bundle: the binary $b was not built" >&2; exit 1; }
+done
 test_args=()
 for t in "${GPU_TESTS[@]}"; do test_args+=(--test "$t"); done
 cargo test --release --no-run --quiet --message-format=json "${test_args[@]}" 2>/dev/null | executables |

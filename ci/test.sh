@@ -30,9 +30,8 @@ disk_report() {
 }
 trap disk_report EXIT
 
-step "formatting and lints"
+step "formatting"
 cargo fmt --all -- --check
-cargo clippy --all-targets --quiet -- -D warnings
 
 step "every tracked shell script parses (bash -n) and every Python file compiles (ci/check_scripts.sh)"
 ci/check_scripts.sh
@@ -40,39 +39,64 @@ ci/check_scripts.sh
 step "GitHub Actions workflows: zizmor and the project's workflow rules (ci/lint_workflows.sh)"
 ci/lint_workflows.sh
 
-step "building the bench targets (release)"
-cargo bench --no-run --quiet
-
-step "Slurm fleet: a one-node cluster on localhost runs the 2-task array and the merge job (ci/slurm/test_local.sh)"
-STACKBENCH_REQUIRE_SLURM=1 ci/slurm/test_local.sh
-
-step "the Python component stack (virtualenv with torch, onnx, onnxruntime, openvino, numpy)"
-ci/setup_python_env.sh
-venv_python="$PWD/.venv-components/bin/python"
-
-step "tmux, chromium, poppler-utils, valgrind, perf and OpenBLAS for the dashboard, report, counting-mode, profile and CPU BLAS tests"
-# The dashboard test drives the real binary in tmux; the report test loads report.html in
-# headless Chromium; tests/sweep_report.rs prints sweep-report.pdf with Chromium and reads
-# its pages back with poppler's pdftoppm; tests/counting_mode.rs counts instructions under
-# valgrind's callgrind; tests/profile_perf.rs profiles a CPU GEMM under Linux perf (Debian's
-# linux-perf) and reads it back with `perf report`; tests/cpu_blas.rs and the gemm bench's
-# `--test` pass run the gemm/cpu/blas_* ids through libopenblas.so.0 (Debian 12:
-# libopenblas0-pthread), loaded at run time.
-# STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
-missing=()
-command -v tmux >/dev/null || missing+=(tmux)
-command -v chromium >/dev/null || missing+=(chromium)
-command -v pdftoppm >/dev/null || missing+=(poppler-utils)
-command -v valgrind >/dev/null || missing+=(valgrind)
-command -v perf >/dev/null || missing+=(linux-perf)
-ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0 ' || missing+=(libopenblas0-pthread)
-if [[ ${#missing[@]} -gt 0 ]]; then
+step "in the background: Debian's packages and the Python component stack (network and disk, beside the build)"
+# What the tests need from outside, fetched while the release build below keeps the CPUs:
+# one apt-get for every package the later steps and tests use (each script that needs one
+# also installs it alone; here they are already there), then the virtualenv. Its log is
+# printed when the step that needs it waits for it.
+#   tmux (dashboard test), chromium (report.html in headless Chromium), poppler-utils
+#   (tests/sweep_report.rs reads sweep-report.pdf back with pdftoppm), valgrind (counting
+#   mode under callgrind), linux-perf (tests/profile_perf.rs), libopenblas0-pthread
+#   (tests/cpu_blas.rs and the gemm/cpu/blas_* ids, loaded at run time), Slurm and MUNGE
+#   (ci/slurm/test_local.sh), postgresql (ci/postgres.sh) and clang-19 (the kernel check;
+#   clang 17+ knows gfx942). STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a
+#   failure.
+install_packages() {
+    local missing=()
+    command -v tmux >/dev/null || missing+=(tmux)
+    command -v chromium >/dev/null || missing+=(chromium)
+    command -v pdftoppm >/dev/null || missing+=(poppler-utils)
+    command -v valgrind >/dev/null || missing+=(valgrind)
+    command -v perf >/dev/null || missing+=(linux-perf)
+    ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0 ' || missing+=(libopenblas0-pthread)
+    PATH="$PATH:/usr/sbin:/sbin" command -v slurmctld >/dev/null || missing+=(slurmctld slurmd slurm-client munge)
+    [[ -x /usr/lib/postgresql/15/bin/initdb ]] || command -v initdb >/dev/null || missing+=(postgresql)
+    command -v clang-19 >/dev/null || command -v clang >/dev/null || missing+=(clang-19)
+    [[ ${#missing[@]} -eq 0 ]] && return 0
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        echo "installing ${missing[*]}"
+        apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+            DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+                --no-install-recommends "${missing[@]}" >/dev/null
     else
         echo "cannot install ${missing[*]} (needs root and apt-get): the tests that need them will fail"
     fi
-fi
+}
+setup_log=$(mktemp)
+( install_packages && ci/setup_python_env.sh ) >"$setup_log" 2>&1 &
+setup_pid=$!
+# wait_for_setup: the background step's log, and its failure as this script's.
+wait_for_setup() {
+    local status=0
+    wait "$setup_pid" || status=$?
+    cat "$setup_log"
+    [[ $status -eq 0 ]] || { echo "ci/test.sh: the background set-up failed (exit $status, log above)" >&2; exit 1; }
+}
+
+step "lints (cargo clippy, every target, warnings denied)"
+cargo clippy --all-targets --quiet -- -D warnings
+
+step "building the bench targets and the two binaries (release, one cargo build)"
+# One invocation, as run_benchmarks.sh builds: apart, the binaries would be compiled
+# without the dev-dependencies' features the benches have, and nearly every crate twice.
+cargo build --profile bench --benches --bins --quiet
+
+step "waiting for the background set-up (packages, then the Python virtualenv)"
+wait_for_setup
+venv_python="$PWD/.venv-components/bin/python"
+
+step "Slurm fleet: a one-node cluster on localhost runs the 2-task array and the merge job (ci/slurm/test_local.sh)"
+STACKBENCH_REQUIRE_SLURM=1 ci/slurm/test_local.sh
 
 step "Criterion 0.3 into cargo's cache, for the generated 0.3 crate the gate test builds offline"
 # tests/gate_criterion03.rs gates the oldest Criterion the gate supports; under
@@ -101,12 +125,7 @@ done
 "$venv_python" scripts/components/check_gpu_sweep.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/models.json" cpu
 
 step "GPU kernels: NVRTC + ptxas (sm_80, sm_90, sm_100) and clang (NVPTX, gfx90a, gfx942)"
-# clang 17+ knows gfx942 (MI300); Debian 12 ships clang-19.
-if ! command -v clang-19 >/dev/null && ! command -v clang >/dev/null; then
-    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 >/dev/null
-    fi
-fi
+# clang-19 came with the background set-up (clang 17+ knows gfx942, MI300).
 if command -v clang-19 >/dev/null || command -v clang >/dev/null || command -v clang-14 >/dev/null; then
     STACKBENCH_VENV="$PWD/.venv-components" STACKBENCH_REQUIRE_NVRTC=1 scripts/gpu/check_kernels.sh
 else

@@ -862,3 +862,81 @@ fn missing_and_extra_fields_are_tolerated() {
     );
     assert_eq!(json["comparisons"].as_array().unwrap().len(), 12);
 }
+
+/// Issue 30: every error line of both binaries starts `<binary> <command>: error: `, and
+/// the command is the one that failed, so one pattern finds a failure in any log. Each
+/// case is bad input (exit 2) that fails before any benchmark runs.
+#[test]
+fn every_failing_command_starts_its_error_line_with_binary_command_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let stackbench = env!("CARGO_BIN_EXE_stackbench");
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            BIN,
+            &["compare", "nosuch-a", "nosuch-b"],
+            "analyze-trends compare",
+        ),
+        (
+            BIN,
+            &["history", "--results", missing, "gemm/cpu/f32/512x512x512"],
+            "analyze-trends history",
+        ),
+        (BIN, &["import", missing], "analyze-trends import"),
+        (
+            BIN,
+            &["runs", "--store", "bogus://x"],
+            "analyze-trends runs",
+        ),
+        (stackbench, &["suite", "no-such-suite"], "stackbench suite"),
+        (
+            stackbench,
+            &["show", "--results", missing],
+            "stackbench show",
+        ),
+        (
+            stackbench,
+            &["config", "--config", missing, "--get", "results_dir"],
+            "stackbench config",
+        ),
+        (
+            stackbench,
+            &["validate", "--config", missing],
+            "stackbench validate",
+        ),
+        (
+            stackbench,
+            &["serve", "--bind", "999.1.1.1:0"],
+            "stackbench serve",
+        ),
+        (
+            stackbench,
+            &["recommend", "--results", missing],
+            "stackbench recommend",
+        ),
+    ];
+    for (bin, args, command) in cases {
+        let out = Command::new(bin)
+            .args(*args)
+            .current_dir(dir.path())
+            .env_remove("STACKBENCH_CONFIG")
+            .env_remove("STACKBENCH_STORE")
+            .output()
+            .expect("the binary runs");
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{command} {args:?}: {stderr}");
+        let prefix = format!("{command}: error: ");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error:")).collect();
+        assert!(
+            !errors.is_empty(),
+            "{command} {args:?} printed no error line: {stderr}"
+        );
+        for line in errors {
+            assert!(
+                line.starts_with(&prefix),
+                "{command} {args:?}: {line:?} does not start with {prefix:?}"
+            );
+        }
+    }
+}

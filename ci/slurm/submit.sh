@@ -107,9 +107,12 @@ mkdir -p "$fleet/incoming" "$fleet/nodes" "$fleet/logs" || die "cannot create '$
 echo "submit.sh: building the bench executables and analyze-trends (release)" >&2
 build_args=()
 for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
-(cd "$repo" && cargo build --release --quiet --bin analyze-trends) || die "building analyze-trends failed"
-(cd "$repo" && cargo bench --no-run --message-format=json-render-diagnostics "${build_args[@]}") \
-    >"$fleet/build.jsonl" || die "building the bench targets failed"
+# One cargo invocation in the bench profile (as run_benchmarks.sh): built apart, the binary
+# without the dev-dependencies' features and the benches with them, nearly every crate
+# compiled twice.
+(cd "$repo" && cargo build --profile bench --message-format=json-render-diagnostics \
+    "${build_args[@]}" --bin analyze-trends) >"$fleet/build.jsonl" ||
+    die "building the bench targets and analyze-trends failed"
 python3 - "$fleet/build.jsonl" >"$fleet/executables.tsv" <<'PY' || die "cannot read cargo's build messages"
 import json, sys
 for line in open(sys.argv[1]):

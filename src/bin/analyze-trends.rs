@@ -2,6 +2,7 @@
 //! Exit codes: 0 clean, 1 regression found, 2 bad input or usage, 3 unsure (compare, gate).
 
 use stackbench::cli::analyze_trends::run;
+use stackbench::cli::errors;
 use stackbench::cli::results_default::{ParseError, parse_from};
 use stackbench::config::Config;
 
@@ -15,14 +16,18 @@ fn main() {
             std::process::exit(code);
         }
         Err(error @ ParseError::Config(_)) => {
-            eprintln!("analyze-trends: error: {error}");
+            errors::report("analyze-trends", &error);
             std::process::exit(2);
         }
+    };
+    let command = match &cli.invoked {
+        Some(name) => format!("analyze-trends {name}"),
+        None => "analyze-trends".to_string(),
     };
     let code = match run(cli) {
         Ok(outcome) => outcome.exit_code(),
         Err(error) => {
-            eprintln!("analyze-trends: error: {error:#}");
+            errors::report(&command, format_args!("{error:#}"));
             2
         }
     };

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(error) => {
-                    eprintln!("stackbench info: {error}");
+                    stackbench::cli::errors::report("stackbench info", error);
                     ExitCode::FAILURE
                 }
             }

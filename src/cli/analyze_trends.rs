@@ -46,6 +46,10 @@ pub struct Cli {
     /// Without a subcommand: `report` over this results directory.
     #[command(flatten)]
     pub report: ReportArgs,
+    /// The subcommand as typed (`gate`, `store migrate` is `store`), for the error line;
+    /// set by `results_default::parse_from`, not an argument.
+    #[arg(skip)]
+    pub invoked: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

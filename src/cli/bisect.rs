@@ -38,8 +38,13 @@ impl ReportWriter for BisectReport {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:
+#[command(
+    after_help = "The two sides are named as in every other command, --base and --head; git bisect's
+--good and --bad are the same flags and stay.
+
+Examples:
   analyze-trends bisect --good v1.2.0 --bad main
+  analyze-trends bisect --base v1.2.0 --head main
   analyze-trends bisect --good v1.2.0 --bad HEAD --bench gemm --filter '^gemm/f32/' -- --sample-size 20
   analyze-trends bisect --good origin/main~20 --bad origin/main --measure instructions --format json
   analyze-trends bisect --good v1.2.0 --bad main --profile perf   # each step profiles what regressed
@@ -52,13 +57,16 @@ stay unsure, is skipped and named (as `git bisect skip`), never guessed.
 Exit codes: 0 --bad does not regress (nothing to bisect), 1 the culprit is named, 2 bad input
 (no such revision, --good not an ancestor of --bad, a filter matching nothing, --good or --bad not
 building), 3 unresolved (--bad unsure, or only unjudgeable commits left: all are named),
-130 interrupted.")]
+130 interrupted."
+)]
 pub struct BisectArgs {
-    /// A revision where the benchmarks are as they should be
-    #[arg(long)]
+    /// A revision where the benchmarks are as they should be (the base; `--good`, git
+    /// bisect's word, is the same flag)
+    #[arg(long = "base", visible_alias = "good", value_name = "REV")]
     pub good: String,
-    /// A later revision (a first-parent descendant of --good) where they regressed
-    #[arg(long)]
+    /// A later revision (a first-parent descendant of the base) where they regressed (the
+    /// head; `--bad` is the same flag)
+    #[arg(long = "head", visible_alias = "bad", value_name = "REV")]
     pub bad: String,
     #[command(flatten)]
     pub judge: JudgeArgs,
@@ -100,7 +108,7 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
     let report = match run_bisect(&options, &mut on_step) {
         Ok(report) => report,
         Err(BisectError::Interrupted) => {
-            eprintln!("analyze-trends bisect: {}", BisectError::Interrupted);
+            super::errors::report("analyze-trends bisect", BisectError::Interrupted);
             std::process::exit(130);
         }
         Err(e) => return Err(e.into()),

@@ -39,7 +39,7 @@ pub fn config_main(args: ConfigArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("stackbench config: {error}");
+            super::errors::report("stackbench config", error);
             ExitCode::from(2)
         }
     }

@@ -318,7 +318,7 @@ pub fn show_main(args: &ShowArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Err(error) => exit_for_error(&error),
+        Err(error) => exit_for_error("stackbench show", &error),
     }
 }
 
@@ -326,14 +326,14 @@ pub fn show_main(args: &ShowArgs) -> ExitCode {
 pub fn dashboard_main(args: &DashboardArgs) -> ExitCode {
     match run_dashboard(args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => exit_for_error(&error),
+        Err(error) => exit_for_error("stackbench dashboard", &error),
     }
 }
 
 /// Prints the error once; exit 2 for bad input (no runs, unknown run or page, a bad config
 /// or prices file, runs on different hardware), 1 when the terminal failed.
-fn exit_for_error(error: &ViewError) -> ExitCode {
-    eprintln!("stackbench: {error}");
+fn exit_for_error(command: &str, error: &ViewError) -> ExitCode {
+    super::errors::report(command, error);
     match error {
         ViewError::Dashboard(DashboardError::Terminal(_)) => ExitCode::FAILURE,
         _ => ExitCode::from(2),

@@ -201,7 +201,7 @@ pub fn gate_command(args: GateArgs, chosen: &super::store::ChosenStore) -> anyho
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,
         Err(GateError::Interrupted) => {
-            eprintln!("analyze-trends gate: {}", GateError::Interrupted);
+            super::errors::report("analyze-trends gate", GateError::Interrupted);
             std::process::exit(130);
         }
         Err(e) => return Err(e.into()),

@@ -86,7 +86,10 @@ fn summarize(
         );
     }
     for problem in &report.problems {
-        eprintln!("error: {}: {}", problem.file.display(), problem.error);
+        super::errors::report(
+            "analyze-trends import",
+            format_args!("{}: {}", problem.file.display(), problem.error),
+        );
     }
     if !report.problems.is_empty() {
         bail!(

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod comparisons;
 pub mod config_get;
 pub mod dashboard;
+pub mod errors;
 #[cfg(test)]
 mod every_flag;
 #[cfg(test)]

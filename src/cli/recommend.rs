@@ -97,7 +97,7 @@ pub fn main(args: RecommendArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("stackbench recommend: error: {error:#}");
+            super::errors::report("stackbench recommend", format_args!("{error:#}"));
             ExitCode::from(2)
         }
     }

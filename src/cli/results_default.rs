@@ -45,6 +45,7 @@ where
 {
     let matches = Cli::command().try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.invoked = matches.subcommand_name().map(str::to_owned);
     if let Some(results) = defaulted_results(&mut cli, &matches) {
         let file = FileLayer::new(|| Ok(config()?));
         *results = settings::results_dir(None, &file, settings::DEFAULT_RESULTS_DIR)

@@ -57,14 +57,14 @@ pub fn main(args: ServeArgs) -> ExitCode {
     let (config, listener) = match prepare(&args) {
         Ok(ready) => ready,
         Err(e) => {
-            eprintln!("stackbench serve: {e:#}");
+            super::errors::report("stackbench serve", format_args!("{e:#}"));
             return ExitCode::from(2);
         }
     };
     match crate::serve::run(config, listener) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("stackbench serve: {e}");
+            super::errors::report("stackbench serve", e);
             ExitCode::FAILURE
         }
     }

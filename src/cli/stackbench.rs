@@ -104,7 +104,7 @@ pub fn setup_main(args: SetupArgs) -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("stackbench setup: error: {error}");
+            super::errors::report("stackbench setup", error);
             std::process::ExitCode::from(2)
         }
     }

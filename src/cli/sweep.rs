@@ -96,7 +96,7 @@ pub fn main(args: SweepArgs) -> ExitCode {
     match execute(&args) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("stackbench sweep: error: {error:#}");
+            super::errors::report("stackbench sweep", format_args!("{error:#}"));
             ExitCode::from(2)
         }
     }

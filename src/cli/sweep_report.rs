@@ -56,7 +56,7 @@ pub fn main(args: SweepReportArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("stackbench sweep-report: error: {error:#}");
+            super::errors::report("stackbench sweep-report", format_args!("{error:#}"));
             ExitCode::from(2)
         }
     }

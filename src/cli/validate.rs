@@ -114,7 +114,7 @@ pub fn main(args: ValidateArgs) -> ExitCode {
             }
         }
         Err(error) => {
-            eprintln!("stackbench validate: error: {error:#}");
+            super::errors::report("stackbench validate", format_args!("{error:#}"));
             ExitCode::from(2)
         }
     }
@@ -307,7 +307,7 @@ pub fn suite_main(args: SuiteArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("stackbench suite: {error}");
+            super::errors::report("stackbench suite", error);
             ExitCode::from(2)
         }
     }

@@ -33,10 +33,11 @@ pub const CONFIG_ENV: &str = "STACKBENCH_CONFIG";
 /// Everything that can go wrong reading the config; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read the config file {path}: {source}")]
+    /// The I/O error is in the message, not a `source`: `{:#}` would print it twice.
+    #[error("cannot read the config file {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// toml's message carries the line, the column and the offending key.
     #[error("{path}: {message}")]
@@ -155,9 +156,9 @@ impl Config {
     }
 
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Config::parse(&text, path)
     }

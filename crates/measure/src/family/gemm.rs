@@ -26,6 +26,11 @@ pub trait GemmBackend {
     /// GEMM shapes this backend covers in `suite`.
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape>;
 
+    /// Whether the quick suite times `dtype` at `shape` (the full suite times every one).
+    fn in_quick_suite(&self, dtype: DType, shape: GemmShape) -> bool {
+        in_quick_suite(dtype, shape)
+    }
+
     fn gemm(
         &self,
         shape: GemmShape,
@@ -66,6 +71,10 @@ impl GemmBackend for CpuBackend {
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
         axes::cpu_shapes(suite)
+    }
+
+    fn in_quick_suite(&self, dtype: DType, shape: GemmShape) -> bool {
+        axes::in_cpu_quick_suite(dtype, shape)
     }
 
     fn gemm(
@@ -139,7 +148,7 @@ fn cases_on<'b, B: GemmBackend + ?Sized>(
     for (blas, dtypes) in paths {
         for dtype in dtypes {
             for shape in on.gemm_shapes(suite) {
-                if suite == Suite::Quick && !in_quick_suite(dtype, shape) {
+                if suite == Suite::Quick && !on.in_quick_suite(dtype, shape) {
                     continue;
                 }
                 let kind = backend.kind().id();
