@@ -23,8 +23,8 @@ Options:
   --label TEXT        a label stored with the run (e.g. a branch or a PR number)
   --baseline NAME     save Criterion's results as baseline NAME (--save-baseline)
   --targets LIST      comma-separated bench targets to run (default: all)
-  --results DIR       where runs and reports are kept (default: the config's
-                      results_dir, else benchmark_results)
+  --results DIR       where runs and reports are kept (default: $STACKBENCH_RESULTS_DIR,
+                      else the config's results_dir, else benchmark_results)
   --list              list the benchmark ids (after --filter) and exit
   --dashboard         show the suite live in the terminal dashboard while it runs
                       (Criterion's output then goes only to the logs); q leaves the
@@ -110,6 +110,11 @@ if [[ -n "${STACKBENCH_CONFIG:-}" ]]; then
     export STACKBENCH_CONFIG
 fi
 config_file="${STACKBENCH_CONFIG:-}"
+# The same for Criterion's output directory, which the bench executables read themselves.
+if [[ -n "${CRITERION_HOME:-}" ]]; then
+    CRITERION_HOME="$(realpath -m "$CRITERION_HOME")"
+    export CRITERION_HOME
+fi
 [[ -z "$config_file" && -f "$(dirname "$0")/stackbench.toml" ]] && config_file="$(dirname "$0")/stackbench.toml"
 case "$suite" in
     quick | full | pre-installation | component | sweep) ;;
@@ -129,7 +134,10 @@ fi
 cd "$(dirname "$0")" || die "cannot enter the repository"
 command -v cargo >/dev/null || die "cargo is not on PATH: install Rust (https://rustup.rs) first"
 
-criterion_dir="${CRITERION_HOME:-${CARGO_TARGET_DIR:-target}/criterion}"
+# Absolute, because the live progress file below is handed to bench executables that run in
+# crates/benches (a relative path there named a directory that does not exist, and every
+# benchmark warned that it could not append its progress).
+criterion_dir="$(realpath -m "${CRITERION_HOME:-${CARGO_TARGET_DIR:-target}/criterion}")"
 
 # Fail before any work if the places we write to are not writable.
 check_writable() {
@@ -155,11 +163,14 @@ for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
 cargo build --profile bench "${build_args[@]}" --bin analyze-trends --bin stackbench ||
     die "the build failed (see cargo's messages above)"
 
-# Without --results, runs go where the config's results_dir says, as analyze-trends and
-# stackbench validate read them (the binary resolves it, so the script parses no TOML).
-if [[ "$results_given" == 0 && -n "$config_file" ]]; then
-    results_dir=$("${CARGO_TARGET_DIR:-target}/release/stackbench" config --get results_dir --config "$config_file") ||
-        die "cannot read results_dir from '$config_file' (see above)"
+# Without --results, runs go where $STACKBENCH_RESULTS_DIR, else the config's results_dir,
+# says, as analyze-trends and stackbench validate read them (the binary resolves it, so the
+# script neither parses TOML nor repeats the precedence).
+if [[ "$results_given" == 0 ]]; then
+    config_args=()
+    [[ -n "$config_file" ]] && config_args=(--config "$config_file")
+    results_dir=$("${CARGO_TARGET_DIR:-target}/release/stackbench" config --get results_dir "${config_args[@]}") ||
+        die "cannot resolve the results directory (see above)"
 fi
 
 # A named suite picks its own targets (unless --targets narrows them) and checks the config.

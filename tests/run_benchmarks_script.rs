@@ -3,7 +3,7 @@
 
 mod schema_support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn run_script(args: &[&str], envs: &[(&str, &str)]) -> Output {
@@ -151,6 +151,36 @@ fn without_results_the_configs_results_dir_is_used() {
             config.to_str().unwrap(),
         ],
         &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("results directory '{}'", wanted.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `$STACKBENCH_RESULTS_DIR` beats the config's `results_dir`, as in every other command
+/// (flag > environment > file > default): the script tries (and refuses) the variable's
+/// directory, under a regular file, not the config's.
+#[test]
+fn without_results_the_environment_beats_the_configs_results_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let wanted = blocker.join("from-environment");
+    let config = dir.path().join("stackbench.toml");
+    std::fs::write(&config, "results_dir = 'from-config'\n").unwrap();
+    let out = run_script(
+        &[
+            "--targets",
+            "gemm",
+            "--filter",
+            "gemm/cpu/f32/512x",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[("STACKBENCH_RESULTS_DIR", wanted.to_str().unwrap())],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -351,4 +381,42 @@ fn both_scripts_know_every_bench_target_cargo_declares() {
             "{script}: {message}"
         );
     }
+}
+
+/// A relative `CRITERION_HOME` means the caller's directory, for the script and for the bench
+/// executables alike (they run in crates/benches): the run lands there, its live progress
+/// file gets every benchmark, and no benchmark warns that it could not append its progress.
+#[test]
+fn a_relative_criterion_home_is_the_callers_and_the_progress_file_fills() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // The scratch directory as a path relative to the root (up to `/`, then down), wherever
+    // the target directory is.
+    let up: PathBuf = root.components().skip(1).map(|_| "..").collect();
+    let relative = up
+        .join(scratch.path().strip_prefix("/").unwrap())
+        .join("criterion");
+    let results = scratch.path().join("results");
+    let triad = stackbench::family::memory_bandwidth::cpu_in_cache_triad_id()
+        .expect("the CPU backend opens");
+    let out = run_script(
+        &[
+            "--targets",
+            "memory_bandwidth",
+            "--filter",
+            &format!("^{triad}$"),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &[("CRITERION_HOME", relative.to_str().unwrap())],
+    );
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(!all.contains("cannot append to the progress file"), "{all}");
+    let progress = stackbench::sidecar::progress::Progress::read(
+        &root.join(&relative).join("stackbench/progress.jsonl"),
+    )
+    .unwrap();
+    let landed: Vec<&str> = progress.landed.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(landed, [triad.as_str()], "{progress:?}");
 }

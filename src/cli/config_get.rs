@@ -1,6 +1,7 @@
-//! `stackbench config --get KEY`: one setting of stackbench.toml as the tools resolve it
-//! (the file's value, else the default), for scripts such as run_benchmarks.sh that must
-//! agree with the binaries on where results live without parsing TOML themselves.
+//! `stackbench config --get KEY`: one setting as the tools resolve it (its environment
+//! variable, else stackbench.toml's value, else the default; `cli::settings`), for scripts
+//! such as run_benchmarks.sh that must agree with the binaries on where results live
+//! without parsing TOML or repeating the precedence themselves.
 
 use crate::config::Config;
 use clap::{Args, ValueEnum};
@@ -19,7 +20,8 @@ pub struct ConfigArgs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ConfigKey {
-    /// Where runs and reports are kept (default: benchmark_results)
+    /// Where runs and reports are kept ($STACKBENCH_RESULTS_DIR, else `results_dir`, else
+    /// benchmark_results)
     #[value(name = "results_dir")]
     ResultsDir,
 }
@@ -27,7 +29,9 @@ pub enum ConfigKey {
 /// The resolved value of `key` in `config`.
 pub fn value(config: &Config, key: ConfigKey) -> String {
     match key {
-        ConfigKey::ResultsDir => config.results_dir().display().to_string(),
+        ConfigKey::ResultsDir => super::settings::results_dir_of(None, config)
+            .display()
+            .to_string(),
     }
 }
 
