@@ -127,20 +127,26 @@ fn an_unwritable_results_directory_is_an_error() {
     );
 }
 
-#[test]
-fn without_results_the_configs_results_dir_is_used() {
+/// Runs the script without `--results`, with a config whose `results_dir` is
+/// `config_results` and the environment `env`, where the directory the script should pick
+/// (`wanted`, under a regular file) cannot be created: it must refuse exactly that one,
+/// which it can only know from where it was told.
+fn refuses_the_results_dir_it_resolved(
+    config_results: impl Fn(&Path) -> String,
+    env: impl Fn(&Path) -> Vec<(String, String)>,
+    wanted: impl Fn(&Path) -> PathBuf,
+) {
     let dir = tempfile::tempdir().unwrap();
-    // The config names a directory under a regular file: the script must try (and refuse)
-    // exactly that one, which it can only know from the config.
     let blocker = dir.path().join("blocker");
     std::fs::write(&blocker, "not a directory").unwrap();
-    let wanted = blocker.join("from-config");
     let config = dir.path().join("stackbench.toml");
     std::fs::write(
         &config,
-        format!("results_dir = '{}'\n", wanted.to_str().unwrap()),
+        format!("results_dir = '{}'\n", config_results(&blocker)),
     )
     .unwrap();
+    let env = env(&blocker);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let out = run_script(
         &[
             "--targets",
@@ -150,8 +156,9 @@ fn without_results_the_configs_results_dir_is_used() {
             "--config",
             config.to_str().unwrap(),
         ],
-        &[],
+        &env,
     );
+    let wanted = wanted(&blocker);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(&format!("results directory '{}'", wanted.display())),
@@ -160,33 +167,26 @@ fn without_results_the_configs_results_dir_is_used() {
     );
 }
 
+#[test]
+fn without_results_the_configs_results_dir_is_used() {
+    refuses_the_results_dir_it_resolved(
+        |blocker| blocker.join("from-config").display().to_string(),
+        |_| Vec::new(),
+        |blocker| blocker.join("from-config"),
+    );
+}
+
 /// `$STACKBENCH_RESULTS_DIR` beats the config's `results_dir`, as in every other command
-/// (flag > environment > file > default): the script tries (and refuses) the variable's
-/// directory, under a regular file, not the config's.
+/// (flag > environment > file > default).
 #[test]
 fn without_results_the_environment_beats_the_configs_results_dir() {
-    let dir = tempfile::tempdir().unwrap();
-    let blocker = dir.path().join("blocker");
-    std::fs::write(&blocker, "not a directory").unwrap();
-    let wanted = blocker.join("from-environment");
-    let config = dir.path().join("stackbench.toml");
-    std::fs::write(&config, "results_dir = 'from-config'\n").unwrap();
-    let out = run_script(
-        &[
-            "--targets",
-            "gemm",
-            "--filter",
-            "gemm/cpu/f32/512x",
-            "--config",
-            config.to_str().unwrap(),
-        ],
-        &[("STACKBENCH_RESULTS_DIR", wanted.to_str().unwrap())],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("results directory '{}'", wanted.display())),
-        "{}",
-        stderr(&out)
+    refuses_the_results_dir_it_resolved(
+        |_| "from-config".to_string(),
+        |blocker| {
+            let dir = blocker.join("from-environment");
+            vec![("STACKBENCH_RESULTS_DIR".into(), dir.display().to_string())]
+        },
+        |blocker| blocker.join("from-environment"),
     );
 }
 
