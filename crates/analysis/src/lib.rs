@@ -12,7 +12,6 @@ pub(crate) use stackbench_measure::{
 };
 pub(crate) use stackbench_store as results;
 
-
 pub mod accuracy;
 pub mod compare;
 pub mod compatibility;

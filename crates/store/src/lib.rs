@@ -8,8 +8,17 @@
 
 // The floors below, under the names the root crate gives them, so `crate::stats::…`
 // reads the same here as it did when this was the root's `results` module.
-pub(crate) use stackbench_measure::{criterion_output, files, sidecar, stats, system, time, workload};
+pub(crate) use stackbench_measure::{
+    criterion_output, files, sidecar, stats, system, time, workload,
+};
 
+/// The Criterion tree of tests/fixtures, for the unit tests: cargo runs a member's tests
+/// from its own folder, two below the repository's.
+#[cfg(test)]
+const CRITERION_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/criterion-0.8"
+);
 
 mod comparison;
 pub mod db;

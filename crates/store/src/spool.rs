@@ -305,11 +305,7 @@ mod tests {
     use crate::run_from_criterion;
 
     fn fixture_run(id: &str, created: u64) -> RunRecord {
-        let mut run =
-            run_from_criterion(Path::new(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../tests/fixtures/criterion-0.8"
-            )), "new", None).unwrap();
+        let mut run = run_from_criterion(Path::new(crate::CRITERION_FIXTURE), "new", None).unwrap();
         run.run_id = id.into();
         run.created_unix_ms = created;
         run

@@ -671,15 +671,7 @@ mod tests {
     use crate::run_from_criterion;
 
     fn fixture_run() -> RunRecord {
-        run_from_criterion(
-            Path::new(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../tests/fixtures/criterion-0.8"
-            )),
-            "new",
-            Some("x".into()),
-        )
-        .unwrap()
+        run_from_criterion(Path::new(crate::CRITERION_FIXTURE), "new", Some("x".into())).unwrap()
     }
 
     #[test]
