@@ -1,5 +1,5 @@
 //! Page 6, trends: the selected benchmark's median per run with its change points marked
-//! (the steps `src/analysis/trends.rs` found), and every benchmark × run as a heatmap of
+//! (the steps `crates/analysis/src/trends.rs` found), and every benchmark × run as a heatmap of
 //! run-to-run change, regressions first. The history is the shown run's hardware group.
 //! An acknowledged step (`analyze-trends ack`) is marked at its run, with who and why
 //! beneath the chart, because the verdict is judged from there on.

@@ -4,7 +4,7 @@
 //! else is kept as the record's own JSON beside the indexed columns, so fields added to
 //! `RunRecord` or `BenchmarkRecord` later survive a round trip through the database.
 
-use crate::results::run::{BenchmarkRecord, RunRecord};
+use crate::run::{BenchmarkRecord, RunRecord};
 
 /// The columns of one `benchmarks` row and its `samples` row.
 pub(super) struct BenchmarkRow {

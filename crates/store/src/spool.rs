@@ -302,11 +302,10 @@ fn file_safe(run_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::run_from_criterion;
+    use crate::run_from_criterion;
 
     fn fixture_run(id: &str, created: u64) -> RunRecord {
-        let mut run =
-            run_from_criterion(Path::new("tests/fixtures/criterion-0.8"), "new", None).unwrap();
+        let mut run = run_from_criterion(Path::new(crate::CRITERION_FIXTURE), "new", None).unwrap();
         run.run_id = id.into();
         run.created_unix_ms = created;
         run

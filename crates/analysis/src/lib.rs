@@ -1,5 +1,16 @@
 //! Verdicts: before/after comparison, the regression gate, trends over history and
 //! cross-hardware views. Judges run records; never knows how a number was measured.
+//!
+//! The analysis floor of the workspace (docs/ARCHITECTURE.md): above the store, below the
+//! gate, the reports and the command lines. The root crate re-exports it as
+//! `stackbench::analysis`.
+
+// The floors below, under the names the root crate gives them, so `crate::results::…` and
+// `crate::stats::…` read the same here as they did when this was the root's module.
+pub(crate) use stackbench_measure::{
+    config, criterion_output, files, sidecar, stats, system, units, workload,
+};
+pub(crate) use stackbench_store as results;
 
 pub mod accuracy;
 pub mod compare;

@@ -446,7 +446,7 @@ pub struct ImportReport {
 
 /// `run` when it holds evidence of something: a run with no measured benchmark and no
 /// failure says nothing, and importing it would add a run that every view must explain.
-pub(crate) fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
+pub fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, ResultsError> {
     if run.benchmarks.is_empty() && run.failed.is_empty() {
         return Err(ResultsError::Invalid {
             path: file.to_path_buf(),
@@ -462,7 +462,7 @@ pub(crate) fn importable(file: &Path, run: RunRecord) -> Result<RunRecord, Resul
 
 /// The run files named by `paths`: files as given; in a directory, its `*.json` files, or
 /// those of its `runs/` when it is a results directory.
-pub(crate) fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
+pub fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for path in paths {
         if !path.is_dir() {
@@ -668,15 +668,10 @@ pub fn load_run(path: &Path) -> Result<RunRecord, ResultsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::run_from_criterion;
+    use crate::run_from_criterion;
 
     fn fixture_run() -> RunRecord {
-        run_from_criterion(
-            Path::new("tests/fixtures/criterion-0.8"),
-            "new",
-            Some("x".into()),
-        )
-        .unwrap()
+        run_from_criterion(Path::new(crate::CRITERION_FIXTURE), "new", Some("x".into())).unwrap()
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::codec::{BenchmarkRow, benchmark_from_row, benchmark_row, run_json};
 use super::sql::{Columns, Engine, Finish, Sql, params};
 use super::statements::*;
 use super::{DbError, Inserted, RunOrder, content_sha256, pause_before_commit_for_tests};
-use crate::results::run::RunRecord;
+use crate::run::RunRecord;
 
 /// How often an insert that lost a race with a prune of the same id is tried again: on
 /// PostgreSQL the id can be taken and gone again before it is read; SQLite's immediate
@@ -80,7 +80,7 @@ fn try_insert<C: Sql>(
             count("failed"),
             count("skipped"),
             run.skipped.len() as i64,
-            crate::results::now_unix_ms() as i64,
+            crate::now_unix_ms() as i64,
             header,
             &content_sha256(run),
         ],

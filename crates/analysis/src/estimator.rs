@@ -72,7 +72,7 @@ impl Estimator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::verdict::percent;
+    use crate::verdict::percent;
 
     #[test]
     fn the_times_agree_with_the_change_they_are_shown_beside() {

@@ -122,7 +122,7 @@ param_from! {
 /// `params![a, b, ...]`: the values of one statement, in placeholder order.
 macro_rules! params {
     ($($value:expr),* $(,)?) => {
-        [$($crate::results::db::sql::Param::from($value)),*]
+        [$($crate::db::sql::Param::from($value)),*]
     };
 }
 pub(super) use params;

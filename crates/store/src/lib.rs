@@ -2,6 +2,23 @@
 //! `crate::files`), the history store (SQLite or PostgreSQL), import/export.
 //! A run is one self-contained JSON file holding the raw samples, so every statistic can be
 //! recomputed later by a newer analyzer.
+//!
+//! The store floor of the workspace (docs/ARCHITECTURE.md): above the measuring floors,
+//! below every verdict and view. The root crate re-exports it as `stackbench::results`.
+
+// The floors below, under the names the root crate gives them, so `crate::stats::…`
+// reads the same here as it did when this was the root's `results` module.
+pub(crate) use stackbench_measure::{
+    criterion_output, files, sidecar, stats, system, time, workload,
+};
+
+/// The Criterion tree of tests/fixtures, for the unit tests: cargo runs a member's tests
+/// from its own folder, two below the repository's.
+#[cfg(test)]
+const CRITERION_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/criterion-0.8"
+);
 
 mod comparison;
 pub mod db;
@@ -39,4 +56,5 @@ pub use run::{
 pub use store::{
     ImportProblem, ImportReport, LoadedRuns, ReportHistory, ResultsError, RunStore, load_run,
 };
-pub(crate) use store::{import_files, importable};
+// `stackbench import` (the root's cli) reads files one at a time through these.
+pub use store::{import_files, importable};

@@ -2,8 +2,8 @@
 //! open on it: each statement is prepared once per use of the connection (a run's
 //! benchmarks reuse one), values are bound natively and rows decoded in place.
 
-use crate::results::db::DbError;
-use crate::results::db::sql::{Column, Columns, Dialect, Param, Sql, Statement};
+use crate::db::DbError;
+use crate::db::sql::{Column, Columns, Dialect, Param, Sql, Statement};
 use ::postgres::types::ToSql;
 use ::postgres::{GenericClient, Row};
 use std::collections::HashMap;
@@ -51,7 +51,7 @@ impl<C: GenericClient> PgClient for C {
     }
 }
 
-pub(in crate::results::db) struct PgConn<'c> {
+pub(in crate::db) struct PgConn<'c> {
     client: &'c mut (dyn PgClient + 'c),
     /// The URL as errors print it (no password).
     store: &'c str,

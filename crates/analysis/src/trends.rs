@@ -629,7 +629,7 @@ mod tests {
         assert_eq!(t.status, TrendStatus::Regressed, "{t:?}");
     }
 
-    use crate::analysis::simulate::{HistoryScenario, Scenario, simulate_history};
+    use crate::simulate::{HistoryScenario, Scenario, simulate_history};
 
     /// Issue 8: with 30, 40 or 60 runs before it, a sustained 10 % step is `regressed`
     /// three runs after it lands, at the default options; a single wild run three runs

@@ -107,7 +107,7 @@ impl Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{BenchmarkRecord, Samples};
+    use crate::{BenchmarkRecord, Samples};
 
     fn bench(id: &str, times: Vec<f64>) -> BenchmarkRecord {
         BenchmarkRecord {

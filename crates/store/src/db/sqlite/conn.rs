@@ -2,14 +2,14 @@
 //! prepared statements (a run's benchmarks reuse one), values are bound natively, and rows
 //! are read in place.
 
-use crate::results::db::DbError;
-use crate::results::db::sql::{Column, Columns, Dialect, Param, Sql, Statement};
+use crate::db::DbError;
+use crate::db::sql::{Column, Columns, Dialect, Param, Sql, Statement};
 use rusqlite::types::{Null, ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, Row};
 use std::path::Path;
 
 /// The connection (or the transaction open on it) and the file, for errors.
-pub(in crate::results::db) struct SqliteConn<'c> {
+pub(in crate::db) struct SqliteConn<'c> {
     pub(super) conn: &'c Connection,
     pub(super) path: &'c Path,
 }

@@ -12,7 +12,7 @@ pub(super) use conn::SqliteConn;
 use super::migrations::{self, Found, Migrated, Plan, SCHEMA_VERSION};
 use super::sql::{Engine, Finish, Sql};
 use super::{DbError, runs};
-use crate::results::run::RunRecord;
+use crate::run::RunRecord;
 use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };

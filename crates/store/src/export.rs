@@ -1,6 +1,6 @@
 //! `analyze-trends export`: one row per benchmark per run, for spreadsheets and notebooks.
 //! This is the rows' model only; they are written (CSV, JSON) by the one listing writer,
-//! `crate::report::rows`, above this floor.
+//! `stackbench::report::rows`, above this floor.
 
 use super::run::RunRecord;
 use crate::stats::median;

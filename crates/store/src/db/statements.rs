@@ -237,8 +237,8 @@ pub(super) static SQLITE: &[&Statement] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::db::migrations::MIGRATIONS;
-    use crate::results::db::sql::Dialect;
+    use crate::db::migrations::MIGRATIONS;
+    use crate::db::sql::Dialect;
 
     #[test]
     fn every_statement_sqlite_runs_prepares_on_the_current_schema() {

@@ -34,7 +34,7 @@ pub use model::{
 };
 pub use url::{StoreUrl, StoreUrlError, redact};
 
-use crate::results::run::RunRecord;
+use crate::run::RunRecord;
 use sql::Engine as _;
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! `postgres://user@host/db` (a shared PostgreSQL server). The URL is printed in errors and
 //! listings, so its `Display` never shows a password: `postgres://user:***@host/db`.
 
-use crate::results::server_client::ServerUrl;
+use crate::server_client::ServerUrl;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
