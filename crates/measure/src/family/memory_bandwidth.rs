@@ -93,7 +93,7 @@ impl BandwidthBackend for CpuBackend {
 
 impl<T: GpuBackend + ?Sized> BandwidthBackend for T {
     fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
-        gpu_stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
+        self.gpu_stream_sizes(suite)
     }
 
     fn stream(

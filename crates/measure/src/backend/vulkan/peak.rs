@@ -1,0 +1,1 @@
+//! Measured peaks on the Vulkan device, vkpeak-style, for `stackbench info --measure`.
