@@ -49,6 +49,11 @@ pub trait GpuBackend: GpuDevice + AsGpuDevice {
         super::stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
     }
 
+    /// The buffer size of the host↔device and device↔device copies.
+    fn gpu_transfer_bytes(&self) -> usize {
+        crate::workload::transfer::TRANSFER_BYTES
+    }
+
     /// GEMM shapes in `suite`: the GPU shapes, the same ids on every vendor, by default.
     fn gpu_gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
         crate::workload::gemm::gpu_shapes(suite)

@@ -326,15 +326,13 @@ impl GpuDevice for VulkanBackend {
         BackendKind::Vulkan
     }
 
-    /// Vulkan does not report compute units; grid-stride launches of `units · 32`
-    /// workgroups of 256 threads: 262144 threads on a GPU, one workgroup per 8 threads of
-    /// the CPU on a CPU driver.
+    /// Vulkan does not report compute units; grid-stride launches cap at `units · 32`
+    /// workgroups of 256 threads: 262144 threads on a GPU. A CPU driver runs a workgroup's
+    /// threads as SIMD lanes over one stretch of memory, so there the cap is the dispatch
+    /// limit (65535 workgroups): each thread takes one or two elements and the workgroups
+    /// walk memory in order, where a grid stride would jump megabytes between accesses.
     fn units(&self) -> u32 {
-        if self.is_cpu_driver() {
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-        } else {
-            32
-        }
+        if self.is_cpu_driver() { 65535 / 32 } else { 32 }
     }
 
     fn alloc_zeroed(&self, bytes: usize) -> Result<RawBuffer, BackendError> {
@@ -496,6 +494,15 @@ impl GpuBackend for VulkanBackend {
             gpu_stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
         };
         sizes.into_iter().filter(|&s| s <= limit).collect()
+    }
+
+    /// 512 MiB as on CUDA and ROCm; 64 MiB on a CPU driver, where the copy is a memcpy.
+    fn gpu_transfer_bytes(&self) -> usize {
+        if self.is_cpu_driver() {
+            CPU_STREAM_BYTES
+        } else {
+            crate::workload::transfer::TRANSFER_BYTES
+        }
     }
 
     fn gpu_gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {

@@ -24,20 +24,19 @@ fn column(lx: u32, j: u32) -> u32 {
     return 2u * lx + (j & 1u) + 32u * (j >> 1u);
 }
 
-// acc += the staged 64×16 by 16×64 product, this thread's 4×4 part.
-fn multiply_tile(lx: u32, ly: u32, acc: ptr<function, array<f32, 16>>) {
+// acc += the staged 64×16 by 16×64 product, this thread's 4×4 part: rows ly + 16·i
+// (acc[i]) by the columns of `column` (the lanes of each acc[i]), unrolled by hand so
+// the accumulators stay in registers.
+fn multiply_tile(lx: u32, ly: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
     for (var kk = 0u; kk < 16u; kk++) {
-        var av: array<f32, 4>;
-        var bv: array<f32, 4>;
-        for (var i = 0u; i < 4u; i++) {
-            av[i] = ta[kk * 64u + ly + 16u * i];
-            bv[i] = tb[kk * 64u + column(lx, i)];
-        }
-        for (var i = 0u; i < 4u; i++) {
-            for (var j = 0u; j < 4u; j++) {
-                (*acc)[i * 4u + j] = fma(av[i], bv[j], (*acc)[i * 4u + j]);
-            }
-        }
+        let base = kk * 64u;
+        let a = vec4<f32>(ta[base + ly], ta[base + ly + 16u], ta[base + ly + 32u], ta[base + ly + 48u]);
+        let c = base + 2u * lx;
+        let b = vec4<f32>(tb[c], tb[c + 1u], tb[c + 32u], tb[c + 33u]);
+        (*acc)[0] = fma(vec4<f32>(a.x), b, (*acc)[0]);
+        (*acc)[1] = fma(vec4<f32>(a.y), b, (*acc)[1]);
+        (*acc)[2] = fma(vec4<f32>(a.z), b, (*acc)[2]);
+        (*acc)[3] = fma(vec4<f32>(a.w), b, (*acc)[3]);
     }
 }
 
@@ -46,7 +45,7 @@ fn gemm_f32(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g
     let row0 = g.y * 64u;
     let col0 = g.x * 64u;
     let t = l.y * 16u + l.x;
-    var acc: array<f32, 16>;
+    var acc: array<vec4<f32>, 4>;
     for (var k0 = 0u; k0 < p.k; k0 += 16u) {
         for (var r = 0u; r < 4u; r++) {
             let idx = t + r * 256u;
@@ -62,9 +61,12 @@ fn gemm_f32(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g
         workgroupBarrier();
     }
     for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) {
-            c[(row0 + l.y + 16u * i) * p.n + col0 + column(l.x, j)] = bitcast<u32>(acc[i * 4u + j]);
-        }
+        let row = (row0 + l.y + 16u * i) * p.n + col0;
+        let v = bitcast<vec4<u32>>(acc[i]);
+        c[row + column(l.x, 0u)] = v.x;
+        c[row + column(l.x, 1u)] = v.y;
+        c[row + column(l.x, 2u)] = v.z;
+        c[row + column(l.x, 3u)] = v.w;
     }
 }
 
@@ -75,7 +77,7 @@ fn gemm_f16(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g
     let t = l.y * 16u + l.x;
     let k_words = p.k / 2u;
     let n_words = p.n / 2u;
-    var acc: array<f32, 16>;
+    var acc: array<vec4<f32>, 4>;
     for (var k0 = 0u; k0 < p.k; k0 += 16u) {
         for (var r = 0u; r < 2u; r++) {
             let idx = t + r * 256u;
@@ -96,9 +98,8 @@ fn gemm_f16(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g
         workgroupBarrier();
     }
     for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j += 2u) {
-            let pair = vec2<f32>(acc[i * 4u + j], acc[i * 4u + j + 1u]);
-            c[((row0 + l.y + 16u * i) * p.n + col0 + column(l.x, j)) / 2u] = pack2x16float(pair);
-        }
+        let row = (row0 + l.y + 16u * i) * p.n + col0;
+        c[(row + column(l.x, 0u)) / 2u] = pack2x16float(acc[i].xy);
+        c[(row + column(l.x, 2u)) / 2u] = pack2x16float(acc[i].zw);
     }
 }

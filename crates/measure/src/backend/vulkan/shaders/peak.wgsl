@@ -11,15 +11,16 @@ var<immediate> p: Rounds;
 fn peak_fma_f32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let index = gid.x + gid.y * groups.x * 256u;
     let seed = f32(index & 1023u) * 1.0e-6;
-    var x = array<f32, 8>(seed, seed + 0.1, seed + 0.2, seed + 0.3, seed + 0.4, seed + 0.5, seed + 0.6, seed + 0.7);
-    let m = 0.999;
-    let add = 1.0e-3;
+    // Eight chains as two vec4 (no indexed arrays: a driver may keep those in memory).
+    var x = vec4<f32>(seed, seed + 0.1, seed + 0.2, seed + 0.3);
+    var y = vec4<f32>(seed + 0.4, seed + 0.5, seed + 0.6, seed + 0.7);
+    let m = vec4<f32>(0.999);
+    let add = vec4<f32>(1.0e-3);
     for (var r = 0u; r < p.rounds; r++) {
         for (var s = 0u; s < 16u; s++) {
-            for (var c = 0u; c < 8u; c++) {
-                x[c] = fma(x[c], m, add);
-            }
+            x = fma(x, m, add);
+            y = fma(y, m, add);
         }
     }
-    out[index] = x[0] + x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7];
+    out[index] = dot(x + y, vec4<f32>(1.0));
 }
