@@ -57,7 +57,9 @@ step "tmux, chromium, poppler-utils, valgrind, perf and OpenBLAS for the dashboa
 # valgrind's callgrind; tests/profile_perf.rs profiles a CPU GEMM under Linux perf (Debian's
 # linux-perf) and reads it back with `perf report`; tests/cpu_blas.rs and the gemm bench's
 # `--test` pass run the gemm/cpu/blas_* ids through libopenblas.so.0 (Debian 12:
-# libopenblas0-pthread), loaded at run time.
+# libopenblas0-pthread), loaded at run time; tests/gpu_vulkan.rs and the `vulkan` ids of the
+# bench pass run on Mesa's lavapipe (mesa-vulkan-drivers) through the Vulkan loader
+# (libvulkan1), both loaded at run time.
 # STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
 missing=()
 command -v tmux >/dev/null || missing+=(tmux)
@@ -66,6 +68,8 @@ command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 command -v valgrind >/dev/null || missing+=(valgrind)
 command -v perf >/dev/null || missing+=(linux-perf)
 ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0 ' || missing+=(libopenblas0-pthread)
+ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 ' || missing+=(libvulkan1)
+compgen -G '/usr/share/vulkan/icd.d/lvp_icd.*.json' >/dev/null || missing+=(mesa-vulkan-drivers)
 if [[ ${#missing[@]} -gt 0 ]]; then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -99,6 +103,13 @@ done
 "$venv_python" scripts/components/check_alloc_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/alloc.json" cpu --torch
 # The GPU job's sweep checker on this CPU record: the notes it reads exist and hold up.
 "$venv_python" scripts/components/check_gpu_sweep.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/models.json" cpu
+
+# The vulkan ids ran on lavapipe: measured and checked, or skipped with their stated reasons.
+python3 scripts/gpu/check_vulkan_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets"
+
+step "one short real measurement on lavapipe: the Vulkan copy kernel (a CPU's figure, not a GPU's)"
+# About 25 s: 50 samples of the 64 MiB copy, timed with Vulkan timestamp queries.
+STACKBENCH_SUITE=quick cargo bench --quiet --bench memory_bandwidth -- '^memory_bandwidth/vulkan/copy/'
 
 step "GPU kernels: NVRTC + ptxas (sm_80, sm_90, sm_100) and clang (NVPTX, gfx90a, gfx942)"
 # clang 17+ knows gfx942 (MI300); Debian 12 ships clang-19.
