@@ -92,7 +92,8 @@ impl Candidate {
         if !self.queue_families.iter().any(|f| f.compute) {
             return Some(format!("{} has no compute queue", self.name));
         }
-        if self.compute_family().is_none() || !(self.timestamp_period > 0.0) {
+        let period_ok = self.timestamp_period.is_finite() && self.timestamp_period > 0.0;
+        if self.compute_family().is_none() || !period_ok {
             return Some(format!(
                 "{} has no compute queue with timestamp queries, so nothing could be timed \
                  on the device",
