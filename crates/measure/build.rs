@@ -39,6 +39,15 @@ fn compile_shaders(dir: &Path, out_dir: &Path) {
         .filter(|path| path.extension().is_some_and(|e| e == "wgsl"))
         .collect();
     entries.sort();
+    // A shader renamed or removed must not leave its old SPIR-V for `include_bytes!` to find.
+    for stale in std::fs::read_dir(out_dir).expect("OUT_DIR is readable") {
+        let path = stale.expect("a directory entry").path();
+        let source = dir.join(path.with_extension("wgsl").file_name().unwrap_or_default());
+        if path.extension().is_some_and(|e| e == "spv") && !source.is_file() {
+            std::fs::remove_file(&path)
+                .unwrap_or_else(|e| panic!("removing {}: {e}", path.display()));
+        }
+    }
     for path in entries {
         println!("cargo:rerun-if-changed={}", path.display());
         let source = std::fs::read_to_string(&path)

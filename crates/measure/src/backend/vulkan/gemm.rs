@@ -20,6 +20,7 @@ const RANDOM_CHECKS: usize = 512;
 /// The kernel's block of C and its step over K.
 const TILE: usize = 64;
 const TILE_K: usize = 16;
+const LIBRARY: &str = "stackbench's tiled WGSL GEMM (64x64 blocks, 4x4 per thread)";
 
 pub struct VulkanGemm<'a> {
     dev: &'a VulkanBackend,
@@ -28,9 +29,9 @@ pub struct VulkanGemm<'a> {
     a_dev: RawBuffer,
     b_dev: RawBuffer,
     c_dev: RawBuffer,
-    /// The inputs as the kernel reads them, for the check (dropped after it).
-    a: Vec<f64>,
-    b: Vec<f64>,
+    /// A and B as the kernel reads them, for the one check (taken by it: large shapes
+    /// hold gigabytes of them).
+    inputs: Option<(Vec<f64>, Vec<f64>)>,
     timer: VulkanTimer<'a>,
     accuracy: Option<Accuracy>,
 }
@@ -75,19 +76,10 @@ impl<'a> VulkanGemm<'a> {
             a_dev,
             b_dev,
             c_dev,
-            a,
-            b,
+            inputs: Some((a, b)),
             timer: VulkanTimer::new(dev, true),
             accuracy: None,
         })
-    }
-
-    fn kernel(&self) -> &'static str {
-        if self.dtype == DType::F16 {
-            "gemm_f16"
-        } else {
-            "gemm_f32"
-        }
     }
 
     fn launch(&self) -> Result<(), BackendError> {
@@ -96,7 +88,8 @@ impl<'a> VulkanGemm<'a> {
             blocks: ((n / TILE) as u32, (m / TILE) as u32, 1),
             threads: 256,
         };
-        let dims = [m, n, k, 0].map(|d| Arg::I32(d as i32));
+        let packed_f16 = usize::from(self.dtype == DType::F16);
+        let dims = [m, n, k, packed_f16].map(|d| Arg::I32(d as i32));
         let args = [
             Arg::Ptr(self.a_dev.ptr),
             Arg::Ptr(self.b_dev.ptr),
@@ -106,7 +99,7 @@ impl<'a> VulkanGemm<'a> {
             dims[2],
             dims[3],
         ];
-        self.dev.launch(self.kernel(), grid, &args)
+        self.dev.launch("gemm", grid, &args)
     }
 
     fn result(&self) -> Result<Vec<f64>, BackendError> {
@@ -143,24 +136,19 @@ fn upload_as(
 
 impl TimedWorkload for VulkanGemm<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
+        let (shape, dtype) = (self.shape, self.dtype);
+        let id = gemm_id("vulkan", dtype, shape);
+        let (a, b) = self.inputs.take().ok_or_else(|| {
+            BackendError::mismatch(&id, "checked once already: its inputs were released")
+        })?;
         self.launch()?;
         self.dev.synchronize()?;
         let c = self.result()?;
-        let shape = self.shape;
         let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-        let accuracy = check_product(
-            shape,
-            self.dtype,
-            &self.a,
-            &self.b,
-            |i, j| c[i * shape.n + j],
-            &positions,
-        )
-        .map_err(|detail| BackendError::mismatch(&gemm_id("vulkan", self.dtype, shape), detail))?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        let at = |i: usize, j: usize| c[i * shape.n + j];
+        check_product(shape, dtype, &a, &b, at, &positions)
+            .map(|accuracy| self.accuracy = Some(accuracy))
+            .map_err(|detail| BackendError::mismatch(&id, detail))
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -168,18 +156,16 @@ impl TimedWorkload for VulkanGemm<'_> {
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut notes = BTreeMap::new();
-        notes.insert(
-            "library".into(),
-            "stackbench's tiled WGSL GEMM (64x64 blocks, 4x4 per thread)".into(),
-        );
         let path = if self.dtype == DType::F16 {
             "f16 storage, f32 arithmetic and accumulation (unpack2x16float); no \
              shaderFloat16, no cooperative matrices"
         } else {
             "f32 FMA, no cooperative matrices"
         };
-        notes.insert("path".into(), path.into());
+        let mut notes: BTreeMap<String, serde_json::Value> = [("library", LIBRARY), ("path", path)]
+            .into_iter()
+            .map(|(key, text)| (key.to_owned(), text.into()))
+            .collect();
         if let Some(accuracy) = &self.accuracy {
             accuracy.insert_note(&mut notes);
         }

@@ -32,86 +32,59 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-const STREAM_N: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream_n.spv"));
-const STREAM_S: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream_s.spv"));
+const STREAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream.spv"));
 const GEMM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gemm.spv"));
 const PEAK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/peak.spv"));
 
-/// A kernel this backend has: its SPIR-V, threads per workgroup, and whether it needs
-/// `shaderFloat64`.
+/// A kernel this backend has, by the name the shared workloads launch: its SPIR-V and entry
+/// point, threads per workgroup, and whether it needs `shaderFloat64`.
 struct Kernel {
     name: &'static str,
     spirv: &'static [u8],
+    entry: &'static str,
     threads: u32,
     float64: bool,
+    /// Its immediates begin with an f64 scalar, zero where the launch passes none.
+    scalar_first: bool,
+}
+
+/// A STREAM kernel: one module, one immediates layout (the f64 scalar, then the count).
+const fn stream(name: &'static str, entry: &'static str) -> Kernel {
+    Kernel {
+        name,
+        spirv: STREAM,
+        entry,
+        threads: 256,
+        float64: true,
+        scalar_first: true,
+    }
 }
 
 const KERNELS: &[Kernel] = &[
+    stream("stream_copy", "stream_copy"),
+    stream("stream_add", "stream_add"),
+    stream("stream_read", "stream_read"),
+    stream("stream_fill", "stream_fill"),
+    // The sweep's write is a fill: the same entry point, its own id in the timings.
+    stream("stream_write", "stream_fill"),
+    stream("stream_scale_in_place", "stream_scale_in_place"),
+    stream("stream_scale", "stream_scale"),
+    stream("stream_triad", "stream_triad"),
     Kernel {
-        name: "stream_copy",
-        spirv: STREAM_N,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_add",
-        spirv: STREAM_N,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_read",
-        spirv: STREAM_N,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_fill",
-        spirv: STREAM_S,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_write",
-        spirv: STREAM_S,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_scale_in_place",
-        spirv: STREAM_S,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_scale",
-        spirv: STREAM_S,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "stream_triad",
-        spirv: STREAM_S,
-        threads: 256,
-        float64: true,
-    },
-    Kernel {
-        name: "gemm_f32",
+        name: "gemm",
         spirv: GEMM,
+        entry: "gemm",
         threads: 256,
         float64: false,
-    },
-    Kernel {
-        name: "gemm_f16",
-        spirv: GEMM,
-        threads: 256,
-        float64: false,
+        scalar_first: false,
     },
     Kernel {
         name: "peak_fma_f32",
         spirv: PEAK,
+        entry: "peak_fma_f32",
         threads: 256,
         float64: false,
+        scalar_first: false,
     },
 ];
 
@@ -264,9 +237,12 @@ impl VulkanBackend {
                 ),
             ));
         }
-        let (buffers, immediates) = split_args(name, args)?;
+        let (buffers, mut immediates) = split_args(name, args)?;
+        if kernel.scalar_first && !args.iter().any(|a| matches!(a, Arg::F64(_))) {
+            immediates.splice(0..0, [0u8; 8]);
+        }
         self.ctx.dispatch(
-            kernel.name,
+            kernel.entry,
             kernel.spirv,
             &buffers,
             &immediates,
@@ -558,11 +534,11 @@ mod tests {
         for kernel in KERNELS {
             let words = ash::util::read_spv(&mut std::io::Cursor::new(kernel.spirv)).unwrap();
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let needle = kernel.name.as_bytes();
+            let needle = kernel.entry.as_bytes();
             assert!(
                 bytes.windows(needle.len()).any(|w| w == needle),
                 "{} is not an entry point of its module",
-                kernel.name
+                kernel.entry
             );
         }
     }

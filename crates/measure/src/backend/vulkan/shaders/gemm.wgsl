@@ -3,13 +3,14 @@
 // entries, over K in steps of 16 staged in workgroup memory. M and N must be multiples of
 // 64 and K of 16 (the host checks; other shapes are a recorded skip).
 //
-// The buffers are u32 words: f32 values as their bits (`gemm_f32`), or two f16 values
-// per word along each row (`gemm_f16`: f16 storage, unpacked to f32 with unpack2x16float,
-// so it needs no shaderFloat16 arithmetic and runs on every Vulkan device). Each thread
+// The buffers are u32 words: f32 values as their bits, or (`p.f16` = 1) two f16 values
+// per word along each row: f16 storage, unpacked to f32 with unpack2x16float, so it needs
+// no shaderFloat16 arithmetic and runs on every Vulkan device. The branch on `p.f16` is
+// uniform: every thread of every workgroup takes the same side. Each thread
 // owns columns 2·lx, 2·lx+1, 32+2·lx, 32+2·lx+1 of the block, so an f16 pair of C is
 // stored by one thread.
 
-struct Dims { m: u32, n: u32, k: u32, unused: u32 }
+struct Dims { m: u32, n: u32, k: u32, f16: u32 }
 var<immediate> p: Dims;
 
 @group(0) @binding(0) var<storage, read> a: array<u32>;
@@ -30,23 +31,19 @@ fn column(lx: u32, j: u32) -> u32 {
 fn multiply_tile(lx: u32, ly: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
     for (var kk = 0u; kk < 16u; kk++) {
         let base = kk * 64u;
-        let a = vec4<f32>(ta[base + ly], ta[base + ly + 16u], ta[base + ly + 32u], ta[base + ly + 48u]);
-        let c = base + 2u * lx;
-        let b = vec4<f32>(tb[c], tb[c + 1u], tb[c + 32u], tb[c + 33u]);
-        (*acc)[0] = fma(vec4<f32>(a.x), b, (*acc)[0]);
-        (*acc)[1] = fma(vec4<f32>(a.y), b, (*acc)[1]);
-        (*acc)[2] = fma(vec4<f32>(a.z), b, (*acc)[2]);
-        (*acc)[3] = fma(vec4<f32>(a.w), b, (*acc)[3]);
+        let av = vec4<f32>(ta[base + ly], ta[base + ly + 16u], ta[base + ly + 32u], ta[base + ly + 48u]);
+        let col = base + 2u * lx;
+        let bv = vec4<f32>(tb[col], tb[col + 1u], tb[col + 32u], tb[col + 33u]);
+        (*acc)[0] = fma(vec4<f32>(av.x), bv, (*acc)[0]);
+        (*acc)[1] = fma(vec4<f32>(av.y), bv, (*acc)[1]);
+        (*acc)[2] = fma(vec4<f32>(av.z), bv, (*acc)[2]);
+        (*acc)[3] = fma(vec4<f32>(av.w), bv, (*acc)[3]);
     }
 }
 
-@compute @workgroup_size(16, 16)
-fn gemm_f32(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g: vec3<u32>) {
-    let row0 = g.y * 64u;
-    let col0 = g.x * 64u;
-    let t = l.y * 16u + l.x;
-    var acc: array<vec4<f32>, 4>;
-    for (var k0 = 0u; k0 < p.k; k0 += 16u) {
+// Stages A's 64×16 and B's 16×64 tiles at k0 as f32; thread t moves four of each.
+fn load_tiles(t: u32, row0: u32, col0: u32, k0: u32) {
+    if (p.f16 == 0u) {
         for (var r = 0u; r < 4u; r++) {
             let idx = t + r * 256u;
             let row = idx / 16u;
@@ -56,50 +53,46 @@ fn gemm_f32(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g
             let col = idx % 64u;
             tb[kb * 64u + col] = bitcast<f32>(b[(k0 + kb) * p.n + col0 + col]);
         }
-        workgroupBarrier();
-        multiply_tile(l.x, l.y, &acc);
-        workgroupBarrier();
+        return;
     }
-    for (var i = 0u; i < 4u; i++) {
-        let row = (row0 + l.y + 16u * i) * p.n + col0;
-        let v = bitcast<vec4<u32>>(acc[i]);
-        c[row + column(l.x, 0u)] = v.x;
-        c[row + column(l.x, 1u)] = v.y;
-        c[row + column(l.x, 2u)] = v.z;
-        c[row + column(l.x, 3u)] = v.w;
+    for (var r = 0u; r < 2u; r++) {
+        let idx = t + r * 256u;
+        // A: 64 rows × 8 words (16 k); B: 16 k × 32 words (64 columns).
+        let row = idx / 8u;
+        let kp = idx % 8u;
+        let av = unpack2x16float(a[(row0 + row) * (p.k / 2u) + k0 / 2u + kp]);
+        ta[(2u * kp) * 64u + row] = av.x;
+        ta[(2u * kp + 1u) * 64u + row] = av.y;
+        let kb = idx / 32u;
+        let cp = idx % 32u;
+        let bv = unpack2x16float(b[(k0 + kb) * (p.n / 2u) + col0 / 2u + cp]);
+        tb[kb * 64u + 2u * cp] = bv.x;
+        tb[kb * 64u + 2u * cp + 1u] = bv.y;
     }
 }
 
 @compute @workgroup_size(16, 16)
-fn gemm_f16(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g: vec3<u32>) {
+fn gemm(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) g: vec3<u32>) {
     let row0 = g.y * 64u;
     let col0 = g.x * 64u;
-    let t = l.y * 16u + l.x;
-    let k_words = p.k / 2u;
-    let n_words = p.n / 2u;
     var acc: array<vec4<f32>, 4>;
     for (var k0 = 0u; k0 < p.k; k0 += 16u) {
-        for (var r = 0u; r < 2u; r++) {
-            let idx = t + r * 256u;
-            // A: 64 rows × 8 words (16 k); B: 16 k × 32 words (64 columns).
-            let row = idx / 8u;
-            let kp = idx % 8u;
-            let av = unpack2x16float(a[(row0 + row) * k_words + k0 / 2u + kp]);
-            ta[(2u * kp) * 64u + row] = av.x;
-            ta[(2u * kp + 1u) * 64u + row] = av.y;
-            let kb = idx / 32u;
-            let cp = idx % 32u;
-            let bv = unpack2x16float(b[(k0 + kb) * n_words + col0 / 2u + cp]);
-            tb[kb * 64u + 2u * cp] = bv.x;
-            tb[kb * 64u + 2u * cp + 1u] = bv.y;
-        }
+        load_tiles(l.y * 16u + l.x, row0, col0, k0);
         workgroupBarrier();
         multiply_tile(l.x, l.y, &acc);
         workgroupBarrier();
     }
     for (var i = 0u; i < 4u; i++) {
         let row = (row0 + l.y + 16u * i) * p.n + col0;
-        c[(row + column(l.x, 0u)) / 2u] = pack2x16float(acc[i].xy);
-        c[(row + column(l.x, 2u)) / 2u] = pack2x16float(acc[i].zw);
+        if (p.f16 == 0u) {
+            let v = bitcast<vec4<u32>>(acc[i]);
+            c[row + column(l.x, 0u)] = v.x;
+            c[row + column(l.x, 1u)] = v.y;
+            c[row + column(l.x, 2u)] = v.z;
+            c[row + column(l.x, 3u)] = v.w;
+        } else {
+            c[(row + column(l.x, 0u)) / 2u] = pack2x16float(acc[i].xy);
+            c[(row + column(l.x, 2u)) / 2u] = pack2x16float(acc[i].zw);
+        }
     }
 }
