@@ -24,39 +24,59 @@ const ADD: f32 = 1.0e-3;
 /// drivers (about 20 ms on lavapipe here), which a short run would count as compute.
 const MIN_TIME: Duration = Duration::from_millis(100);
 
-/// The measured f32 FMA peak and copy bandwidth of the Vulkan device, or why not.
-pub fn measured_peaks() -> Result<Vec<Peak>, String> {
-    let vk = VulkanBackend::open()?;
+/// The measured f32 FMA peak and copy bandwidth of the Vulkan device, and why any of them
+/// is missing.
+pub fn measured_peaks() -> (Vec<Peak>, Vec<String>) {
+    let vk = match VulkanBackend::open() {
+        Ok(vk) => vk,
+        Err(why) => {
+            return (
+                Vec::new(),
+                vec![format!("Vulkan peaks not measured: {why}")],
+            );
+        }
+    };
     let device = vk.info.name.clone();
-    let (flops, threads) = fma_peak(&vk)?;
-    let mut peaks = vec![Peak {
-        backend: BackendKind::Vulkan,
-        device: device.clone(),
-        metric: PeakMetric::FlopsPerSecond,
-        dtype: Some(DType::F32),
-        theoretical: None,
-        measured: Some(flops),
-        source: format!(
-            "measured: {CHAINS} independent f32 FMA chains per thread, {threads} threads, \
-             timestamp queries (vkpeak-style; Vulkan reports no clock for a theoretical figure)"
-        ),
-    }];
-    let bytes = vk
+    let mut peaks = Vec::new();
+    let mut notes = Vec::new();
+    match fma_peak(&vk) {
+        Ok((flops, threads)) => peaks.push(Peak {
+            backend: BackendKind::Vulkan,
+            device: device.clone(),
+            metric: PeakMetric::FlopsPerSecond,
+            dtype: Some(DType::F32),
+            theoretical: None,
+            measured: Some(flops),
+            source: format!(
+                "measured: {CHAINS} independent f32 FMA chains per thread, {threads} threads, \
+                 timestamp queries (vkpeak-style; Vulkan reports no clock for a theoretical \
+                 figure)"
+            ),
+        }),
+        Err(why) => notes.push(format!("Vulkan f32 FMA peak not measured: {why}")),
+    }
+    // The copy is f64 STREAM: a device without shaderFloat64 (Intel Arc) keeps its FMA peak
+    // and this note.
+    let copy = vk
         .gpu_stream_sizes_for_peak()
-        .ok_or("no STREAM size fits this device")?;
-    peaks.push(Peak {
-        backend: BackendKind::Vulkan,
-        device,
-        metric: PeakMetric::BytesPerSecond,
-        dtype: None,
-        theoretical: None,
-        measured: Some(copy_bandwidth(&vk, bytes)?),
-        source: format!(
-            "measured: the STREAM copy kernel over {} MiB arrays",
-            bytes >> 20
-        ),
-    });
-    Ok(peaks)
+        .ok_or_else(|| "no STREAM size fits this device".to_owned())
+        .and_then(|bytes| Ok((bytes, copy_bandwidth(&vk, bytes)?)));
+    match copy {
+        Ok((bytes, measured)) => peaks.push(Peak {
+            backend: BackendKind::Vulkan,
+            device,
+            metric: PeakMetric::BytesPerSecond,
+            dtype: None,
+            theoretical: None,
+            measured: Some(measured),
+            source: format!(
+                "measured: the STREAM copy kernel over {} MiB arrays",
+                bytes >> 20
+            ),
+        }),
+        Err(why) => notes.push(format!("Vulkan copy bandwidth not measured: {why}")),
+    }
+    (peaks, notes)
 }
 
 /// f32 FLOP/s of the FMA kernel, and the threads it ran.
