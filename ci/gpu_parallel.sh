@@ -3,7 +3,8 @@
 # one process each, side by side, each logging to its own file as it goes, so a time limit
 # that ends the run still leaves every log and every result file written so far.
 #
-#   group 1: probe, tests, benches, validate  (the backend's own kernels, then the verdict)
+#   group 1: probe, tests, benches, vulkan, validate  (the backends' own kernels, then the
+#            verdict)
 #   group 2: components, models               (the Python tier and the model sweep)
 #   group 3: kernels, compile, alloc, clocks, profile, collectives (compilers, allocators,
 #            clock locking and Ctrl-C, a profiler, NCCL)
@@ -43,7 +44,7 @@ echo "gpu_parallel: bundle ${STACKBENCH_GPU_BUNDLE:-none}, python ${STACKBENCH_P
 nvidia-smi -L 2>/dev/null | tee "$out/gpus.txt" || true
 
 # STACKBENCH_GPU_GROUPS overrides the groups (space-separated, each a comma-separated list).
-read -r -a groups <<<"${STACKBENCH_GPU_GROUPS:-probe,tests,benches,validate components,models kernels,compile,alloc,clocks,profile,collectives}"
+read -r -a groups <<<"${STACKBENCH_GPU_GROUPS:-probe,tests,benches,vulkan,validate components,models kernels,compile,alloc,clocks,profile,collectives}"
 pids=()
 for i in "${!groups[@]}"; do
     n=$((i + 1))

@@ -18,14 +18,14 @@
 # with cargo), and the Slurm part (which builds) is skipped with that reason.
 #
 # STACKBENCH_GPU_SECTIONS=a,b,...: run only these sections (default: all of them, in order):
-#   probe tests kernels compile benches alloc components models collectives clocks profile
-#   validate compare slurm
+#   probe tests kernels compile benches vulkan alloc components models collectives clocks
+#   profile validate compare slurm
 # A machine lent for a few minutes can run groups of them side by side, one process each
 # (give them a bundle directory, not the archive, so they do not unpack it at once).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_sections=(probe tests kernels compile benches alloc components models collectives clocks profile validate compare slurm)
+all_sections=(probe tests kernels compile benches vulkan alloc components models collectives clocks profile validate compare slurm)
 sections="${STACKBENCH_GPU_SECTIONS:-$(IFS=,; echo "${all_sections[*]}")}"
 for s in ${sections//,/ }; do
     [[ " ${all_sections[*]} " == *" $s "* ]] ||
@@ -386,6 +386,45 @@ for id, p in sorted(profiles.items()):
     assert os.path.exists(p["path"]) and p["bytes"] > 0, p
     print(f'{id}: {p["path"]} ({p["bytes"]} bytes)')
 PY
+fi
+fi
+
+if want vulkan; then
+echo "== Vulkan on this GPU through its vendor's Vulkan driver, beside CUDA"
+# Unconfirmed until a GPU job runs it (built and tested on lavapipe only): the WGSL kernels on
+# NVIDIA's Vulkan driver, checked then timed; STREAM at >= 0.9x CUDA's at the same size; the
+# f32 GEMM's share of the measured Vulkan f32 peak (no threshold: stackbench's own tiled
+# kernel, no cooperative matrices, against cuBLAS).
+icd=$(compgen -G '/usr/share/vulkan/icd.d/nvidia_icd*.json' || compgen -G '/etc/vulkan/icd.d/nvidia_icd*.json' || true)
+icd=${icd%%$'\n'*}
+if [[ "$(gpu_vendor)" != cuda ]]; then
+    echo "skipped: the side by side needs an NVIDIA GPU (nvidia-smi lists none)"
+elif [[ -z "$icd" ]]; then
+    # A container gets NVIDIA's Vulkan driver only with NVIDIA_DRIVER_CAPABILITIES including graphics.
+    echo "no NVIDIA Vulkan ICD (nvidia_icd.json under /usr/share/vulkan/icd.d or /etc/vulkan/icd.d)" >&2
+    exit 1
+else
+    # The NVIDIA driver only, so lavapipe (if installed) cannot be the device measured.
+    export VK_DRIVER_FILES="$icd" VK_ICD_FILENAMES="$icd"
+    vk_home=$(mktemp -d)
+    for target in gemm memory_bandwidth tensor_ops attention; do
+        CRITERION_HOME="$vk_home" bench "$target" --test "^${target}/vulkan/"
+    done
+    python3 scripts/gpu/check_vulkan_run.py "$vk_home/stackbench/targets"
+    python3 - "$vk_home/stackbench/system.json" <<'PY'
+import json, sys
+vk = json.load(open(sys.argv[1]))["backends"]["vulkan"]
+assert vk["status"] == "available", vk
+props = vk["devices"][0]["properties"]
+assert props["device_type"] == "discrete_gpu" and "NVIDIA" in props["driver_name"].upper(), props
+print(f'vulkan device: {vk["devices"][0]["name"]}, {props["driver_name"]} {props["driver_info"]}, API {props["api_version"]}')
+PY
+    side=$(mktemp -d)
+    CRITERION_HOME="$side" bench memory_bandwidth '^memory_bandwidth/(cuda|vulkan)/(copy|scale|add|triad)/'
+    CRITERION_HOME="$side" bench gemm '^gemm/(cuda|vulkan)/f32/'
+    sb info --format json >"$side/info.json"
+    python3 scripts/gpu/vulkan_vs_cuda.py "$side" "$side/info.json"
+    unset VK_DRIVER_FILES VK_ICD_FILENAMES
 fi
 fi
 

@@ -48,9 +48,10 @@ step "in the background: Debian's packages and the Python component stack (netwo
 #   (tests/sweep_report.rs reads sweep-report.pdf back with pdftoppm), valgrind (counting
 #   mode under callgrind), linux-perf (tests/profile_perf.rs), libopenblas0-pthread
 #   (tests/cpu_blas.rs and the gemm/cpu/blas_* ids, loaded at run time), Slurm and MUNGE
-#   (ci/slurm/test_local.sh), postgresql (ci/postgres.sh) and clang-19 (the kernel check;
-#   clang 17+ knows gfx942). STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a
-#   failure.
+#   (ci/slurm/test_local.sh), postgresql (ci/postgres.sh), clang-19 (the kernel check;
+#   clang 17+ knows gfx942), and Mesa's lavapipe (mesa-vulkan-drivers) with the Vulkan
+#   loader (libvulkan1) for tests/gpu_vulkan.rs and the `vulkan` ids, loaded at run time.
+#   STACKBENCH_REQUIRE_TOOLS=1 below turns a missing tool into a failure.
 install_packages() {
     local missing=()
     command -v tmux >/dev/null || missing+=(tmux)
@@ -62,6 +63,8 @@ install_packages() {
     PATH="$PATH:/usr/sbin:/sbin" command -v slurmctld >/dev/null || missing+=(slurmctld slurmd slurm-client munge)
     [[ -x /usr/lib/postgresql/15/bin/initdb ]] || command -v initdb >/dev/null || missing+=(postgresql)
     command -v clang-19 >/dev/null || command -v clang >/dev/null || missing+=(clang-19)
+    ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 ' || missing+=(libvulkan1)
+    compgen -G '/usr/share/vulkan/icd.d/lvp_icd.*.json' >/dev/null || missing+=(mesa-vulkan-drivers)
     [[ ${#missing[@]} -eq 0 ]] && return 0
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
         echo "installing ${missing[*]}"
@@ -123,6 +126,13 @@ done
 "$venv_python" scripts/components/check_alloc_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/alloc.json" cpu --torch
 # The GPU job's sweep checker on this CPU record: the notes it reads exist and hold up.
 "$venv_python" scripts/components/check_gpu_sweep.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/models.json" cpu
+
+# The vulkan ids ran on lavapipe: measured and checked, or skipped with their stated reasons.
+python3 scripts/gpu/check_vulkan_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets"
+
+step "one short real measurement on lavapipe: the Vulkan copy kernel (a CPU's figure, not a GPU's)"
+# About 25 s: 50 samples of the 64 MiB copy, timed with Vulkan timestamp queries.
+STACKBENCH_SUITE=quick cargo bench --quiet --bench memory_bandwidth -- '^memory_bandwidth/vulkan/copy/'
 
 step "GPU kernels: NVRTC + ptxas (sm_80, sm_90, sm_100) and clang (NVPTX, gfx90a, gfx942)"
 # clang-19 came with the background set-up (clang 17+ knows gfx942, MI300).

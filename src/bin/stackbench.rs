@@ -17,7 +17,10 @@ fn main() -> ExitCode {
             json,
             no_measure,
         } => {
-            let probe = SystemProbe::collect_from(Path::new("/"), !no_measure);
+            let mut probe = SystemProbe::collect_from(Path::new("/"), !no_measure);
+            if !no_measure {
+                probe = probe.with_device_peaks();
+            }
             let format = if json { Format::Json } else { format };
             match probe.write(format, &mut std::io::stdout().lock()) {
                 Ok(()) => {

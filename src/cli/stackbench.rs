@@ -27,7 +27,7 @@ pub enum Command {
         /// The same as `--format json` (kept for scripts written before `--format`)
         #[arg(long, hide = true, conflicts_with = "format")]
         json: bool,
-        /// Skip the short FMA measurement of the CPU's peak.
+        /// Skip the short measurements of the CPU's FMA peak and the Vulkan device's peaks.
         #[arg(long)]
         no_measure: bool,
     },

@@ -11,6 +11,8 @@ use stackbench::backend::{Availability, BackendError, BackendKind, TimedWorkload
 
 /// The opened device, `None` (with the reason printed) where the probe finds none, or a
 /// panic where the probe finds a device that does not open.
+// gpu_vulkan.rs has its own: a missing lavapipe fails there under STACKBENCH_REQUIRE_TOOLS.
+#[allow(dead_code)]
 pub fn device_or_skip<B>(kind: BackendKind, open: impl FnOnce() -> Result<B, String>) -> Option<B> {
     match probe(kind) {
         Availability::Unavailable { reason } => {

@@ -1,5 +1,6 @@
-//! Devices that run workloads: `cpu` (always there), `cuda` (cudarc, loaded at run time)
-//! and `rocm` (HIP + rocBLAS, loaded at run time).
+//! Devices that run workloads: `cpu` (always there), `cuda` (cudarc, loaded at run time),
+//! `rocm` (HIP + rocBLAS, loaded at run time) and `vulkan` (ash, the loader dlopen'ed at
+//! run time; any GPU with a Vulkan 1.2 driver, or Mesa's lavapipe on a CPU).
 //!
 //! Why the seam is shaped this way:
 //! - [`probe`] returns a value, [`Availability::Unavailable`] with its reason, never a panic:
@@ -17,6 +18,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod gpu;
 pub mod rocm;
+pub mod vulkan;
 
 use crate::workload::Suite;
 use serde::{Deserialize, Serialize};
@@ -31,10 +33,16 @@ pub enum BackendKind {
     Cpu,
     Cuda,
     Rocm,
+    Vulkan,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 3] = [BackendKind::Cpu, BackendKind::Cuda, BackendKind::Rocm];
+    pub const ALL: [BackendKind; 4] = [
+        BackendKind::Cpu,
+        BackendKind::Cuda,
+        BackendKind::Rocm,
+        BackendKind::Vulkan,
+    ];
 
     /// The name used in benchmark ids (`gemm/<backend>/...`).
     pub fn id(self) -> &'static str {
@@ -42,6 +50,7 @@ impl BackendKind {
             BackendKind::Cpu => "cpu",
             BackendKind::Cuda => "cuda",
             BackendKind::Rocm => "rocm",
+            BackendKind::Vulkan => "vulkan",
         }
     }
 }
@@ -160,6 +169,10 @@ pub fn sub_byte_gemm_skip(device: &DeviceInfo, format: &str) -> String {
                 format!("{format} matrix cores need MI355X (gfx950); this device is {arch}")
             }
         }
+        BackendKind::Vulkan => format!(
+            "Vulkan has no {format} matrix type (VK_KHR_cooperative_matrix offers 8- and \
+             16-bit ones at most); a block-scaled {format} GEMM needs the vendor's library"
+        ),
     }
 }
 
@@ -260,6 +273,7 @@ pub fn probe(kind: BackendKind) -> Availability {
         BackendKind::Cpu => cpu::probe(),
         BackendKind::Cuda => cuda::probe(),
         BackendKind::Rocm => rocm::probe(),
+        BackendKind::Vulkan => vulkan::probe(),
     }
 }
 
@@ -300,6 +314,9 @@ pub fn open_available() -> OpenedBackends {
             BackendKind::Cpu => cpu::CpuBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
             BackendKind::Cuda => cuda::CudaBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
             BackendKind::Rocm => rocm::RocmBackend::open().map(|b| Box::new(b) as Box<dyn Backend>),
+            BackendKind::Vulkan => {
+                vulkan::VulkanBackend::open().map(|b| Box::new(b) as Box<dyn Backend>)
+            }
         };
         match result {
             Ok(backend) => opened.push(backend),

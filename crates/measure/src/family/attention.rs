@@ -74,6 +74,10 @@ impl<T: GpuBackend + ?Sized> AttentionBackend for T {
         shape: AttentionShape,
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        if let Some(reason) = self.missing_family(family::ATTENTION.name) {
+            let what = format!("attention {} {dtype}", kernel.id());
+            return Err(BackendError::unsupported(self.kind(), what, reason));
+        }
         gpu_attention::open(self.as_gpu_device(), kernel, shape, dtype)
     }
 }

@@ -121,7 +121,7 @@ impl<T: GpuBackend + ?Sized> GemmBackend for T {
     }
 
     fn gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
-        axes::gpu_shapes(suite)
+        self.gpu_gemm_shapes(suite)
     }
 
     fn gemm(

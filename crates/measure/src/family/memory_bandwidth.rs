@@ -11,7 +11,7 @@ use crate::backend::gpu::{GpuBackend, stream as gpu_stream};
 use crate::backend::{Backend, BackendError, TimedWorkload};
 use crate::workload::family;
 use crate::workload::ids::format_bytes_id;
-use crate::workload::transfer::{TRANSFER_BYTES, TransferKind};
+use crate::workload::transfer::TransferKind;
 use crate::workload::{BenchId, StreamKernel, Suite, stream};
 use criterion::Throughput;
 
@@ -93,7 +93,7 @@ impl BandwidthBackend for CpuBackend {
 
 impl<T: GpuBackend + ?Sized> BandwidthBackend for T {
     fn stream_sizes(&self, suite: Suite) -> Vec<usize> {
-        gpu_stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
+        self.gpu_stream_sizes(suite)
     }
 
     fn stream(
@@ -111,10 +111,8 @@ impl<T: GpuBackend + ?Sized> BandwidthBackend for T {
     }
 
     fn transfers(&self, _suite: Suite) -> Vec<(TransferKind, usize)> {
-        TransferKind::ALL
-            .into_iter()
-            .map(|k| (k, TRANSFER_BYTES))
-            .collect()
+        let bytes = self.gpu_transfer_bytes();
+        TransferKind::ALL.into_iter().map(|k| (k, bytes)).collect()
     }
 
     fn transfer(

@@ -75,6 +75,10 @@ impl<T: GpuBackend + ?Sized> TensorOpsBackend for T {
         dtype: DType,
         shape: TensorShape,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        if let Some(reason) = self.missing_family(family::TENSOR_OPS.name) {
+            let what = format!("tensor op {} {dtype}", op.id());
+            return Err(BackendError::unsupported(self.kind(), what, reason));
+        }
         gpu_tensor_ops::open(self.as_gpu_device(), op, dtype, shape)
     }
 }

@@ -108,6 +108,22 @@ impl SystemProbe {
     }
 }
 
+impl SystemProbe {
+    /// Adds the peaks measured on the devices that report no figures of their own: Vulkan
+    /// gives neither clocks nor unit counts, so its f32 FMA peak and copy bandwidth are
+    /// measured, vkpeak-style (about a second on lavapipe: `stackbench info` runs it, not
+    /// every bench target's probe).
+    pub fn with_device_peaks(mut self) -> SystemProbe {
+        let vulkan = self.backends.get(&BackendKind::Vulkan);
+        if vulkan.is_some_and(Availability::is_available) {
+            let (peaks, notes) = crate::backend::vulkan::peak::measured_peaks();
+            self.peaks.extend(peaks);
+            self.notes.extend(notes);
+        }
+        self
+    }
+}
+
 /// `cpu=<model> x<threads>;gpu=<names...>`: what decides whether two runs are comparable.
 pub fn fingerprint(cpu: &cpu::CpuInfo, gpus: &[gpu::PciGpu]) -> String {
     let mut gpu_names: Vec<String> = gpus.iter().map(|g| g.describe()).collect();

@@ -280,7 +280,7 @@ mod tests {
     fn every_built_id() -> Vec<String> {
         let mut ids = Vec::new();
         for suite in [Suite::Quick, Suite::Full] {
-            for backend in ["cpu", "cuda", "rocm"] {
+            for backend in ["cpu", "cuda", "rocm", "vulkan"] {
                 let shapes = [gemm::gpu_shapes(suite), gemm::cpu_shapes(suite)].concat();
                 for shape in shapes {
                     for dtype in DType::ALL {

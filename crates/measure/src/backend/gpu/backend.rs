@@ -42,6 +42,31 @@ pub trait GpuBackend: GpuDevice + AsGpuDevice {
     /// Device memory bytes, which bound the bandwidth sweep.
     fn memory_bytes(&self) -> usize;
 
+    /// Bytes per array of the bandwidth sweep in `suite`: from the caches and memory by
+    /// default (`gpu::stream::sizes`); a backend whose device reports no cache sizes, or
+    /// is a CPU behind a GPU API (Vulkan's lavapipe), states its own.
+    fn gpu_stream_sizes(&self, suite: Suite) -> Vec<usize> {
+        super::stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
+    }
+
+    /// The buffer size of the host↔device and device↔device copies.
+    fn gpu_transfer_bytes(&self) -> usize {
+        crate::workload::transfer::TRANSFER_BYTES
+    }
+
+    /// GEMM shapes in `suite`: the GPU shapes, the same ids on every vendor, by default.
+    fn gpu_gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
+        crate::workload::gemm::gpu_shapes(suite)
+    }
+
+    /// Why this backend does not run `family`'s shared kernels (a family's name, e.g.
+    /// `tensor_ops`), when it does not: its ids are skipped with this reason before
+    /// anything is allocated.
+    fn missing_family(&self, family: &str) -> Option<String> {
+        let _ = family;
+        None
+    }
+
     /// The device allocators the alloc family times (`alloc/<id>/…`).
     fn allocator_ids(&self) -> Vec<&'static str> {
         Vec::new()

@@ -255,8 +255,9 @@ pub enum Countability {
 
 /// Families whose routine runs in a Python worker process.
 const PYTHON_WORKER_FAMILIES: &[&str] = &["components"];
-/// Backends whose routine runs on a GPU.
-const GPU_BACKENDS: &[&str] = &["cuda", "rocm"];
+/// Backends whose routine runs on a GPU (Vulkan's on a GPU or, on lavapipe, in the driver's
+/// own threads: neither is this process's instruction stream).
+const GPU_BACKENDS: &[&str] = &["cuda", "rocm", "vulkan"];
 /// Families whose routine Valgrind would replace: it swaps malloc and free for its own
 /// allocator, so a count would be Valgrind's allocator, not the one the id names.
 const ALLOCATOR_FAMILIES: &[&str] = &["alloc"];
@@ -360,6 +361,7 @@ mod tests {
         };
         assert!(not("gemm/cuda/f16/4096x4096x4096").contains("GPU"));
         assert!(not("attention/rocm/bf16/x").contains("rocm"));
+        assert!(not("memory_bandwidth/vulkan/copy/64MiB").contains("vulkan"));
         assert!(not("components/pytorch/matmul/1024").contains("Python worker"));
         assert!(not("alloc/cpu/steady/4KiB").contains("Valgrind replaces malloc"));
         // A foreign benchmark that happens to be called like a family is judged as foreign.

@@ -1,0 +1,545 @@
+//! Vulkan compute through ash, the loader (`libvulkan.so.1`, or `$STACKBENCH_VULKAN_LIBRARY`)
+//! loaded at run time: any GPU with a Vulkan 1.2 driver (Intel, AMD without ROCm, NVIDIA
+//! through its Vulkan driver) and Mesa's lavapipe, a CPU that Vulkan presents as a device.
+//!
+//! The backend is a [`GpuBackend`]: the shared workloads (`backend/gpu/`) launch kernels by
+//! name with buffer and scalar arguments, and this module runs the ones it has as WGSL
+//! compiled to SPIR-V when the crate builds (`shaders/`, `build.rs`): buffers become
+//! storage-buffer bindings in argument order, scalars the push constants. A kernel it has
+//! no shader for is a recorded skip naming it, so the tensor ops and attention ids say
+//! "not implemented on vulkan yet" instead of timing anything else.
+//!
+//! Timing: timestamp queries around the `iters` dispatches recorded into one command
+//! buffer (Criterion's `iter_custom` contract, as CUDA's events), with a 256 MiB buffer
+//! overwritten before the first timestamp where the workload asks for a cache flush
+//! (Vulkan does not report the L2 size; 256 MiB is past every L2 and Infinity Cache).
+
+pub mod context;
+pub mod gemm;
+pub mod peak;
+pub mod select;
+pub mod transfer;
+
+use self::context::{Context, Memory, OwnedBuffer};
+use self::select::DeviceType;
+use crate::backend::gpu::{
+    Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer, stream as gpu_stream,
+};
+use crate::backend::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
+use crate::workload::transfer::TransferKind;
+use crate::workload::{DType, GemmShape, Suite};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+const STREAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream.spv"));
+const GEMM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gemm.spv"));
+const PEAK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/peak.spv"));
+
+/// A kernel this backend has, by the name the shared workloads launch: its SPIR-V and entry
+/// point, threads per workgroup, and whether it needs `shaderFloat64`.
+struct Kernel {
+    name: &'static str,
+    spirv: &'static [u8],
+    entry: &'static str,
+    threads: u32,
+    float64: bool,
+    /// Its immediates begin with an f64 scalar, zero where the launch passes none.
+    scalar_first: bool,
+}
+
+/// A STREAM kernel: one module, one immediates layout (the f64 scalar, then the count).
+const fn stream(name: &'static str, entry: &'static str) -> Kernel {
+    Kernel {
+        name,
+        spirv: STREAM,
+        entry,
+        threads: 256,
+        float64: true,
+        scalar_first: true,
+    }
+}
+
+const KERNELS: &[Kernel] = &[
+    stream("stream_copy", "stream_copy"),
+    stream("stream_add", "stream_add"),
+    stream("stream_read", "stream_read"),
+    stream("stream_fill", "stream_fill"),
+    // The sweep's write is a fill: the same entry point, its own id in the timings.
+    stream("stream_write", "stream_fill"),
+    stream("stream_scale_in_place", "stream_scale_in_place"),
+    stream("stream_scale", "stream_scale"),
+    stream("stream_triad", "stream_triad"),
+    Kernel {
+        name: "gemm",
+        spirv: GEMM,
+        entry: "gemm",
+        threads: 256,
+        float64: false,
+        scalar_first: false,
+    },
+    Kernel {
+        name: "peak_fma_f32",
+        spirv: PEAK,
+        entry: "peak_fma_f32",
+        threads: 256,
+        float64: false,
+        scalar_first: false,
+    },
+];
+
+/// Bytes overwritten before each timed sample that asks for a flush.
+const FLUSH_BYTES: usize = 256 << 20;
+/// The same on a CPU driver (lavapipe): past the last-level cache of a server CPU, and
+/// small enough that the flush does not dominate a short run.
+const CPU_FLUSH_BYTES: usize = 64 << 20;
+/// Bytes per array of the STREAM sweep on a CPU driver: past its last-level cache, small
+/// enough for the quick suite's check pass in seconds (lavapipe, 2 cores).
+const CPU_STREAM_BYTES: usize = 64 << 20;
+/// The GEMM shapes on a CPU driver: the GPU shapes (1024³ to 8192³) take minutes each there.
+const CPU_GEMM_SIZES: &[usize] = &[256, 512];
+const CPU_GEMM_SIZES_FULL: &[usize] = &[256, 512, 1024];
+/// Families whose shared kernels have no WGSL version yet (their ids skip with this).
+const NOT_YET: &str = "not implemented on vulkan yet (no WGSL version of its kernels)";
+
+/// The probe: the device this backend would run on, or why none.
+pub fn probe() -> Availability {
+    match context::open() {
+        Ok(ctx) => Availability::Available {
+            devices: vec![device_info(&ctx)],
+        },
+        Err(reason) => Availability::Unavailable { reason },
+    }
+}
+
+fn device_info(ctx: &Context) -> DeviceInfo {
+    let c = &ctx.chosen;
+    let limits = &ctx.properties.limits;
+    let mut properties = BTreeMap::new();
+    let mut put = |k: &str, v: serde_json::Value| {
+        properties.insert(k.to_owned(), v);
+    };
+    put("loader", ctx.library.clone().into());
+    put("api_version", select::version_text(c.api_version).into());
+    put("driver_name", ctx.driver_name.clone().into());
+    put("driver_info", ctx.driver_info.clone().into());
+    put("driver_version", ctx.properties.driver_version.into());
+    put(
+        "vendor_id",
+        format!("0x{:04x}", ctx.properties.vendor_id).into(),
+    );
+    put(
+        "device_id",
+        format!("0x{:04x}", ctx.properties.device_id).into(),
+    );
+    put("device_type", c.device_type.id().into());
+    if c.device_type == DeviceType::Cpu {
+        put(
+            "note",
+            "a CPU driver (e.g. Mesa lavapipe): its figures describe this CPU, not a GPU".into(),
+        );
+    }
+    put("subgroup_size", ctx.subgroup_size.into());
+    put("timestamp_period_ns", (c.timestamp_period as f64).into());
+    put("timestamp_valid_bits", c.timestamp_bits().into());
+    put(
+        "max_storage_buffer_range",
+        limits.max_storage_buffer_range.into(),
+    );
+    put("device_local_bytes", ctx.device_memory_bytes().into());
+    put("shader_float64", c.float64.into());
+    put("shader_float16", c.float16.into());
+    put(
+        "cooperative_matrix",
+        c.has_extension("VK_KHR_cooperative_matrix").into(),
+    );
+    let mut used = vec!["shaderFloat64 (STREAM)"];
+    if !c.float64 {
+        used.clear();
+    }
+    put("features_used", used.into());
+    put(
+        "f16_gemm_path",
+        "f16 storage, f32 arithmetic (unpack2x16float); shaderFloat16 and \
+         VK_KHR_cooperative_matrix not used"
+            .into(),
+    );
+    DeviceInfo {
+        backend: BackendKind::Vulkan,
+        name: c.name.clone(),
+        properties,
+    }
+}
+
+/// The Vulkan backend: one device, one queue.
+pub struct VulkanBackend {
+    ctx: Rc<Context>,
+    info: DeviceInfo,
+    flush: RawBuffer,
+}
+
+impl VulkanBackend {
+    pub fn open() -> Result<VulkanBackend, String> {
+        let ctx = Rc::new(context::open()?);
+        let info = device_info(&ctx);
+        let flush_bytes = if ctx.chosen.device_type == DeviceType::Cpu {
+            CPU_FLUSH_BYTES
+        } else {
+            FLUSH_BYTES
+        };
+        let id = ctx
+            .create_buffer(flush_bytes, Memory::Device)
+            .map_err(|e| e.to_string())?;
+        let flush = wrap(&ctx, id, flush_bytes);
+        Ok(VulkanBackend { ctx, info, flush })
+    }
+
+    pub fn is_cpu_driver(&self) -> bool {
+        self.ctx.chosen.device_type == DeviceType::Cpu
+    }
+
+    pub(crate) fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// A new buffer of `bytes` in `memory`, freed when the `RawBuffer` drops.
+    pub(crate) fn buffer(&self, bytes: usize, memory: Memory) -> Result<RawBuffer, BackendError> {
+        let id = self.ctx.create_buffer(bytes, memory)?;
+        Ok(wrap(&self.ctx, id, bytes))
+    }
+
+    /// Runs kernel `name` (one of [`KERNELS`]) with the shared workloads' arguments.
+    fn run_kernel(&self, name: &str, grid: Grid, args: &[Arg]) -> Result<(), BackendError> {
+        let Some(kernel) = KERNELS.iter().find(|k| k.name == name) else {
+            return Err(BackendError::unsupported(
+                BackendKind::Vulkan,
+                name,
+                "not implemented on vulkan yet (no WGSL version of this kernel)",
+            ));
+        };
+        if kernel.float64 && !self.ctx.chosen.float64 {
+            return Err(BackendError::unsupported(
+                BackendKind::Vulkan,
+                name,
+                format!(
+                    "{} has no shaderFloat64 (the STREAM arrays are f64)",
+                    self.info.name
+                ),
+            ));
+        }
+        if grid.threads != kernel.threads {
+            return Err(BackendError::unsupported(
+                BackendKind::Vulkan,
+                name,
+                format!(
+                    "its workgroups have {} threads; the launch asked for {}",
+                    kernel.threads, grid.threads
+                ),
+            ));
+        }
+        let (buffers, mut immediates) = split_args(name, args)?;
+        if kernel.scalar_first && !args.iter().any(|a| matches!(a, Arg::F64(_))) {
+            immediates.splice(0..0, [0u8; 8]);
+        }
+        self.ctx.dispatch(
+            kernel.entry,
+            kernel.spirv,
+            &buffers,
+            &immediates,
+            grid.blocks,
+        )
+    }
+}
+
+fn wrap(ctx: &Rc<Context>, id: u64, bytes: usize) -> RawBuffer {
+    RawBuffer::new(
+        id,
+        bytes,
+        Box::new(OwnedBuffer {
+            context: Rc::clone(ctx),
+            id,
+        }),
+    )
+}
+
+/// Buffer ids in order, and the scalars packed as the shaders' immediates declare them:
+/// f64 on 8 bytes, a count as two u32 words (low, high; the kernels index with u32, so a
+/// count past 2^32 is refused), i32 and f32 on 4.
+fn split_args(kernel: &str, args: &[Arg]) -> Result<(Vec<u64>, Vec<u8>), BackendError> {
+    let mut buffers = Vec::new();
+    let mut bytes: Vec<u8> = Vec::new();
+    for arg in args {
+        match *arg {
+            Arg::Ptr(id) => buffers.push(id),
+            Arg::F64(v) => {
+                bytes.resize(bytes.len().next_multiple_of(8), 0);
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+            Arg::U64(v) => {
+                if v > u32::MAX as u64 {
+                    return Err(BackendError::unsupported(
+                        BackendKind::Vulkan,
+                        kernel,
+                        format!("{v} elements: the WGSL kernels index with 32 bits"),
+                    ));
+                }
+                bytes.extend_from_slice(&(v as u32).to_le_bytes());
+                bytes.extend_from_slice(&0u32.to_le_bytes());
+            }
+            Arg::I32(v) => bytes.extend_from_slice(&v.to_le_bytes()),
+            Arg::F32(v) => bytes.extend_from_slice(&v.to_le_bytes()),
+        }
+    }
+    // WGSL rounds a struct's size up to its alignment (8 where it holds an f64).
+    if args.iter().any(|a| matches!(a, Arg::F64(_))) {
+        bytes.resize(bytes.len().next_multiple_of(8), 0);
+    }
+    Ok((buffers, bytes))
+}
+
+impl GpuDevice for VulkanBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Vulkan
+    }
+
+    /// Vulkan does not report compute units; grid-stride launches cap at `units · 32`
+    /// workgroups of 256 threads: 262144 threads on a GPU. A CPU driver runs a workgroup's
+    /// threads as SIMD lanes over one stretch of memory, so there the cap is the dispatch
+    /// limit (65535 workgroups): each thread takes one or two elements and the workgroups
+    /// walk memory in order, where a grid stride would jump megabytes between accesses.
+    fn units(&self) -> u32 {
+        if self.is_cpu_driver() { 65535 / 32 } else { 32 }
+    }
+
+    fn alloc_zeroed(&self, bytes: usize) -> Result<RawBuffer, BackendError> {
+        let buffer = self.buffer(bytes, Memory::Device)?;
+        self.ctx.fill(buffer.ptr, 0)?;
+        self.ctx.synchronize()?;
+        Ok(buffer)
+    }
+
+    fn upload_bytes(&self, bytes: &[u8]) -> Result<RawBuffer, BackendError> {
+        let staging = self.buffer(bytes.len(), Memory::Host)?;
+        self.ctx
+            .with_mapped(staging.ptr, |m| m[..bytes.len()].copy_from_slice(bytes))?;
+        let buffer = self.buffer(bytes.len(), Memory::Device)?;
+        self.ctx
+            .copy(staging.ptr, buffer.ptr, self.ctx.buffer_bytes(buffer.ptr)?)?;
+        self.ctx.synchronize()?;
+        Ok(buffer)
+    }
+
+    fn download_bytes(&self, buffer: &RawBuffer) -> Result<Vec<u8>, BackendError> {
+        let staging = self.buffer(buffer.bytes, Memory::Host)?;
+        self.ctx
+            .copy(buffer.ptr, staging.ptr, self.ctx.buffer_bytes(buffer.ptr)?)?;
+        self.ctx.synchronize()?;
+        self.ctx
+            .with_mapped(staging.ptr, |m| m[..buffer.bytes].to_vec())
+    }
+
+    fn launch(&self, name: &str, grid: Grid, args: &[Arg]) -> Result<(), BackendError> {
+        self.run_kernel(name, grid, args)
+    }
+
+    fn batched_gemm(&self, _gemm: &BatchedGemm) -> Result<(), BackendError> {
+        Err(BackendError::unsupported(
+            BackendKind::Vulkan,
+            "batched gemm",
+            NOT_YET,
+        ))
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.ctx.synchronize()
+    }
+
+    fn timer(&self, flush_cache: bool) -> Result<Box<dyn GpuTimer + '_>, BackendError> {
+        Ok(Box::new(VulkanTimer {
+            backend: self,
+            flush: flush_cache,
+        }))
+    }
+
+    fn fits(&self, bytes: u64, what: &str) -> Result<(), BackendError> {
+        let budget = self.ctx.device_memory_bytes() / 10 * 9;
+        if bytes > budget {
+            return Err(BackendError::unsupported(
+                BackendKind::Vulkan,
+                what,
+                format!("needs {bytes} bytes; the device-local heap leaves {budget}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn free_memory(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Timestamps around `iters` recorded launches, the cache overwritten before the first.
+pub struct VulkanTimer<'a> {
+    backend: &'a VulkanBackend,
+    flush: bool,
+}
+
+impl VulkanTimer<'_> {
+    pub fn new(backend: &VulkanBackend, flush: bool) -> VulkanTimer<'_> {
+        VulkanTimer { backend, flush }
+    }
+}
+
+impl GpuTimer for VulkanTimer<'_> {
+    fn time(
+        &self,
+        iters: u64,
+        launch: &mut dyn FnMut() -> Result<(), BackendError>,
+    ) -> Result<Duration, BackendError> {
+        let ctx = &self.backend.ctx;
+        ctx.synchronize()?;
+        if self.flush {
+            ctx.fill(self.backend.flush.ptr, 0x5a5a_5a5a)?;
+        }
+        ctx.timestamp(0)?;
+        for _ in 0..iters {
+            launch()?;
+        }
+        ctx.timestamp(1)?;
+        ctx.synchronize()?;
+        Ok(Duration::from_secs_f64(ctx.elapsed_ns()? / 1e9))
+    }
+
+    fn notes(&self, out: &mut BTreeMap<String, serde_json::Value>) {
+        out.insert("timing".into(), "Vulkan timestamp queries".into());
+        out.insert("cache_flushed_before_each_sample".into(), self.flush.into());
+        out.insert(
+            "flush_bytes".into(),
+            (self.backend.flush.bytes as u64).into(),
+        );
+        if self.backend.is_cpu_driver() {
+            out.insert(
+                "device_type".into(),
+                "cpu (a CPU driver such as lavapipe: these figures are the CPU's)".into(),
+            );
+        }
+    }
+}
+
+impl GpuBackend for VulkanBackend {
+    fn device_info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Not a vendor BLAS: stackbench's own tiled WGSL GEMM, f32 and f16 (f16 storage, f32
+    /// arithmetic), on every device.
+    fn blas_dtypes(&self) -> Vec<DType> {
+        vec![DType::F32, DType::F16]
+    }
+
+    fn open_gemm(
+        &self,
+        shape: GemmShape,
+        dtype: DType,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Ok(Box::new(gemm::VulkanGemm::new(self, shape, dtype)?))
+    }
+
+    fn open_transfer(
+        &self,
+        kind: TransferKind,
+        bytes: usize,
+    ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
+        Ok(Box::new(transfer::VulkanTransfer::new(self, kind, bytes)?))
+    }
+
+    /// Vulkan reports no cache sizes: 0 leaves the sweep at its 1 GiB floor on GPUs.
+    fn l2_bytes(&self) -> usize {
+        0
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.ctx.device_memory_bytes() as usize
+    }
+
+    fn gpu_stream_sizes(&self, suite: Suite) -> Vec<usize> {
+        let limit = self.ctx.properties.limits.max_storage_buffer_range as usize;
+        let sizes = if self.is_cpu_driver() {
+            vec![CPU_STREAM_BYTES]
+        } else {
+            gpu_stream::sizes(suite, self.l2_bytes(), self.memory_bytes())
+        };
+        sizes.into_iter().filter(|&s| s <= limit).collect()
+    }
+
+    /// 512 MiB as on CUDA and ROCm; 64 MiB on a CPU driver, where the copy is a memcpy.
+    fn gpu_transfer_bytes(&self) -> usize {
+        if self.is_cpu_driver() {
+            CPU_STREAM_BYTES
+        } else {
+            crate::workload::transfer::TRANSFER_BYTES
+        }
+    }
+
+    fn gpu_gemm_shapes(&self, suite: Suite) -> Vec<GemmShape> {
+        if self.is_cpu_driver() {
+            let sizes = if suite.is_full() {
+                CPU_GEMM_SIZES_FULL
+            } else {
+                CPU_GEMM_SIZES
+            };
+            sizes.iter().map(|&s| GemmShape::square(s)).collect()
+        } else {
+            crate::workload::gemm::gpu_shapes(suite)
+        }
+    }
+
+    fn missing_family(&self, family: &str) -> Option<String> {
+        match family {
+            "tensor_ops" | "attention" => Some(NOT_YET.to_owned()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_pack_as_the_shaders_declare_them() {
+        let (buffers, bytes) = split_args(
+            "stream_triad",
+            &[
+                Arg::Ptr(1),
+                Arg::Ptr(2),
+                Arg::Ptr(3),
+                Arg::F64(3.0),
+                Arg::U64(10),
+            ],
+        )
+        .unwrap();
+        assert_eq!(buffers, [1, 2, 3]);
+        assert_eq!(bytes.len(), 16);
+        assert_eq!(&bytes[..8], &3.0f64.to_le_bytes());
+        assert_eq!(&bytes[8..12], &10u32.to_le_bytes());
+        let (_, count) = split_args("stream_copy", &[Arg::Ptr(1), Arg::U64(7)]).unwrap();
+        assert_eq!(count, [7, 0, 0, 0, 0, 0, 0, 0]);
+        let too_many = split_args("stream_copy", &[Arg::U64(1 << 33)]);
+        assert!(too_many.unwrap_err().is_skip());
+    }
+
+    #[test]
+    fn every_kernel_is_in_its_spirv() {
+        for kernel in KERNELS {
+            let words = ash::util::read_spv(&mut std::io::Cursor::new(kernel.spirv)).unwrap();
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let needle = kernel.entry.as_bytes();
+            assert!(
+                bytes.windows(needle.len()).any(|w| w == needle),
+                "{} is not an entry point of its module",
+                kernel.entry
+            );
+        }
+    }
+}

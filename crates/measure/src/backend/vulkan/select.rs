@@ -1,0 +1,192 @@
+//! Which Vulkan device stackbench runs on, and why a device is unsuitable: a pure function
+//! of what each device reports, so the reasons are tested without the devices.
+
+use ash::vk;
+
+/// Vulkan's device types, in the order stackbench prefers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeviceType {
+    Discrete,
+    Integrated,
+    Virtual,
+    Other,
+    /// A CPU behind a Vulkan driver (Mesa's lavapipe, SwiftShader): its figures describe
+    /// the CPU, not a GPU.
+    Cpu,
+}
+
+impl DeviceType {
+    pub fn from_vk(t: vk::PhysicalDeviceType) -> DeviceType {
+        match t {
+            vk::PhysicalDeviceType::DISCRETE_GPU => DeviceType::Discrete,
+            vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceType::Integrated,
+            vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceType::Virtual,
+            vk::PhysicalDeviceType::CPU => DeviceType::Cpu,
+            _ => DeviceType::Other,
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            DeviceType::Discrete => "discrete_gpu",
+            DeviceType::Integrated => "integrated_gpu",
+            DeviceType::Virtual => "virtual_gpu",
+            DeviceType::Other => "other",
+            DeviceType::Cpu => "cpu",
+        }
+    }
+}
+
+/// One queue family: whether it runs compute and its timestamps' valid bits (0: none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueFamily {
+    pub compute: bool,
+    pub timestamp_bits: u32,
+}
+
+/// What the selection knows of one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub name: String,
+    pub device_type: DeviceType,
+    pub api_version: u32,
+    pub queue_families: Vec<QueueFamily>,
+    /// Nanoseconds per timestamp tick.
+    pub timestamp_period: f32,
+    /// `shaderFloat64`: the STREAM kernels' f64 (Intel Arc has none: those ids skip).
+    pub float64: bool,
+    /// `shaderFloat16` (Vulkan 1.2): reported; the f16 GEMM does not need it.
+    pub float16: bool,
+    pub extensions: Vec<String>,
+}
+
+impl Candidate {
+    /// The compute queue family with timestamps, if any.
+    pub fn compute_family(&self) -> Option<u32> {
+        self.queue_families
+            .iter()
+            .position(|f| f.compute && f.timestamp_bits > 0)
+            .map(|i| i as u32)
+    }
+
+    /// Valid timestamp bits of the chosen queue family.
+    pub fn timestamp_bits(&self) -> u32 {
+        self.compute_family()
+            .map(|f| self.queue_families[f as usize].timestamp_bits)
+            .unwrap_or(0)
+    }
+
+    pub fn has_extension(&self, name: &str) -> bool {
+        self.extensions.iter().any(|e| e == name)
+    }
+
+    /// Why this device cannot time stackbench's kernels, or `None` when it can.
+    pub fn unsuitable(&self) -> Option<String> {
+        if self.api_version < vk::API_VERSION_1_2 {
+            return Some(format!(
+                "{} offers Vulkan {}; stackbench needs 1.2 or newer",
+                self.name,
+                version_text(self.api_version)
+            ));
+        }
+        if !self.queue_families.iter().any(|f| f.compute) {
+            return Some(format!("{} has no compute queue", self.name));
+        }
+        let period_ok = self.timestamp_period.is_finite() && self.timestamp_period > 0.0;
+        if self.compute_family().is_none() || !period_ok {
+            return Some(format!(
+                "{} has no compute queue with timestamp queries, so nothing could be timed \
+                 on the device",
+                self.name
+            ));
+        }
+        None
+    }
+}
+
+/// "1.3.230" for a packed Vulkan version.
+pub fn version_text(v: u32) -> String {
+    format!(
+        "{}.{}.{}",
+        vk::api_version_major(v),
+        vk::api_version_minor(v),
+        vk::api_version_patch(v)
+    )
+}
+
+/// The device to run on (a discrete GPU first, a CPU driver last) and its compute queue
+/// family; or why none will do, naming every device and its reason.
+pub fn choose(candidates: &[Candidate]) -> Result<(usize, u32), String> {
+    let best = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.unsuitable().is_none())
+        .min_by_key(|(i, c)| (c.device_type, *i));
+    match best {
+        Some((index, c)) => Ok((index, c.compute_family().expect("suitable"))),
+        None => Err(format!(
+            "no suitable Vulkan device: {}",
+            candidates
+                .iter()
+                .filter_map(Candidate::unsuitable)
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(name: &str, device_type: DeviceType) -> Candidate {
+        Candidate {
+            name: name.into(),
+            device_type,
+            api_version: vk::make_api_version(0, 1, 3, 0),
+            queue_families: vec![QueueFamily {
+                compute: true,
+                timestamp_bits: 64,
+            }],
+            timestamp_period: 1.0,
+            float64: true,
+            float16: true,
+            extensions: vec![],
+        }
+    }
+
+    #[test]
+    fn a_gpu_is_chosen_before_a_cpu_driver() {
+        let devices = [
+            device("llvmpipe", DeviceType::Cpu),
+            device("Arc A770", DeviceType::Discrete),
+        ];
+        assert_eq!(choose(&devices), Ok((1, 0)));
+        assert_eq!(choose(&devices[..1]), Ok((0, 0)));
+    }
+
+    #[test]
+    fn an_unsuitable_device_is_named_with_its_reason() {
+        let mut old = device("old", DeviceType::Discrete);
+        old.api_version = vk::make_api_version(0, 1, 1, 0);
+        let mut graphics_only = device("graphics only", DeviceType::Integrated);
+        graphics_only.queue_families[0].compute = false;
+        let mut untimed = device("untimed", DeviceType::Integrated);
+        untimed.queue_families[0].timestamp_bits = 0;
+        let err = choose(&[old, graphics_only, untimed.clone()]).unwrap_err();
+        assert!(err.contains("old offers Vulkan 1.1.0"), "{err}");
+        assert!(err.contains("graphics only has no compute queue"), "{err}");
+        assert!(
+            err.contains("untimed has no compute queue with timestamp"),
+            "{err}"
+        );
+        // A second family with timestamps rescues the device.
+        untimed.queue_families.push(QueueFamily {
+            compute: true,
+            timestamp_bits: 36,
+        });
+        assert_eq!(choose(&[untimed.clone()]), Ok((0, 1)));
+        assert_eq!(untimed.timestamp_bits(), 36);
+        assert!(choose(&[]).is_err());
+    }
+}
