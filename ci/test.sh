@@ -118,6 +118,9 @@ step "unit and integration tests (the component tests drive the real Python stac
 STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1 cargo test --quiet --no-fail-fast
 
 step "every benchmark once (cargo bench -- --test), quick suite"
+# lavapipe is a CPU behind a Vulkan driver, which the vulkan backend refuses unless asked:
+# here it is asked, so every vulkan id runs and is checked.
+export STACKBENCH_VULKAN_ALLOW_CPU=1
 for target in gemm memory_bandwidth tensor_ops attention components models alloc compile; do
     echo "--- $target"
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test

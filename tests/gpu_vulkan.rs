@@ -26,6 +26,8 @@ mod tool_support;
 /// The opened backend, or `None` having said why (a failure under
 /// `STACKBENCH_REQUIRE_TOOLS=1`).
 fn device() -> Option<VulkanBackend> {
+    // lavapipe is a CPU behind a Vulkan driver, which the backend refuses unless asked.
+    stackbench::backend::vulkan::context::allow_cpu_driver();
     match probe(BackendKind::Vulkan) {
         Availability::Unavailable { reason } => {
             tool_support::skipping(&format!(
@@ -160,6 +162,7 @@ fn no_loader_is_a_reasoned_skip_naming_the_library_tried() {
 #[test]
 fn a_loader_with_no_device_is_a_reasoned_skip() {
     // The loader itself must be here for this one: without it the first test covers it.
+    stackbench::backend::vulkan::context::allow_cpu_driver();
     if !probe(BackendKind::Vulkan).is_available() {
         tool_support::skipping("no Vulkan loader and device to hide the device from");
         return;
@@ -172,4 +175,25 @@ fn a_loader_with_no_device_is_a_reasoned_skip() {
     let line = info_vulkan_line(&[("VK_ICD_FILENAMES", icd), ("VK_DRIVER_FILES", icd)]);
     assert!(line.contains("unavailable:"), "{line}");
     assert!(line.contains("found no device"), "{line}");
+}
+
+/// A CPU behind a Vulkan driver (lavapipe) is refused unless asked for, with the reason and
+/// the variable that asks; asked for, it is taken; a value that is not yes/no is named.
+#[test]
+fn a_cpu_driver_is_refused_naming_the_opt_in_and_taken_when_asked() {
+    let Some(backend) = device() else {
+        return;
+    };
+    if !backend.is_cpu_driver() {
+        eprintln!("the Vulkan device here is a GPU: nothing to refuse");
+        return;
+    }
+    let refused = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "0")]);
+    assert!(refused.contains("unavailable:"), "{refused}");
+    assert!(refused.contains("is a CPU behind a Vulkan driver"), "{refused}");
+    assert!(refused.contains("STACKBENCH_VULKAN_ALLOW_CPU=1"), "{refused}");
+    let taken = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "1")]);
+    assert!(!taken.contains("unavailable"), "{taken}");
+    let typo = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "please")]);
+    assert!(typo.contains("is not a yes/no value"), "{typo}");
 }

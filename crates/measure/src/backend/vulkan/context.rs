@@ -16,6 +16,27 @@ use std::rc::Rc;
 pub const DEFAULT_LIBRARY: &str = "libvulkan.so.1";
 /// Environment variable naming the Vulkan loader to load instead of [`DEFAULT_LIBRARY`].
 pub const LIBRARY_ENV: &str = "STACKBENCH_VULKAN_LIBRARY";
+/// `1` (or `true`, `yes`, `on`) lets the backend run on a CPU behind a Vulkan driver
+/// (lavapipe), which it otherwise refuses with the reason (`select::refusal`).
+pub const ALLOW_CPU_ENV: &str = "STACKBENCH_VULKAN_ALLOW_CPU";
+
+static ALLOW_CPU: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets this process run the backend on a CPU driver, as [`ALLOW_CPU_ENV`] does, for a test
+/// that must not set the environment of its other threads.
+pub fn allow_cpu_driver() {
+    ALLOW_CPU.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether a CPU driver may be chosen; a value of [`ALLOW_CPU_ENV`] that is not yes/no is
+/// the reason no device is opened.
+fn cpu_driver_allowed() -> Result<bool, String> {
+    if ALLOW_CPU.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(true);
+    }
+    let value = std::env::var(ALLOW_CPU_ENV).ok();
+    crate::config::yes_no(ALLOW_CPU_ENV, value.as_deref())
+}
 
 /// Wraps a Vulkan error with what was being done.
 pub fn vk_error(context: impl Into<String>) -> impl FnOnce(vk::Result) -> BackendError {
@@ -176,7 +197,7 @@ fn open_device(
         return Err(no_device(&library));
     }
     let candidates: Vec<Candidate> = physicals.iter().map(|&p| describe(&instance, p)).collect();
-    let (index, family) = select::choose(&candidates)?;
+    let (index, family) = select::choose(&candidates, cpu_driver_allowed()?)?;
     let physical = physicals[index];
     let chosen = candidates[index].clone();
 

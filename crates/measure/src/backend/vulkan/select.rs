@@ -114,13 +114,32 @@ pub fn version_text(v: u32) -> String {
     )
 }
 
-/// The device to run on (a discrete GPU first, a CPU driver last) and its compute queue
-/// family; or why none will do, naming every device and its reason.
-pub fn choose(candidates: &[Candidate]) -> Result<(usize, u32), String> {
+/// Why `candidate` is not chosen: [`Candidate::unsuitable`], or, unless `allow_cpu`, that
+/// it is a CPU behind a Vulkan driver. Such a device (lavapipe, SwiftShader) measures this
+/// machine's CPU, which the `cpu` backend measures directly and faster: left in, it took 185
+/// of a 295 s quick suite on the project's 2-core VM and printed a CPU's figures under a
+/// GPU's name. [`super::context::ALLOW_CPU_ENV`] opts in (CI does, on lavapipe).
+pub fn refusal(candidate: &Candidate, allow_cpu: bool) -> Option<String> {
+    candidate.unsuitable().or_else(|| {
+        (!allow_cpu && candidate.device_type == DeviceType::Cpu).then(|| {
+            format!(
+                "{} is a CPU behind a Vulkan driver: its figures would describe this CPU, \
+                 which the cpu backend measures; {}=1 measures it anyway",
+                candidate.name,
+                super::context::ALLOW_CPU_ENV
+            )
+        })
+    })
+}
+
+/// The device to run on (a discrete GPU first, a CPU driver last, and that only when
+/// `allow_cpu`) and its compute queue family; or why none will do, naming every device and
+/// its reason.
+pub fn choose(candidates: &[Candidate], allow_cpu: bool) -> Result<(usize, u32), String> {
     let best = candidates
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.unsuitable().is_none())
+        .filter(|(_, c)| refusal(c, allow_cpu).is_none())
         .min_by_key(|(i, c)| (c.device_type, *i));
     match best {
         Some((index, c)) => Ok((index, c.compute_family().expect("suitable"))),
@@ -128,7 +147,7 @@ pub fn choose(candidates: &[Candidate]) -> Result<(usize, u32), String> {
             "no suitable Vulkan device: {}",
             candidates
                 .iter()
-                .filter_map(Candidate::unsuitable)
+                .filter_map(|c| refusal(c, allow_cpu))
                 .collect::<Vec<_>>()
                 .join("; ")
         )),
@@ -161,8 +180,21 @@ mod tests {
             device("llvmpipe", DeviceType::Cpu),
             device("Arc A770", DeviceType::Discrete),
         ];
-        assert_eq!(choose(&devices), Ok((1, 0)));
-        assert_eq!(choose(&devices[..1]), Ok((0, 0)));
+        assert_eq!(choose(&devices, true), Ok((1, 0)));
+        assert_eq!(choose(&devices, false), Ok((1, 0)));
+        assert_eq!(choose(&devices[..1], true), Ok((0, 0)));
+    }
+
+    #[test]
+    fn a_cpu_driver_alone_is_refused_unless_asked_for() {
+        let lavapipe = [device("llvmpipe (LLVM 15.0.6, 256 bits)", DeviceType::Cpu)];
+        let err = choose(&lavapipe, false).unwrap_err();
+        assert!(
+            err.contains("llvmpipe (LLVM 15.0.6, 256 bits) is a CPU behind a Vulkan driver"),
+            "{err}"
+        );
+        assert!(err.contains("STACKBENCH_VULKAN_ALLOW_CPU=1"), "{err}");
+        assert_eq!(choose(&lavapipe, true), Ok((0, 0)));
     }
 
     #[test]
@@ -173,7 +205,7 @@ mod tests {
         graphics_only.queue_families[0].compute = false;
         let mut untimed = device("untimed", DeviceType::Integrated);
         untimed.queue_families[0].timestamp_bits = 0;
-        let err = choose(&[old, graphics_only, untimed.clone()]).unwrap_err();
+        let err = choose(&[old, graphics_only, untimed.clone()], true).unwrap_err();
         assert!(err.contains("old offers Vulkan 1.1.0"), "{err}");
         assert!(err.contains("graphics only has no compute queue"), "{err}");
         assert!(
@@ -185,8 +217,8 @@ mod tests {
             compute: true,
             timestamp_bits: 36,
         });
-        assert_eq!(choose(&[untimed.clone()]), Ok((0, 1)));
+        assert_eq!(choose(&[untimed.clone()], true), Ok((0, 1)));
         assert_eq!(untimed.timestamp_bits(), 36);
-        assert!(choose(&[]).is_err());
+        assert!(choose(&[], true).is_err());
     }
 }

@@ -31,16 +31,7 @@ pub const LOCK_CLOCKS_ENV: &str = "STACKBENCH_LOCK_CLOCKS";
 /// Whether `value` (of [`LOCK_CLOCKS_ENV`]) asks for locked clocks: `1`, `true`, `yes`, `on`.
 /// Anything else that is set is a usage error, so a typo never silently runs unlocked.
 pub fn lock_requested(value: Option<&str>) -> Result<bool, String> {
-    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
-        return Ok(false);
-    };
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!(
-            "{LOCK_CLOCKS_ENV}={value} is not a yes/no value (1 or 0)"
-        )),
-    }
+    crate::config::yes_no(LOCK_CLOCKS_ENV, value)
 }
 
 /// SM (graphics) and memory clocks at one moment, MHz; `None` where the device did not say.
