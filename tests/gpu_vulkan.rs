@@ -190,8 +190,14 @@ fn a_cpu_driver_is_refused_naming_the_opt_in_and_taken_when_asked() {
     }
     let refused = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "0")]);
     assert!(refused.contains("unavailable:"), "{refused}");
-    assert!(refused.contains("is a CPU behind a Vulkan driver"), "{refused}");
-    assert!(refused.contains("STACKBENCH_VULKAN_ALLOW_CPU=1"), "{refused}");
+    assert!(
+        refused.contains("is a CPU behind a Vulkan driver"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("STACKBENCH_VULKAN_ALLOW_CPU=1"),
+        "{refused}"
+    );
     let taken = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "1")]);
     assert!(!taken.contains("unavailable"), "{taken}");
     let typo = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "please")]);
