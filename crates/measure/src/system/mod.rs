@@ -301,3 +301,17 @@ impl SystemProbe {
         format!("stackbench system probe ({})\n{out}", self.schema)
     }
 }
+
+/// A yes/no environment variable `variable` set to `value`: `1`, `true`, `yes`, `on` (any
+/// case) are yes; unset, empty, `0`, `false`, `no`, `off` are no; anything else is an error
+/// naming the variable, so a typo never silently means no.
+pub fn yes_no(variable: &str, value: Option<&str>) -> Result<bool, String> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(false);
+    };
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("{variable}={value} is not a yes/no value (1 or 0)")),
+    }
+}

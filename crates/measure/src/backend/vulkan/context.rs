@@ -16,9 +16,7 @@ use std::rc::Rc;
 pub const DEFAULT_LIBRARY: &str = "libvulkan.so.1";
 /// Environment variable naming the Vulkan loader to load instead of [`DEFAULT_LIBRARY`].
 pub const LIBRARY_ENV: &str = "STACKBENCH_VULKAN_LIBRARY";
-/// `1` (or `true`, `yes`, `on`) lets the backend run on a CPU behind a Vulkan driver
-/// (lavapipe), which it otherwise refuses with the reason (`select::refusal`).
-pub const ALLOW_CPU_ENV: &str = "STACKBENCH_VULKAN_ALLOW_CPU";
+pub use super::select::ALLOW_CPU_ENV;
 
 static ALLOW_CPU: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -35,7 +33,7 @@ fn cpu_driver_allowed() -> Result<bool, String> {
         return Ok(true);
     }
     let value = std::env::var(ALLOW_CPU_ENV).ok();
-    crate::config::yes_no(ALLOW_CPU_ENV, value.as_deref())
+    crate::system::yes_no(ALLOW_CPU_ENV, value.as_deref())
 }
 
 /// Wraps a Vulkan error with what was being done.

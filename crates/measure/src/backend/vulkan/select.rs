@@ -114,19 +114,22 @@ pub fn version_text(v: u32) -> String {
     )
 }
 
+/// `1` (or `true`, `yes`, `on`) lets the backend run on a CPU behind a Vulkan driver
+/// (lavapipe), which it otherwise refuses with the reason ([`refusal`]).
+pub const ALLOW_CPU_ENV: &str = "STACKBENCH_VULKAN_ALLOW_CPU";
+
 /// Why `candidate` is not chosen: [`Candidate::unsuitable`], or, unless `allow_cpu`, that
 /// it is a CPU behind a Vulkan driver. Such a device (lavapipe, SwiftShader) measures this
 /// machine's CPU, which the `cpu` backend measures directly and faster: left in, it took 185
 /// of a 295 s quick suite on the project's 2-core VM and printed a CPU's figures under a
-/// GPU's name. [`super::context::ALLOW_CPU_ENV`] opts in (CI does, on lavapipe).
+/// GPU's name. [`ALLOW_CPU_ENV`] opts in (CI does, on lavapipe).
 pub fn refusal(candidate: &Candidate, allow_cpu: bool) -> Option<String> {
     candidate.unsuitable().or_else(|| {
         (!allow_cpu && candidate.device_type == DeviceType::Cpu).then(|| {
             format!(
                 "{} is a CPU behind a Vulkan driver: its figures would describe this CPU, \
                  which the cpu backend measures; {}=1 measures it anyway",
-                candidate.name,
-                super::context::ALLOW_CPU_ENV
+                candidate.name, ALLOW_CPU_ENV
             )
         })
     })

@@ -31,7 +31,7 @@ pub const LOCK_CLOCKS_ENV: &str = "STACKBENCH_LOCK_CLOCKS";
 /// Whether `value` (of [`LOCK_CLOCKS_ENV`]) asks for locked clocks: `1`, `true`, `yes`, `on`.
 /// Anything else that is set is a usage error, so a typo never silently runs unlocked.
 pub fn lock_requested(value: Option<&str>) -> Result<bool, String> {
-    crate::config::yes_no(LOCK_CLOCKS_ENV, value)
+    crate::system::yes_no(LOCK_CLOCKS_ENV, value)
 }
 
 /// SM (graphics) and memory clocks at one moment, MHz; `None` where the device did not say.
