@@ -153,10 +153,11 @@ fn device_info(ctx: &Context) -> DeviceInfo {
         "cooperative_matrix",
         c.has_extension("VK_KHR_cooperative_matrix").into(),
     );
-    let mut used = vec!["shaderFloat64 (STREAM)"];
-    if !c.float64 {
-        used.clear();
-    }
+    let used: &[&str] = if c.float64 {
+        &["shaderFloat64 (STREAM)"]
+    } else {
+        &[]
+    };
     put("features_used", used.into());
     put(
         "f16_gemm_path",
