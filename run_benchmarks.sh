@@ -5,6 +5,20 @@
 # report. Exits non-zero at the end if any target failed.
 set -uo pipefail
 
+# Started from `cargo test` or `cargo run`, this script inherits the variables cargo sets for
+# the package it runs (CARGO_MANIFEST_DIR, CARGO_PKG_*). cargo passes them on to build
+# scripts' change tracking, and ring's tracks CARGO_MANIFEST_DIR: with them the build below
+# and one from a shell would each recompile ring and every crate above it for the other.
+# Dropped here, as stackbench's own cargo commands drop them (crates/measure/src/system/cargo.rs).
+for name in $(compgen -e); do
+    case "$name" in
+    CARGO_PKG_* | CARGO_MANIFEST_DIR | CARGO_MANIFEST_PATH | CARGO_MANIFEST_LINKS | CARGO_CRATE_NAME | \
+        CARGO_BIN_NAME | CARGO_PRIMARY_PACKAGE | CARGO_TARGET_TMPDIR | CARGO_RUSTC_CURRENT_DIR | OUT_DIR)
+        unset "$name"
+        ;;
+    esac
+done
+
 usage() {
     cat <<'EOF'
 Usage: ./run_benchmarks.sh [OPTIONS]

@@ -1,8 +1,9 @@
 //! An installed stackbench runs from any directory without its checkout (issue 30): the two
-//! binaries copied into a temporary prefix (what `cargo install --path . --root DIR` puts
-//! there; the test copies this build's binaries rather than spend a second release build of
-//! the whole crate on CI), run from a directory outside any checkout with
-//! `STACKBENCH_CHECKOUT` set empty (the checkout is gone) and a temporary installation cache.
+//! binaries installed into a temporary prefix by `cargo install --path . --root DIR` (in the
+//! bench profile, which README's install step names: the build `./run_benchmarks.sh` and
+//! ci/test.sh make already holds every crate it needs, so the install compiles nothing), run
+//! from a directory outside any checkout with `STACKBENCH_CHECKOUT` set empty (the checkout
+//! is gone) and a temporary installation cache.
 //!
 //! Checks, in order: before `stackbench setup`, a command that runs benchmarks refuses with
 //! the command that installs them, and `stackbench info` says the bench executables are
@@ -28,13 +29,30 @@ struct Installed {
 
 fn install() -> Installed {
     let dir = tempfile::tempdir().unwrap();
-    let bin = dir.path().join("prefix/bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for (name, built) in [
-        ("stackbench", env!("CARGO_BIN_EXE_stackbench")),
-        ("analyze-trends", env!("CARGO_BIN_EXE_analyze-trends")),
-    ] {
-        std::fs::copy(built, bin.join(name)).unwrap();
+    let prefix = dir.path().join("prefix");
+    // Without this test's package variables, as from a shell: with them, build scripts that
+    // track them (ring's) would make the install recompile what ci/test.sh built.
+    let installed = stackbench_measure::system::cargo::command()
+        .args(["install", "--path"])
+        .arg(repo())
+        .arg("--root")
+        .arg(&prefix)
+        .args(["--profile", "bench", "--locked", "--offline"])
+        .output()
+        .expect("running cargo install");
+    assert!(
+        installed.status.success(),
+        "cargo install --path . --root {}: {}",
+        prefix.display(),
+        text(&installed)
+    );
+    let bin = prefix.join("bin");
+    for name in ["stackbench", "analyze-trends"] {
+        assert!(
+            bin.join(name).is_file(),
+            "cargo install put no {name} in {}",
+            bin.display()
+        );
     }
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -162,4 +180,42 @@ fn an_installed_stackbench_runs_from_anywhere_after_setup_without_its_checkout()
     let report = installed.run("analyze-trends", &["benchmark_results"]);
     assert!(report.status.success(), "{}", text(&report));
     assert!(results.join("reports").is_dir(), "{}", text(&report));
+}
+
+/// `cargo install stackbench` once published needs `cargo package` to succeed for the root
+/// and the member crates it depends on (issue 30). Packed without the verifying build (a
+/// second full build of every crate); the members resolve against each other's packages.
+#[test]
+fn every_workspace_crate_packages_for_a_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let packaged = stackbench_measure::system::cargo::command()
+        .args([
+            "package",
+            "--workspace",
+            "--no-verify",
+            "--offline",
+            "--allow-dirty",
+        ])
+        .arg("--target-dir")
+        .arg(dir.path())
+        .current_dir(repo())
+        .output()
+        .expect("running cargo package");
+    assert!(packaged.status.success(), "{}", text(&packaged));
+    for name in [
+        "stackbench",
+        "stackbench-model",
+        "stackbench-measure",
+        "stackbench-benches",
+        "stackbench-store",
+        "stackbench-analysis",
+    ] {
+        let archive = dir.path().join(format!("package/{name}-0.1.0.crate"));
+        assert!(
+            archive.is_file(),
+            "no {}: {}",
+            archive.display(),
+            text(&packaged)
+        );
+    }
 }

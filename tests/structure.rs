@@ -132,20 +132,31 @@ const NOT_FOR_BENCHES: &[&str] = &[
     "stackbench",
 ];
 
-/// `cargo metadata` of this workspace (offline: the lock file already names everything).
-fn metadata() -> serde_json::Value {
+/// The stdout of `cargo ARGS` in the workspace root, which must succeed.
+fn cargo_in_root(args: &[&str]) -> Vec<u8> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(args)
         .current_dir(root())
         .output()
-        .expect("cargo metadata runs");
+        .unwrap_or_else(|e| panic!("cargo {args:?}: {e}"));
     assert!(
         out.status.success(),
-        "{}",
+        "cargo {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+    out.stdout
+}
+
+/// `cargo metadata` of this workspace (offline: the lock file already names everything).
+fn metadata() -> serde_json::Value {
+    serde_json::from_slice(&cargo_in_root(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--offline",
+    ]))
+    .expect("cargo metadata prints JSON")
 }
 
 /// Package id to name, and each resolved package's dependencies that are built into it
@@ -781,5 +792,94 @@ fn the_script_check_names_every_script_that_does_not_parse() {
         String::from_utf8_lossy(&broken.stdout).contains("; 3 broken"),
         "{:?}",
         broken.stdout
+    );
+}
+
+/// `cargo tree` of `scope` over dependency `edges`, as package → the feature sets it is
+/// resolved with (one per build context: a crate built for build scripts and proc macros
+/// can differ from the same crate built for the target).
+fn resolved_features(scope: &[&str], edges: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut args = vec!["tree"];
+    args.extend_from_slice(scope);
+    args.extend([
+        "--offline",
+        "-e",
+        edges,
+        "--prefix",
+        "none",
+        "-f",
+        "{p}|{f}",
+    ]);
+    let out = cargo_in_root(&args);
+    let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out).lines() {
+        let Some((package, set)) = line.split_once('|') else {
+            continue;
+        };
+        // "name v1.2.3 (/path) (*)": the name and version identify the package.
+        let package: Vec<&str> = package.split_whitespace().take(2).collect();
+        let set = set.trim_end_matches(" (*)").trim();
+        features
+            .entry(package.join(" "))
+            .or_default()
+            .insert(set.to_owned());
+    }
+    features
+}
+
+/// `cargo install --path .` resolves the root package without any dev-dependency, `cargo
+/// bench`, `cargo test` and run_benchmarks.sh's build resolve the whole workspace with
+/// them. Where a dev-dependency turns on a feature of a shared crate, the two resolutions
+/// compile that crate and everything above it twice (a second full release build for
+/// `cargo install` after `./run_benchmarks.sh`, and rebuilds between CI's steps). The root's
+/// feature-alignment dependencies keep the two the same; this names what drifted.
+#[test]
+fn installing_resolves_every_crate_with_the_features_the_workspace_build_uses() {
+    let install = resolved_features(&["-p", "stackbench"], "normal,build");
+    let workspace = resolved_features(&["--workspace"], "normal,build,dev");
+    // A check that cannot fail is no check: both walks must have read the graph.
+    for needed in ["serde_json", "criterion", "clap", "regex-automata"] {
+        assert!(
+            install
+                .keys()
+                .any(|p| p.starts_with(&format!("{needed} v"))),
+            "cargo tree listed no {needed}: the walk read nothing"
+        );
+    }
+    let drifted: Vec<String> = install
+        .iter()
+        .filter(|(package, sets)| workspace.get(*package) != Some(sets))
+        .map(|(package, sets)| {
+            format!(
+                "{package}: installed with {sets:?}, built by the workspace with {:?}",
+                workspace.get(package)
+            )
+        })
+        .collect();
+    assert!(
+        drifted.is_empty(),
+        "add the missing features to the root's feature-alignment dependencies in \
+         Cargo.toml:\n{}",
+        drifted.join("\n")
+    );
+}
+
+/// run_benchmarks.sh unsets, by hand, the running package's variables that stackbench's own
+/// cargo commands drop (`system::cargo`): each name the Rust list has must be in the script.
+#[test]
+fn run_benchmarks_sh_drops_every_variable_stackbenchs_cargo_commands_drop() {
+    let script = read("run_benchmarks.sh");
+    // The script's words: names and glob patterns such as `CARGO_PKG_*` in its `case` arm.
+    let words: BTreeSet<&str> = script
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '*'))
+        .collect();
+    let missing: Vec<&&str> = stackbench_measure::system::cargo::RUNNING_PACKAGE_VARIABLES
+        .iter()
+        .chain(&["CARGO_PKG_*"])
+        .filter(|name| !words.contains(**name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "run_benchmarks.sh does not unset {missing:?}"
     );
 }

@@ -8,7 +8,6 @@ use super::process::{run_logged, tail};
 use crate::harness::cargo_messages::bench_artifact;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Bench target name → its executable.
 pub type BenchExecutables = BTreeMap<String, PathBuf>;
@@ -25,7 +24,7 @@ pub struct BuildSpec<'a> {
 
 /// Builds every bench target of the crate; a failed build is `Build` with cargo's error tail.
 pub fn build_benches(spec: &BuildSpec<'_>) -> Result<BenchExecutables, GateError> {
-    let mut command = Command::new("cargo");
+    let mut command = stackbench_measure::system::cargo::command();
     command
         .args([
             "bench",

@@ -120,7 +120,7 @@ impl Repo {
 
 /// `cargo locate-project` from `dir`: the manifest of the package there.
 fn locate_manifest(dir: &Path) -> Result<PathBuf, GateError> {
-    let out = Command::new("cargo")
+    let out = stackbench_measure::system::cargo::command()
         .args(["locate-project", "--message-format", "plain"])
         .current_dir(dir)
         .output()

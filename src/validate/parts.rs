@@ -297,7 +297,7 @@ fn build_benches(dir: &Path) -> Result<Vec<(String, PathBuf)>, PartsError> {
         "stackbench setup: building the bench executables in {} (cargo bench --no-run; minutes the first time)",
         dir.display()
     );
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let out = stackbench_measure::system::cargo::command()
         .args(["bench", "--no-run", "--message-format=json"])
         .current_dir(dir)
         .stderr(std::process::Stdio::inherit())

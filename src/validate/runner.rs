@@ -75,7 +75,7 @@ pub fn prebuilt_dir() -> Option<PathBuf> {
 /// The command that runs `target`: its prebuilt executable, else `cargo bench`.
 fn target_command(plan: &SuiteRun, target: &str) -> Result<Command, RunnerError> {
     let Some(dir) = plan.prebuilt else {
-        let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        let mut command = stackbench_measure::system::cargo::command();
         command
             .args(["bench", "--quiet", "--bench", target, "--", "--noplot"])
             .current_dir(plan.package_dir);

@@ -63,7 +63,9 @@ pub fn shared_target_dir(crate_dir: &Path) -> PathBuf {
 /// binary wait for the first build instead of compiling the same dependencies again.
 /// Returns cargo's stdout (`--message-format=json` messages with `json`).
 pub fn build_in_shared_target(crate_dir: &Path, json: bool) -> Vec<u8> {
-    let out = Command::new("cargo")
+    // The environment the gate's own build gets (no variables of this test's package), so
+    // that no build script's change tracking tells the gate to rebuild what this made.
+    let out = stackbench_measure::system::cargo::command()
         .args(["bench", "--no-run", "--offline"])
         .args(json.then_some("--message-format=json"))
         .current_dir(crate_dir)

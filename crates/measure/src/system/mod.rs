@@ -5,6 +5,7 @@
 //! containers without sysfs); a file that cannot be read becomes a missing field and a
 //! note, never a panic.
 
+pub mod cargo;
 pub mod clocks;
 pub mod cpu;
 pub mod device_memory;
