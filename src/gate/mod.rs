@@ -396,6 +396,10 @@ fn measure(
 ) -> Result<Collected, GateError> {
     let mut collected = Collected {
         calibration: Some(calibrate::before_rounds(options)),
+        looks: Some(verdict::Looks {
+            planned_rounds: options.rounds,
+            max_rounds: options.max_rounds,
+        }),
         ..Collected::default()
     };
     let progress = progress::Progress::new((options.rounds * 2 * targets.len()) as u64);

@@ -5,7 +5,10 @@
 
 use super::calibrate::{self, Calibration};
 use super::rounds::{Collected, SideRun};
-use super::verdict::{RoundFigure, RoundsEstimate, estimate, project, round_figures, statuses};
+use super::verdict::{
+    Held, RoundFigure, RoundsEstimate, between_round_prior, estimate_moderated, project,
+    round_figures, statuses_at_looks,
+};
 use super::{GateError, GateOptions};
 use crate::analysis::verdict::percent;
 use crate::analysis::{
@@ -19,6 +22,7 @@ use crate::report::format::format_ns;
 use crate::results::NoEvidence;
 use crate::results::{FailedBenchmark, RunRecord, RunStore};
 use crate::stats::SampleDefect;
+use crate::stats::VariancePrior;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -120,15 +124,47 @@ pub fn check_writable(out: &Path) -> Result<(), GateError> {
         .map_err(|e| fail(e.to_string()))
 }
 
+/// One benchmark's rounds before the estimate: its id, figures and `(d_r, h_r)` pairs.
+type Measured = (String, Vec<RoundFigure>, Vec<(f64, f64)>);
+
 /// One benchmark's rounds as the round rule judges them: its figures, the estimate, and
 /// the per-round `(d_r, h_r)` the estimate came from.
 type Judged = (String, Vec<RoundFigure>, RoundsEstimate, Vec<(f64, f64)>);
 
-/// Per benchmark measured on both sides: its rounds and the rounds-level estimate. A
-/// benchmark below the calibrated floor has none: the round rule never judges it.
-fn estimates(collected: &Collected, rule: &VerdictRule) -> Vec<Judged> {
+/// Every benchmark the round rule judged, with its status and q at its look.
+struct Verdicts {
+    judged: Vec<Judged>,
+    statuses: Vec<(Status, f64)>,
+    /// The changes their look's level held back (`verdict::statuses_at_looks`).
+    held: Vec<Held>,
+    prior: Option<VariancePrior>,
+}
+
+/// Per benchmark measured on both sides: its rounds and the rounds-level estimate (a
+/// benchmark below the calibrated floor has none: the round rule never judges it), with
+/// each one's status and q at its look, and the changes its look's level held back.
+fn judged_with_statuses(collected: &Collected, rule: &VerdictRule) -> Verdicts {
+    let (judged, prior) = estimates_and_prior(collected, rule);
+    let with_pairs: Vec<(RoundsEstimate, &[(f64, f64)])> =
+        judged.iter().map(|j| (j.2, j.3.as_slice())).collect();
+    let (statuses, held) = statuses_at_looks(&with_pairs, rule, prior.as_ref(), collected.looks);
+    Verdicts {
+        judged,
+        statuses,
+        held,
+        prior,
+    }
+}
+
+/// The estimates of [`judged_with_statuses`], with the between-round variance prior they
+/// were moderated by.
+fn estimates_and_prior(
+    collected: &Collected,
+    rule: &VerdictRule,
+) -> (Vec<Judged>, Option<VariancePrior>) {
     let below_floor = collected.below_floor_ids();
-    collected
+    // The prior needs every benchmark's pairs before any one is estimated.
+    let measured: Vec<Measured> = collected
         .per_round
         .iter()
         .filter(|(id, _)| {
@@ -136,34 +172,42 @@ fn estimates(collected: &Collected, rule: &VerdictRule) -> Vec<Judged> {
                 && !collected.unusable.iter().any(|u| u.contains_key(*id))
                 && !below_floor.contains_key(*id)
         })
-        .filter_map(|(id, sides)| {
-            let rounds = round_figures(sides, rule.confidence);
-            let pairs: Vec<(f64, f64)> = rounds.iter().map(|(_, d, h)| (*d, *h)).collect();
-            let e = estimate(&pairs, rule.confidence)?;
-            Some((
-                id.clone(),
-                rounds.into_iter().map(|r| r.0).collect(),
-                e,
-                pairs,
-            ))
+        .map(|(id, sides)| {
+            let (figures, pairs) = round_figures(sides, rule.confidence)
+                .into_iter()
+                .map(|(figure, d, h)| (figure, (d, h)))
+                .unzip();
+            (id.clone(), figures, pairs)
         })
-        .collect()
+        .collect();
+    let prior = between_round_prior(measured.iter().map(|m| m.2.as_slice()));
+    let judged = measured
+        .into_iter()
+        .filter_map(|(id, figures, pairs)| {
+            let e = estimate_moderated(&pairs, rule.confidence, prior.as_ref())?;
+            Some((id, figures, e, pairs))
+        })
+        .collect();
+    (judged, prior)
 }
 
 /// Ids still inconclusive after the rounds so far and not stopped: the ones to measure
 /// again.
 pub fn inconclusive_ids(collected: &Collected, rule: &VerdictRule) -> Vec<String> {
-    inconclusive(&estimates(collected, rule), rule)
+    let v = judged_with_statuses(collected, rule);
+    inconclusive(&v.judged, &v.statuses)
         .filter(|j| !collected.stopped.contains_key(&j.0))
         .map(|j| j.0.clone())
         .collect()
 }
 
-fn inconclusive<'a>(judged: &'a [Judged], rule: &VerdictRule) -> impl Iterator<Item = &'a Judged> {
-    let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
+fn inconclusive<'a>(
+    judged: &'a [Judged],
+    statuses: &'a [(Status, f64)],
+) -> impl Iterator<Item = &'a Judged> {
     judged
         .iter()
-        .zip(statuses(&est, rule))
+        .zip(statuses)
         .filter(|(_, (status, _))| *status == Status::Inconclusive)
         .map(|(j, _)| j)
 }
@@ -177,9 +221,11 @@ pub fn after_round(
     round: usize,
     max_rounds: usize,
 ) -> Vec<String> {
-    let judged = estimates(collected, rule);
+    let Verdicts {
+        judged, statuses, ..
+    } = judged_with_statuses(collected, rule);
     let mut lines = Vec::new();
-    let newly: Vec<crate::analysis::StoppedEarly> = inconclusive(&judged, rule)
+    let newly: Vec<crate::analysis::StoppedEarly> = inconclusive(&judged, &statuses)
         .filter(|j| !collected.stopped.contains_key(&j.0))
         .filter_map(|(id, _, e, pairs)| {
             let p = project(pairs, rule).filter(|p| p.exceeds(max_rounds))?;
@@ -245,11 +291,15 @@ pub fn judge_with(
     targets: &[String],
     counted: Option<&super::counting::Counted>,
 ) -> Result<GateComparison, NoEvidence> {
-    let judged = estimates(collected, rule);
-    let est: Vec<RoundsEstimate> = judged.iter().map(|j| j.2).collect();
+    let Verdicts {
+        judged,
+        statuses,
+        held,
+        prior,
+    } = judged_with_statuses(collected, rule);
     let mut rows: Vec<BenchComparison> = judged
         .iter()
-        .zip(statuses(&est, rule))
+        .zip(statuses)
         .map(|((id, figures, e, _), (status, q))| row(id, figures, e, status, q, collected))
         .collect();
     let mut unmeasured = unmeasured(collected);
@@ -297,7 +347,7 @@ pub fn judge_with(
         let note = calibrate::below_floor_note(&comparison.comparisons, c);
         comparison.summary.notes.extend(note);
     }
-    comparison.rounds_spread = rounds_spread(collected);
+    comparison.rounds_spread = rounds_spread(collected, prior.as_ref(), &judged, &held, rule);
     let warning = collected.calibration_check.as_ref();
     comparison
         .summary
@@ -327,10 +377,41 @@ pub fn judge_with(
 }
 
 /// What the rounds' spread did to the verdict, when it did anything.
-fn rounds_spread(collected: &Collected) -> Option<crate::analysis::RoundsSpread> {
+fn rounds_spread(
+    collected: &Collected,
+    prior: Option<&VariancePrior>,
+    judged: &[Judged],
+    held: &[Held],
+    rule: &VerdictRule,
+) -> Option<crate::analysis::RoundsSpread> {
+    let sequential =
+        collected
+            .looks
+            .filter(|l| l.count() > 1)
+            .map(|looks| crate::analysis::SequentialLooks {
+                planned_rounds: looks.planned_rounds,
+                max_rounds: looks.max_rounds,
+                first_look_confidence: looks.confidence(rule, looks.planned_rounds),
+                later_look_confidence: looks.confidence(rule, looks.max_rounds),
+                held: held
+                    .iter()
+                    .map(|h| crate::analysis::HeldChange {
+                        id: judged[h.index].0.clone(),
+                        rounds: judged[h.index].2.rounds,
+                        confidence: h.confidence,
+                        would_be: h.would_be.as_str().to_string(),
+                    })
+                    .collect(),
+            });
     let spread = crate::analysis::RoundsSpread {
+        sequential,
         stopped: collected.stopped.values().cloned().collect(),
         calibration_check: collected.calibration_check.clone(),
+        pooled: prior.map(|p| crate::analysis::PooledSpread {
+            round_sd_percent: percent(p.variance.sqrt()),
+            prior_df: Some(p.df).filter(|d| d.is_finite()),
+            benchmarks: p.fitted_from,
+        }),
     };
     (spread != Default::default()).then_some(spread)
 }

@@ -57,6 +57,10 @@ pub struct Collected {
     pub stopped: BTreeMap<String, crate::analysis::StoppedEarly>,
     /// The calibration's noise against the rounds' spread, checked after round 2.
     pub calibration_check: Option<crate::analysis::CalibrationCheck>,
+    /// When the gate judges (after `--rounds`, then after each extra round up to
+    /// `--max-rounds`), so each look spends its share of the error rate (`verdict.rs`,
+    /// [`super::verdict::Looks`]); `None`: one look.
+    pub looks: Option<super::verdict::Looks>,
 }
 
 // The below-floor judgement reads the rounds' samples against the calibration's floor; it

@@ -10,13 +10,18 @@ use serde::{Deserialize, Serialize};
 /// Sample standard deviation (n − 1) of per-round changes; `None` below two values. The
 /// one definition of "the rounds disagree by sd X %" for the gate and its writers.
 pub fn sample_sd(values: &[f64]) -> Option<f64> {
+    sample_variance(values).map(f64::sqrt)
+}
+
+/// Sample variance (n − 1) of per-round changes; `None` below two values. [`sample_sd`]
+/// squared, without the round trip, for the gate's between-round variances.
+pub fn sample_variance(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
     }
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    Some(var.sqrt())
+    Some(values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0))
 }
 
 /// The gate's time-mode rounds, as far as they explain an unsure verdict.
@@ -29,12 +34,74 @@ pub struct RoundsSpread {
     /// The calibration's noise against the rounds' spread after round 2, when both exist.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_check: Option<CalibrationCheck>,
+    /// The between-round spread pooled across the benchmarks, which each one's own spread
+    /// was moderated toward; absent with fewer than three benchmarks of two rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<PooledSpread>,
+    /// The error rate the gate's repeated looks spend: present when `--max-rounds` leaves
+    /// room for more than one look at an inconclusive benchmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialLooks>,
+}
+
+/// The gate judges an inconclusive benchmark again after every extra round, and a test
+/// repeated until it rejects rejects more often than its level (optional stopping). The
+/// gate therefore splits the rule's error rate over its looks (docs/explanation/verdicts.md,
+/// "Looking again"): half to the look after the planned `--rounds`, the other half shared
+/// by the looks `--max-rounds` leaves room for. A change must be significant at its look's
+/// own level to be `degraded` or `improved`; `unchanged` needs no spending (stopping for it
+/// cannot raise the false-alarm rate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SequentialLooks {
+    /// `--rounds`: the first look comes after them.
+    pub planned_rounds: usize,
+    /// `--max-rounds`: the last look.
+    pub max_rounds: usize,
+    /// The confidence a change needs at the first look (the rule's, with half its error).
+    pub first_look_confidence: f64,
+    /// The confidence a change needs at each later look.
+    pub later_look_confidence: f64,
+    /// Benchmarks whose change was significant at the rule's own confidence but not at
+    /// their look's, and so stayed inconclusive.
+    #[serde(default)]
+    pub held: Vec<HeldChange>,
+}
+
+/// A change that was significant at the rule's confidence, not at its look's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HeldChange {
+    pub id: String,
+    /// Rounds both sides had measured at that look.
+    pub rounds: usize,
+    /// The confidence the look needed.
+    pub confidence: f64,
+    /// The status the rule's own confidence would have given: `degraded` or `improved`.
+    pub would_be: String,
+}
+
+/// The prior of the gate's moderated between-round variance (empirical Bayes, Smyth 2004;
+/// docs/explanation/verdicts.md): the spread the machine gave every benchmark, and how much
+/// it weighs against one benchmark's own rounds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PooledSpread {
+    /// The prior standard deviation of one round's change, in percent.
+    pub round_sd_percent: f64,
+    /// The degrees of freedom the prior is worth; `None`: infinite (the benchmarks' spreads
+    /// differ no more than sampling makes them, and every one takes the pooled spread).
+    pub prior_df: Option<f64>,
+    /// How many benchmarks (two rounds or more each) it was fitted from.
+    pub benchmarks: usize,
 }
 
 impl RoundsSpread {
     /// The early stop of `id`, if it was stopped.
     pub fn stopped(&self, id: &str) -> Option<&StoppedEarly> {
         self.stopped.iter().find(|s| s.id == id)
+    }
+
+    /// The change of `id` its look's level held back, if one was.
+    pub fn held(&self, id: &str) -> Option<&HeldChange> {
+        self.sequential.as_ref()?.held.iter().find(|h| h.id == id)
     }
 }
 

@@ -48,6 +48,15 @@ pub fn why(row: &BenchComparison, c: &Comparison, rounds: Option<&[f64]>) -> Str
             changes.len()
         ));
     }
+    if let Some(held) = c.rounds_spread.as_ref().and_then(|r| r.held(&row.id)) {
+        parts.push(format!(
+            "{} at {} % but not at the {:.2} % its look after round {} needs (the gate judges again after every extra round, and each look spends a share of the error rate)",
+            held.would_be,
+            100.0 * c.rule.confidence,
+            100.0 * held.confidence,
+            held.rounds
+        ));
+    }
     if let Some(stop) = c.rounds_spread.as_ref().and_then(|r| r.stopped(&row.id)) {
         parts.push(format!(
             "stopped after round {}, not measured again: {}",
@@ -82,8 +91,22 @@ fn noise_line(c: &Comparison, noise_percent: Option<f64>) -> Option<String> {
             k.after_round, k.round_sd_percent, k.benchmarks
         )
     });
+    let pooled = c
+        .rounds_spread
+        .as_ref()
+        .and_then(|r| r.pooled.as_ref())
+        .map_or(String::new(), |p| {
+            let weight = p.prior_df.map_or(
+                "every interval was built with that spread".to_string(),
+                |df| format!("each interval weighs it as {df:.1} rounds beside its own"),
+            );
+            format!(
+                "; pooled over {} benchmark(s), a round's change has an sd of {:.1} %, and {weight}",
+                p.benchmarks, p.round_sd_percent
+            )
+        });
     Some(format!(
-        "Noise floor measured before the rounds: {noise:.2} %, {verdict}{rounds}."
+        "Noise floor measured before the rounds: {noise:.2} %, {verdict}{rounds}{pooled}."
     ))
 }
 
@@ -252,10 +275,43 @@ mod tests {
     }
 
     #[test]
+    fn a_change_its_look_held_back_says_so_in_the_unsure_line() {
+        let mut c = unsure_gate();
+        c.rounds_spread = Some(crate::analysis::RoundsSpread {
+            sequential: Some(crate::analysis::SequentialLooks {
+                planned_rounds: 4,
+                max_rounds: 10,
+                first_look_confidence: 0.975,
+                later_look_confidence: 1.0 - 0.05 / 12.0,
+                held: vec![crate::analysis::HeldChange {
+                    id: "flaky".into(),
+                    rounds: 6,
+                    confidence: 1.0 - 0.05 / 12.0,
+                    would_be: "degraded".into(),
+                }],
+            }),
+            ..Default::default()
+        });
+        let md = gate_markdown(&c, None);
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("- 🟡 `flaky`"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(
+            line.contains("degraded at 95 % but not at the 99.58 % its look after round 6 needs"),
+            "{line}"
+        );
+        // Without a held change, nothing is said about looks.
+        let plain = gate_markdown(&unsure_gate(), None);
+        assert!(!plain.contains("its look after round"), "{plain}");
+    }
+
+    #[test]
     fn a_benchmark_stopped_early_gives_its_projection_in_the_comment_and_the_terminal() {
         let mut c = unsure_gate();
         let reason = "rounds disagree by sd 35.0 %: about 12 rounds would be needed for 5 % (--max-rounds 10)";
         c.rounds_spread = Some(crate::analysis::RoundsSpread {
+            sequential: None,
             stopped: vec![crate::analysis::StoppedEarly {
                 id: "flaky".into(),
                 rounds: 2,
@@ -272,8 +328,28 @@ mod tests {
                 ratio: Some(35.0 / 2.42),
                 warning: Some("the calibration understated this machine's noise".into()),
             }),
+            pooled: None,
         });
         let md = gate_markdown(&c, Some(2.42));
+        let pooled = |prior_df| {
+            let mut c = c.clone();
+            c.rounds_spread.as_mut().unwrap().pooled = Some(crate::analysis::PooledSpread {
+                round_sd_percent: 38.2,
+                prior_df,
+                benchmarks: 25,
+            });
+            gate_markdown(&c, Some(2.42))
+        };
+        assert!(
+            pooled(None).contains("over 1 benchmark(s); pooled over 25 benchmark(s), a round's change has an sd of 38.2 %, and every interval was built with that spread."),
+            "{}",
+            pooled(None)
+        );
+        assert!(
+            pooled(Some(3.04)).contains("each interval weighs it as 3.0 rounds beside its own."),
+            "{}",
+            pooled(Some(3.04))
+        );
         let line = md
             .lines()
             .find(|l| l.starts_with("- 🟡 `flaky`"))
