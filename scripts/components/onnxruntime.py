@@ -27,6 +27,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.join(_HERE, "lib")] + [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 
+import shutil
 import tempfile
 import time
 
@@ -130,6 +131,16 @@ class OrtBlock(Benchmark):
             options.intra_op_num_threads = int(threads)
         self.optimized_dir = tempfile.mkdtemp(prefix="stackbench-ort-")
         self.optimized_path = os.path.join(self.optimized_dir, "optimized.onnx")
+        # A session that fails to open (a provider that cannot start) must not leave the
+        # directory behind: teardown never runs for a benchmark that was never made.
+        try:
+            self._open(component, options, provider, level, batch, seq)
+        except BaseException:
+            shutil.rmtree(self.optimized_dir, ignore_errors=True)
+            raise
+
+    def _open(self, component, options, provider, level, batch, seq):
+        ort, np = component.ort, component.np
         # Providers that compile subgraphs (TensorRT, MIGraphX, OpenVINO) cannot save the
         # optimised model; their node counts are then the ORT-level ones left unknown.
         saves_model = provider in ("CPUExecutionProvider", "CUDAExecutionProvider", "ROCMExecutionProvider", "DmlExecutionProvider")
@@ -180,9 +191,7 @@ class OrtBlock(Benchmark):
 
     def teardown(self):
         self.session = None
-        for name in os.listdir(self.optimized_dir):
-            os.remove(os.path.join(self.optimized_dir, name))
-        os.rmdir(self.optimized_dir)
+        shutil.rmtree(self.optimized_dir, ignore_errors=True)
 
 
 from transformer_block import (  # noqa: E402 -- after the worker helpers, stdlib only

@@ -274,5 +274,57 @@ class DeviceCacheBetweenBenchmarks(unittest.TestCase):
                 sys.modules["torch"] = saved
 
 
+class TeardownAtEndOfInput(unittest.TestCase):
+    """A runner that closes the worker's stdin without ``teardown`` (a dropped session)
+    still gets the last benchmark torn down: ONNX Runtime's optimised model under /tmp was
+    left behind once per benchmark that way."""
+
+    WORKER = """
+import os, sys
+sys.path.insert(0, {lib!r})
+import stackbench_worker as sw
+
+class Bench(sw.Benchmark):
+    def __init__(self, marker):
+        self.marker = marker
+    def step(self):
+        pass
+    def teardown(self):
+        with open(self.marker, "w") as f:
+            f.write("torn down")
+
+class Marked(sw.Component):
+    def describe(self):
+        return {{"component": "marked", "available": True, "benchmarks": []}}
+    def make(self, benchmark, parameters):
+        return Bench(parameters)
+
+sw.main(Marked)
+"""
+
+    def run_worker(self, requests):
+        import json
+        import subprocess
+
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "marked.py")
+            with open(script, "w") as f:
+                f.write(self.WORKER.format(lib=helpers.LIB))
+            marker = os.path.join(tmp, "marker")
+            lines = "".join(json.dumps(r).replace("MARKER", marker) + "\n" for r in requests)
+            done = subprocess.run([sys.executable, script], input=lines, capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            answers = [json.loads(line) for line in done.stdout.splitlines()]
+            self.assertTrue(all(a["ok"] for a in answers), answers)
+            return os.path.exists(marker)
+
+    def test_the_last_benchmark_is_torn_down_when_stdin_closes(self):
+        setup = {"id": 1, "op": "setup", "benchmark": "b", "parameters": "MARKER"}
+        self.assertTrue(self.run_worker([setup]), "no teardown at end of input")
+
+    def test_without_a_benchmark_nothing_is_torn_down(self):
+        self.assertFalse(self.run_worker([{"id": 1, "op": "describe"}]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -402,9 +402,23 @@ def _respond(channel, payload):
 
 
 def serve(component):
-    """Answers requests until stdin closes or ``shutdown`` arrives."""
+    """Answers requests until stdin closes or ``shutdown`` arrives. The benchmark set up
+    last is torn down either way: a runner that closes stdin without ``teardown`` (its
+    process ending, a dropped session) still gets its files removed (ONNX Runtime's
+    optimised model under /tmp)."""
     channel = protect_stdout()
     server = _Server(component)
+    try:
+        _answer(channel, server)
+    finally:
+        try:
+            server.teardown()
+        except Exception:  # the worker is leaving: say why, never mask the first error
+            log(traceback.format_exc())
+
+
+def _answer(channel, server):
+    """The request loop of ``serve``: one response per request line, until EOF or shutdown."""
     for line in sys.stdin:
         line = line.strip()
         if not line:

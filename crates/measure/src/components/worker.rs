@@ -11,7 +11,8 @@
 //!   is attached to every error, because "exited with status 1" alone explains nothing.
 //! - A line on stdout that is not a protocol response (a library that printed) is logged,
 //!   a bounded number of times, and skipped: it never kills the run.
-//! - `Drop` kills the group and reaps it, ignoring every error: it never panics.
+//! - `Drop` closes a live worker's stdin and gives it `EXIT_GRACE` to tear down and exit,
+//!   then kills the group and reaps it, ignoring every error: it never panics.
 
 use super::config::RunnerConfig;
 use super::protocol::{FailureKind, Op, Request, parse_response};
@@ -440,9 +441,20 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        if !self.reaped {
-            self.kill_and_reap();
+        if self.reaped {
+            return;
         }
+        // A live worker reads EOF, tears its last benchmark down (removing what it wrote,
+        // such as ONNX Runtime's optimised model under /tmp) and exits: it gets the same
+        // grace as `shutdown` before its group is killed. A dead one is killed at once.
+        if self.dead.is_none() {
+            self.stdin = None;
+            let started = Instant::now();
+            while started.elapsed() < EXIT_GRACE && !self.has_exited() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        self.kill_and_reap();
     }
 }
 
