@@ -108,6 +108,63 @@ fn every_vulkan_kernel_is_checked_then_timed_on_the_device() {
             );
         }
     }
+    // The tensor ops in f32, f16 and bf16 at this device's own quick shape, and at one whose
+    // rows are not a whole number of workgroups and whose element count is not of grid
+    // strides; three rows, so two 16-bit row sums share a word. An element count that is
+    // odd in 16 bits leaves half a word of padding.
+    let quick = vk.tensor_shapes(Suite::Quick)[0];
+    let shapes = [quick, TensorShape::new(3, 1000), TensorShape::new(1, 999)];
+    for (op, dtype, shape) in TensorOp::ALL.into_iter().flat_map(|op| {
+        [DType::F32, DType::F16, DType::Bf16]
+            .into_iter()
+            .flat_map(move |d| shapes.map(|s| (op, d, s)))
+    }) {
+        // A 16-bit row of odd length is refused (the skip test checks it).
+        let row_op = matches!(op, TensorOp::Sum | TensorOp::Softmax | TensorOp::LayerNorm);
+        if row_op && dtype != DType::F32 && shape.cols % 2 != 0 {
+            continue;
+        }
+        tally.measure(
+            format!(
+                "tensor op {} {dtype} {}x{}",
+                op.id(),
+                shape.rows,
+                shape.cols
+            ),
+            || vk.tensor_op(op, dtype, shape),
+            |w| match w.notes().get(stackbench::workload::accuracy::ACCURACY_NOTE) {
+                Some(_) => Ok(()),
+                None => Err(format!("no accuracy note: {:?}", w.notes())),
+            },
+        );
+    }
+    // Both attention paths (the fused kernel; the batched GEMMs around a softmax) at this
+    // device's own quick problems (causal and not), at head dimension 128, and at a
+    // sequence that is not a whole number of workgroups (16 query rows, 16-wide GEMM
+    // tiles) nor of key tiles (8), causal, where a mask goes wrong first.
+    let mut problems = vk.attention_shapes(Suite::Quick);
+    problems.push(AttentionShape::new(1, 2, 64, 128, false));
+    problems.push(AttentionShape::new(2, 1, 100, 64, true));
+    for (shape, kernel) in problems
+        .into_iter()
+        .flat_map(|s| AttentionKernel::ALL.map(|k| (s, k)))
+    {
+        tally.measure(
+            format!("attention {} f32 {shape}", kernel.id()),
+            || vk.attention(kernel, shape, DType::F32),
+            |w| {
+                let notes = w.notes();
+                let implementation = notes.get("implementation").and_then(|i| i.as_str());
+                let wgsl = implementation.is_some_and(|i| i.contains("WGSL"));
+                match notes.get(stackbench::workload::accuracy::ACCURACY_NOTE) {
+                    Some(_) if wgsl => Ok(()),
+                    _ => Err(format!(
+                        "no accuracy note or not the WGSL kernel: {notes:?}"
+                    )),
+                }
+            },
+        );
+    }
     tally.assert_all_measured("vulkan");
 }
 
@@ -125,14 +182,23 @@ fn what_vulkan_does_not_run_is_a_skip_that_says_why() {
     assert!(odd.contains("multiples of 64"), "{odd}");
     let bf16 = reason(vk.gemm(GemmShape::square(64), DType::Bf16));
     assert!(bf16.contains("f32 and f16"), "{bf16}");
-    let op = reason(vk.tensor_op(TensorOp::Add, DType::F32, TensorShape::new(64, 64)));
-    assert!(op.contains("not implemented on vulkan yet"), "{op}");
+    // A 16-bit row op on rows of odd length would share a u32 word between two rows: it
+    // is refused, naming the length.
+    let odd = vk
+        .tensor_op(TensorOp::Softmax, DType::F16, TensorShape::new(3, 999))
+        .and_then(|mut w| w.verify().map(|_| w));
+    let odd = reason(odd);
+    assert!(odd.contains("rows of 999 16-bit elements"), "{odd}");
+    // Attention runs in f32 only: both paths skip f16 and bf16 naming the kernel they lack.
     let shape = AttentionShape::new(1, 1, 64, 64, false);
-    let attention = reason(vk.attention(AttentionKernel::ALL[0], shape, DType::F32));
+    let standard = reason(vk.attention(AttentionKernel::Standard, shape, DType::F16));
     assert!(
-        attention.contains("not implemented on vulkan yet"),
-        "{attention}"
+        standard.contains("not implemented on vulkan yet"),
+        "{standard}"
     );
+    assert!(standard.contains("attn_softmax_f16"), "{standard}");
+    let half = reason(vk.attention(AttentionKernel::Flash, shape, DType::Bf16));
+    assert!(half.contains("flash_bf16_d64"), "{half}");
 }
 
 /// `stackbench info --no-measure`'s `backend vulkan` line under the given environment.
@@ -202,4 +268,26 @@ fn a_cpu_driver_is_refused_naming_the_opt_in_and_taken_when_asked() {
     assert!(!taken.contains("unavailable"), "{taken}");
     let typo = info_vulkan_line(&[("STACKBENCH_VULKAN_ALLOW_CPU", "please")]);
     assert!(typo.contains("is not a yes/no value"), "{typo}");
+}
+
+/// `STACKBENCH_VULKAN_DEVICE` picks the device by the loader's index: an index that is there
+/// is taken, one past the last is refused listing the devices, and a value that is not an
+/// index is named.
+#[test]
+fn the_device_is_chosen_by_index_and_a_wrong_index_is_named() {
+    let Some(_backend) = device() else {
+        return;
+    };
+    let allow = ("STACKBENCH_VULKAN_ALLOW_CPU", "1");
+    let first = info_vulkan_line(&[allow, ("STACKBENCH_VULKAN_DEVICE", "0")]);
+    assert!(!first.contains("unavailable"), "{first}");
+    let past = info_vulkan_line(&[allow, ("STACKBENCH_VULKAN_DEVICE", "99")]);
+    assert!(past.contains("unavailable:"), "{past}");
+    assert!(
+        past.contains("STACKBENCH_VULKAN_DEVICE=99, but the loader has"),
+        "{past}"
+    );
+    assert!(past.contains("0: "), "the devices are listed: {past}");
+    let typo = info_vulkan_line(&[allow, ("STACKBENCH_VULKAN_DEVICE", "gpu0")]);
+    assert!(typo.contains("is not a device index"), "{typo}");
 }

@@ -29,6 +29,30 @@ fn copy_lock(manifest: &Path, out_dir: &Path) {
         .unwrap_or_else(|e| panic!("copying {} to {}: {e}", lock.display(), out.display()));
 }
 
+/// The WGSL of `path` with each `// #include <name>` line replaced by `include/<name>.wgsl`
+/// (WGSL has no imports: the workgroup reductions live once there). naga's messages then
+/// count lines in the pasted source.
+fn with_includes(path: &Path, include_dir: &Path) -> String {
+    let source =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut out = String::with_capacity(source.len());
+    for line in source.lines() {
+        match line.trim().strip_prefix("// #include ") {
+            Some(name) => {
+                let included = include_dir.join(format!("{}.wgsl", name.trim()));
+                println!("cargo:rerun-if-changed={}", included.display());
+                let text = std::fs::read_to_string(&included).unwrap_or_else(|e| {
+                    panic!("{}: including {}: {e}", path.display(), included.display())
+                });
+                out.push_str(&text);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Every `<name>.wgsl` in `dir` becomes `<name>.spv` in `out_dir` (SPIR-V 1.3, Vulkan 1.1+).
 fn compile_shaders(dir: &Path, out_dir: &Path) {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
@@ -50,8 +74,7 @@ fn compile_shaders(dir: &Path, out_dir: &Path) {
     }
     for path in entries {
         println!("cargo:rerun-if-changed={}", path.display());
-        let source = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let source = with_includes(&path, &dir.join("include"));
         let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| {
             panic!(
                 "{}",

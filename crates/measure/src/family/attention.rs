@@ -65,7 +65,7 @@ impl<T: GpuBackend + ?Sized> AttentionBackend for T {
     }
 
     fn attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
-        axes::attention_shapes(suite)
+        self.gpu_attention_shapes(suite)
     }
 
     fn attention(

@@ -66,7 +66,7 @@ impl<T: GpuBackend + ?Sized> TensorOpsBackend for T {
     }
 
     fn tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
-        axes::tensor_shapes(suite)
+        self.gpu_tensor_shapes(suite)
     }
 
     fn tensor_op(

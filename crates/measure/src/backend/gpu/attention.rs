@@ -45,6 +45,15 @@ pub fn open<'a>(
         AttentionKernel::Standard => shape.score_bytes(dtype),
         AttentionKernel::Flash => 0,
     };
+    // A device without this path's kernels (the vulkan backend's WGSL set) skips it here,
+    // before anything is allocated, naming the kernel.
+    match kernel {
+        AttentionKernel::Standard => dev.has_kernel(&softmax_kernel(dtype))?,
+        AttentionKernel::Flash => {
+            let flash = FlashKernel::choose(dev.kind(), dtype);
+            dev.has_kernel(&flash.launch_shape(shape, dtype).0)?
+        }
+    }
     dev.fits(shape.io_bytes(dtype) + scores, &what)?;
     match dtype {
         DType::F32 => Ok(Box::new(GpuAttention::<f32>::new(dev, kernel, shape)?)),
@@ -62,6 +71,11 @@ pub fn open<'a>(
     }
 }
 
+/// The softmax kernel between the standard path's two GEMMs.
+fn softmax_kernel(dtype: DType) -> String {
+    format!("attn_softmax_{}", suffix(dtype))
+}
+
 /// The kernel behind `flash` on a device, chosen by (platform, precision); both head
 /// dimensions have both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,12 +84,16 @@ pub enum FlashKernel {
     TensorCores,
     /// `flash_*`: f32 arithmetic on CUDA cores / AMD's VALU, every precision.
     Simt,
+    /// `flash_f32_*` in WGSL (`backend/vulkan/shaders/attention_flash.wgsl`): the same grid
+    /// and recurrence as `Simt`, keys staged 8 at a time, f32 only.
+    Wgsl,
 }
 
 impl FlashKernel {
     pub fn choose(backend: BackendKind, dtype: DType) -> FlashKernel {
         match (backend, dtype) {
             (BackendKind::Cuda, DType::F16 | DType::Bf16) => FlashKernel::TensorCores,
+            (BackendKind::Vulkan, _) => FlashKernel::Wgsl,
             _ => FlashKernel::Simt,
         }
     }
@@ -87,13 +105,16 @@ impl FlashKernel {
                 "stackbench FlashAttention-2-style kernel on tensor cores (mma.sync m16n8k16), f32 accumulation"
             }
             FlashKernel::Simt => "stackbench online-softmax kernel (CUDA cores / VALU, SIMT)",
+            FlashKernel::Wgsl => {
+                "stackbench online-softmax kernel in WGSL (8 lanes per query row, keys staged 8 at a time), f32"
+            }
         }
     }
 
     fn launch_shape(self, shape: AttentionShape, dtype: DType) -> (String, Grid) {
         let (prefix, rows, threads) = match self {
             FlashKernel::TensorCores => ("flash_tc", FLASH_TC_ROWS, FLASH_TC_THREADS),
-            FlashKernel::Simt => ("flash", FLASH_ROWS, FLASH_THREADS),
+            FlashKernel::Simt | FlashKernel::Wgsl => ("flash", FLASH_ROWS, FLASH_THREADS),
         };
         let grid = Grid {
             blocks: (
@@ -219,7 +240,7 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
             batch,
         })?;
         self.dev.launch(
-            &format!("attn_softmax_{}", suffix(T::DTYPE)),
+            &softmax_kernel(T::DTYPE),
             per_row(batch * s),
             &[
                 Arg::Ptr(scores.ptr),
@@ -284,6 +305,9 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
         notes.insert(
             "implementation".into(),
             match self.kernel {
+                AttentionKernel::Standard if self.dev.kind() == BackendKind::Vulkan => {
+                    "stackbench strided-batched GEMMs in WGSL (16x16 tiles, no BLAS on Vulkan) + softmax kernel"
+                }
                 AttentionKernel::Standard => "strided-batched BLAS GEMMs + softmax kernel",
                 AttentionKernel::Flash => self.flash_kernel.description(),
             }

@@ -59,6 +59,19 @@ pub trait GpuBackend: GpuDevice + AsGpuDevice {
         crate::workload::gemm::gpu_shapes(suite)
     }
 
+    /// Tensor-op shapes in `suite`: the GPU shapes by default.
+    fn gpu_tensor_shapes(&self, suite: Suite) -> Vec<crate::workload::tensor_ops::TensorShape> {
+        super::axes::tensor_shapes(suite)
+    }
+
+    /// Attention problems in `suite`: the GPU shapes by default.
+    fn gpu_attention_shapes(
+        &self,
+        suite: Suite,
+    ) -> Vec<crate::workload::attention::AttentionShape> {
+        super::axes::attention_shapes(suite)
+    }
+
     /// Why this backend does not run `family`'s shared kernels (a family's name, e.g.
     /// `tensor_ops`), when it does not: its ids are skipped with this reason before
     /// anything is allocated.

@@ -160,6 +160,13 @@ pub trait GpuDevice {
     fn fits(&self, bytes: u64, what: &str) -> Result<(), BackendError>;
     /// Free device memory now, when the driver says.
     fn free_memory(&self) -> Option<u64>;
+    /// A recorded skip when this device has no kernel `name`, asked before a workload
+    /// allocates its tensors (CUDA, ROCm and the emulator compile every kernel of the
+    /// source; Vulkan has the ones written in WGSL).
+    fn has_kernel(&self, name: &str) -> Result<(), BackendError> {
+        let _ = name;
+        Ok(())
+    }
 }
 
 /// Uploads a typed slice.

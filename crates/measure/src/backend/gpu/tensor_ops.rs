@@ -19,6 +19,7 @@ pub fn open<'a>(
     dtype: DType,
     shape: TensorShape,
 ) -> Result<Box<dyn TimedWorkload + 'a>, BackendError> {
+    dev.has_kernel(&kernel_name(op, dtype))?;
     dev.fits(
         4 * (shape.elements() * dtype.size_bytes()) as u64,
         "tensor op",
@@ -42,6 +43,11 @@ pub fn suffix(dtype: DType) -> &'static str {
         DType::Bf16 => "bf16",
         _ => "f32",
     }
+}
+
+/// The kernel `op` runs in `dtype`: `add_f32`, `layer_norm_bf16`, …
+pub fn kernel_name(op: TensorOp, dtype: DType) -> String {
+    format!("{}_{}", op.id(), suffix(dtype))
 }
 
 pub struct GpuTensorOp<'a, T> {
@@ -88,7 +94,7 @@ impl<'a, T: HostElement + Pod> GpuTensorOp<'a, T> {
     }
 
     fn launch_once(&self) -> Result<(), BackendError> {
-        let name = format!("{}_{}", self.op.id(), suffix(T::DTYPE));
+        let name = kernel_name(self.op, T::DTYPE);
         let n = self.shape.elements() as u64;
         let cols = Arg::I32(self.shape.cols as i32);
         let (x, z) = (Arg::Ptr(self.x.ptr), Arg::Ptr(self.out.ptr));
@@ -142,7 +148,7 @@ impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
         notes.insert("compute_precision".into(), "f32".into());
         notes.insert(
             "kernel".into(),
-            format!("stackbench {}_{}", self.op.id(), suffix(T::DTYPE)).into(),
+            format!("stackbench {}", kernel_name(self.op, T::DTYPE)).into(),
         );
         if let Some(accuracy) = &self.accuracy {
             accuracy.insert_note(&mut notes);

@@ -195,7 +195,8 @@ fn open_device(
         return Err(no_device(&library));
     }
     let candidates: Vec<Candidate> = physicals.iter().map(|&p| describe(&instance, p)).collect();
-    let (index, family) = select::choose(&candidates, cpu_driver_allowed()?)?;
+    let wanted = select::device_index(std::env::var(select::DEVICE_ENV).ok().as_deref())?;
+    let (index, family) = select::choose(&candidates, cpu_driver_allowed()?, wanted)?;
     let physical = physicals[index];
     let chosen = candidates[index].clone();
 

@@ -6,8 +6,8 @@
 //! name with buffer and scalar arguments, and this module runs the ones it has as WGSL
 //! compiled to SPIR-V when the crate builds (`shaders/`, `build.rs`): buffers become
 //! storage-buffer bindings in argument order, scalars the push constants. A kernel it has
-//! no shader for is a recorded skip naming it, so the tensor ops and attention ids say
-//! "not implemented on vulkan yet" instead of timing anything else.
+//! no shader for is a recorded skip naming it, so the f16 and bf16 tensor ops and the
+//! attention ids say "not implemented on vulkan yet" instead of timing anything else.
 //!
 //! Timing: timestamp queries around the `iters` dispatches recorded into one command
 //! buffer (Criterion's `iter_custom` contract, as CUDA's events), with a 256 MiB buffer
@@ -26,6 +26,8 @@ use crate::backend::gpu::{
     Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer, stream as gpu_stream,
 };
 use crate::backend::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
+use crate::workload::attention::{self, AttentionShape};
+use crate::workload::tensor_ops::{self, TensorShape};
 use crate::workload::transfer::TransferKind;
 use crate::workload::{DType, GemmShape, Suite};
 use std::collections::BTreeMap;
@@ -35,6 +37,13 @@ use std::time::Duration;
 const STREAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream.spv"));
 const GEMM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gemm.spv"));
 const PEAK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/peak.spv"));
+const TENSOR_ELEMENTWISE: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/tensor_elementwise.spv"));
+const TENSOR_ROWS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tensor_rows.spv"));
+const TENSOR_HALF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tensor_half.spv"));
+const ATTENTION_FLASH: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/attention_flash.spv"));
+const ATTENTION_STANDARD: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/attention_standard.spv"));
 
 /// A kernel this backend has, by the name the shared workloads launch: its SPIR-V and entry
 /// point, threads per workgroup, and whether it needs `shaderFloat64`.
@@ -46,6 +55,51 @@ struct Kernel {
     float64: bool,
     /// Its immediates begin with an f64 scalar, zero where the launch passes none.
     scalar_first: bool,
+    /// A 16-bit row op: its row length (the launch's first i32) must be even, so that no
+    /// u32 word holds two rows.
+    even_rows: bool,
+}
+
+/// An f32 tensor-op kernel (`backend/gpu/tensor_ops.rs` launches it by this name, which is
+/// also its entry point): 256 threads, no f64.
+const fn tensor(name: &'static str, spirv: &'static [u8]) -> Kernel {
+    Kernel {
+        name,
+        spirv,
+        entry: name,
+        threads: 256,
+        float64: false,
+        scalar_first: false,
+        even_rows: false,
+    }
+}
+
+/// An f16 or bf16 tensor-op kernel on packed u32 words (`shaders/tensor_half.wgsl`): 256
+/// threads, no f64; a row op needs an even row length.
+const fn half(name: &'static str, even_rows: bool) -> Kernel {
+    Kernel {
+        name,
+        spirv: TENSOR_HALF,
+        entry: name,
+        threads: 256,
+        float64: false,
+        scalar_first: false,
+        even_rows,
+    }
+}
+
+/// An f32 fused-attention kernel (`backend/gpu/attention.rs` launches it by this name with
+/// the CUDA kernel's grid): 128 threads, 16 query rows per workgroup.
+const fn flash(name: &'static str) -> Kernel {
+    Kernel {
+        name,
+        spirv: ATTENTION_FLASH,
+        entry: name,
+        threads: crate::backend::gpu::kernels::FLASH_THREADS,
+        float64: false,
+        scalar_first: false,
+        even_rows: false,
+    }
 }
 
 /// A STREAM kernel: one module, one immediates layout (the f64 scalar, then the count).
@@ -57,6 +111,7 @@ const fn stream(name: &'static str, entry: &'static str) -> Kernel {
         threads: 256,
         float64: true,
         scalar_first: true,
+        even_rows: false,
     }
 }
 
@@ -77,7 +132,35 @@ const KERNELS: &[Kernel] = &[
         threads: 256,
         float64: false,
         scalar_first: false,
+        even_rows: false,
     },
+    tensor("add_f32", TENSOR_ELEMENTWISE),
+    tensor("mul_f32", TENSOR_ELEMENTWISE),
+    tensor("relu_f32", TENSOR_ELEMENTWISE),
+    tensor("gelu_f32", TENSOR_ELEMENTWISE),
+    tensor("sum_f32", TENSOR_ROWS),
+    tensor("softmax_f32", TENSOR_ROWS),
+    tensor("layer_norm_f32", TENSOR_ROWS),
+    half("add_f16", false),
+    half("add_bf16", false),
+    half("mul_f16", false),
+    half("mul_bf16", false),
+    half("relu_f16", false),
+    half("relu_bf16", false),
+    half("gelu_f16", false),
+    half("gelu_bf16", false),
+    half("sum_f16", true),
+    half("sum_bf16", true),
+    half("softmax_f16", true),
+    half("softmax_bf16", true),
+    half("layer_norm_f16", true),
+    half("layer_norm_bf16", true),
+    flash("flash_f32_d64"),
+    flash("flash_f32_d128"),
+    // The standard attention path: its softmax, and the batched GEMMs around it (the BLAS
+    // call of CUDA and ROCm, `GpuDevice::batched_gemm` here).
+    tensor("attn_softmax_f32", ATTENTION_STANDARD),
+    tensor("batched_gemm_f32", ATTENTION_STANDARD),
     Kernel {
         name: "peak_fma_f32",
         spirv: PEAK,
@@ -85,6 +168,7 @@ const KERNELS: &[Kernel] = &[
         threads: 256,
         float64: false,
         scalar_first: false,
+        even_rows: false,
     },
 ];
 
@@ -99,8 +183,6 @@ const CPU_STREAM_BYTES: usize = 64 << 20;
 /// The GEMM shapes on a CPU driver: the GPU shapes (1024³ to 8192³) take minutes each there.
 const CPU_GEMM_SIZES: &[usize] = &[256, 512];
 const CPU_GEMM_SIZES_FULL: &[usize] = &[256, 512, 1024];
-/// Families whose shared kernels have no WGSL version yet (their ids skip with this).
-const NOT_YET: &str = "not implemented on vulkan yet (no WGSL version of its kernels)";
 
 /// The probe: the device this backend would run on, or why none.
 pub fn probe() -> Availability {
@@ -211,13 +293,7 @@ impl VulkanBackend {
 
     /// Runs kernel `name` (one of [`KERNELS`]) with the shared workloads' arguments.
     fn run_kernel(&self, name: &str, grid: Grid, args: &[Arg]) -> Result<(), BackendError> {
-        let Some(kernel) = KERNELS.iter().find(|k| k.name == name) else {
-            return Err(BackendError::unsupported(
-                BackendKind::Vulkan,
-                name,
-                "not implemented on vulkan yet (no WGSL version of this kernel)",
-            ));
-        };
+        let kernel = kernel(name)?;
         if kernel.float64 && !self.ctx.chosen.float64 {
             return Err(BackendError::unsupported(
                 BackendKind::Vulkan,
@@ -238,6 +314,24 @@ impl VulkanBackend {
                 ),
             ));
         }
+        // A row op's row length is its launch's first i32.
+        let row_length = || {
+            args.iter().find_map(|a| match a {
+                Arg::I32(v) => Some(*v),
+                _ => None,
+            })
+        };
+        if kernel.even_rows
+            && let Some(cols) = row_length().filter(|c| c % 2 != 0)
+        {
+            return Err(BackendError::unsupported(
+                BackendKind::Vulkan,
+                name,
+                format!(
+                    "rows of {cols} 16-bit elements: the WGSL kernels read whole u32 words, so a row's length must be even"
+                ),
+            ));
+        }
         let (buffers, mut immediates) = split_args(name, args)?;
         if kernel.scalar_first && !args.iter().any(|a| matches!(a, Arg::F64(_))) {
             immediates.splice(0..0, [0u8; 8]);
@@ -250,6 +344,18 @@ impl VulkanBackend {
             grid.blocks,
         )
     }
+}
+
+/// The kernel the shared workloads launch as `name`, or the recorded skip that says there
+/// is no WGSL version of it.
+fn kernel(name: &str) -> Result<&'static Kernel, BackendError> {
+    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
+        BackendError::unsupported(
+            BackendKind::Vulkan,
+            name,
+            "not implemented on vulkan yet (no WGSL version of this kernel)",
+        )
+    })
 }
 
 fn wrap(ctx: &Rc<Context>, id: u64, bytes: usize) -> RawBuffer {
@@ -343,12 +449,46 @@ impl GpuDevice for VulkanBackend {
         self.run_kernel(name, grid, args)
     }
 
-    fn batched_gemm(&self, _gemm: &BatchedGemm) -> Result<(), BackendError> {
-        Err(BackendError::unsupported(
-            BackendKind::Vulkan,
-            "batched gemm",
-            NOT_YET,
-        ))
+    fn has_kernel(&self, name: &str) -> Result<(), BackendError> {
+        kernel(name).map(drop)
+    }
+
+    /// The strided-batched GEMM of the standard attention path, in WGSL
+    /// (`shaders/attention_standard.wgsl`: 16×16 tiles, any shape), f32 only.
+    fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
+        let what = format!("batched gemm {}", g.dtype);
+        if g.dtype != DType::F32 {
+            return Err(BackendError::unsupported(
+                BackendKind::Vulkan,
+                what,
+                "the WGSL batched GEMM is f32 only",
+            ));
+        }
+        let dims = [
+            g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c,
+        ];
+        let mut args = vec![Arg::Ptr(g.a), Arg::Ptr(g.b), Arg::Ptr(g.c)];
+        for dim in dims {
+            let dim = i32::try_from(dim).map_err(|_| {
+                BackendError::unsupported(
+                    BackendKind::Vulkan,
+                    &what,
+                    format!("{dim}: the WGSL kernel indexes with 32 bits"),
+                )
+            })?;
+            args.push(Arg::I32(dim));
+        }
+        args.push(Arg::F32(g.alpha));
+        args.push(Arg::I32(g.transpose_a as i32));
+        let grid = Grid {
+            blocks: (
+                g.m.div_ceil(16) as u32,
+                g.n.div_ceil(16) as u32,
+                g.batch as u32,
+            ),
+            threads: 256,
+        };
+        self.run_kernel("batched_gemm_f32", grid, &args)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {
@@ -495,10 +635,29 @@ impl GpuBackend for VulkanBackend {
         }
     }
 
-    fn missing_family(&self, family: &str) -> Option<String> {
-        match family {
-            "tensor_ops" | "attention" => Some(NOT_YET.to_owned()),
-            _ => None,
+    /// The CPU tensor ops' shapes on a CPU driver (rows × 4096, 256 rows in the quick
+    /// suite): the GPU's 16384 rows take seconds a launch there.
+    fn gpu_tensor_shapes(&self, suite: Suite) -> Vec<TensorShape> {
+        if self.is_cpu_driver() {
+            tensor_ops::shapes(tensor_ops::CPU_ROWS, suite.is_full())
+        } else {
+            crate::backend::gpu::axes::tensor_shapes(suite)
+        }
+    }
+
+    /// The CPU attention problems on a CPU driver (4 heads of 64, sequences of 256 and
+    /// 1024): the GPU's 32 heads of 128 over 1024 to 8192 take minutes a launch there.
+    fn gpu_attention_shapes(&self, suite: Suite) -> Vec<AttentionShape> {
+        if self.is_cpu_driver() {
+            attention::shapes(
+                attention::CPU_SEQ_LENS,
+                &attention::CPU_SEQ_LENS[..1],
+                attention::CPU_HEADS,
+                attention::HEAD_DIM,
+                suite.is_full(),
+            )
+        } else {
+            crate::backend::gpu::axes::attention_shapes(suite)
         }
     }
 }

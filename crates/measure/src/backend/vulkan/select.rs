@@ -135,10 +135,57 @@ pub fn refusal(candidate: &Candidate, allow_cpu: bool) -> Option<String> {
     })
 }
 
-/// The device to run on (a discrete GPU first, a CPU driver last, and that only when
-/// `allow_cpu`) and its compute queue family; or why none will do, naming every device and
-/// its reason.
-pub fn choose(candidates: &[Candidate], allow_cpu: bool) -> Result<(usize, u32), String> {
+/// `STACKBENCH_VULKAN_DEVICE`: the index of the device to run on, in the order the loader
+/// enumerates them (`vulkaninfo --summary` lists them so); unset, stackbench chooses.
+pub const DEVICE_ENV: &str = "STACKBENCH_VULKAN_DEVICE";
+
+/// [`DEVICE_ENV`]'s value: `None` when unset or empty, the index, or an error naming the
+/// variable and the value.
+pub fn device_index(value: Option<&str>) -> Result<Option<usize>, String> {
+    match value.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v.parse::<usize>().map(Some).map_err(|_| {
+            format!("{DEVICE_ENV}={v} is not a device index (0, 1, …, as vulkaninfo lists them)")
+        }),
+    }
+}
+
+/// "0: llvmpipe (cpu), 1: Arc A770 (discrete_gpu)": every device with its index, for an
+/// error that asks the user to pick one.
+fn listing(candidates: &[Candidate]) -> String {
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{i}: {} ({})", c.name, c.device_type.id()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The device to run on and its compute queue family; or why none will do, naming every
+/// device and its reason. With `wanted` (from [`DEVICE_ENV`]) that device or an error:
+/// an index past the last device, or a device refused for its reason (a CPU driver still
+/// needs [`ALLOW_CPU_ENV`]). Without it: a discrete GPU first, a CPU driver last, and that
+/// only when `allow_cpu`.
+pub fn choose(
+    candidates: &[Candidate],
+    allow_cpu: bool,
+    wanted: Option<usize>,
+) -> Result<(usize, u32), String> {
+    if let Some(index) = wanted {
+        let Some(c) = candidates.get(index) else {
+            return Err(format!(
+                "{DEVICE_ENV}={index}, but the loader has {} device(s): {}",
+                candidates.len(),
+                listing(candidates)
+            ));
+        };
+        return match refusal(c, allow_cpu) {
+            None => Ok((index, c.compute_family().expect("suitable"))),
+            Some(reason) => Err(format!(
+                "{DEVICE_ENV}={index} names a device stackbench refuses: {reason}"
+            )),
+        };
+    }
     let best = candidates
         .iter()
         .enumerate()
@@ -183,21 +230,21 @@ mod tests {
             device("llvmpipe", DeviceType::Cpu),
             device("Arc A770", DeviceType::Discrete),
         ];
-        assert_eq!(choose(&devices, true), Ok((1, 0)));
-        assert_eq!(choose(&devices, false), Ok((1, 0)));
-        assert_eq!(choose(&devices[..1], true), Ok((0, 0)));
+        assert_eq!(choose(&devices, true, None), Ok((1, 0)));
+        assert_eq!(choose(&devices, false, None), Ok((1, 0)));
+        assert_eq!(choose(&devices[..1], true, None), Ok((0, 0)));
     }
 
     #[test]
     fn a_cpu_driver_alone_is_refused_unless_asked_for() {
         let lavapipe = [device("llvmpipe (LLVM 15.0.6, 256 bits)", DeviceType::Cpu)];
-        let err = choose(&lavapipe, false).unwrap_err();
+        let err = choose(&lavapipe, false, None).unwrap_err();
         assert!(
             err.contains("llvmpipe (LLVM 15.0.6, 256 bits) is a CPU behind a Vulkan driver"),
             "{err}"
         );
         assert!(err.contains("STACKBENCH_VULKAN_ALLOW_CPU=1"), "{err}");
-        assert_eq!(choose(&lavapipe, true), Ok((0, 0)));
+        assert_eq!(choose(&lavapipe, true, None), Ok((0, 0)));
     }
 
     #[test]
@@ -208,7 +255,7 @@ mod tests {
         graphics_only.queue_families[0].compute = false;
         let mut untimed = device("untimed", DeviceType::Integrated);
         untimed.queue_families[0].timestamp_bits = 0;
-        let err = choose(&[old, graphics_only, untimed.clone()], true).unwrap_err();
+        let err = choose(&[old, graphics_only, untimed.clone()], true, None).unwrap_err();
         assert!(err.contains("old offers Vulkan 1.1.0"), "{err}");
         assert!(err.contains("graphics only has no compute queue"), "{err}");
         assert!(
@@ -220,8 +267,62 @@ mod tests {
             compute: true,
             timestamp_bits: 36,
         });
-        assert_eq!(choose(&[untimed.clone()], true), Ok((0, 1)));
+        assert_eq!(choose(&[untimed.clone()], true, None), Ok((0, 1)));
         assert_eq!(untimed.timestamp_bits(), 36);
-        assert!(choose(&[], true).is_err());
+        assert!(choose(&[], true, None).is_err());
+    }
+
+    #[test]
+    fn a_device_asked_for_by_index_is_taken_even_behind_a_preferred_one() {
+        let devices = [
+            device("Arc A770", DeviceType::Discrete),
+            device("UHD 770", DeviceType::Integrated),
+        ];
+        assert_eq!(choose(&devices, false, Some(1)), Ok((1, 0)));
+        assert_eq!(choose(&devices, false, Some(0)), Ok((0, 0)));
+    }
+
+    #[test]
+    fn an_index_past_the_last_device_or_on_a_refused_one_is_an_error_naming_it() {
+        let devices = [
+            device("llvmpipe", DeviceType::Cpu),
+            device("Arc A770", DeviceType::Discrete),
+        ];
+        let past = choose(&devices, true, Some(2)).unwrap_err();
+        assert!(past.contains("STACKBENCH_VULKAN_DEVICE=2"), "{past}");
+        assert!(
+            past.contains("2 device(s): 0: llvmpipe (cpu), 1: Arc A770 (discrete_gpu)"),
+            "{past}"
+        );
+        // A CPU driver asked for by index still needs the CPU opt-in, and says so.
+        let cpu = choose(&devices, false, Some(0)).unwrap_err();
+        assert!(
+            cpu.contains(
+                "STACKBENCH_VULKAN_DEVICE=0 names a device stackbench refuses: llvmpipe is a CPU"
+            ),
+            "{cpu}"
+        );
+        assert!(cpu.contains("STACKBENCH_VULKAN_ALLOW_CPU=1"), "{cpu}");
+        assert_eq!(choose(&devices, true, Some(0)), Ok((0, 0)));
+        let mut old = device("old", DeviceType::Discrete);
+        old.api_version = vk::make_api_version(0, 1, 1, 0);
+        let refused = choose(&[old], true, Some(0)).unwrap_err();
+        assert!(
+            refused.contains("stackbench needs 1.2 or newer"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn the_device_variable_takes_an_index_and_names_anything_else() {
+        assert_eq!(device_index(None), Ok(None));
+        assert_eq!(device_index(Some("")), Ok(None));
+        assert_eq!(device_index(Some(" 1 ")), Ok(Some(1)));
+        let bad = device_index(Some("gpu0")).unwrap_err();
+        assert!(
+            bad.contains("STACKBENCH_VULKAN_DEVICE=gpu0 is not a device index"),
+            "{bad}"
+        );
+        assert!(device_index(Some("-1")).is_err());
     }
 }
