@@ -208,9 +208,12 @@ fn list_prints_ids_in_the_documented_scheme() {
         ids.lines().any(|l| l == "gemm/cpu/f32/2048x2048x2048"),
         "{ids}"
     );
+    // A size in the ids' unit scheme (`512KiB`, `256MiB`, `2GiB`: the sizes follow this
+    // machine's caches).
     assert!(
-        ids.lines()
-            .any(|l| l.starts_with("memory_bandwidth/cpu/triad/") && l.ends_with("MiB")),
+        ids.lines().any(|l| l
+            .strip_prefix("memory_bandwidth/cpu/triad/")
+            .is_some_and(|size| stackbench::workload::ids::parse_bytes_id(size).is_some())),
         "{ids}"
     );
     assert!(
@@ -337,15 +340,16 @@ fn a_config_suite_selects_its_targets_and_ids_by_flag_and_by_environment() {
             .map(str::to_owned)
             .collect();
         ids.sort();
-        assert_eq!(
-            ids,
-            [
-                "gemm/cpu/f32/512x512x512",
-                "memory_bandwidth/cpu/triad/256MiB"
-            ],
-            "{}",
-            stderr(&out)
-        );
+        // The triad past the caches is sized by this machine's LLC (256MiB on a 32 MiB L3,
+        // 2GiB on a 300 MiB one): exactly one, and no in-cache point.
+        assert_eq!(ids.len(), 2, "{ids:?} {}", stderr(&out));
+        assert_eq!(ids[0], "gemm/cpu/f32/512x512x512", "{}", stderr(&out));
+        let size = ids[1]
+            .strip_prefix("memory_bandwidth/cpu/triad/")
+            .unwrap_or_else(|| panic!("not the CPU triad: {ids:?}"));
+        let bytes = stackbench::workload::ids::parse_bytes_id(size)
+            .unwrap_or_else(|| panic!("{size}: not a size as ids write them"));
+        assert!(bytes >= 256 << 20, "{size}: an in-cache triad, {ids:?}");
     }
     let out = run_script(&["--suite", "nosuch", "--config", example], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
