@@ -141,17 +141,29 @@ fn every_vulkan_kernel_is_checked_then_timed_on_the_device() {
     // Both attention paths (the fused kernel; the batched GEMMs around a softmax) at this
     // device's own quick problems (causal and not), at head dimension 128, and at a
     // sequence that is not a whole number of workgroups (16 query rows, 16-wide GEMM
-    // tiles) nor of key tiles (8), causal, where a mask goes wrong first.
+    // tiles) nor of key tiles (8), causal, where a mask goes wrong first; each in f32, f16
+    // and bf16 (16-bit Q, K, V, O and scores on packed words). An odd sequence, whose
+    // 16-bit score rows would share words, runs fused only (the standard path's refusal
+    // is tested below).
     let mut problems = vk.attention_shapes(Suite::Quick);
     problems.push(AttentionShape::new(1, 2, 64, 128, false));
     problems.push(AttentionShape::new(2, 1, 100, 64, true));
-    for (shape, kernel) in problems
-        .into_iter()
-        .flat_map(|s| AttentionKernel::ALL.map(|k| (s, k)))
-    {
+    let odd = AttentionShape::new(1, 1, 63, 64, true);
+    problems.push(odd);
+    let runs = problems.into_iter().flat_map(|shape| {
+        AttentionKernel::ALL.into_iter().flat_map(move |kernel| {
+            [DType::F32, DType::F16, DType::Bf16]
+                .into_iter()
+                .filter(move |&d| {
+                    shape != odd || kernel == AttentionKernel::Flash || d == DType::F32
+                })
+                .map(move |dtype| (shape, (kernel, dtype)))
+        })
+    });
+    for (shape, (kernel, dtype)) in runs {
         tally.measure(
-            format!("attention {} f32 {shape}", kernel.id()),
-            || vk.attention(kernel, shape, DType::F32),
+            format!("attention {} {dtype} {shape}", kernel.id()),
+            || vk.attention(kernel, shape, dtype),
             |w| {
                 let notes = w.notes();
                 let implementation = notes.get("implementation").and_then(|i| i.as_str());
@@ -189,16 +201,76 @@ fn what_vulkan_does_not_run_is_a_skip_that_says_why() {
         .and_then(|mut w| w.verify().map(|_| w));
     let odd = reason(odd);
     assert!(odd.contains("rows of 999 16-bit elements"), "{odd}");
-    // Attention runs in f32 only: both paths skip f16 and bf16 naming the kernel they lack.
-    let shape = AttentionShape::new(1, 1, 64, 64, false);
-    let standard = reason(vk.attention(AttentionKernel::Standard, shape, DType::F16));
-    assert!(
-        standard.contains("not implemented on vulkan yet"),
-        "{standard}"
-    );
-    assert!(standard.contains("attn_softmax_f16"), "{standard}");
-    let half = reason(vk.attention(AttentionKernel::Flash, shape, DType::Bf16));
-    assert!(half.contains("flash_bf16_d64"), "{half}");
+    // The standard path in 16 bits over an odd sequence: its scores' rows would share u32
+    // words, so the batched GEMM refuses it, naming what must be even.
+    let odd = AttentionShape::new(1, 1, 63, 64, false);
+    for dtype in [DType::F16, DType::Bf16] {
+        let standard = vk
+            .attention(AttentionKernel::Standard, odd, dtype)
+            .and_then(|mut w| w.verify().map(|_| w));
+        let standard = reason(standard);
+        assert!(standard.contains("must be even"), "{standard}");
+    }
+}
+
+#[test]
+fn the_measured_peaks_are_checked_and_each_missing_one_says_why() {
+    use stackbench::system::peak::PeakMetric;
+    let Some(vk) = device() else { return };
+    let properties = vk.device().properties.clone();
+    let has = |feature: &str| properties[feature] == true;
+    drop(vk);
+    let (peaks, notes) = stackbench::backend::vulkan::peak::measured_peaks();
+    let peak = |metric: PeakMetric, dtype: Option<DType>| {
+        peaks
+            .iter()
+            .find(|p| p.metric == metric && p.dtype == dtype)
+            .and_then(|p| p.measured)
+    };
+    let note = |dtype: &str| {
+        notes
+            .iter()
+            .find(|n| n.contains(&format!("Vulkan {dtype} ")))
+    };
+    // Each figure is there only if its kernel's result matched the host's replay of it.
+    let f32_rate = peak(PeakMetric::FlopsPerSecond, Some(DType::F32));
+    assert!(f32_rate.is_some_and(|r| r > 0.0), "{peaks:?} {notes:?}");
+    // A device with a feature measures its peak; one without says which feature it lacks.
+    for (feature, metric, dtype, lacks) in [
+        (
+            "shader_float16",
+            PeakMetric::FlopsPerSecond,
+            DType::F16,
+            "shaderFloat16",
+        ),
+        (
+            "shader_integer_dot_product",
+            PeakMetric::IntOpsPerSecond,
+            DType::Int8,
+            "shaderIntegerDotProduct",
+        ),
+    ] {
+        let rate = peak(metric, Some(dtype));
+        if has(feature) {
+            assert!(
+                rate.is_some_and(|r| r > 0.0),
+                "{dtype}: {peaks:?} {notes:?}"
+            );
+            assert!(note(&dtype.to_string()).is_none(), "{notes:?}");
+        } else {
+            assert!(rate.is_none(), "{peaks:?}");
+            let why = note(&dtype.to_string()).expect("a note for the missing peak");
+            assert!(why.contains(lacks), "{why}");
+        }
+    }
+    // lavapipe, CI's device, has both, so there the f16 and int8 kernels ran and were
+    // checked; a device without them has only tested their notes.
+    if !(has("shader_float16") && has("shader_integer_dot_product")) {
+        tool_support::skipping(
+            "this Vulkan device lacks shaderFloat16 or the integer dot product, so the f16 \
+             and int8 peak kernels did not run (lavapipe has both)",
+        );
+    }
 }
 
 /// `stackbench info --no-measure`'s `backend vulkan` line under the given environment.

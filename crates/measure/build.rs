@@ -82,9 +82,13 @@ fn compile_shaders(dir: &Path, out_dir: &Path) {
             )
         });
         // Push constants ("immediates") carry the scalar arguments; f64 is STREAM's type;
-        // f16 pack/unpack in f32 is GLSL.std.450's PackHalf2x16, core in every Vulkan.
+        // f16 pack/unpack in f32 is GLSL.std.450's PackHalf2x16, core in every Vulkan; f16
+        // arithmetic is the f16 peak's alone (shaderFloat16, enabled where the device has
+        // it). Each module declares only the SPIR-V capabilities it uses, so STREAM's
+        // Float64 and the peaks' Float16 and DotProduct never reach another kernel.
         let capabilities = Capabilities::IMMEDIATES
             | Capabilities::FLOAT64
+            | Capabilities::SHADER_FLOAT16
             | Capabilities::SHADER_FLOAT16_IN_FLOAT32;
         let info = Validator::new(ValidationFlags::all(), capabilities)
             .validate(&module)

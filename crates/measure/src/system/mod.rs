@@ -256,8 +256,16 @@ impl SystemProbe {
             row("cpu blas", blas.describe());
         }
         for peak in &self.peaks {
+            // Integer rates below a tera-op (a Vulkan CPU driver's int8 peak) in GOP/s, so
+            // that they do not print as "0.0 TOPS".
+            let largest = peak
+                .theoretical
+                .into_iter()
+                .chain(peak.measured)
+                .fold(0.0, f64::max);
             let unit = match peak.metric {
                 peak::PeakMetric::FlopsPerSecond => ("GFLOP/s", 1e9),
+                peak::PeakMetric::IntOpsPerSecond if largest < 1e12 => ("GOP/s", 1e9),
                 peak::PeakMetric::IntOpsPerSecond => ("TOPS", 1e12),
                 peak::PeakMetric::BytesPerSecond | peak::PeakMetric::HostLinkBytesPerSecond => {
                     ("GB/s", 1e9)

@@ -84,8 +84,9 @@ pub enum FlashKernel {
     TensorCores,
     /// `flash_*`: f32 arithmetic on CUDA cores / AMD's VALU, every precision.
     Simt,
-    /// `flash_f32_*` in WGSL (`backend/vulkan/shaders/attention_flash.wgsl`): the same grid
-    /// and recurrence as `Simt`, keys staged 8 at a time, f32 only.
+    /// `flash_*` in WGSL (`backend/vulkan/shaders/attention_flash.wgsl`, and
+    /// `attention_flash_half.wgsl` for f16 and bf16 on packed words): the same grid and
+    /// recurrence as `Simt`, keys staged 8 at a time, f32 arithmetic.
     Wgsl,
 }
 
@@ -106,7 +107,7 @@ impl FlashKernel {
             }
             FlashKernel::Simt => "stackbench online-softmax kernel (CUDA cores / VALU, SIMT)",
             FlashKernel::Wgsl => {
-                "stackbench online-softmax kernel in WGSL (8 lanes per query row, keys staged 8 at a time), f32"
+                "stackbench online-softmax kernel in WGSL (8 lanes per query row, keys staged 8 at a time), f32 arithmetic"
             }
         }
     }

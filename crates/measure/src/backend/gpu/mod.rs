@@ -66,6 +66,7 @@ use std::time::Duration;
 pub unsafe trait Pod: Copy + Send + Sync + 'static {}
 // SAFETY: primitive numbers and the `half` types (transparent u16) satisfy the contract.
 unsafe impl Pod for u8 {}
+unsafe impl Pod for u32 {}
 unsafe impl Pod for f32 {}
 unsafe impl Pod for f64 {}
 unsafe impl Pod for half::f16 {}

@@ -95,6 +95,10 @@ pub struct Context {
     sets: RefCell<HashMap<(&'static str, Vec<u64>), vk::DescriptorSet>>,
 }
 
+/// The extension that brings the packed int8 dot product (SPIR-V's `OpSDot`, the int8 peak's)
+/// to a Vulkan 1.2 instance.
+const INTEGER_DOT_EXTENSION: &std::ffi::CStr = ash::khr::shader_integer_dot_product::NAME;
+
 /// Why Vulkan cannot run here, or the context.
 pub fn open() -> Result<Context, String> {
     let library = std::env::var(LIBRARY_ENV).unwrap_or_else(|_| DEFAULT_LIBRARY.to_owned());
@@ -149,19 +153,34 @@ fn describe(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Candidate
     // SAFETY: `physical` was enumerated from `instance`.
     let properties = unsafe { instance.get_physical_device_properties(physical) };
     let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+    let extensions: Vec<String> =
+        unsafe { instance.enumerate_device_extension_properties(physical) }
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| e.extension_name_as_c_str().ok())
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+    let dot_extension = extensions
+        .iter()
+        .any(|e| e.as_bytes() == INTEGER_DOT_EXTENSION.to_bytes());
     let mut float16_int8 = vk::PhysicalDeviceShaderFloat16Int8Features::default();
-    let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut float16_int8);
-    // SAFETY: the chain holds structures of Vulkan 1.2, which the device was checked for
-    // below before any of it is used; a 1.1 device leaves unknown structures untouched.
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default();
+    let mut integer_dot = vk::PhysicalDeviceShaderIntegerDotProductFeatures::default();
+    let mut features2 = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut float16_int8)
+        .push_next(&mut storage16);
+    if dot_extension {
+        features2 = features2.push_next(&mut integer_dot);
+    }
+    // SAFETY: the chain holds structures of Vulkan 1.2 (checked for below before any of it
+    // is used; a 1.1 device leaves unknown structures untouched) and the integer dot
+    // product's only where the device lists its extension.
     unsafe { instance.get_physical_device_features2(physical, &mut features2) };
     let float64 = features2.features.shader_float64 == vk::TRUE;
-    let float16 = float16_int8.shader_float16 == vk::TRUE;
-    let extensions = unsafe { instance.enumerate_device_extension_properties(physical) }
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|e| e.extension_name_as_c_str().ok())
-        .map(|name| name.to_string_lossy().into_owned())
-        .collect();
+    let float16 = float16_int8.shader_float16 == vk::TRUE
+        && storage16.storage_buffer16_bit_access == vk::TRUE
+        && storage16.uniform_and_storage_buffer16_bit_access == vk::TRUE;
+    let integer_dot = dot_extension && integer_dot.shader_integer_dot_product == vk::TRUE;
     Candidate {
         name: properties
             .device_name_as_c_str()
@@ -179,6 +198,7 @@ fn describe(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Candidate
         timestamp_period: properties.limits.timestamp_period,
         float64,
         float16,
+        integer_dot,
         extensions,
     }
 }
@@ -204,12 +224,29 @@ fn open_device(
     let queue_info = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(family)
         .queue_priorities(&priorities)];
+    // What the device has of what the kernels use: f64 (STREAM), f16 arithmetic with the
+    // 16-bit storage naga declares beside it, and the integer dot product (the peaks).
     let features = vk::PhysicalDeviceFeatures::default().shader_float64(chosen.float64);
-    let create = vk::DeviceCreateInfo::default()
+    let mut float16 =
+        vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(chosen.float16);
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default()
+        .storage_buffer16_bit_access(chosen.float16)
+        .uniform_and_storage_buffer16_bit_access(chosen.float16);
+    let mut integer_dot = vk::PhysicalDeviceShaderIntegerDotProductFeatures::default()
+        .shader_integer_dot_product(chosen.integer_dot);
+    let dot_extension = [INTEGER_DOT_EXTENSION.as_ptr()];
+    let mut create = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_info)
-        .enabled_features(&features);
+        .enabled_features(&features)
+        .push_next(&mut float16)
+        .push_next(&mut storage16);
+    if chosen.integer_dot {
+        create = create
+            .enabled_extension_names(&dot_extension)
+            .push_next(&mut integer_dot);
+    }
     // SAFETY: the create info and its arrays live across the call; the features enabled
-    // are the ones the device reported.
+    // are the ones the device reported, the extension one it listed.
     let device = unsafe { instance.create_device(physical, &create, None) }
         .map_err(|e| format!("{}: vkCreateDevice: {e:?}", chosen.name))?;
     let made = make_objects(&device, family);

@@ -6,8 +6,10 @@
 //! name with buffer and scalar arguments, and this module runs the ones it has as WGSL
 //! compiled to SPIR-V when the crate builds (`shaders/`, `build.rs`): buffers become
 //! storage-buffer bindings in argument order, scalars the push constants. A kernel it has
-//! no shader for is a recorded skip naming it, so the f16 and bf16 tensor ops and the
-//! attention ids say "not implemented on vulkan yet" instead of timing anything else.
+//! no shader for is a recorded skip naming it ("not implemented on vulkan yet") instead of
+//! timing anything else; today every kernel the shared GEMM, STREAM, tensor-op and
+//! attention workloads launch has one, in f32, f16 and bf16 (16-bit values two to a u32
+//! word, arithmetic in f32).
 //!
 //! Timing: timestamp queries around the `iters` dispatches recorded into one command
 //! buffer (Criterion's `iter_custom` contract, as CUDA's events), with a 256 MiB buffer
@@ -37,22 +39,41 @@ use std::time::Duration;
 const STREAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stream.spv"));
 const GEMM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gemm.spv"));
 const PEAK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/peak.spv"));
+const PEAK_F16: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/peak_f16.spv"));
+const PEAK_INT8: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/peak_int8.spv"));
 const TENSOR_ELEMENTWISE: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/tensor_elementwise.spv"));
 const TENSOR_ROWS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tensor_rows.spv"));
 const TENSOR_HALF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tensor_half.spv"));
 const ATTENTION_FLASH: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/attention_flash.spv"));
+const ATTENTION_FLASH_HALF: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/attention_flash_half.spv"));
 const ATTENTION_STANDARD: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/attention_standard.spv"));
+const ATTENTION_STANDARD_HALF: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/attention_standard_half.spv"));
+
+/// An optional device feature a kernel's SPIR-V declares: a device without it refuses that
+/// kernel with the reason, and runs the others.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Needs {
+    Nothing,
+    /// `shaderFloat64`: the STREAM arrays are f64.
+    Float64,
+    /// `shaderFloat16` and 16-bit storage: the f16 FMA peak's arithmetic.
+    Float16,
+    /// `shaderIntegerDotProduct`: the int8 peak's packed dot products.
+    IntegerDot,
+}
 
 /// A kernel this backend has, by the name the shared workloads launch: its SPIR-V and entry
-/// point, threads per workgroup, and whether it needs `shaderFloat64`.
+/// point, threads per workgroup, and the optional feature it needs.
 struct Kernel {
     name: &'static str,
     spirv: &'static [u8],
     entry: &'static str,
     threads: u32,
-    float64: bool,
+    needs: Needs,
     /// Its immediates begin with an f64 scalar, zero where the launch passes none.
     scalar_first: bool,
     /// A 16-bit row op: its row length (the launch's first i32) must be even, so that no
@@ -68,35 +89,36 @@ const fn tensor(name: &'static str, spirv: &'static [u8]) -> Kernel {
         spirv,
         entry: name,
         threads: 256,
-        float64: false,
+        needs: Needs::Nothing,
         scalar_first: false,
         even_rows: false,
     }
 }
 
-/// An f16 or bf16 tensor-op kernel on packed u32 words (`shaders/tensor_half.wgsl`): 256
-/// threads, no f64; a row op needs an even row length.
-const fn half(name: &'static str, even_rows: bool) -> Kernel {
+/// An f16 or bf16 kernel on packed u32 words (`shaders/tensor_half.wgsl`,
+/// `attention_standard_half.wgsl`): 256 threads, no f64; a row op needs an even row length.
+const fn half(name: &'static str, spirv: &'static [u8], even_rows: bool) -> Kernel {
     Kernel {
         name,
-        spirv: TENSOR_HALF,
+        spirv,
         entry: name,
         threads: 256,
-        float64: false,
+        needs: Needs::Nothing,
         scalar_first: false,
         even_rows,
     }
 }
 
-/// An f32 fused-attention kernel (`backend/gpu/attention.rs` launches it by this name with
-/// the CUDA kernel's grid): 128 threads, 16 query rows per workgroup.
-const fn flash(name: &'static str) -> Kernel {
+/// A fused-attention kernel (`backend/gpu/attention.rs` launches it by this name with the
+/// CUDA kernel's grid): 128 threads, 16 query rows per workgroup; f32 in
+/// `attention_flash.wgsl`, f16 and bf16 on packed words in `attention_flash_half.wgsl`.
+const fn flash(name: &'static str, spirv: &'static [u8]) -> Kernel {
     Kernel {
         name,
-        spirv: ATTENTION_FLASH,
+        spirv,
         entry: name,
         threads: crate::backend::gpu::kernels::FLASH_THREADS,
-        float64: false,
+        needs: Needs::Nothing,
         scalar_first: false,
         even_rows: false,
     }
@@ -109,7 +131,7 @@ const fn stream(name: &'static str, entry: &'static str) -> Kernel {
         spirv: STREAM,
         entry,
         threads: 256,
-        float64: true,
+        needs: Needs::Float64,
         scalar_first: true,
         even_rows: false,
     }
@@ -130,7 +152,7 @@ const KERNELS: &[Kernel] = &[
         spirv: GEMM,
         entry: "gemm",
         threads: 256,
-        float64: false,
+        needs: Needs::Nothing,
         scalar_first: false,
         even_rows: false,
     },
@@ -141,36 +163,51 @@ const KERNELS: &[Kernel] = &[
     tensor("sum_f32", TENSOR_ROWS),
     tensor("softmax_f32", TENSOR_ROWS),
     tensor("layer_norm_f32", TENSOR_ROWS),
-    half("add_f16", false),
-    half("add_bf16", false),
-    half("mul_f16", false),
-    half("mul_bf16", false),
-    half("relu_f16", false),
-    half("relu_bf16", false),
-    half("gelu_f16", false),
-    half("gelu_bf16", false),
-    half("sum_f16", true),
-    half("sum_bf16", true),
-    half("softmax_f16", true),
-    half("softmax_bf16", true),
-    half("layer_norm_f16", true),
-    half("layer_norm_bf16", true),
-    flash("flash_f32_d64"),
-    flash("flash_f32_d128"),
+    half("add_f16", TENSOR_HALF, false),
+    half("add_bf16", TENSOR_HALF, false),
+    half("mul_f16", TENSOR_HALF, false),
+    half("mul_bf16", TENSOR_HALF, false),
+    half("relu_f16", TENSOR_HALF, false),
+    half("relu_bf16", TENSOR_HALF, false),
+    half("gelu_f16", TENSOR_HALF, false),
+    half("gelu_bf16", TENSOR_HALF, false),
+    half("sum_f16", TENSOR_HALF, true),
+    half("sum_bf16", TENSOR_HALF, true),
+    half("softmax_f16", TENSOR_HALF, true),
+    half("softmax_bf16", TENSOR_HALF, true),
+    half("layer_norm_f16", TENSOR_HALF, true),
+    half("layer_norm_bf16", TENSOR_HALF, true),
+    flash("flash_f32_d64", ATTENTION_FLASH),
+    flash("flash_f32_d128", ATTENTION_FLASH),
+    flash("flash_f16_d64", ATTENTION_FLASH_HALF),
+    flash("flash_f16_d128", ATTENTION_FLASH_HALF),
+    flash("flash_bf16_d64", ATTENTION_FLASH_HALF),
+    flash("flash_bf16_d128", ATTENTION_FLASH_HALF),
     // The standard attention path: its softmax, and the batched GEMMs around it (the BLAS
     // call of CUDA and ROCm, `GpuDevice::batched_gemm` here).
     tensor("attn_softmax_f32", ATTENTION_STANDARD),
     tensor("batched_gemm_f32", ATTENTION_STANDARD),
+    half("attn_softmax_f16", ATTENTION_STANDARD_HALF, true),
+    half("attn_softmax_bf16", ATTENTION_STANDARD_HALF, true),
+    half("batched_gemm_f16", ATTENTION_STANDARD_HALF, false),
+    half("batched_gemm_bf16", ATTENTION_STANDARD_HALF, false),
+    peak("peak_fma_f32", PEAK, Needs::Nothing),
+    peak("peak_fma_f16", PEAK_F16, Needs::Float16),
+    peak("peak_dot_i8", PEAK_INT8, Needs::IntegerDot),
+];
+
+/// A vkpeak-style kernel of `peak.rs`: 256 threads, the rounds in its immediates.
+const fn peak(name: &'static str, spirv: &'static [u8], needs: Needs) -> Kernel {
     Kernel {
-        name: "peak_fma_f32",
-        spirv: PEAK,
-        entry: "peak_fma_f32",
+        name,
+        spirv,
+        entry: name,
         threads: 256,
-        float64: false,
+        needs,
         scalar_first: false,
         even_rows: false,
-    },
-];
+    }
+}
 
 /// Bytes overwritten before each timed sample that asks for a flush.
 const FLUSH_BYTES: usize = 256 << 20;
@@ -231,15 +268,23 @@ fn device_info(ctx: &Context) -> DeviceInfo {
     put("device_local_bytes", ctx.device_memory_bytes().into());
     put("shader_float64", c.float64.into());
     put("shader_float16", c.float16.into());
+    put("shader_integer_dot_product", c.integer_dot.into());
     put(
         "cooperative_matrix",
         c.has_extension("VK_KHR_cooperative_matrix").into(),
     );
-    let used: &[&str] = if c.float64 {
-        &["shaderFloat64 (STREAM)"]
-    } else {
-        &[]
-    };
+    // What was enabled on the device because a kernel declares it.
+    let used: Vec<&str> = [
+        (c.float64, "shaderFloat64 (STREAM)"),
+        (c.float16, "shaderFloat16 and 16-bit storage (the f16 peak)"),
+        (
+            c.integer_dot,
+            "VK_KHR_shader_integer_dot_product (the int8 peak)",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(on, what)| on.then_some(what))
+    .collect();
     put("features_used", used.into());
     put(
         "f16_gemm_path",
@@ -294,14 +339,22 @@ impl VulkanBackend {
     /// Runs kernel `name` (one of [`KERNELS`]) with the shared workloads' arguments.
     fn run_kernel(&self, name: &str, grid: Grid, args: &[Arg]) -> Result<(), BackendError> {
         let kernel = kernel(name)?;
-        if kernel.float64 && !self.ctx.chosen.float64 {
+        let c = &self.ctx.chosen;
+        let missing = match kernel.needs {
+            Needs::Nothing => None,
+            Needs::Float64 => (!c.float64).then_some("shaderFloat64 (the STREAM arrays are f64)"),
+            Needs::Float16 => (!c.float16).then_some(
+                "shaderFloat16 with 16-bit storage buffer access (the f16 peak's arithmetic)",
+            ),
+            Needs::IntegerDot => (!c.integer_dot).then_some(
+                "shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product, the int8 peak's)",
+            ),
+        };
+        if let Some(feature) = missing {
             return Err(BackendError::unsupported(
                 BackendKind::Vulkan,
                 name,
-                format!(
-                    "{} has no shaderFloat64 (the STREAM arrays are f64)",
-                    self.info.name
-                ),
+                format!("{} has no {feature}", self.info.name),
             ));
         }
         if grid.threads != kernel.threads {
@@ -453,15 +506,33 @@ impl GpuDevice for VulkanBackend {
         kernel(name).map(drop)
     }
 
-    /// The strided-batched GEMM of the standard attention path, in WGSL
-    /// (`shaders/attention_standard.wgsl`: 16×16 tiles, any shape), f32 only.
+    /// The strided-batched GEMM of the standard attention path, in WGSL: f32
+    /// (`shaders/attention_standard.wgsl`, 16×16 tiles, any shape), and f16 and bf16 with
+    /// f32 arithmetic (`attention_standard_half.wgsl`), whose C must start every column on
+    /// a whole u32 word.
     fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
         let what = format!("batched gemm {}", g.dtype);
-        if g.dtype != DType::F32 {
+        let kernel = match g.dtype {
+            DType::F32 => "batched_gemm_f32",
+            DType::F16 => "batched_gemm_f16",
+            DType::Bf16 => "batched_gemm_bf16",
+            _ => {
+                return Err(BackendError::unsupported(
+                    BackendKind::Vulkan,
+                    what,
+                    "the WGSL batched GEMM runs in f32, f16 and bf16",
+                ));
+            }
+        };
+        if g.dtype != DType::F32 && [g.m, g.ldc, g.stride_c].iter().any(|d| d % 2 != 0) {
             return Err(BackendError::unsupported(
                 BackendKind::Vulkan,
                 what,
-                "the WGSL batched GEMM is f32 only",
+                format!(
+                    "m {}, ldc {}, stride_c {}: the 16-bit kernel writes C in u32 words of two \
+                     rows, so each must be even",
+                    g.m, g.ldc, g.stride_c
+                ),
             ));
         }
         let dims = [
@@ -488,7 +559,7 @@ impl GpuDevice for VulkanBackend {
             ),
             threads: 256,
         };
-        self.run_kernel("batched_gemm_f32", grid, &args)
+        self.run_kernel(kernel, grid, &args)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {

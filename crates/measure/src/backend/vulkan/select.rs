@@ -55,8 +55,13 @@ pub struct Candidate {
     pub timestamp_period: f32,
     /// `shaderFloat64`: the STREAM kernels' f64 (Intel Arc has none: those ids skip).
     pub float64: bool,
-    /// `shaderFloat16` (Vulkan 1.2): reported; the f16 GEMM does not need it.
+    /// `shaderFloat16` (Vulkan 1.2) with `storageBuffer16BitAccess` and
+    /// `uniformAndStorageBuffer16BitAccess` (naga declares all three for any f16 type): the
+    /// f16 FMA peak's; the f16 GEMM and tensor ops do not need it (f16 packed in u32 words).
     pub float16: bool,
+    /// `shaderIntegerDotProduct` through `VK_KHR_shader_integer_dot_product` (the instance
+    /// is Vulkan 1.2, so the extension, not 1.3 core): the int8 dot-product peak's.
+    pub integer_dot: bool,
     pub extensions: Vec<String>,
 }
 
@@ -220,6 +225,7 @@ mod tests {
             timestamp_period: 1.0,
             float64: true,
             float16: true,
+            integer_dot: true,
             extensions: vec![],
         }
     }

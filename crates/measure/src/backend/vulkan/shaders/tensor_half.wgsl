@@ -20,27 +20,7 @@ var<immediate> p: Count;
 @group(0) @binding(2) var<storage, read_write> z: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 
-fn bf16_bits(v: f32) -> u32 {
-    let b = bitcast<u32>(v);
-    if ((b & 0x7fffffffu) > 0x7f800000u) {
-        return (b >> 16u) | 0x40u;
-    }
-    return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
-}
-
-fn unpack(w: u32, bf: bool) -> vec2<f32> {
-    if (bf) {
-        return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u));
-    }
-    return unpack2x16float(w);
-}
-
-fn pack(v: vec2<f32>, bf: bool) -> u32 {
-    if (bf) {
-        return bf16_bits(v.x) | (bf16_bits(v.y) << 16u);
-    }
-    return pack2x16float(v);
-}
+// #include half_words
 
 fn words() -> u32 {
     return p.n / 2u + (p.n & 1u);

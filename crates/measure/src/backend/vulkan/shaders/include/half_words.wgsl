@@ -1,0 +1,26 @@
+// Two 16-bit elements per u32 word, element 2w in the low half of word w: f16 converted
+// with unpack2x16float / pack2x16float (core SPIR-V, no shaderFloat16), bf16 as the high
+// half of an f32, stored rounded to nearest even (NaN kept). Used by `tensor_half.wgsl` and
+// `attention_flash_half.wgsl`.
+
+fn bf16_bits(v: f32) -> u32 {
+    let b = bitcast<u32>(v);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+        return (b >> 16u) | 0x40u;
+    }
+    return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+
+fn unpack(w: u32, bf: bool) -> vec2<f32> {
+    if (bf) {
+        return vec2<f32>(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u));
+    }
+    return unpack2x16float(w);
+}
+
+fn pack(v: vec2<f32>, bf: bool) -> u32 {
+    if (bf) {
+        return bf16_bits(v.x) | (bf16_bits(v.y) << 16u);
+    }
+    return pack2x16float(v);
+}
