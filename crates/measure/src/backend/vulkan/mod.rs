@@ -81,9 +81,9 @@ struct Kernel {
     even_rows: bool,
 }
 
-/// An f32 tensor-op kernel (`backend/gpu/tensor_ops.rs` launches it by this name, which is
-/// also its entry point): 256 threads, no f64.
-const fn tensor(name: &'static str, spirv: &'static [u8]) -> Kernel {
+/// A kernel launched by `name`, which is also its entry point: 256 threads, needing no
+/// optional feature. The methods below change what differs.
+const fn launched(name: &'static str, spirv: &'static [u8]) -> Kernel {
     Kernel {
         name,
         spirv,
@@ -95,45 +95,35 @@ const fn tensor(name: &'static str, spirv: &'static [u8]) -> Kernel {
     }
 }
 
-/// An f16 or bf16 kernel on packed u32 words (`shaders/tensor_half.wgsl`,
-/// `attention_standard_half.wgsl`): 256 threads, no f64; a row op needs an even row length.
-const fn half(name: &'static str, spirv: &'static [u8], even_rows: bool) -> Kernel {
-    Kernel {
-        name,
-        spirv,
-        entry: name,
-        threads: 256,
-        needs: Needs::Nothing,
-        scalar_first: false,
-        even_rows,
+impl Kernel {
+    const fn needs(self, needs: Needs) -> Kernel {
+        Kernel { needs, ..self }
     }
-}
 
-/// A fused-attention kernel (`backend/gpu/attention.rs` launches it by this name with the
-/// CUDA kernel's grid): 128 threads, 16 query rows per workgroup; f32 in
-/// `attention_flash.wgsl`, f16 and bf16 on packed words in `attention_flash_half.wgsl`.
-const fn flash(name: &'static str, spirv: &'static [u8]) -> Kernel {
-    Kernel {
-        name,
-        spirv,
-        entry: name,
-        threads: crate::backend::gpu::kernels::FLASH_THREADS,
-        needs: Needs::Nothing,
-        scalar_first: false,
-        even_rows: false,
+    /// A 16-bit row op on packed words (`tensor_half.wgsl`, the 16-bit attention softmax).
+    const fn even_rows(self) -> Kernel {
+        Kernel {
+            even_rows: true,
+            ..self
+        }
+    }
+
+    /// A fused-attention kernel (`backend/gpu/attention.rs` launches it with the CUDA
+    /// kernel's grid): 128 threads, 16 query rows per workgroup.
+    const fn flash(self) -> Kernel {
+        Kernel {
+            threads: crate::backend::gpu::kernels::FLASH_THREADS,
+            ..self
+        }
     }
 }
 
 /// A STREAM kernel: one module, one immediates layout (the f64 scalar, then the count).
 const fn stream(name: &'static str, entry: &'static str) -> Kernel {
     Kernel {
-        name,
-        spirv: STREAM,
         entry,
-        threads: 256,
-        needs: Needs::Float64,
         scalar_first: true,
-        even_rows: false,
+        ..launched(name, STREAM).needs(Needs::Float64)
     }
 }
 
@@ -147,67 +137,46 @@ const KERNELS: &[Kernel] = &[
     stream("stream_scale_in_place", "stream_scale_in_place"),
     stream("stream_scale", "stream_scale"),
     stream("stream_triad", "stream_triad"),
-    Kernel {
-        name: "gemm",
-        spirv: GEMM,
-        entry: "gemm",
-        threads: 256,
-        needs: Needs::Nothing,
-        scalar_first: false,
-        even_rows: false,
-    },
-    tensor("add_f32", TENSOR_ELEMENTWISE),
-    tensor("mul_f32", TENSOR_ELEMENTWISE),
-    tensor("relu_f32", TENSOR_ELEMENTWISE),
-    tensor("gelu_f32", TENSOR_ELEMENTWISE),
-    tensor("sum_f32", TENSOR_ROWS),
-    tensor("softmax_f32", TENSOR_ROWS),
-    tensor("layer_norm_f32", TENSOR_ROWS),
-    half("add_f16", TENSOR_HALF, false),
-    half("add_bf16", TENSOR_HALF, false),
-    half("mul_f16", TENSOR_HALF, false),
-    half("mul_bf16", TENSOR_HALF, false),
-    half("relu_f16", TENSOR_HALF, false),
-    half("relu_bf16", TENSOR_HALF, false),
-    half("gelu_f16", TENSOR_HALF, false),
-    half("gelu_bf16", TENSOR_HALF, false),
-    half("sum_f16", TENSOR_HALF, true),
-    half("sum_bf16", TENSOR_HALF, true),
-    half("softmax_f16", TENSOR_HALF, true),
-    half("softmax_bf16", TENSOR_HALF, true),
-    half("layer_norm_f16", TENSOR_HALF, true),
-    half("layer_norm_bf16", TENSOR_HALF, true),
-    flash("flash_f32_d64", ATTENTION_FLASH),
-    flash("flash_f32_d128", ATTENTION_FLASH),
-    flash("flash_f16_d64", ATTENTION_FLASH_HALF),
-    flash("flash_f16_d128", ATTENTION_FLASH_HALF),
-    flash("flash_bf16_d64", ATTENTION_FLASH_HALF),
-    flash("flash_bf16_d128", ATTENTION_FLASH_HALF),
+    launched("gemm", GEMM),
+    launched("add_f32", TENSOR_ELEMENTWISE),
+    launched("mul_f32", TENSOR_ELEMENTWISE),
+    launched("relu_f32", TENSOR_ELEMENTWISE),
+    launched("gelu_f32", TENSOR_ELEMENTWISE),
+    launched("sum_f32", TENSOR_ROWS),
+    launched("softmax_f32", TENSOR_ROWS),
+    launched("layer_norm_f32", TENSOR_ROWS),
+    launched("add_f16", TENSOR_HALF),
+    launched("add_bf16", TENSOR_HALF),
+    launched("mul_f16", TENSOR_HALF),
+    launched("mul_bf16", TENSOR_HALF),
+    launched("relu_f16", TENSOR_HALF),
+    launched("relu_bf16", TENSOR_HALF),
+    launched("gelu_f16", TENSOR_HALF),
+    launched("gelu_bf16", TENSOR_HALF),
+    launched("sum_f16", TENSOR_HALF).even_rows(),
+    launched("sum_bf16", TENSOR_HALF).even_rows(),
+    launched("softmax_f16", TENSOR_HALF).even_rows(),
+    launched("softmax_bf16", TENSOR_HALF).even_rows(),
+    launched("layer_norm_f16", TENSOR_HALF).even_rows(),
+    launched("layer_norm_bf16", TENSOR_HALF).even_rows(),
+    launched("flash_f32_d64", ATTENTION_FLASH).flash(),
+    launched("flash_f32_d128", ATTENTION_FLASH).flash(),
+    launched("flash_f16_d64", ATTENTION_FLASH_HALF).flash(),
+    launched("flash_f16_d128", ATTENTION_FLASH_HALF).flash(),
+    launched("flash_bf16_d64", ATTENTION_FLASH_HALF).flash(),
+    launched("flash_bf16_d128", ATTENTION_FLASH_HALF).flash(),
     // The standard attention path: its softmax, and the batched GEMMs around it (the BLAS
     // call of CUDA and ROCm, `GpuDevice::batched_gemm` here).
-    tensor("attn_softmax_f32", ATTENTION_STANDARD),
-    tensor("batched_gemm_f32", ATTENTION_STANDARD),
-    half("attn_softmax_f16", ATTENTION_STANDARD_HALF, true),
-    half("attn_softmax_bf16", ATTENTION_STANDARD_HALF, true),
-    half("batched_gemm_f16", ATTENTION_STANDARD_HALF, false),
-    half("batched_gemm_bf16", ATTENTION_STANDARD_HALF, false),
-    peak("peak_fma_f32", PEAK, Needs::Nothing),
-    peak("peak_fma_f16", PEAK_F16, Needs::Float16),
-    peak("peak_dot_i8", PEAK_INT8, Needs::IntegerDot),
+    launched("attn_softmax_f32", ATTENTION_STANDARD),
+    launched("batched_gemm_f32", ATTENTION_STANDARD),
+    launched("attn_softmax_f16", ATTENTION_STANDARD_HALF).even_rows(),
+    launched("attn_softmax_bf16", ATTENTION_STANDARD_HALF).even_rows(),
+    launched("batched_gemm_f16", ATTENTION_STANDARD_HALF),
+    launched("batched_gemm_bf16", ATTENTION_STANDARD_HALF),
+    launched("peak_fma_f32", PEAK),
+    launched("peak_fma_f16", PEAK_F16).needs(Needs::Float16),
+    launched("peak_dot_i8", PEAK_INT8).needs(Needs::IntegerDot),
 ];
-
-/// A vkpeak-style kernel of `peak.rs`: 256 threads, the rounds in its immediates.
-const fn peak(name: &'static str, spirv: &'static [u8], needs: Needs) -> Kernel {
-    Kernel {
-        name,
-        spirv,
-        entry: name,
-        threads: 256,
-        needs,
-        scalar_first: false,
-        even_rows: false,
-    }
-}
 
 /// Bytes overwritten before each timed sample that asks for a flush.
 const FLUSH_BYTES: usize = 256 << 20;

@@ -18,21 +18,16 @@ var<immediate> p: Params;
 
 // #include half_words
 
-fn half_of(w: u32, i: u32, bf: bool) -> f32 {
-    let pair = unpack(w, bf);
-    return select(pair.x, pair.y, (i & 1u) == 1u);
-}
-
 fn load_q(i: u32, bf: bool) -> f32 {
-    return half_of(q[i / 2u], i, bf);
+    return element(q[i / 2u], i, bf);
 }
 
 fn load_k(i: u32, bf: bool) -> f32 {
-    return half_of(k[i / 2u], i, bf);
+    return element(k[i / 2u], i, bf);
 }
 
 fn load_v(i: u32, bf: bool) -> f32 {
-    return half_of(v[i / 2u], i, bf);
+    return element(v[i / 2u], i, bf);
 }
 
 fn col(lane: u32, c: u32) -> u32 {

@@ -4,19 +4,11 @@
 // words of two elements (`include/half_words.wgsl`); no shaderFloat16 is needed.
 //
 // No two threads may write one word:
-// - `batched_gemm_{f16,bf16}` stages its 16×16 tile of C in workgroup memory and writes it
-//   as words, two rows of a column each. The host asks for an even m, leading dimension and
+// - `batched_gemm_{f16,bf16}` (the tile loop of `include/batched_gemm_body.wgsl`) stages
+//   its 16×16 tile of C in workgroup memory and writes it as words, two rows of a column each. The host asks for an even m, leading dimension and
 //   stride of C, so a word never holds two columns or two matrices.
 // - `attn_softmax_{f16,bf16}` writes its row a word at a time; the row length s must be
 //   even (the host refuses an odd one), so a word never holds two rows.
-
-struct Gemm {
-    m: u32, n: u32, k: u32,
-    lda: u32, ldb: u32, ldc: u32,
-    stride_a: u32, stride_b: u32, stride_c: u32,
-    alpha: f32, transpose_a: u32,
-}
-var<immediate> g: Gemm;
 
 @group(0) @binding(0) var<storage, read> a: array<u32>;
 @group(0) @binding(1) var<storage, read> b: array<u32>;
@@ -24,55 +16,29 @@ var<immediate> g: Gemm;
 
 // #include half_words
 
-fn element(w: u32, i: u32, bf: bool) -> f32 {
-    let pair = unpack(w, bf);
-    return select(pair.x, pair.y, (i & 1u) == 1u);
-}
-
-var<workgroup> ta: array<f32, 256>;
-var<workgroup> tb: array<f32, 256>;
-// The finished tile, [col][row], written out as words.
-var<workgroup> tc: array<f32, 256>;
-
-// op(A)[i, kk] of matrix `batch`, zero outside it.
-fn load_a(batch: u32, i: u32, kk: u32, bf: bool) -> f32 {
-    if (i >= g.m || kk >= g.k) {
-        return 0.0;
-    }
-    var idx = batch * g.stride_a + i + kk * g.lda;
-    if (g.transpose_a != 0u) {
-        idx = batch * g.stride_a + kk + i * g.lda;
-    }
+fn elem_a(idx: u32, bf: bool) -> f32 {
     return element(a[idx / 2u], idx, bf);
 }
 
+fn elem_b(idx: u32, bf: bool) -> f32 {
+    return element(b[idx / 2u], idx, bf);
+}
+
+// #include batched_gemm_body
+
+// The finished tile, [col][row], written out as words.
+var<workgroup> tc: array<f32, 256>;
+
 fn gemm(l: vec3<u32>, w: vec3<u32>, bf: bool) {
-    let j = w.y * 16u + l.y;
-    let batch = w.z;
-    var acc = 0.0;
-    for (var k0 = 0u; k0 < g.k; k0 += 16u) {
-        // ta[kk][row]: op(A)[i0 + row, k0 + kk]; tb[col][kk]: B[k0 + kk, j0 + col].
-        ta[l.y * 16u + l.x] = load_a(batch, w.x * 16u + l.x, k0 + l.y, bf);
-        var bv = 0.0;
-        if (k0 + l.x < g.k && j < g.n) {
-            let idx = batch * g.stride_b + k0 + l.x + j * g.ldb;
-            bv = element(b[idx / 2u], idx, bf);
-        }
-        tb[l.y * 16u + l.x] = bv;
-        workgroupBarrier();
-        for (var kk = 0u; kk < 16u; kk++) {
-            acc = fma(ta[kk * 16u + l.x], tb[l.y * 16u + kk], acc);
-        }
-        workgroupBarrier();
-    }
-    tc[l.y * 16u + l.x] = g.alpha * acc;
+    tc[l.y * 16u + l.x] = gemm_tile(l, w, bf);
     workgroupBarrier();
     // Lanes 0..7 of each column write its 16 rows as 8 words (m is even: a word's two rows
     // are both in C or both past it).
     let i = w.x * 16u + 2u * l.x;
+    let j = w.y * 16u + l.y;
     if (l.x < 8u && i < g.m && j < g.n) {
         let pair = vec2<f32>(tc[l.y * 16u + 2u * l.x], tc[l.y * 16u + 2u * l.x + 1u]);
-        c[(batch * g.stride_c + i + j * g.ldc) / 2u] = pack(pair, bf);
+        c[(w.z * g.stride_c + i + j * g.ldc) / 2u] = pack(pair, bf);
     }
 }
 

@@ -1,7 +1,7 @@
 // Two 16-bit elements per u32 word, element 2w in the low half of word w: f16 converted
 // with unpack2x16float / pack2x16float (core SPIR-V, no shaderFloat16), bf16 as the high
-// half of an f32, stored rounded to nearest even (NaN kept). Used by `tensor_half.wgsl` and
-// `attention_flash_half.wgsl`.
+// half of an f32, stored rounded to nearest even (NaN kept). Used by `tensor_half.wgsl`,
+// `attention_flash_half.wgsl` and `attention_standard_half.wgsl`.
 
 fn bf16_bits(v: f32) -> u32 {
     let b = bitcast<u32>(v);
@@ -23,4 +23,10 @@ fn pack(v: vec2<f32>, bf: bool) -> u32 {
         return bf16_bits(v.x) | (bf16_bits(v.y) << 16u);
     }
     return pack2x16float(v);
+}
+
+// Element i of a packed array, given the word that holds it (word i / 2).
+fn element(w: u32, i: u32, bf: bool) -> f32 {
+    let pair = unpack(w, bf);
+    return select(pair.x, pair.y, (i & 1u) == 1u);
 }
