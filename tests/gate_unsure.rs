@@ -9,13 +9,17 @@
 //! for the head SHA exits 0 and is recorded in comparison.json and the store; an
 //! acceptance for another SHA is bad input before anything is built.
 //!
+//! And the load of other processes: the same commit on both sides, the head's round runs
+//! beside four busy processes per CPU, must never read as a regression. The gate sees the
+//! load in every round and holds the slowdown as unsure (exit 3), with the loads.
+//!
 //! The gates share one repository and take turns through a mutex, as in `gate_cli.rs`.
 
 mod schema_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
-use repo::{git, prebuild, write};
+use repo::{git, prebuild, prebuild_current, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -48,10 +52,30 @@ fn sum(n: u64) -> u64 {
 
 fn units() -> u64 { 3 }
 
+/// With GATE_TEST_HOGS set, a round run shares the machine with four busy `yes` per CPU:
+/// other processes' work, as far as the gate can tell (they are never waited for).
+fn hogs() -> Vec<std::process::Child> {
+    if std::env::var_os("GATE_TEST_HOGS").is_none() || !std::env::args().any(|a| a == "--save-baseline") {
+        return Vec::new();
+    }
+    let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (0..4 * n)
+        .map(|_| {
+            let mut yes = std::process::Command::new("yes");
+            yes.stdout(std::process::Stdio::null());
+            yes.spawn().expect("starting yes")
+        })
+        .collect()
+}
+
 fn benches(c: &mut Criterion) {
+    let mut hogs = hogs();
     let units = units();
     c.bench_function("sum", |b| b.iter(|| sum(black_box(20_000 * units))));
     c.bench_function("steady", |b| b.iter(|| sum(black_box(40_000))));
+    for hog in &mut hogs {
+        let _ = hog.kill();
+    }
 }
 
 criterion_group!(group, benches);
@@ -287,4 +311,78 @@ fn an_acceptance_for_another_commit_is_bad_input_before_anything_runs() {
             text(&result)
         );
     }
+}
+
+#[test]
+fn a_slowdown_from_other_processes_load_on_the_head_is_unsure_never_a_regression() {
+    let f = fixture();
+    prebuild_current(&f.repo);
+    let out = tempfile::tempdir().unwrap();
+    // The checked-out commit on both sides; the head's round runs share every CPU with four
+    // busy processes, so its benchmarks take several times as long in every round.
+    let result = Command::new(BIN)
+        .args([
+            "gate",
+            "--rounds",
+            "2",
+            "--max-rounds",
+            "3",
+            "--threshold",
+            "25",
+        ])
+        .args(["--head-env", "GATE_TEST_HOGS=1"])
+        .arg("--out")
+        .arg(out.path().join("out"))
+        .arg("--results")
+        .arg(out.path().join("results"))
+        .args(["--", "--warm-up-time", "0.2", "--measurement-time", "0.5"])
+        .args(["--sample-size", "10"])
+        .current_dir(&f.repo)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CRITERION_HOME")
+        .env_remove("STACKBENCH_GATE_ROUNDS")
+        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .output()
+        .unwrap();
+    let log = text(&result);
+    let doc = comparison(out.path());
+    // Every round saw the head's runs beside more than half of the CPUs' worth of others'
+    // work, and the base's not.
+    let loads = doc["rounds_spread"]["loads"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert!(loads.len() >= 2, "{doc:#}");
+    for l in loads {
+        let cpus = l["cpus"].as_f64().unwrap();
+        assert!(
+            l["head_foreign_cpus"].as_f64().unwrap() >= 0.5 * cpus,
+            "the hogs were not seen: {l}"
+        );
+        assert_eq!(l["unbalanced_toward"], "head", "{l}");
+    }
+    // Nothing is called a regression; the slowdown the load made is held, with its reason.
+    for id in ["sum", "steady"] {
+        assert_ne!(status_of(&doc, id), "degraded", "{id}: {doc:#}\n{log}");
+    }
+    let held = doc["rounds_spread"]["load_held"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !held.is_empty(),
+        "the load's slowdown was not held: {doc:#}\n{log}"
+    );
+    for h in &held {
+        assert_eq!(h["would_be"], "degraded", "{h}");
+        assert_eq!(status_of(&doc, h["id"].as_str().unwrap()), "inconclusive");
+    }
+    assert_eq!(result.status.code(), Some(3), "{log}");
+    assert!(log.contains("other processes kept"), "{log}");
+    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
+    assert!(
+        md.contains("the load explains the change as well as the code"),
+        "{md}"
+    );
 }

@@ -16,6 +16,7 @@ pub mod functions;
 mod git;
 mod hardware;
 mod interrupt;
+pub mod load;
 mod output;
 mod process;
 pub mod profile;

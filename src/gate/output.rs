@@ -4,6 +4,7 @@
 //! marker for sticky comments) and `summary.md` written atomically into `--out`.
 
 use super::calibrate::{self, Calibration};
+use super::load;
 use super::rounds::{Collected, SideRun};
 use super::verdict::{
     Held, RoundFigure, RoundsEstimate, between_round_prior, estimate_moderated, project,
@@ -137,6 +138,8 @@ struct Verdicts {
     statuses: Vec<(Status, f64)>,
     /// The changes their look's level held back (`verdict::statuses_at_looks`).
     held: Vec<Held>,
+    /// The changes held because they followed other processes' load ([`hold_load`]).
+    load_held: Vec<crate::analysis::LoadHeld>,
     prior: Option<VariancePrior>,
 }
 
@@ -147,13 +150,92 @@ fn judged_with_statuses(collected: &Collected, rule: &VerdictRule) -> Verdicts {
     let (judged, prior) = estimates_and_prior(collected, rule);
     let with_pairs: Vec<(RoundsEstimate, &[(f64, f64)])> =
         judged.iter().map(|j| (j.2, j.3.as_slice())).collect();
-    let (statuses, held) = statuses_at_looks(&with_pairs, rule, prior.as_ref(), collected.looks);
+    let (mut statuses, held) =
+        statuses_at_looks(&with_pairs, rule, prior.as_ref(), collected.looks);
+    let load_held = hold_load(collected, &judged, &mut statuses);
     Verdicts {
         judged,
         statuses,
         held,
+        load_held,
         prior,
     }
+}
+
+/// The per-round loads of other processes on each side, for `comparison.json`.
+fn round_loads(collected: &Collected) -> Vec<crate::analysis::RoundLoad> {
+    let [base, head] = &collected.load;
+    base.iter()
+        .filter_map(|(round, b)| {
+            let h = head.get(round)?;
+            let toward = if load::imbalance(h, b).is_some() {
+                Some("head")
+            } else if load::imbalance(b, h).is_some() {
+                Some("base")
+            } else {
+                None
+            };
+            Some(crate::analysis::RoundLoad {
+                round: *round,
+                base_foreign_cpus: b.foreign_cpus(),
+                head_foreign_cpus: h.foreign_cpus(),
+                cpus: b.cpus.max(h.cpus),
+                unbalanced_toward: toward.map(str::to_string),
+            })
+        })
+        .collect()
+}
+
+/// A `degraded` (or `improved`) benchmark whose slower-looking side ran beside more of
+/// other processes' work in *every* round it was judged on ([`load::imbalance`]) has a
+/// change that the load explains as well as the code: it becomes `inconclusive`, so the
+/// gate measures it again when `--max-rounds` allows and calls it unsure, with the loads,
+/// when it does not. One balanced round is enough to keep the verdict: ABBA puts the
+/// sides' runs at different times in the next round, and a load that followed one side
+/// through every round is what this is for (docs/explanation/verdicts.md, "Other
+/// processes").
+fn hold_load(
+    collected: &Collected,
+    judged: &[Judged],
+    statuses: &mut [(Status, f64)],
+) -> Vec<crate::analysis::LoadHeld> {
+    let mut held = Vec::new();
+    for ((id, figures, ..), (status, _)) in judged.iter().zip(statuses.iter_mut()) {
+        let slow = match status {
+            Status::Degraded => 1,
+            Status::Improved => 0,
+            _ => continue,
+        };
+        let sides = [&collected.load[slow], &collected.load[1 - slow]];
+        let excess: Option<Vec<f64>> = figures
+            .iter()
+            .map(|f| load::imbalance(sides[0].get(&f.round)?, sides[1].get(&f.round)?))
+            .collect();
+        let Some(excess) = excess.filter(|e| !e.is_empty()) else {
+            continue;
+        };
+        let rounds: Vec<usize> = figures.iter().map(|f| f.round).collect();
+        let smallest = excess.iter().copied().fold(f64::INFINITY, f64::min);
+        let (loaded, other) = if slow == 1 {
+            ("head", "base")
+        } else {
+            ("base", "head")
+        };
+        let listed: Vec<String> = rounds.iter().map(usize::to_string).collect();
+        held.push(crate::analysis::LoadHeld {
+            id: id.clone(),
+            would_be: status.as_str().to_string(),
+            reason: format!(
+                "{} by the rounds alone, but in every round it was judged on ({}) other processes kept at least {smallest:.2} more CPU(s) busy during the {loaded}'s runs than during the {other}'s: the load explains the change as well as the code",
+                status.as_str(),
+                listed.join(", ")
+            ),
+            rounds,
+            excess_cpus: smallest,
+        });
+        *status = Status::Inconclusive;
+    }
+    held
 }
 
 /// The estimates of [`judged_with_statuses`], with the between-round variance prior they
@@ -246,6 +328,16 @@ pub fn after_round(
         ));
         collected.stopped.insert(stop.id.clone(), stop);
     }
+    let loads = round_loads(collected);
+    if let Some(l) = loads
+        .iter()
+        .find(|l| l.round == round && l.unbalanced_toward.is_some())
+    {
+        lines.push(format!(
+            "analyze-trends gate: warning: round {round}: other processes kept {:.2} CPU(s) busy during the base's runs and {:.2} during the head's (of {} counted): a change that follows this load in every round is held as unsure",
+            l.base_foreign_cpus, l.head_foreign_cpus, l.cpus
+        ));
+    }
     if round == 2
         && let Some(calibration) = &collected.calibration
     {
@@ -295,6 +387,7 @@ pub fn judge_with(
         judged,
         statuses,
         held,
+        load_held,
         prior,
     } = judged_with_statuses(collected, rule);
     let mut rows: Vec<BenchComparison> = judged
@@ -347,7 +440,13 @@ pub fn judge_with(
         let note = calibrate::below_floor_note(&comparison.comparisons, c);
         comparison.summary.notes.extend(note);
     }
-    comparison.rounds_spread = rounds_spread(collected, prior.as_ref(), &judged, &held, rule);
+    comparison.rounds_spread =
+        rounds_spread(collected, prior.as_ref(), &judged, &held, load_held, rule);
+    comparison.summary.notes.extend(collected.load_unknown.as_ref().map(|why| {
+        format!(
+            "other processes' load during the rounds could not be read ({why}): a change that followed such load cannot be told from the code's"
+        )
+    }));
     let warning = collected.calibration_check.as_ref();
     comparison
         .summary
@@ -382,6 +481,7 @@ fn rounds_spread(
     prior: Option<&VariancePrior>,
     judged: &[Judged],
     held: &[Held],
+    load_held: Vec<crate::analysis::LoadHeld>,
     rule: &VerdictRule,
 ) -> Option<crate::analysis::RoundsSpread> {
     let sequential =
@@ -412,6 +512,8 @@ fn rounds_spread(
             prior_df: Some(p.df).filter(|d| d.is_finite()),
             benchmarks: p.fitted_from,
         }),
+        loads: round_loads(collected),
+        load_held,
     };
     (spread != Default::default()).then_some(spread)
 }
@@ -772,6 +874,100 @@ pub(super) mod tests {
             .iter()
             .map(|r| (r.id.as_str(), r.status))
             .collect()
+    }
+
+    fn side_load(foreign_cpus: f64) -> load::SideLoad {
+        load::SideLoad {
+            wall_s: 10.0,
+            foreign_cpu_s: 10.0 * foreign_cpus,
+            cpus: 2,
+        }
+    }
+
+    /// [`collected`] with `loads[r - 1]` = (base, head) other processes' CPUs in round r.
+    fn with_loads(loads: [(f64, f64); 4]) -> Collected {
+        let mut c = collected();
+        for (r, (base, head)) in loads.into_iter().enumerate() {
+            c.load[0].insert(r + 1, side_load(base));
+            c.load[1].insert(r + 1, side_load(head));
+        }
+        c
+    }
+
+    #[test]
+    fn a_slowdown_that_followed_other_processes_load_in_every_round_is_held_as_unsure() {
+        let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
+        let rule = VerdictRule::default();
+        let judge_loads = |loads| {
+            judge(
+                &[&base, &head],
+                &with_loads(loads),
+                &options(None),
+                &rule,
+                &["work".into()],
+            )
+            .unwrap()
+        };
+        // The head ran beside more than a CPU of other work in all four rounds: `sum`'s 3x is
+        // held, with the rounds and the load in its reason; `xor` was unchanged and stays so.
+        let gate = judge_loads([(0.1, 1.3), (0.0, 1.1), (0.2, 1.4), (0.1, 1.2)]);
+        fn status(g: &GateComparison, id: &str) -> Option<Status> {
+            statuses(g).into_iter().find(|s| s.0 == id).map(|s| s.1)
+        }
+        assert_eq!(status(&gate, "sum"), Some(Status::Inconclusive));
+        assert_eq!(status(&gate, "xor"), Some(Status::Unchanged));
+        let spread = gate.comparison.rounds_spread.as_ref().unwrap();
+        let held = spread.load_held("sum").expect("sum held for the load");
+        assert_eq!(
+            (held.would_be.as_str(), held.rounds.as_slice()),
+            ("degraded", &[1, 2, 3, 4][..])
+        );
+        assert!((held.excess_cpus - 1.1).abs() < 1e-9, "{held:?}");
+        assert!(
+            held.reason
+                .contains("at least 1.10 more CPU(s) busy during the head's runs"),
+            "{}",
+            held.reason
+        );
+        assert_eq!(spread.loads.len(), 4);
+        assert!(
+            spread
+                .loads
+                .iter()
+                .all(|l| l.unbalanced_toward.as_deref() == Some("head"))
+        );
+        let md = markdown(&gate);
+        assert!(
+            md.contains("the load explains the change as well as the code"),
+            "{md}"
+        );
+
+        // One balanced round keeps the verdict: a load that did not follow the head there.
+        let gate = judge_loads([(0.1, 1.3), (0.9, 1.0), (0.2, 1.4), (0.1, 1.2)]);
+        assert_eq!(status(&gate, "sum"), Some(Status::Degraded));
+        assert!(
+            gate.comparison
+                .rounds_spread
+                .as_ref()
+                .unwrap()
+                .load_held
+                .is_empty()
+        );
+        // Load on the base's side does not hold a slowdown of the head.
+        let gate = judge_loads([(1.3, 0.1), (1.1, 0.0), (1.4, 0.2), (1.2, 0.1)]);
+        assert_eq!(status(&gate, "sum"), Some(Status::Degraded));
+        // Where the load could not be read, the verdict stands and the summary says so.
+        let mut c = collected();
+        c.load_unknown = Some("/proc/stat: No such file or directory".into());
+        let gate = judge(&[&base, &head], &c, &options(None), &rule, &["work".into()]).unwrap();
+        assert_eq!(status(&gate, "sum"), Some(Status::Degraded));
+        assert!(
+            gate.comparison
+                .summary
+                .notes
+                .iter()
+                .any(|n| n.contains("could not be read (/proc/stat"))
+        );
     }
 
     #[test]

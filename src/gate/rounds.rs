@@ -4,6 +4,7 @@
 //! crate writes them, so nothing an earlier round or run left on disk can reach a verdict.
 
 use super::GateError;
+use super::load::{self, SideLoad};
 use super::process::{run_logged, tail};
 use super::progress::Progress;
 use crate::analysis::{BenchComparison, Status};
@@ -61,6 +62,11 @@ pub struct Collected {
     /// `--max-rounds`), so each look spends its share of the error rate (`verdict.rs`,
     /// [`super::verdict::Looks`]); `None`: one look.
     pub looks: Option<super::verdict::Looks>,
+    /// Per side: round → the CPU time other processes took while that side ran its bench
+    /// targets in that round (`load.rs`); empty where the load cannot be known.
+    pub load: [BTreeMap<usize, SideLoad>; 2],
+    /// Why the load could not be known (no `/proc/stat`), when it could not.
+    pub load_unknown: Option<String>,
 }
 
 // The below-floor judgement reads the rounds' samples against the calibration's floor; it
@@ -168,11 +174,18 @@ pub fn run_target(
         .env_remove("STACKBENCH_MEASURE")
         .envs(side.env.iter().map(|(k, v)| (k, v)));
     super::cpus::pin(&mut command, spec.cpus);
+    let before = load::snapshot(spec.cpus);
     let status = run_logged(command, &log, &mut |line| {
         if let Some(id) = line.strip_prefix("Benchmarking ") {
             progress.benchmark(id.split(':').next().unwrap_or(id));
         }
     })?;
+    match before.and_then(|b| Ok(load::between(&b, &load::snapshot(spec.cpus)?))) {
+        Ok(l) => collected.load[index].entry(spec.round).or_default().add(l),
+        Err(why) => {
+            collected.load_unknown.get_or_insert(why);
+        }
+    }
     if !status.success() {
         collected.target_errors[index].insert(
             spec.target.to_string(),

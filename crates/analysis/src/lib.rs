@@ -37,6 +37,7 @@ pub use crate::results::evidence::{AcceptedUnsure, Evidence, NoEvidence, Outcome
 pub use crate::stats::{SampleDefect, usable_median, usable_timed};
 pub use estimator::Estimator;
 pub use rounds_spread::{
-    CalibrationCheck, HeldChange, PooledSpread, RoundsSpread, SequentialLooks, StoppedEarly,
+    CalibrationCheck, HeldChange, LoadHeld, PooledSpread, RoundLoad, RoundsSpread, SequentialLooks,
+    StoppedEarly,
 };
 pub use verdict::{OverallStatus, Status, VerdictRule};

@@ -42,6 +42,45 @@ pub struct RoundsSpread {
     /// room for more than one look at an inconclusive benchmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialLooks>,
+    /// Every round's load of other processes on each side, where the gate could read it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<RoundLoad>,
+    /// Changes held as unsure because, in every round they were judged on, the side that
+    /// looked slower had run beside more of other processes' work than the other side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_held: Vec<LoadHeld>,
+}
+
+/// What other processes took while each side of one round ran (`/proc/stat` less the
+/// gate's own CPU time and its children's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RoundLoad {
+    pub round: usize,
+    /// Other processes' average load during the base's runs, in CPUs kept busy.
+    pub base_foreign_cpus: f64,
+    /// The same during the head's runs.
+    pub head_foreign_cpus: f64,
+    /// The CPUs counted: those of `--cpus`, or every online CPU.
+    pub cpus: usize,
+    /// The side whose runs shared the CPUs with more of other processes' work, when the
+    /// difference is at least a quarter of the CPUs spare beside the benchmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbalanced_toward: Option<String>,
+}
+
+/// A change that followed other processes' load, not the code: `degraded` or `improved`
+/// at its look, held as unsure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadHeld {
+    pub id: String,
+    /// The status the rounds alone would have given.
+    pub would_be: String,
+    /// The rounds it was judged on; in each, the slower-looking side had more load.
+    pub rounds: Vec<usize>,
+    /// The smallest excess of that side's load over the other's, over those rounds, in CPUs.
+    pub excess_cpus: f64,
+    /// The reason in words, as the unsure section shows it.
+    pub reason: String,
 }
 
 /// The gate judges an inconclusive benchmark again after every extra round, and a test
@@ -97,6 +136,11 @@ impl RoundsSpread {
     /// The early stop of `id`, if it was stopped.
     pub fn stopped(&self, id: &str) -> Option<&StoppedEarly> {
         self.stopped.iter().find(|s| s.id == id)
+    }
+
+    /// The change of `id` held back because it followed other processes' load, if it was.
+    pub fn load_held(&self, id: &str) -> Option<&LoadHeld> {
+        self.load_held.iter().find(|h| h.id == id)
     }
 
     /// The change of `id` its look's level held back, if one was.

@@ -57,6 +57,9 @@ pub fn why(row: &BenchComparison, c: &Comparison, rounds: Option<&[f64]>) -> Str
             held.rounds
         ));
     }
+    if let Some(load) = c.rounds_spread.as_ref().and_then(|r| r.load_held(&row.id)) {
+        parts.push(load.reason.clone());
+    }
     if let Some(stop) = c.rounds_spread.as_ref().and_then(|r| r.stopped(&row.id)) {
         parts.push(format!(
             "stopped after round {}, not measured again: {}",
@@ -329,6 +332,7 @@ mod tests {
                 warning: Some("the calibration understated this machine's noise".into()),
             }),
             pooled: None,
+            ..Default::default()
         });
         let md = gate_markdown(&c, Some(2.42));
         let pooled = |prior_df| {
