@@ -2,7 +2,8 @@
 //! (tests/fixtures/hardware: two real runs of this VM and two copies with their probes
 //! edited to other machines; see make_runs.py there). Checks the figures against an
 //! independent computation from the run files, the rankings, "not measured" (never
-//! ranked), and "n/a" (never 0) for a missing price or power reading, in every format.
+//! ranked), and "n/a" (never 0) for a missing price or power reading, in every format; and a
+//! Vulkan GPU beside a CUDA one, each device saying which API its figures came through.
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -295,5 +296,169 @@ fn a_figure_above_its_peak_marks_the_peak_suspect_and_names_its_source() {
             !line.contains(" % "),
             "{format}: a percentage over 100 shown: {line}"
         );
+    }
+}
+
+/// The recorded run moved to another machine and API: its `gemm/cpu/f32/512x512x512` as
+/// `gemm/<backend>/…` with its times scaled, the probe's `backends.<backend>` holding one
+/// device with `properties`, and one f32 FMA peak for that backend. Test data for the
+/// report's grouping and labels, not a measurement of either machine.
+fn moved_run(
+    run_id: &str,
+    fingerprint: &str,
+    backend: &str,
+    device: Value,
+    peak: Value,
+    scale: f64,
+) -> Value {
+    let text =
+        std::fs::read_to_string(fixture("recorded/20261123T141129445Z-p2991-8b9d.json")).unwrap();
+    let mut run: Value = serde_json::from_str(&text).unwrap();
+    run["run_id"] = run_id.into();
+    run["fingerprint"] = fingerprint.into();
+    run["system"]["fingerprint"] = fingerprint.into();
+    run["system"]["backends"][backend] =
+        serde_json::json!({"status": "available", "devices": [device]});
+    run["system"]["peaks"] = serde_json::json!([peak]);
+    let mut bench = run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == "gemm/cpu/f32/512x512x512")
+        .unwrap()
+        .clone();
+    bench["id"] = format!("gemm/{backend}/f32/512x512x512").into();
+    bench["group"] = format!("gemm/{backend}").into();
+    bench["estimates"] = Value::Null;
+    for t in bench["samples"]["times"].as_array_mut().unwrap() {
+        *t = (t.as_f64().unwrap() * scale).into();
+    }
+    run["benchmarks"] = serde_json::json!([bench]);
+    run
+}
+
+/// An Intel GPU measured through Vulkan beside an H100 through CUDA, and lavapipe (a CPU
+/// behind a Vulkan driver): one row for the workload, a cell per device, each device's %
+/// of its own backend's peak (the Vulkan one measured, as `stackbench info` records it),
+/// and the device list saying which API, version and driver each figure came through, in
+/// every format.
+#[test]
+fn a_vulkan_gpu_stands_beside_a_cuda_one_and_each_says_which_api_it_came_through() {
+    let arc = "cpu=Intel Core Ultra 7 x16;gpu=Intel Arc A770";
+    let h100 = "cpu=Intel Xeon Platinum 8480+ x112;gpu=NVIDIA H100 80GB HBM3";
+    let lavapipe = "cpu=AMD EPYC x2;gpu=none";
+    let runs = [
+        moved_run(
+            "20261123T160000000Z-arc",
+            arc,
+            "vulkan",
+            serde_json::json!({"backend": "vulkan", "name": "Intel(R) Arc(tm) A770 Graphics (DG2)",
+                "properties": {"api_version": "1.3.289", "driver_name": "Intel open-source Mesa driver",
+                    "driver_info": "Mesa 24.2.8", "device_type": "discrete_gpu"}}),
+            serde_json::json!({"backend": "vulkan", "device": "Intel(R) Arc(tm) A770 Graphics (DG2)",
+                "metric": "flops_per_second", "dtype": "f32", "theoretical": null, "measured": 1.6e13,
+                "source": "measured: FMA chains (stackbench info)"}),
+            0.01,
+        ),
+        moved_run(
+            "20261123T160100000Z-h100",
+            h100,
+            "cuda",
+            serde_json::json!({"backend": "cuda", "name": "NVIDIA H100 80GB HBM3",
+                "properties": {"compute_capability": "9.0"}}),
+            serde_json::json!({"backend": "cuda", "device": "NVIDIA H100 80GB HBM3",
+                "metric": "flops_per_second", "dtype": "f32", "theoretical": 6.7e13, "measured": null,
+                "source": "datasheet"}),
+            0.002,
+        ),
+        moved_run(
+            "20261123T160200000Z-lvp",
+            lavapipe,
+            "vulkan",
+            serde_json::json!({"backend": "vulkan", "name": "llvmpipe (LLVM 15.0.6, 256 bits)",
+                "properties": {"api_version": "1.3.230", "driver_name": "llvmpipe",
+                    "driver_info": "Mesa 22.3.6 (LLVM 15.0.6)", "device_type": "cpu"}}),
+            serde_json::json!({"backend": "vulkan", "device": "llvmpipe (LLVM 15.0.6, 256 bits)",
+                "metric": "flops_per_second", "dtype": "f32", "theoretical": null, "measured": 6.67e10,
+                "source": "measured: FMA chains (stackbench info)"}),
+            20.0,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("runs")).unwrap();
+    for run in &runs {
+        let name = format!("{}.json", run["run_id"].as_str().unwrap());
+        std::fs::write(dir.path().join("runs").join(name), run.to_string()).unwrap();
+    }
+    let report: Value = serde_json::from_str(&hardware_in(dir.path(), "json")).unwrap();
+    let device = |key: &str| {
+        report["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["key"] == key)
+            .unwrap_or_else(|| panic!("no device {key}: {report:#}"))
+            .clone()
+    };
+    let (arc_key, h100_key, lvp_key) = (
+        format!("{arc} [vulkan]"),
+        format!("{h100} [cuda]"),
+        format!("{lavapipe} [vulkan]"),
+    );
+    let arc_device = device(&arc_key);
+    assert_eq!(arc_device["kind"], "Intel(R) Arc(tm) A770 Graphics (DG2)");
+    assert_eq!(
+        arc_device["api"],
+        "Vulkan 1.3.289, driver Intel open-source Mesa driver (Mesa 24.2.8)"
+    );
+    assert_eq!(device(&h100_key)["api"], "CUDA, compute capability 9.0");
+    let lvp_api = device(&lvp_key)["api"].as_str().unwrap().to_string();
+    assert!(
+        lvp_api.starts_with("Vulkan 1.3.230, driver llvmpipe (Mesa 22.3.6 (LLVM 15.0.6))")
+            && lvp_api.ends_with("a CPU behind the driver, not a GPU"),
+        "{lvp_api}"
+    );
+    // One workload, one cell per device, each against its own backend's peak.
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"] == "gemm/f32/512x512x512")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(row["cells"].as_array().unwrap().len(), 3, "{row:#}");
+    for (key, peak_gflops) in [
+        (&arc_key, 16_000.0),
+        (&h100_key, 67_000.0),
+        (&lvp_key, 66.7),
+    ] {
+        let c = cell(&report, "gemm/f32/512x512x512", key);
+        let figure = c["figure"].as_f64().unwrap();
+        let percent = c["percent_of_peak"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{c}"));
+        assert!(
+            (percent - 100.0 * figure / peak_gflops).abs() < 1e-6 * percent.max(1.0),
+            "{key}: {figure} GFLOP/s is not {percent} % of {peak_gflops}"
+        );
+    }
+    for format in ["table", "markdown", "html"] {
+        let text = hardware_in(dir.path(), format);
+        assert!(
+            text.contains("Devices and the API each was measured through"),
+            "{format}: {text}"
+        );
+        for (name, api) in [
+            (
+                "Intel(R) Arc(tm) A770 Graphics (DG2)",
+                "Vulkan 1.3.289, driver Intel open-source Mesa driver (Mesa 24.2.8)",
+            ),
+            ("NVIDIA H100 80GB HBM3", "CUDA, compute capability 9.0"),
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.contains(name) && l.contains(api))
+                .unwrap_or_else(|| panic!("{format}: no device line for {name}: {text}"));
+            assert!(!line.contains("gemm/"), "{format}: {line}");
+        }
     }
 }

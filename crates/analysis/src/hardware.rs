@@ -31,6 +31,10 @@ pub struct Device {
     pub backend: String,
     /// The device kind prices are looked up by (the GPU's or CPU's name in the probe).
     pub kind: String,
+    /// The API its figures came through, with what the probe recorded of it: `CPU`,
+    /// `CUDA, compute capability 9.0`, `Vulkan 1.3.230, driver llvmpipe (Mesa 22.3.6)`.
+    /// One GPU measured through CUDA and through Vulkan is two devices, each saying which.
+    pub api: String,
     pub runs: usize,
 }
 
@@ -124,6 +128,7 @@ pub fn analyze_hardware(runs: &[RunRecord], prices: &dyn PriceList) -> HardwareR
                         key: observation.device.clone(),
                         fingerprint: fingerprint.clone(),
                         kind: device_kind(run, &backend),
+                        api: api_of(run, &backend),
                         backend,
                         runs: 0,
                     };
@@ -276,6 +281,47 @@ fn device_kind(run: &RunRecord, backend: &str) -> String {
     text(&format!("/backends/{backend}/devices/0/name"))
         .or_else(|| text("/cpu/model"))
         .unwrap_or_else(|| backend.to_owned())
+}
+
+/// What a backend's figures came through ([`Device::api`]): the API's name, then what the
+/// probe recorded of its first device: the API version and the driver (Vulkan), the compute
+/// capability (CUDA), the architecture (ROCm); and a driver that runs on the CPU says so.
+fn api_of(run: &RunRecord, backend: &str) -> String {
+    let properties = run
+        .system
+        .as_ref()
+        .and_then(|s| s.pointer(&format!("/backends/{backend}/devices/0/properties")));
+    let text = |key: &str| {
+        properties
+            .and_then(|p| p.get(key))
+            .and_then(|v| v.as_str())
+            .filter(|v| !v.is_empty())
+    };
+    let mut api = match backend {
+        "cpu" => "CPU".to_string(),
+        "cuda" => "CUDA".into(),
+        "rocm" => "ROCm (HIP)".into(),
+        "vulkan" => "Vulkan".into(),
+        other => other.to_string(),
+    };
+    if let Some(version) = text("api_version") {
+        api.push_str(&format!(" {version}"));
+    }
+    if let Some(cc) = text("compute_capability") {
+        api.push_str(&format!(", compute capability {cc}"));
+    }
+    if let Some(arch) = text("gfx_arch") {
+        api.push_str(&format!(", {arch}"));
+    }
+    match (text("driver_name"), text("driver_info")) {
+        (Some(name), Some(info)) => api.push_str(&format!(", driver {name} ({info})")),
+        (Some(driver), None) | (None, Some(driver)) => api.push_str(&format!(", driver {driver}")),
+        (None, None) => {}
+    }
+    if backend != "cpu" && text("device_type") == Some("cpu") {
+        api.push_str(": a CPU behind the driver, not a GPU");
+    }
+    api
 }
 
 fn build_rows(

@@ -1,6 +1,9 @@
 //! One self-contained HTML page (no scripts, no external files): the same two tables.
 
-use super::{FIGURE_HEADERS, RECOMMENDATION_HEADERS, figure_rows, legend, recommendation_rows};
+use super::{
+    DEVICE_HEADERS, FIGURE_HEADERS, RECOMMENDATION_HEADERS, device_rows, figure_rows, legend,
+    recommendation_rows,
+};
 use crate::analysis::hardware::HardwareReport;
 use crate::report::format::escape_html as escape;
 
@@ -19,6 +22,8 @@ pub fn render(report: &HardwareReport) -> String {
     ));
     out.push_str("<h2>Figures by workload</h2>\n");
     out.push_str(&table(&FIGURE_HEADERS, &figure_rows(report)));
+    out.push_str("<h2>Devices and the API each was measured through</h2>\n");
+    out.push_str(&table(&DEVICE_HEADERS, &device_rows(report)));
     out.push_str("</body></html>\n");
     out
 }

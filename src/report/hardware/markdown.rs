@@ -1,6 +1,9 @@
 //! Markdown: two pipe tables, for a job summary or a pull-request comment.
 
-use super::{FIGURE_HEADERS, RECOMMENDATION_HEADERS, figure_rows, legend, recommendation_rows};
+use super::{
+    DEVICE_HEADERS, FIGURE_HEADERS, RECOMMENDATION_HEADERS, device_rows, figure_rows, legend,
+    recommendation_rows,
+};
 use crate::analysis::hardware::HardwareReport;
 
 pub fn render(report: &HardwareReport) -> String {
@@ -12,6 +15,8 @@ pub fn render(report: &HardwareReport) -> String {
     ));
     out.push_str("\n## Figures by workload\n\n");
     out.push_str(&table(&FIGURE_HEADERS, &figure_rows(report)));
+    out.push_str("\n## Devices and the API each was measured through\n\n");
+    out.push_str(&table(&DEVICE_HEADERS, &device_rows(report)));
     out
 }
 

@@ -50,6 +50,25 @@ pub(crate) const FIGURE_HEADERS: [&str; 8] = [
     "spread (runs)",
 ];
 
+pub(crate) const DEVICE_HEADERS: [&str; 4] = ["device", "name", "measured through", "runs"];
+
+/// One row per device: its key (as the other tables name it), the device's name in the
+/// probe, and the API its figures came through.
+pub(crate) fn device_rows(report: &HardwareReport) -> Vec<[String; 4]> {
+    report
+        .devices
+        .iter()
+        .map(|d| {
+            [
+                d.key.clone(),
+                d.kind.clone(),
+                d.api.clone(),
+                d.runs.to_string(),
+            ]
+        })
+        .collect()
+}
+
 pub(crate) const RECOMMENDATION_HEADERS: [&str; 5] = [
     "family",
     "fastest",

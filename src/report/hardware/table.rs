@@ -1,6 +1,9 @@
 //! The terminal table: aligned columns, figures first, then the recommendation matrix.
 
-use super::{FIGURE_HEADERS, RECOMMENDATION_HEADERS, figure_rows, legend, recommendation_rows};
+use super::{
+    DEVICE_HEADERS, FIGURE_HEADERS, RECOMMENDATION_HEADERS, device_rows, figure_rows, legend,
+    recommendation_rows,
+};
 use crate::analysis::hardware::HardwareReport;
 
 pub fn render(report: &HardwareReport) -> String {
@@ -13,6 +16,8 @@ pub fn render(report: &HardwareReport) -> String {
         &RECOMMENDATION_HEADERS,
         &recommendation_rows(report),
     ));
+    out.push_str("\nDevices and the API each was measured through\n");
+    out.push_str(&aligned(&DEVICE_HEADERS, &device_rows(report)));
     out
 }
 
