@@ -141,11 +141,19 @@ fn fixture() -> MutexGuard<'static, Fixture> {
 /// rightly: the budget is that small.)
 fn gate(repo: &Path, out: &Path, extra: &[&str]) -> Output {
     let counter = out.join("round-runs");
-    Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .args(["gate", "--base", "base", "--head", "flaky"])
         .args(["--rounds", "3", "--max-rounds", "8", "--threshold", "25"])
         .arg("--head-env")
-        .arg(format!("UNSURE_COUNTER={}", counter.display()))
+        .arg(format!("UNSURE_COUNTER={}", counter.display()));
+    run_gate(command, repo, out, extra)
+}
+
+/// `command` (a gate with its sides and rounds) writing into `out`, with `extra` and the
+/// short Criterion timing, offline in `repo`, with none of the user's settings.
+fn run_gate(mut command: Command, repo: &Path, out: &Path, extra: &[&str]) -> Output {
+    command
         .arg("--out")
         .arg(out.join("out"))
         .arg("--results")
@@ -320,7 +328,8 @@ fn a_slowdown_from_other_processes_load_on_the_head_is_unsure_never_a_regression
     let out = tempfile::tempdir().unwrap();
     // The checked-out commit on both sides; the head's round runs share every CPU with four
     // busy processes, so its benchmarks take several times as long in every round.
-    let result = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .args([
             "gate",
             "--rounds",
@@ -330,22 +339,8 @@ fn a_slowdown_from_other_processes_load_on_the_head_is_unsure_never_a_regression
             "--threshold",
             "25",
         ])
-        .args(["--head-env", "GATE_TEST_HOGS=1"])
-        .arg("--out")
-        .arg(out.path().join("out"))
-        .arg("--results")
-        .arg(out.path().join("results"))
-        .args(["--", "--warm-up-time", "0.2", "--measurement-time", "0.5"])
-        .args(["--sample-size", "10"])
-        .current_dir(&f.repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
-        .env_remove("STACKBENCH_GATE_ROUNDS")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
-        .output()
-        .unwrap();
+        .args(["--head-env", "GATE_TEST_HOGS=1"]);
+    let result = run_gate(command, &f.repo, out.path(), &[]);
     let log = text(&result);
     let doc = comparison(out.path());
     // Every round saw the head's runs beside more than half of the CPUs' worth of others'
