@@ -134,8 +134,22 @@ done
 python3 scripts/gpu/check_vulkan_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets"
 
 step "one short real measurement on lavapipe: the Vulkan copy kernel (a CPU's figure, not a GPU's)"
-# About 25 s: 50 samples of the 64 MiB copy, timed with Vulkan timestamp queries.
+# About 30 s: the device's peaks (4 s), then 50 samples of the 64 MiB copy, timed with
+# Vulkan timestamp queries.
 STACKBENCH_SUITE=quick cargo bench --quiet --bench memory_bandwidth -- '^memory_bandwidth/vulkan/copy/'
+# A target that times a vulkan id measures the device's peaks into the run's probe first
+# (Vulkan reports no clocks): without them the copy's % of peak would be n/a.
+python3 - "${CARGO_TARGET_DIR:-target}/criterion/stackbench/system.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+with open(path) as handle:
+    probe = json.load(handle)
+peaks = [p for p in probe["peaks"] if p["backend"] == "vulkan" and p.get("measured")]
+found = {(p["metric"], p.get("dtype")) for p in peaks}
+if not {("flops_per_second", "f32"), ("bytes_per_second", None)} <= found:
+    sys.exit(f"{path}: no measured Vulkan f32 FMA and bandwidth peaks, only {sorted(map(str, found))}")
+print(f"the run's probe holds {len(peaks)} measured Vulkan peaks")
+PY
 
 step "GPU kernels: NVRTC + ptxas (sm_80, sm_90, sm_100) and clang (NVPTX, gfx90a, gfx942)"
 # clang-19 came with the background set-up (clang 17+ knows gfx942, MI300).

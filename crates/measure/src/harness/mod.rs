@@ -320,7 +320,19 @@ impl Harness {
         let suite = self.suite;
         let backends = self.open_backends(family.family().name);
         for backend in &backends {
-            for case in family.cases(backend.as_ref(), suite) {
+            let cases = family.cases(backend.as_ref(), suite);
+            if backend.kind() == crate::backend::BackendKind::Vulkan
+                && self.role == Role::Timed
+                && !self.args.list
+                && !self.args.test
+                && !self.args.profile
+                && cases.iter().any(|c| self.would_select(&c.id))
+            {
+                // Vulkan reports no clocks or unit counts: its peaks are measured, before
+                // the first id this target times on it (`sidecar::add_device_peaks`).
+                sidecar::add_device_peaks();
+            }
+            for case in cases {
                 match case.plan {
                     Plan::Measure {
                         throughput,

@@ -105,10 +105,37 @@ pub fn target_report_path(target: &str) -> PathBuf {
 /// the record will note the probe is missing).
 pub fn write_system_probe() {
     let path = system_probe_path_in(&criterion_home());
-    let probe = crate::system::SystemProbe::collect();
+    let mut probe = crate::system::SystemProbe::collect();
+    if let Some(earlier) = read_probe_at(&path) {
+        probe.carry_device_peaks(&earlier);
+    }
     if let Err(error) = write_json_atomic(&path, &probe) {
         eprintln!("stackbench: warning: {error}");
     }
+}
+
+/// Adds the Vulkan device's measured peaks to `system.json`, once per run of a target that
+/// times a `vulkan` id, unless the probe already holds them: so that a run's % of peak
+/// (reports, `validate`, the hardware matrix) means something on a GPU with no datasheet
+/// row. A failure to write is reported, not fatal, as for the probe itself.
+pub fn add_device_peaks() {
+    let path = system_probe_path_in(&criterion_home());
+    let Some(probe) = read_probe_at(&path) else {
+        return;
+    };
+    if probe.has_device_peaks() {
+        return;
+    }
+    let probe = probe.with_device_peaks();
+    if let Err(error) = write_json_atomic(&path, &probe) {
+        eprintln!("stackbench: warning: {error}");
+    }
+}
+
+/// The probe at `path`, when there is one this version can read.
+fn read_probe_at(path: &Path) -> Option<crate::system::SystemProbe> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// What happened to one benchmark.

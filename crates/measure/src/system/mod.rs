@@ -109,11 +109,60 @@ impl SystemProbe {
     }
 }
 
+/// How long a device peak measured by an earlier probe of the same machine is carried
+/// into the next one ([`SystemProbe::carry_device_peaks`]): the bench targets of one run
+/// start within minutes of each other; a probe from another day is not this run's.
+pub const DEVICE_PEAKS_CARRIED_FOR_S: u64 = 6 * 3600;
+
 impl SystemProbe {
+    /// Whether this probe holds peaks measured on the Vulkan device (by
+    /// [`Self::with_device_peaks`], here or carried from an earlier probe).
+    pub fn has_device_peaks(&self) -> bool {
+        self.peaks.iter().any(|p| p.backend == BackendKind::Vulkan)
+    }
+
+    /// Carries the Vulkan device peaks `earlier` measured into this probe, when this one
+    /// has none, both describe the same machine (fingerprint) with Vulkan available, and
+    /// `earlier` was collected at most [`DEVICE_PEAKS_CARRIED_FOR_S`] before it. Every bench
+    /// target writes the probe anew at its start, and only a target that times a `vulkan`
+    /// id measures those peaks (about a second on a GPU, 4 s on lavapipe): without this,
+    /// the run's last target (alloc, compile) would drop them from the probe the run
+    /// records. Returns whether it carried any.
+    pub fn carry_device_peaks(&mut self, earlier: &SystemProbe) -> bool {
+        let vulkan = self.backends.get(&BackendKind::Vulkan);
+        let recent = self
+            .collected_unix_s
+            .checked_sub(earlier.collected_unix_s)
+            .is_some_and(|age| age <= DEVICE_PEAKS_CARRIED_FOR_S);
+        if self.has_device_peaks()
+            || !vulkan.is_some_and(Availability::is_available)
+            || earlier.fingerprint != self.fingerprint
+            || !recent
+        {
+            return false;
+        }
+        let carried: Vec<peak::Peak> = earlier
+            .peaks
+            .iter()
+            .filter(|p| p.backend == BackendKind::Vulkan && p.measured.is_some())
+            .cloned()
+            .collect();
+        if carried.is_empty() {
+            return false;
+        }
+        self.peaks.extend(carried);
+        self.notes.push(format!(
+            "the Vulkan device peaks were measured by this run's earlier probe ({} s before this one), not again",
+            self.collected_unix_s - earlier.collected_unix_s
+        ));
+        true
+    }
+
     /// Adds the peaks measured on the devices that report no figures of their own: Vulkan
     /// gives neither clocks nor unit counts, so its f32 FMA peak and copy bandwidth are
-    /// measured, vkpeak-style (about a second on lavapipe: `stackbench info` runs it, not
-    /// every bench target's probe).
+    /// measured, vkpeak-style (about 4 s on lavapipe): `stackbench info` runs it, and so
+    /// does a bench target about to time a `vulkan` id (`sidecar::add_device_peaks`), not
+    /// every bench target's probe.
     pub fn with_device_peaks(mut self) -> SystemProbe {
         let vulkan = self.backends.get(&BackendKind::Vulkan);
         if vulkan.is_some_and(Availability::is_available) {
@@ -322,5 +371,87 @@ pub fn yes_no(variable: &str, value: Option<&str>) -> Result<bool, String> {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
         _ => Err(format!("{variable}={value} is not a yes/no value (1 or 0)")),
+    }
+}
+
+#[cfg(test)]
+mod device_peak_tests {
+    use super::*;
+    use crate::backend::Availability;
+    use crate::workload::DType;
+
+    /// A probe of a root with nothing in it, collected at `at`, Vulkan available or not.
+    fn probe(at: u64, fingerprint: &str, vulkan: bool) -> SystemProbe {
+        let root = tempfile::tempdir().unwrap();
+        let mut p = SystemProbe::collect_from(root.path(), false);
+        p.collected_unix_s = at;
+        p.fingerprint = fingerprint.into();
+        p.peaks.retain(|peak| peak.backend != BackendKind::Vulkan);
+        let availability = if vulkan {
+            Availability::Available {
+                devices: Vec::new(),
+            }
+        } else {
+            Availability::Unavailable {
+                reason: "no loader".into(),
+            }
+        };
+        p.backends.insert(BackendKind::Vulkan, availability);
+        p
+    }
+
+    fn vulkan_peak(measured: Option<f64>) -> peak::Peak {
+        peak::Peak {
+            backend: BackendKind::Vulkan,
+            device: "llvmpipe".into(),
+            metric: peak::PeakMetric::FlopsPerSecond,
+            dtype: Some(DType::F32),
+            theoretical: None,
+            measured,
+            source: "measured: FMA chains".into(),
+        }
+    }
+
+    #[test]
+    fn a_later_targets_probe_keeps_the_device_peaks_this_run_measured_and_nothing_else() {
+        let mut earlier = probe(1_000, "cpu=x;gpu=y", true);
+        earlier.peaks.push(vulkan_peak(Some(6.6e10)));
+        earlier.peaks.push(vulkan_peak(None));
+
+        // The same machine a minute later: the measured peak is carried, with a note.
+        let mut later = probe(1_060, "cpu=x;gpu=y", true);
+        assert!(later.carry_device_peaks(&earlier));
+        let carried: Vec<&peak::Peak> = later
+            .peaks
+            .iter()
+            .filter(|p| p.backend == BackendKind::Vulkan)
+            .collect();
+        assert_eq!(carried.len(), 1, "{carried:?}");
+        assert_eq!(carried[0].measured, Some(6.6e10));
+        assert!(
+            later.notes.iter().any(|n| n.contains("60 s before")),
+            "{:?}",
+            later.notes
+        );
+        // Carried once: a probe that has them takes no more.
+        assert!(!later.carry_device_peaks(&earlier));
+
+        // Another machine, another day, Vulkan gone, or an earlier probe from the future:
+        // nothing is carried.
+        for (mut p, why) in [
+            (probe(1_060, "cpu=other;gpu=y", true), "another fingerprint"),
+            (
+                probe(1_000 + DEVICE_PEAKS_CARRIED_FOR_S + 1, "cpu=x;gpu=y", true),
+                "too old",
+            ),
+            (probe(1_060, "cpu=x;gpu=y", false), "no Vulkan now"),
+            (
+                probe(999, "cpu=x;gpu=y", true),
+                "collected before the earlier one",
+            ),
+        ] {
+            assert!(!p.carry_device_peaks(&earlier), "{why}");
+            assert!(!p.has_device_peaks(), "{why}");
+        }
     }
 }
