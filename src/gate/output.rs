@@ -164,26 +164,33 @@ fn judged_with_statuses(collected: &Collected, rule: &VerdictRule) -> Verdicts {
 
 /// The per-round loads of other processes on each side, for `comparison.json`.
 fn round_loads(collected: &Collected) -> Vec<crate::analysis::RoundLoad> {
-    let [base, head] = &collected.load;
-    base.iter()
-        .filter_map(|(round, b)| {
-            let h = head.get(round)?;
-            let toward = if load::imbalance(h, b).is_some() {
-                Some("head")
-            } else if load::imbalance(b, h).is_some() {
-                Some("base")
-            } else {
-                None
-            };
-            Some(crate::analysis::RoundLoad {
-                round: *round,
-                base_foreign_cpus: b.foreign_cpus(),
-                head_foreign_cpus: h.foreign_cpus(),
-                cpus: b.cpus.max(h.cpus),
-                unbalanced_toward: toward.map(str::to_string),
-            })
-        })
+    collected.load[0]
+        .keys()
+        .filter_map(|round| round_load(collected, *round))
         .collect()
+}
+
+/// Round `round`'s loads on both sides, and the side that had more by [`load::imbalance`];
+/// `None` unless both sides' loads were read.
+fn round_load(collected: &Collected, round: usize) -> Option<crate::analysis::RoundLoad> {
+    let (b, h) = (
+        collected.load[0].get(&round)?,
+        collected.load[1].get(&round)?,
+    );
+    let toward = if load::imbalance(h, b).is_some() {
+        Some("head")
+    } else if load::imbalance(b, h).is_some() {
+        Some("base")
+    } else {
+        None
+    };
+    Some(crate::analysis::RoundLoad {
+        round,
+        base_foreign_cpus: b.foreign_cpus(),
+        head_foreign_cpus: h.foreign_cpus(),
+        cpus: b.cpus.max(h.cpus),
+        unbalanced_toward: toward.map(str::to_string),
+    })
 }
 
 /// A `degraded` (or `improved`) benchmark whose slower-looking side ran beside more of
@@ -328,11 +335,7 @@ pub fn after_round(
         ));
         collected.stopped.insert(stop.id.clone(), stop);
     }
-    let loads = round_loads(collected);
-    if let Some(l) = loads
-        .iter()
-        .find(|l| l.round == round && l.unbalanced_toward.is_some())
-    {
+    if let Some(l) = round_load(collected, round).filter(|l| l.unbalanced_toward.is_some()) {
         lines.push(format!(
             "analyze-trends gate: warning: round {round}: other processes kept {:.2} CPU(s) busy during the base's runs and {:.2} during the head's (of {} counted): a change that follows this load in every round is held as unsure",
             l.base_foreign_cpus, l.head_foreign_cpus, l.cpus
