@@ -106,7 +106,9 @@ pub fn target_report_path(target: &str) -> PathBuf {
 pub fn write_system_probe() {
     let path = system_probe_path_in(&criterion_home());
     let mut probe = crate::system::SystemProbe::collect();
-    if let Some(earlier) = read_probe_at(&path) {
+    // An earlier probe that is missing or unreadable (another version's) carries nothing:
+    // this one replaces it.
+    if let Ok(earlier) = read_json::<crate::system::SystemProbe>(&path) {
         probe.carry_device_peaks(&earlier);
     }
     if let Err(error) = write_json_atomic(&path, &probe) {
@@ -120,8 +122,12 @@ pub fn write_system_probe() {
 /// row. A failure to write is reported, not fatal, as for the probe itself.
 pub fn add_device_peaks() {
     let path = system_probe_path_in(&criterion_home());
-    let Some(probe) = read_probe_at(&path) else {
-        return;
+    let probe = match read_json::<crate::system::SystemProbe>(&path) {
+        Ok(probe) => probe,
+        Err(error) => {
+            eprintln!("stackbench: warning: the Vulkan peaks were not measured: {error}");
+            return;
+        }
     };
     if probe.has_device_peaks() {
         return;
@@ -130,12 +136,6 @@ pub fn add_device_peaks() {
     if let Err(error) = write_json_atomic(&path, &probe) {
         eprintln!("stackbench: warning: {error}");
     }
-}
-
-/// The probe at `path`, when there is one this version can read.
-fn read_probe_at(path: &Path) -> Option<crate::system::SystemProbe> {
-    let bytes = std::fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
 }
 
 /// What happened to one benchmark.

@@ -114,11 +114,16 @@ impl SystemProbe {
 /// start within minutes of each other; a probe from another day is not this run's.
 pub const DEVICE_PEAKS_CARRIED_FOR_S: u64 = 6 * 3600;
 
+/// A peak measured on the Vulkan device ([`SystemProbe::with_device_peaks`]).
+fn is_device_peak(peak: &peak::Peak) -> bool {
+    peak.backend == BackendKind::Vulkan && peak.measured.is_some()
+}
+
 impl SystemProbe {
     /// Whether this probe holds peaks measured on the Vulkan device (by
     /// [`Self::with_device_peaks`], here or carried from an earlier probe).
     pub fn has_device_peaks(&self) -> bool {
-        self.peaks.iter().any(|p| p.backend == BackendKind::Vulkan)
+        self.peaks.iter().any(is_device_peak)
     }
 
     /// Carries the Vulkan device peaks `earlier` measured into this probe, when this one
@@ -144,7 +149,7 @@ impl SystemProbe {
         let carried: Vec<peak::Peak> = earlier
             .peaks
             .iter()
-            .filter(|p| p.backend == BackendKind::Vulkan && p.measured.is_some())
+            .filter(|p| is_device_peak(p))
             .cloned()
             .collect();
         if carried.is_empty() {
