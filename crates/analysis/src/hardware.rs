@@ -262,40 +262,32 @@ fn backend_of(run: &RunRecord, id: &str) -> String {
 }
 
 fn backend_available(run: &RunRecord, backend: &str) -> bool {
-    run.system
-        .as_ref()
-        .and_then(|s| s.pointer(&format!("/backends/{backend}/status")))
-        .and_then(|v| v.as_str())
-        == Some("available")
+    probe_text(run, &format!("/backends/{backend}/status")) == Some("available")
+}
+
+/// The string at `pointer` in the run's probe, if there is one.
+fn probe_text<'a>(run: &'a RunRecord, pointer: &str) -> Option<&'a str> {
+    run.system.as_ref()?.pointer(pointer)?.as_str()
 }
 
 /// The name prices are keyed by: the backend's first device in the probe, else the CPU model.
 fn device_kind(run: &RunRecord, backend: &str) -> String {
-    let system = run.system.as_ref();
-    let text = |pointer: &str| {
-        system
-            .and_then(|s| s.pointer(pointer))
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    };
-    text(&format!("/backends/{backend}/devices/0/name"))
-        .or_else(|| text("/cpu/model"))
-        .unwrap_or_else(|| backend.to_owned())
+    probe_text(run, &format!("/backends/{backend}/devices/0/name"))
+        .or_else(|| probe_text(run, "/cpu/model"))
+        .unwrap_or(backend)
+        .to_owned()
 }
 
 /// What a backend's figures came through ([`Device::api`]): the API's name, then what the
 /// probe recorded of its first device: the API version and the driver (Vulkan), the compute
 /// capability (CUDA), the architecture (ROCm); and a driver that runs on the CPU says so.
 fn api_of(run: &RunRecord, backend: &str) -> String {
-    let properties = run
-        .system
-        .as_ref()
-        .and_then(|s| s.pointer(&format!("/backends/{backend}/devices/0/properties")));
     let text = |key: &str| {
-        properties
-            .and_then(|p| p.get(key))
-            .and_then(|v| v.as_str())
-            .filter(|v| !v.is_empty())
+        probe_text(
+            run,
+            &format!("/backends/{backend}/devices/0/properties/{key}"),
+        )
+        .filter(|v| !v.is_empty())
     };
     let mut api = match backend {
         "cpu" => "CPU".to_string(),

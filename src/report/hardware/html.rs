@@ -1,4 +1,4 @@
-//! One self-contained HTML page (no scripts, no external files): the same two tables.
+//! One self-contained HTML page (no scripts, no external files): the same three tables.
 
 use super::{
     DEVICE_HEADERS, FIGURE_HEADERS, RECOMMENDATION_HEADERS, device_rows, figure_rows, legend,

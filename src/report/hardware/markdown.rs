@@ -1,4 +1,4 @@
-//! Markdown: two pipe tables, for a job summary or a pull-request comment.
+//! Markdown: three pipe tables (recommendations, figures, devices), for a job summary or a pull-request comment.
 
 use super::{
     DEVICE_HEADERS, FIGURE_HEADERS, RECOMMENDATION_HEADERS, device_rows, figure_rows, legend,
