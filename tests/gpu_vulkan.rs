@@ -363,3 +363,135 @@ fn the_device_is_chosen_by_index_and_a_wrong_index_is_named() {
     let typo = info_vulkan_line(&[allow, ("STACKBENCH_VULKAN_DEVICE", "gpu0")]);
     assert!(typo.contains("is not a device index"), "{typo}");
 }
+
+/// `stackbench validate --level 1 --filter vulkan` treats Vulkan as it treats CUDA: it times
+/// the level's Vulkan triad, both pinned copies and one f32 GEMM, and judges the triad
+/// against the probe's bandwidth peak (measured on the device before the run: Vulkan
+/// reports no clocks), with a threshold that names that source. The GEMM, stackbench's own
+/// shader, gets no fraction of the FMA peak. On lavapipe the backend is opted in, as a user
+/// would; whether the figures pass is this machine's business, not the test's.
+#[test]
+fn validate_level_1_times_vulkan_and_judges_its_triad_against_the_probes_peak() {
+    if device().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackbench"))
+        .args([
+            "validate",
+            "--level",
+            "1",
+            "--filter",
+            "vulkan",
+            "--json",
+            "--results",
+        ])
+        .arg(&results)
+        .current_dir(dir.path())
+        .env("STACKBENCH_VULKAN_ALLOW_CPU", "1")
+        .env_remove("STACKBENCH_CONFIG")
+        .env_remove("STACKBENCH_SUITE")
+        .env_remove("STACKBENCH_VALIDATE_BUDGET_S")
+        .output()
+        .expect("running stackbench validate");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // 0 passed, 1 a figure failed its threshold; 2 would be bad input or a broken run.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
+    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("validate --json printed no verdict ({e}): {err}"));
+    let measured: Vec<&str> = verdict["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["outcome"] == "measured")
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    for prefix in [
+        "memory_bandwidth/vulkan/triad/",
+        "memory_bandwidth/vulkan/h2d_pinned/",
+        "memory_bandwidth/vulkan/d2h_pinned/",
+        "gemm/vulkan/f32/",
+    ] {
+        assert_eq!(
+            measured.iter().filter(|id| id.starts_with(prefix)).count(),
+            1,
+            "{prefix}: {measured:?}\n{err}"
+        );
+    }
+    assert!(
+        measured
+            .iter()
+            .all(|id| id.split('/').nth(1) == Some("vulkan")),
+        "{measured:?}"
+    );
+    let checks = verdict["threshold_checks"]
+        .as_array()
+        .expect("threshold_checks");
+    let judged = |prefix: &str| {
+        checks
+            .iter()
+            .filter(|c| {
+                c["benchmark"]
+                    .as_str()
+                    .is_some_and(|b| b.starts_with(prefix))
+            })
+            .collect::<Vec<_>>()
+    };
+    // The probe's bandwidth peak is the copy measured on the device just before; on a CPU
+    // driver sharing two cores, the triad can come out above it. Then the peak is suspect,
+    // no fraction of it judges the triad, and the verdict says so; else the fraction does.
+    let triad_id = measured
+        .iter()
+        .find(|id| id.starts_with("memory_bandwidth/vulkan/triad/"))
+        .unwrap();
+    let triad_result = verdict["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == *triad_id)
+        .unwrap();
+    let notes: Vec<&str> = verdict["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    let triad = judged("memory_bandwidth/vulkan/triad/");
+    match triad_result["throughput"]["percent_of_peak"].as_f64() {
+        Some(percent) => {
+            assert_eq!(triad.len(), 1, "{verdict:#}");
+            let triad = triad[0];
+            assert_eq!(triad["threshold_kind"], "peak_fraction", "{triad:#}");
+            assert!(
+                triad["source"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("Vulkan reports no clocks")),
+                "{triad:#}"
+            );
+            let expected = triad["expected"].as_f64().expect("a number expected");
+            let failure_at = triad["failure_at"].as_f64().expect("a failure line");
+            let actual = triad["actual"].as_f64().expect("the measured figure");
+            assert!(expected > 0.0 && actual > 0.0, "{triad:#}");
+            // 70 % of the peak expected, failing below 50 % of it.
+            let peak = actual * 100.0 / percent;
+            assert!((expected / peak - 0.70).abs() < 1e-6, "{triad:#}");
+            assert!((failure_at / peak - 0.50).abs() < 1e-6, "{triad:#}");
+        }
+        None => {
+            assert!(triad.is_empty(), "{verdict:#}");
+            assert!(
+                notes.iter().any(|n| n.starts_with(*triad_id)
+                    && n.contains("no fraction of the probe's peak judges it")
+                    && n.contains("peak")),
+                "{notes:#?}"
+            );
+        }
+    }
+    assert!(
+        judged("gemm/vulkan/")
+            .iter()
+            .all(|c| c["threshold_kind"] != "peak_fraction"),
+        "{verdict:#}"
+    );
+}

@@ -301,15 +301,26 @@ fn peak_fraction(id: &str, backend: &str, figure: &Figure) -> Option<Threshold> 
             (ThresholdKind::CpuPeak, CPU_GEMM_PEAK_PERCENT)
         }
         ("cuda" | "rocm", "gemm") => (ThresholdKind::PeakFraction, GEMM_PEAK_PERCENT),
-        ("cuda" | "rocm", "memory_bandwidth") if matches!(function, "copy" | "triad") => {
+        // Vulkan's GEMM is stackbench's own shader, not a vendor library: a fraction of the
+        // FMA peak would judge that kernel, not the machine, so only its history judges it
+        // (`learned`). Its bandwidth is judged as the other GPUs' is.
+        ("cuda" | "rocm" | "vulkan", "memory_bandwidth")
+            if matches!(function, "copy" | "triad") =>
+        {
             (ThresholdKind::PeakFraction, BANDWIDTH_PEAK_PERCENT)
         }
         _ => return None,
     };
-    let what = if kind == ThresholdKind::CpuPeak {
-        "the CPU's FMA peak (the larger of measured and theoretical)"
-    } else {
-        "the probe's peak (no vendor acceptance figure for this device)"
+    let what = match (kind, backend) {
+        (ThresholdKind::CpuPeak, _) => {
+            "the CPU's FMA peak (the larger of measured and theoretical)"
+        }
+        // Vulkan reports no memory clock: the probe's bandwidth peak is the datasheet's for a
+        // device it has a row for, else the one measured on the device before the run.
+        (_, "vulkan") => {
+            "the probe's bandwidth peak (Vulkan reports no clocks: the datasheet's, else measured on the device)"
+        }
+        _ => "the probe's peak (no vendor acceptance figure for this device)",
     };
     Some(Threshold {
         kind,
@@ -382,6 +393,7 @@ mod tests {
             unit: "GFLOP/s".into(),
             higher_is_better: true,
             percent_of_peak,
+            suspect_peak: None,
         }
     }
 
@@ -436,6 +448,37 @@ mod tests {
                 "memory_bandwidth/cpu/triad/256MiB",
                 "cpu",
                 &rate(1.0, Some(1.0))
+            )
+            .is_none()
+        );
+        // Vulkan: bandwidth against the probe's peak, named as such; its own GEMM shader
+        // has no peak fraction.
+        let v = peak_fraction(
+            "memory_bandwidth/vulkan/triad/1GiB",
+            "vulkan",
+            &rate(400.0, Some(80.0)),
+        )
+        .unwrap();
+        assert_eq!(v.kind, ThresholdKind::PeakFraction);
+        assert_eq!((v.expected, v.failure_at), (350.0, 250.0));
+        assert!(
+            v.source.contains("Vulkan reports no clocks"),
+            "{}",
+            v.source
+        );
+        assert!(
+            peak_fraction(
+                "gemm/vulkan/f32/4096x4096x4096",
+                "vulkan",
+                &rate(1000.0, Some(20.0))
+            )
+            .is_none()
+        );
+        assert!(
+            peak_fraction(
+                "memory_bandwidth/vulkan/h2d_pinned/512MiB",
+                "vulkan",
+                &rate(10.0, Some(20.0))
             )
             .is_none()
         );
@@ -538,6 +581,7 @@ mod tests {
             unit: "ms".into(),
             higher_is_better: false,
             percent_of_peak: None,
+            suspect_peak: None,
         };
         let rule = ThresholdRule {
             expected: Some(2.0),

@@ -302,6 +302,9 @@ pub struct Figure {
     pub unit: String,
     pub higher_is_better: bool,
     pub percent_of_peak: Option<f64>,
+    /// Why the figure has no percent of peak though the probe has a peak for it: it beat
+    /// that peak, so the peak is not trusted (`measured … GB/s; peak suspect: …`).
+    pub suspect_peak: Option<String>,
 }
 
 /// The headline figure of `benchmark` (median per-iteration time, so one slow sample
@@ -321,12 +324,14 @@ pub fn figure(peaks: &PeakTable, benchmark: &BenchmarkRecord) -> Option<Figure> 
             unit: rate.unit.to_string(),
             higher_is_better: true,
             percent_of_peak: rate.percent_of_peak,
+            suspect_peak: rate.suspect_note(),
         }),
         None => Some(Figure {
             value: ns / 1e6,
             unit: "ms".into(),
             higher_is_better: false,
             percent_of_peak: None,
+            suspect_peak: None,
         }),
     }
 }
@@ -397,6 +402,12 @@ fn threshold_checks(
     let why = no_default
         .then(|| defaults::why_no_default(inputs.run, id))
         .flatten()
+        .or_else(|| {
+            // A figure above the probe's peak makes the peak, not the figure, suspect: no
+            // fraction of it can judge the benchmark, and the verdict says why.
+            let suspect = figure.suspect_peak.as_ref().filter(|_| no_default);
+            suspect.map(|s| format!("no fraction of the probe's peak judges it ({s})"))
+        })
         .or_else(|| thresholds.is_empty().then(|| "no threshold applies".into()));
     if let Some(why) = why {
         notes.push(format!(
@@ -702,6 +713,71 @@ mod tests {
         assert!(check.source.contains("DCGM"));
         assert!((check.actual.as_f64().unwrap() - 1500.0).abs() < 1e-6);
         assert_eq!(verdict(2100.0).status, Status::Passed);
+    }
+
+    /// A Vulkan GPU with no vendor figure: its triad is judged at 70 %/50 % of the probe's
+    /// bandwidth peak (here measured, 100 GB/s). A triad above that peak makes the peak
+    /// suspect: nothing judges the triad by it, and a note says why with both figures.
+    #[test]
+    fn a_vulkan_triad_is_judged_against_the_probes_peak_unless_it_beat_it() {
+        let verdict = |gb_per_s: f64| {
+            let bytes = 1u64 << 30;
+            let ns = bytes as f64 / gb_per_s;
+            let run: RunRecord = serde_json::from_value(serde_json::json!({
+                "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+                "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+                "fingerprint": "gpu=arc",
+                "system": {"gpus": [], "peaks": [{"backend": "vulkan", "device": "Intel(R) Arc(tm) A770 Graphics",
+                    "dtype": null, "metric": "bytes_per_second", "theoretical": null, "measured": 100e9,
+                    "source": "measured: the STREAM copy kernel over 1 GiB arrays"}],
+                    "backends": {"vulkan": {"status": "available",
+                    "devices": [{"name": "Intel(R) Arc(tm) A770 Graphics"}]}}},
+                "benchmarks": [{"id": "memory_bandwidth/vulkan/triad/1GiB", "group": "memory_bandwidth/vulkan",
+                    "throughput": {"Bytes": bytes},
+                    "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [ns, ns, ns]}}]
+            }))
+            .unwrap();
+            let config = Config::default();
+            let suite = config.suite("level-1").unwrap();
+            validate(&Inputs {
+                run: &run,
+                suite: &suite,
+                config: &config,
+                history: &[],
+                before: None,
+                filter: None,
+            })
+            .unwrap()
+        };
+        let judged = |v: &ValidationResult| {
+            v.threshold_checks
+                .iter()
+                .filter(|c| c.threshold_kind == ThresholdKind::PeakFraction)
+                .map(|c| (c.status, c.expected.as_f64(), c.failure_at))
+                .collect::<Vec<_>>()
+        };
+        let (passing, slow) = (verdict(80.0), verdict(40.0));
+        assert_eq!(
+            judged(&passing),
+            vec![(Status::Passed, Some(70.0), Some(50.0))]
+        );
+        assert_eq!(
+            judged(&slow),
+            vec![(Status::Failed, Some(70.0), Some(50.0))]
+        );
+        let above = verdict(150.0);
+        assert!(judged(&above).is_empty(), "{:?}", above.threshold_checks);
+        let note = above
+            .notes
+            .iter()
+            .find(|n| n.starts_with("memory_bandwidth/vulkan/triad/1GiB: "))
+            .expect("a note on the unjudged triad");
+        assert!(
+            note.contains("no fraction of the probe's peak judges it")
+                && note.contains("150")
+                && note.contains("100"),
+            "{note}"
+        );
     }
 
     fn cpu_run(times: serde_json::Value) -> RunRecord {

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 /// A GPU as far as the suite's points depend on it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuDescription {
-    /// `cuda` or `rocm`.
+    /// `cuda`, `rocm` or `vulkan`.
     pub backend: &'static str,
     pub l2_bytes: usize,
     pub memory_bytes: usize,
@@ -216,6 +216,45 @@ mod tests {
             let two = coverage(&config.suite("level-2").unwrap(), &machine);
             assert_eq!(two[&("cuda".to_owned(), Role::Gemm)].len(), 6);
         }
+    }
+
+    /// A GPU that only Vulkan reaches (an Intel Arc: 16 MiB of L2, 16 GiB) is covered like
+    /// CUDA's: every role at every level, one f32 GEMM at level 1, f32 and f16 at level 2.
+    #[test]
+    fn every_level_covers_a_vulkan_gpu_as_it_covers_cuda() {
+        let config = Config::default();
+        let machine = MachineDescription {
+            gpus: vec![GpuDescription {
+                backend: "vulkan",
+                l2_bytes: 16 << 20,
+                memory_bytes: 16 << 30,
+            }],
+            ..h100_server(32 << 20)
+        };
+        for level in ["level-1", "level-2", "level-3"] {
+            let suite = config.suite(level).unwrap();
+            let covered = coverage(&suite, &machine);
+            for role in Role::needed_by("vulkan") {
+                assert!(
+                    !covered[&("vulkan".to_owned(), *role)].is_empty(),
+                    "{level}: vulkan {role:?}"
+                );
+            }
+            assert!(missing(&suite, &machine).is_empty(), "{level}");
+        }
+        let one = coverage(&config.suite("level-1").unwrap(), &machine);
+        assert_eq!(
+            one[&("vulkan".to_owned(), Role::Gemm)],
+            vec!["gemm/vulkan/f32/4096x4096x4096"]
+        );
+        let two = coverage(&config.suite("level-2").unwrap(), &machine);
+        assert_eq!(
+            two[&("vulkan".to_owned(), Role::Gemm)],
+            vec![
+                "gemm/vulkan/f16/8192x8192x8192",
+                "gemm/vulkan/f32/8192x8192x8192"
+            ]
+        );
     }
 
     /// Whatever the LLC, exactly one CPU triad is selected, and it is the one past the caches.

@@ -9,14 +9,20 @@
 //! past the caches are whatever power of two the machine's LLC gives (never under 256 MiB,
 //! `backend::cpu::stream_sizes_for`); the GPU triad is the one point the quick GPU axis
 //! has. Each level also keeps the `all/all` skip ids, so "no GPU here" reaches the verdict.
+//!
+//! Vulkan is a GPU backend like CUDA and ROCm here: its triad, its pinned copies and a GEMM
+//! per level. Its GEMM is f32 (and f16 at level 2), the precisions every Vulkan device
+//! runs without cooperative matrices; level 1 also names 512³, the largest shape a CPU
+//! driver such as lavapipe (opted in with `STACKBENCH_VULKAN_ALLOW_CPU=1`) generates, since
+//! a GPU's quick axis has no 512³.
 
 /// The skip records of a backend that did not open, in every level.
 const SKIP_IDS: &str = r"^(memory_bandwidth|gemm)/[^/]+/all/all$";
 const CPU_TRIAD_PAST_CACHES: &str = r"^memory_bandwidth/cpu/triad/(256MiB|512MiB|[0-9]+GiB)$";
 /// The CPU's equivalent of a host-device copy: STREAM copy past the caches.
 const CPU_COPY_PAST_CACHES: &str = r"^memory_bandwidth/cpu/copy/(256MiB|512MiB|[0-9]+GiB)$";
-const GPU_TRIAD: &str = r"^memory_bandwidth/(cuda|rocm)/triad/";
-const GPU_COPIES_PINNED: &str = r"^memory_bandwidth/(cuda|rocm)/(h2d|d2h)_pinned/";
+const GPU_TRIAD: &str = r"^memory_bandwidth/(cuda|rocm|vulkan)/triad/";
+const GPU_COPIES_PINNED: &str = r"^memory_bandwidth/(cuda|rocm|vulkan)/(h2d|d2h)_pinned/";
 /// What levels 1 and 2 share: every backend's triad and copies, and the skip records.
 const BANDWIDTH_AND_COPIES: &[&str] = &[
     SKIP_IDS,
@@ -42,7 +48,7 @@ pub(super) const PRE_INSTALLATION_INCLUDE: &[&str] = &[
     GPU_TRIAD,
     r"^memory_bandwidth/[^/]+/(h2d|d2h)_pinned/",
     r"^gemm/cpu/[^/]+/2048x2048x2048$",
-    r"^gemm/(cuda|rocm)/[^/]+/8192x8192x8192$",
+    r"^gemm/(cuda|rocm|vulkan)/[^/]+/8192x8192x8192$",
     r"^components/tiny_gpt/prefill/b1_s128$",
     // The whole-backend and whole-component skip ids, so "no GPU here" reaches the result.
     SKIP_IDS,
@@ -79,6 +85,7 @@ pub const LEVELS: &[Level] = &[
             &[
                 r"^gemm/cpu/f32/512x512x512$",
                 r"^gemm/(cuda|rocm)/bf16/4096x4096x4096$",
+                r"^gemm/vulkan/f32/(4096x4096x4096|512x512x512)$",
             ],
         ],
         components: &[],
@@ -96,6 +103,7 @@ pub const LEVELS: &[Level] = &[
             &[
                 r"^gemm/cpu/(f32|f64)/2048x2048x2048$",
                 r"^gemm/(cuda|rocm)/(f32|tf32|bf16|f16|fp8e4m3|int8)/8192x8192x8192$",
+                r"^gemm/vulkan/(f32|f16)/8192x8192x8192$",
             ],
         ],
         components: &[],
@@ -259,6 +267,39 @@ mod tests {
             );
         }
         assert!(three.runs_component("tiny_gpt") && !one.runs_component("tiny_gpt"));
+        // Vulkan as a GPU backend: its triad and pinned copies in levels 1 and 2, f32 GEMM
+        // at level 1 (4096³ on a GPU, 512³ on a CPU driver), f32 and f16 at level 2, every
+        // precision at 8192³ at level 3.
+        for id in [
+            "memory_bandwidth/vulkan/triad/1GiB",
+            "memory_bandwidth/vulkan/h2d_pinned/512MiB",
+            "memory_bandwidth/vulkan/d2h_pinned/64MiB",
+            "gemm/vulkan/all/all",
+        ] {
+            assert!(one.selects(id) && two.selects(id), "{id}");
+        }
+        for id in [
+            "gemm/vulkan/f32/4096x4096x4096",
+            "gemm/vulkan/f32/512x512x512",
+        ] {
+            assert!(one.selects(id) && !two.selects(id), "{id}");
+        }
+        for id in [
+            "gemm/vulkan/f16/8192x8192x8192",
+            "gemm/vulkan/f32/8192x8192x8192",
+        ] {
+            assert!(
+                !one.selects(id) && two.selects(id) && three.selects(id),
+                "{id}"
+            );
+        }
+        for id in [
+            "gemm/vulkan/f16/4096x4096x4096",
+            "memory_bandwidth/vulkan/h2d_pageable/512MiB",
+            "memory_bandwidth/vulkan/copy/1GiB",
+        ] {
+            assert!(!one.selects(id) && !two.selects(id), "{id}");
+        }
         for suite in [&one, &two, &three] {
             assert!(suite.gpu_first, "{}", suite.name);
             assert_eq!(suite.sampling.sample_size, Some(10));
