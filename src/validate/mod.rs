@@ -673,35 +673,49 @@ mod tests {
         assert!(time.margin_percent(12.5) < 0.0);
     }
 
+    /// The verdict of `suite` on a run of one 1 GiB triad at `gb_per_s` on `backend`'s
+    /// `device`, with the probe's `peaks`.
+    fn triad_verdict(
+        backend: &str,
+        device: &str,
+        peaks: serde_json::Value,
+        suite: &str,
+        gb_per_s: f64,
+    ) -> ValidationResult {
+        let bytes = 1u64 << 30;
+        let ns = bytes as f64 / gb_per_s;
+        let run: RunRecord = serde_json::from_value(serde_json::json!({
+            "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
+            "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
+            "fingerprint": format!("gpu={device}"),
+            "system": {"gpus": [], "peaks": peaks, "backends": {backend: {"status": "available",
+                "devices": [{"name": device}]}}},
+            "benchmarks": [{"id": format!("memory_bandwidth/{backend}/triad/1GiB"),
+                "group": format!("memory_bandwidth/{backend}"),
+                "throughput": {"Bytes": bytes},
+                "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [ns, ns, ns]}}]
+        }))
+        .unwrap();
+        let config = Config::default();
+        let suite = config.suite(suite).unwrap();
+        validate(&Inputs {
+            run: &run,
+            suite: &suite,
+            config: &config,
+            history: &[],
+            before: None,
+            filter: None,
+        })
+        .unwrap()
+    }
+
     /// The GPU path without a GPU: an H100 whose triad reaches 1,500 GB/s fails DCGM's
     /// 1,905,000 MiB/s; one at 2,100 GB/s passes it. Both say the threshold is the vendor's.
     #[test]
     fn an_h100_below_dcgm_bandwidth_fails_on_the_vendor_figure() {
         let verdict = |gb_per_s: f64| {
-            let bytes = 1u64 << 30;
-            let ns = bytes as f64 / gb_per_s;
-            let run: RunRecord = serde_json::from_value(serde_json::json!({
-                "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
-                "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
-                "fingerprint": "gpu=h100",
-                "system": {"gpus": [], "peaks": [], "backends": {"cuda": {"status": "available",
-                    "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}}},
-                "benchmarks": [{"id": "memory_bandwidth/cuda/triad/1GiB", "group": "memory_bandwidth/cuda",
-                    "throughput": {"Bytes": bytes},
-                    "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [ns, ns, ns]}}]
-            }))
-            .unwrap();
-            let config = Config::default();
-            let suite = config.suite("quick").unwrap();
-            validate(&Inputs {
-                run: &run,
-                suite: &suite,
-                config: &config,
-                history: &[],
-                before: None,
-                filter: None,
-            })
-            .unwrap()
+            let h100 = "NVIDIA H100 80GB HBM3";
+            triad_verdict("cuda", h100, serde_json::json!([]), "quick", gb_per_s)
         };
         let slow = verdict(1500.0);
         assert_eq!(slow.status, Status::Failed);
@@ -720,35 +734,12 @@ mod tests {
     /// suspect: nothing judges the triad by it, and a note says why with both figures.
     #[test]
     fn a_vulkan_triad_is_judged_against_the_probes_peak_unless_it_beat_it() {
-        let verdict = |gb_per_s: f64| {
-            let bytes = 1u64 << 30;
-            let ns = bytes as f64 / gb_per_s;
-            let run: RunRecord = serde_json::from_value(serde_json::json!({
-                "schema": "stackbench.run.v1", "run_id": "r", "created_unix_ms": 0, "timestamp": "t",
-                "source": {"criterion_dir": "c", "baseline": "new", "analyzer_version": "0"},
-                "fingerprint": "gpu=arc",
-                "system": {"gpus": [], "peaks": [{"backend": "vulkan", "device": "Intel(R) Arc(tm) A770 Graphics",
-                    "dtype": null, "metric": "bytes_per_second", "theoretical": null, "measured": 100e9,
-                    "source": "measured: the STREAM copy kernel over 1 GiB arrays"}],
-                    "backends": {"vulkan": {"status": "available",
-                    "devices": [{"name": "Intel(R) Arc(tm) A770 Graphics"}]}}},
-                "benchmarks": [{"id": "memory_bandwidth/vulkan/triad/1GiB", "group": "memory_bandwidth/vulkan",
-                    "throughput": {"Bytes": bytes},
-                    "samples": {"sampling_mode": "Flat", "iters": [1.0, 1.0, 1.0], "times": [ns, ns, ns]}}]
-            }))
-            .unwrap();
-            let config = Config::default();
-            let suite = config.suite("level-1").unwrap();
-            validate(&Inputs {
-                run: &run,
-                suite: &suite,
-                config: &config,
-                history: &[],
-                before: None,
-                filter: None,
-            })
-            .unwrap()
-        };
+        let arc = "Intel(R) Arc(tm) A770 Graphics";
+        let peaks = serde_json::json!([{"backend": "vulkan", "device": arc, "dtype": null,
+            "metric": "bytes_per_second", "theoretical": null, "measured": 100e9,
+            "source": "measured: the STREAM copy kernel over 1 GiB arrays"}]);
+        let verdict =
+            |gb_per_s: f64| triad_verdict("vulkan", arc, peaks.clone(), "level-1", gb_per_s);
         let judged = |v: &ValidationResult| {
             v.threshold_checks
                 .iter()
