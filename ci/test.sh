@@ -136,29 +136,38 @@ cargo test --no-run --quiet
 # already built into the shared target by the first phase (tests/counting_mode.rs).
 timed_tests=(gate_cli gate_counting gate_criterion03 gate_floor gate_functions gate_unsure
     bisect_cli gpu_clocks validate_cli validate_levels install_anywhere)
-other_tests=()
-for file in tests/*.rs; do
-    name=$(basename "$file" .rs)
-    [[ " ${timed_tests[*]} " == *" $name "* ]] || other_tests+=(--test "$name")
-done
+# Every test target of the workspace, from cargo's metadata rather than a glob of tests/*.rs,
+# which would silently leave out a target declared with another path or in a member crate.
+mapfile -t test_targets < <(cargo metadata --no-deps --format-version 1 --offline |
+    python3 -c 'import json, sys
+for package in json.load(sys.stdin)["packages"]:
+    for target in package["targets"]:
+        if "test" in target["kind"]:
+            print(target["name"])')
 for name in "${timed_tests[@]}"; do
-    [[ -f "tests/$name.rs" ]] || {
-        echo "ci/test.sh: tests/$name.rs is listed as timed but does not exist" >&2
+    [[ " ${test_targets[*]} " == *" $name "* ]] || {
+        echo "ci/test.sh: $name is listed as timed but is no test target of the workspace" >&2
         exit 1
     }
+done
+timed_args=()
+other_args=()
+for name in "${test_targets[@]}"; do
+    if [[ " ${timed_tests[*]} " == *" $name "* ]]; then
+        timed_args+=(--test "$name")
+    else
+        other_args+=(--test "$name")
+    fi
 done
 test_env=(STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1)
 # Failures are counted, not fatal, until every test has run (cargo test --no-fail-fast).
 failed=()
 
-timed_args=()
-for name in "${timed_tests[@]}"; do timed_args+=(--test "$name"); done
-
-step "the other tests ($(( ${#other_tests[@]} / 2 )) binaries, the unit tests, the doc tests), beside the benchmark pass and the kernel compilers"
+step "the other tests ($(( ${#other_args[@]} / 2 )) binaries, the unit tests, the doc tests), beside the benchmark pass and the kernel compilers"
 other_log=$(mktemp)
 (
     status=0
-    env "${test_env[@]}" cargo test --quiet --no-fail-fast --lib --bins "${other_tests[@]}" || status=$?
+    env "${test_env[@]}" cargo test --quiet --no-fail-fast --lib --bins "${other_args[@]}" || status=$?
     env "${test_env[@]}" cargo test --quiet --no-fail-fast --doc || status=$?
     exit "$status"
 ) >"$other_log" 2>&1 &
