@@ -483,7 +483,7 @@ fn validate_level_1_times_vulkan_and_judges_its_triad_against_the_probes_peak() 
             assert!(
                 notes.iter().any(|n| n.starts_with(*triad_id)
                     && n.contains("no fraction of the probe's peak judges it")
-                    && n.contains("peak")),
+                    && n.contains("peak suspect")),
                 "{notes:#?}"
             );
         }

@@ -59,8 +59,15 @@ fn backend_checks(system: &Value, gpus: &[&Value], notes: &mut Vec<String>) -> V
             .get("reason")
             .and_then(|r| r.as_str())
             .unwrap_or("no reason given");
-        let gpu_vendor = GPU_VENDORS.iter().find(|(k, _, _)| k == kind);
-        if !available && gpu_vendor.is_some_and(|(_, id, _)| !has_gpu_of(gpus, *id)) {
+        // Whether a machine without this backend lacks something: CUDA and ROCm need a GPU
+        // of their vendor on the PCI bus, Vulkan a GPU of any vendor (a CPU driver such as
+        // lavapipe is refused by default and is no GPU the machine should have reached).
+        let applies = match GPU_VENDORS.iter().find(|(k, _, _)| k == kind) {
+            Some((_, id, _)) => has_gpu_of(gpus, *id),
+            None if kind == "vulkan" => !gpus.is_empty(),
+            None => true,
+        };
+        if !available && !applies {
             notes.push(format!(
                 "{kind}: not applicable, no such GPU on the PCI bus ({reason})"
             ));
@@ -199,10 +206,16 @@ mod tests {
             "backends": {
                 "cpu": {"status": "available", "devices": [{"name": "EPYC"}]},
                 "cuda": {"status": "unavailable", "reason": "libcuda.so.1 was not found"},
-                "rocm": {"status": "unavailable", "reason": "no HIP runtime"}
+                "rocm": {"status": "unavailable", "reason": "no HIP runtime"},
+                "vulkan": {"status": "unavailable", "reason": "no suitable Vulkan device"}
             }
         }));
         let (checks, notes) = checks(&run, &BTreeMap::new());
+        // A GPU is on the bus and Vulkan reached none: that is a failure, as CUDA's is.
+        assert_eq!(
+            find(&checks, "installation/vulkan loads").status,
+            Status::Failed
+        );
         assert_eq!(
             find(&checks, "installation/cpu loads").status,
             Status::Passed
@@ -217,6 +230,30 @@ mod tests {
         );
         assert!(!checks.iter().any(|c| c.name.contains("rocm")));
         assert!(notes.iter().any(|n| n.starts_with("rocm: not applicable")));
+    }
+
+    /// No GPU on the bus: a Vulkan loader that found only a CPU driver (refused by default)
+    /// is noted as not applicable, not failed, as an absent CUDA is.
+    #[test]
+    fn vulkan_without_any_gpu_on_the_bus_is_only_noted() {
+        let run = run_with(json!({
+            "gpus": [],
+            "backends": {
+                "cpu": {"status": "available", "devices": [{"name": "Xeon"}]},
+                "vulkan": {"status": "unavailable", "reason": "llvmpipe is a CPU behind a Vulkan driver"}
+            }
+        }));
+        let (checks, notes) = checks(&run, &BTreeMap::new());
+        assert!(
+            !checks.iter().any(|c| c.name.contains("vulkan")),
+            "{checks:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("vulkan: not applicable") && n.contains("llvmpipe")),
+            "{notes:?}"
+        );
     }
 
     #[test]
