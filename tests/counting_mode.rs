@@ -93,7 +93,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("a temporary directory");
+        let dir = repo::fixture_dir();
         let crate_dir = dir.path().join("probe");
         write(&crate_dir.join("Cargo.toml"), MANIFEST);
         write(&crate_dir.join("src/lib.rs"), "pub fn nothing() {}\n");

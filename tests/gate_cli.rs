@@ -94,7 +94,7 @@ fn edit_bench(repo: &Path, from: &str, to: &str) {
 }
 
 fn create_repo() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = repo::fixture_dir();
     let repo = dir.path().join("probe");
     write(&repo.join("Cargo.toml"), MANIFEST);
     write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");

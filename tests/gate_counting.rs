@@ -160,7 +160,7 @@ fn commit(repo: &Path, tag: &str, change: impl FnOnce(&Path)) {
 }
 
 fn create_repo() -> Fixture {
-    let dir = tempfile::tempdir().expect("a temporary directory");
+    let dir = repo::fixture_dir();
     let repo = dir.path().join("probe");
     write(&repo.join("Cargo.toml"), MANIFEST);
     write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");

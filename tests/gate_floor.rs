@@ -70,7 +70,7 @@ fn run(repo: &Path, program: &str, args: &[&str]) -> Output {
 }
 
 fn create_repo() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = repo::fixture_dir();
     let repo = dir.path().join("probe");
     for (path, text) in [
         ("Cargo.toml", MANIFEST),

@@ -82,7 +82,7 @@ criterion_main!(group);
 "#;
 
 fn create_repo() -> Fixture {
-    let dir = tempfile::tempdir().expect("a temporary directory");
+    let dir = repo::fixture_dir();
     let repo = dir.path().join("probe");
     let manifest = criterion_manifest("named_fn_probe", &["codec"]);
     let files = [

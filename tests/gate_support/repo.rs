@@ -112,6 +112,32 @@ fn prebuild_sides(repo: &Path, sides: &[&str]) {
     }
 }
 
+/// A temporary directory for a fixture that lives in a `static` (a `OnceLock`), removed when
+/// the test process exits. Statics are never dropped, so a plain `TempDir` there stays in
+/// /tmp after every run, with the gate's side target directories in it: about 5 GB per run
+/// of the whole suite. The removal runs from `atexit`, which the test harness's exit (pass or
+/// fail) reaches; a process killed by a signal still leaves its directories.
+pub fn fixture_dir() -> tempfile::TempDir {
+    static DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    static REGISTER: std::sync::Once = std::sync::Once::new();
+    extern "C" fn remove_fixture_dirs() {
+        let dirs = std::mem::take(&mut *DIRS.lock().unwrap_or_else(|e| e.into_inner()));
+        for dir in dirs {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    REGISTER.call_once(|| {
+        // SAFETY: registers a plain `extern "C" fn` with no arguments, as atexit(3) requires.
+        let status = unsafe { libc::atexit(remove_fixture_dirs) };
+        assert_eq!(status, 0, "atexit refused the fixture cleanup");
+    });
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    DIRS.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.path().to_path_buf());
+    dir
+}
+
 /// A fixture crate's repository, removed with its temporary directory.
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
