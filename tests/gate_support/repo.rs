@@ -149,9 +149,9 @@ pub struct Fixture {
 pub const QUICK_CRITERION: &[&str] = &[
     "--",
     "--warm-up-time",
-    "0.2",
+    "0.1",
     "--measurement-time",
-    "0.5",
+    "0.3",
     "--sample-size",
     "10",
 ];
