@@ -153,34 +153,72 @@ for name in "${timed_tests[@]}"; do
     }
 done
 timed_args=()
-other_args=()
+other_names=()
 for name in "${test_targets[@]}"; do
     if [[ " ${timed_tests[*]} " == *" $name "* ]]; then
         timed_args+=(--test "$name")
     else
-        other_args+=(--test "$name")
+        other_names+=("$name")
     fi
 done
 test_env=(STACKBENCH_PYTHON="$venv_python" STACKBENCH_REQUIRE_COMPONENTS=1 STACKBENCH_REQUIRE_TOOLS=1)
 # Failures are counted, not fatal, until every test has run (cargo test --no-fail-fast).
 failed=()
 
-step "the other tests ($(( ${#other_args[@]} / 2 )) binaries, the unit tests, the doc tests), beside the benchmark pass and the kernel compilers"
-other_log=$(mktemp)
+# The first phase's tests run as a queue of jobs (one test binary each, plus the unit tests
+# and the doc tests) taken by two workers. One `cargo test` runs its binaries one after
+# another, and most of them keep one CPU busy at most, so a single lane outlasted the
+# benchmark pass beside it by five minutes with a CPU idle (ci19). The longest binaries go
+# first, so that no long one starts last; each job's time is printed, to keep this order
+# honest. The unit tests and doc tests are jobs like the others.
+long_first=(gate_criterion03_counting compile_cold components_collectives gpu_kernels_emulated
+    own_bench_counting)
+other_jobs=()
+for name in "${long_first[@]}"; do
+    [[ " ${other_names[*]} " == *" $name "* ]] || {
+        echo "ci/test.sh: $name is listed as a long first-phase test but is not one" >&2
+        exit 1
+    }
+    other_jobs+=("--test $name")
+done
+for name in "${other_names[@]}"; do
+    [[ " ${long_first[*]} " == *" $name "* ]] || other_jobs+=("--test $name")
+done
+other_jobs+=("--lib --bins" "--doc")
+other_dir=$(mktemp -d)
+printf '%s\n' "${other_jobs[@]}" >"$other_dir/jobs"
+# run_job INDEX: job INDEX of the queue (line INDEX + 1 of $other_dir/jobs: cargo test's
+# arguments), its output, time and exit status kept under $other_dir by its index, so the
+# log prints in queue order whatever the workers did.
+run_job() {
+    local index=$1 status=0 job
+    job=$(sed -n "$((index + 1))p" "$other_dir/jobs")
+    # shellcheck disable=SC2086 # a job is cargo test's arguments, split at the spaces
+    cargo test --quiet --no-fail-fast $job >"$other_dir/$index.log" 2>&1 || status=$?
+    printf 'ci/test.sh: cargo test %s: exit %d after %d s\n' "$job" "$status" "$SECONDS" \
+        >>"$other_dir/$index.log"
+    echo "$status" >"$other_dir/$index.status"
+}
+export -f run_job
+export other_dir
+
+step "the other tests (${#other_names[@]} binaries, the unit tests, the doc tests: ${#other_jobs[@]} jobs, two at a time), beside the benchmark pass and the kernel compilers"
 (
-    status=0
-    env "${test_env[@]}" cargo test --quiet --no-fail-fast --lib --bins "${other_args[@]}" || status=$?
-    env "${test_env[@]}" cargo test --quiet --no-fail-fast --doc || status=$?
-    exit "$status"
-) >"$other_log" 2>&1 &
+    export "${test_env[@]}"
+    seq 0 $(( ${#other_jobs[@]} - 1 )) | xargs -P 2 -I '{}' bash -c 'run_job {}'
+) &
 other_pid=$!
 CI_TEST_SECONDS=$SECONDS ci/bench_pass.sh "$venv_python" ||
     failed+=("the benchmark pass, the lavapipe measurement or the kernel compilers (ci/bench_pass.sh)")
 step "waiting for the other tests"
-wait "$other_pid" || failed+=("the other tests")
-step "the other tests' output"
-cat "$other_log"
-rm -f "$other_log"
+wait "$other_pid" || true
+step "the other tests' output, in queue order"
+for index in "${!other_jobs[@]}"; do
+    cat "$other_dir/$index.log" 2>/dev/null || echo "ci/test.sh: no log of cargo test ${other_jobs[$index]}"
+    status=$(cat "$other_dir/$index.status" 2>/dev/null || echo "never ran")
+    [[ $status == 0 ]] || failed+=("cargo test ${other_jobs[$index]} (exit $status)")
+done
+rm -rf "$other_dir"
 
 step "the tests that time work and judge it (${#timed_tests[@]} binaries), alone on the machine"
 env "${test_env[@]}" cargo test --quiet --no-fail-fast "${timed_args[@]}" ||
