@@ -112,7 +112,7 @@ step "Slurm fleet: a one-node cluster on localhost runs the 2-task array and the
 STACKBENCH_REQUIRE_SLURM=1 ci/slurm/test_local.sh
 
 step "Criterion 0.3 into cargo's cache, for the generated 0.3 crate the gate test builds offline"
-# tests/gate_criterion03*.rs gate the oldest Criterion the gate supports; under
+# tests/gate_criterion03.rs gates the oldest Criterion the gate supports; under
 # STACKBENCH_REQUIRE_TOOLS=1 a cache without it fails that test instead of skipping it.
 cargo fetch --locked --quiet --manifest-path tests/fixtures/criterion-0.3-fetch/Cargo.toml
 
@@ -132,10 +132,8 @@ cargo test --no-run --quiet
 # a CPU idle much of the time. Then the binaries that time work and judge the timing (the
 # gate's A/A and regression verdicts, bisect, validate's levels) run alone on the machine:
 # beside other work an A/A pair reads as a regression, or as unsure once the gate sees the
-# load (issue 27, session 10). They find the fixture crates' dependencies already built
-# into the shared target by the first phase: Criterion 0.8's by tests/counting_mode.rs,
-# 0.3's by tests/gate_criterion03_counting.rs (counting instructions is the same beside
-# other work, so that half of the 0.3 gate runs there).
+# load (issue 27, session 10). They find the Criterion 0.8 fixture crates' dependencies
+# already built into the shared target by the first phase (tests/counting_mode.rs).
 timed_tests=(gate_cli gate_counting gate_criterion03 gate_floor gate_functions gate_unsure
     bisect_cli gpu_clocks validate_cli validate_levels install_anywhere)
 # Every test target of the workspace, from cargo's metadata rather than a glob of tests/*.rs,
