@@ -61,7 +61,7 @@ fn fixture() -> Option<MutexGuard<'static, Fixture>> {
             if !criterion03::fetched() {
                 return None;
             }
-            let dir = tempfile::tempdir().unwrap();
+            let dir = repo::fixture_dir();
             let repo = dir.path().join("gen03");
             criterion03::create(&repo);
             criterion03::prebuild(&repo);
