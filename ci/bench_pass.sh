@@ -14,9 +14,13 @@ step "every benchmark once (cargo bench -- --test), quick suite"
 # lavapipe is a CPU behind a Vulkan driver, which the vulkan backend refuses unless asked:
 # here it is asked, so every vulkan id runs and is checked.
 export STACKBENCH_VULKAN_ALLOW_CPU=1
+# Each target's time is printed after it (beside the first phase's tests, so CPU-shared):
+# the log says which of them the pass's minutes go to.
 for target in gemm memory_bandwidth tensor_ops attention components models alloc compile; do
     echo "--- $target"
+    started=$SECONDS
     STACKBENCH_PYTHON="$venv_python" STACKBENCH_SUITE=quick cargo bench --quiet --bench "$target" -- --test
+    echo "--- $target: $(( SECONDS - started )) s"
 done
 # The alloc record: glibc's heap figures measured, torch's CPU allocator ran, every note holds up.
 "$venv_python" scripts/components/check_alloc_run.py "${CARGO_TARGET_DIR:-target}/criterion/stackbench/targets/alloc.json" cpu --torch
