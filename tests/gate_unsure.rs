@@ -329,59 +329,75 @@ fn an_acceptance_for_another_commit_is_bad_input_before_anything_runs() {
 fn a_slowdown_from_other_processes_load_on_the_head_is_unsure_never_a_regression() {
     let f = fixture();
     prebuild_current(&f.repo);
-    let out = tempfile::tempdir().unwrap();
-    // The checked-out commit on both sides; the head's round runs share every CPU with four
-    // busy processes, so its benchmarks take several times as long in every round.
-    let mut command = Command::new(BIN);
-    command
-        .args([
-            "gate",
-            "--rounds",
-            "2",
-            "--max-rounds",
-            "3",
-            "--threshold",
-            "25",
-        ])
-        .args(["--head-env", "GATE_TEST_HOGS=1"]);
-    let result = run_gate(command, &f.repo, out.path(), &[]);
-    let log = text(&result);
-    let doc = comparison(out.path());
-    // Every round saw the head's runs beside more than half of the CPUs' worth of others'
-    // work, and the base's not.
-    let loads = doc["rounds_spread"]["loads"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{doc:#}"));
-    assert!(loads.len() >= 2, "{doc:#}");
-    for l in loads {
-        let cpus = l["cpus"].as_f64().unwrap();
+    // How much the hogs slow a round is chance (how the scheduler shares two CPUs among
+    // nine processes): stop 38's third CI run saw the head's rounds at +389 % and +123 %.
+    // After two rounds that disagree that much the interval still holds zero, and with
+    // `--max-rounds 3` the projection stopped both benchmarks as unsure for their spread
+    // before a third round could make them `degraded` by the rounds, which is where the
+    // load rule acts: right, but the rule untried (in about one gate of three, locally).
+    // So the gate may run 6 rounds, and runs up to three times: every run must keep
+    // everything below, and one must hold.
+    const ATTEMPTS: usize = 3;
+    for attempt in 1..=ATTEMPTS {
+        let out = tempfile::tempdir().unwrap();
+        // The checked-out commit on both sides; the head's round runs share every CPU with
+        // four busy processes, so its benchmarks take several times as long in every round.
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "gate",
+                "--rounds",
+                "2",
+                "--max-rounds",
+                "6",
+                "--threshold",
+                "25",
+            ])
+            .args(["--head-env", "GATE_TEST_HOGS=1"]);
+        let result = run_gate(command, &f.repo, out.path(), &[]);
+        let log = text(&result);
+        let doc = comparison(out.path());
+        // Every round saw the head's runs beside more than half of the CPUs' worth of
+        // others' work, and the base's not.
+        let loads = doc["rounds_spread"]["loads"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{doc:#}"));
+        assert!(loads.len() >= 2, "{doc:#}");
+        for l in loads {
+            let cpus = l["cpus"].as_f64().unwrap();
+            assert!(
+                l["head_foreign_cpus"].as_f64().unwrap() >= 0.5 * cpus,
+                "the hogs were not seen: {l}"
+            );
+            assert_eq!(l["unbalanced_toward"], "head", "{l}");
+        }
+        // Nothing is called a regression, and the gate is unsure.
+        for id in ["sum", "steady"] {
+            assert_ne!(status_of(&doc, id), "degraded", "{id}: {doc:#}\n{log}");
+        }
+        assert_eq!(result.status.code(), Some(3), "{log}");
+        // The slowdown the load made is held, with its reason.
+        let held = doc["rounds_spread"]["load_held"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if held.is_empty() {
+            let stopped = &doc["rounds_spread"]["stopped"];
+            eprintln!("attempt {attempt}: nothing held; stopped for their spread: {stopped}");
+            continue;
+        }
+        eprintln!("attempt {attempt}: held {}", held.len());
+        for h in &held {
+            assert_eq!(h["would_be"], "degraded", "{h}");
+            assert_eq!(status_of(&doc, h["id"].as_str().unwrap()), "inconclusive");
+        }
+        assert!(log.contains("other processes kept"), "{log}");
+        let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
         assert!(
-            l["head_foreign_cpus"].as_f64().unwrap() >= 0.5 * cpus,
-            "the hogs were not seen: {l}"
+            md.contains("the load explains the change as well as the code"),
+            "{md}"
         );
-        assert_eq!(l["unbalanced_toward"], "head", "{l}");
+        return;
     }
-    // Nothing is called a regression; the slowdown the load made is held, with its reason.
-    for id in ["sum", "steady"] {
-        assert_ne!(status_of(&doc, id), "degraded", "{id}: {doc:#}\n{log}");
-    }
-    let held = doc["rounds_spread"]["load_held"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        !held.is_empty(),
-        "the load's slowdown was not held: {doc:#}\n{log}"
-    );
-    for h in &held {
-        assert_eq!(h["would_be"], "degraded", "{h}");
-        assert_eq!(status_of(&doc, h["id"].as_str().unwrap()), "inconclusive");
-    }
-    assert_eq!(result.status.code(), Some(3), "{log}");
-    assert!(log.contains("other processes kept"), "{log}");
-    let md = std::fs::read_to_string(out.path().join("out/comparison.md")).unwrap();
-    assert!(
-        md.contains("the load explains the change as well as the code"),
-        "{md}"
-    );
+    panic!("in {ATTEMPTS} gates the load's slowdown was never held");
 }
