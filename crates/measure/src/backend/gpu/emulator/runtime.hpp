@@ -12,12 +12,23 @@
  * - __shared__ variables are function statics: one copy, shared by the block's threads.
  *   That is why blocks run one after another and launches never overlap (a global lock).
  * Threads that wait at different barriers can never all arrive: the scheduler sees that
- * exactly and fails the launch with the block's coordinates, instead of hanging. */
+ * exactly and fails the launch with the block's coordinates, instead of hanging.
+ *
+ * A fiber is entered the first time through its ucontext (makecontext, setcontext), and
+ * every later switch, to the scheduler and back, is _setjmp/_longjmp, which leave the
+ * signal mask alone: swapcontext saves and restores it with two rt_sigprocmask system
+ * calls per switch, and a shuffle is four switches per lane. Profiled under perf on
+ * tests/gpu_kernels_emulated.rs, swapcontext and its system calls were more than half of
+ * the whole test's CPU time, the compiler's included. A longjmp between two stacks is what
+ * glibc's fortified longjmp (_FORTIFY_SOURCE, on by default in some distributions'
+ * compilers) refuses as an "uninitialized stack frame", so this unit turns it off. */
+#undef _FORTIFY_SOURCE
 #include <cmath>
 #include <math.h>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <setjmp.h>
 #include <type_traits>
 #include <ucontext.h>
 #include <utility>
@@ -44,14 +55,16 @@ namespace sb {
 enum class State { Ready, AtBlockBarrier, AtWarpBarrier, Done };
 
 struct Fiber {
-    ucontext_t context;
+    ucontext_t context; /* the first entry only */
+    jmp_buf resume;     /* where the fiber goes on after a wait */
+    bool started = false;
     State state = State::Ready;
 };
 
 constexpr std::size_t STACK_BYTES = 64 * 1024;
 
 struct Scheduler {
-    ucontext_t home;
+    jmp_buf home; /* where the scheduler goes on when the running fiber waits or ends */
     std::vector<Fiber> fibers;
     std::vector<char> stacks;
     std::vector<double> lanes; /* 32 exchange slots per warp */
@@ -67,7 +80,19 @@ static void* kernel_closure = nullptr;
 inline void wait_as(State state) {
     Fiber& f = sched->fibers[sched->current];
     f.state = state;
-    swapcontext(&f.context, &sched->home);
+    if (_setjmp(f.resume) == 0) _longjmp(sched->home, 1);
+}
+
+/* Runs fiber `t` until it waits or ends. Its own frame, so that the scheduler's loop
+ * variables are never live across the _setjmp. */
+__attribute__((noinline)) void run_fiber(Scheduler& s, unsigned t) {
+    Fiber& f = s.fibers[t];
+    if (_setjmp(s.home) != 0) return;
+    if (!f.started) {
+        f.started = true;
+        setcontext(&f.context);
+    }
+    _longjmp(f.resume, 1);
 }
 
 inline void fiber_main() {
@@ -122,6 +147,7 @@ inline bool run_block(Scheduler& s, unsigned threads, bool reverse) {
     for (unsigned t = 0; t < threads; ++t) {
         Fiber& f = s.fibers[t];
         f.state = State::Ready;
+        f.started = false;
         getcontext(&f.context);
         f.context.uc_stack.ss_sp = &s.stacks[t * STACK_BYTES];
         f.context.uc_stack.ss_size = STACK_BYTES;
@@ -135,7 +161,7 @@ inline bool run_block(Scheduler& s, unsigned threads, bool reverse) {
             if (s.fibers[t].state != State::Ready) continue;
             s.current = t;
             threadIdx = uint3{t, 0, 0};
-            swapcontext(&s.home, &s.fibers[t].context);
+            run_fiber(s, t);
             ran = true;
         }
         if (!release(s.fibers)) return false;
