@@ -901,27 +901,6 @@ fn the_cpus_help_is_about_cpus_and_the_criterion_arguments_keep_theirs() {
     assert!(text.contains("Criterion's own flags"), "{text}");
 }
 
-/// Every path under `repo` outside `target/` and `.git/`: what a gate may not add to.
-fn tree_outside_target(repo: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_path_buf();
-            if rel == Path::new("target") || rel == Path::new(".git") {
-                continue;
-            }
-            if path.is_dir() {
-                walk(&path, root, out);
-            }
-            out.push(rel);
-        }
-    }
-    let mut out = Vec::new();
-    walk(repo, repo, &mut out);
-    out.sort();
-    out
-}
-
 /// A gate with no `--results`, with `env` set; the rest as the other tests run it.
 fn gate_without_results(repo: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(BIN);
@@ -966,13 +945,17 @@ fn runs_in(results: &Path) -> Vec<Value> {
 fn a_crate_without_a_config_gets_its_runs_under_target_with_the_hardware_probed() {
     let f = fixture();
     let out = tempfile::tempdir().unwrap();
-    let before = tree_outside_target(&f.repo);
+    let before = repo::tree_outside_target(&f.repo);
     let default_results = f.repo.join("target/stackbench-gate/results");
     let _ = std::fs::remove_dir_all(&default_results);
     let result = gate_without_results(&f.repo, &out.path().join("out"), &[]);
     // The verdict of this A/A pair is not what this test checks.
     repo::assert_judged_without_failures(&result, &out.path().join("out/comparison.json"));
-    assert_eq!(tree_outside_target(&f.repo), before, "the gate left litter");
+    assert_eq!(
+        repo::tree_outside_target(&f.repo),
+        before,
+        "the gate left litter"
+    );
     // One estimator: each row's times, change and interval are the mean round shift's, so
     // head / base - 1 is the change shown, and the headers say which estimator it is.
     let c = comparison(out.path());

@@ -23,27 +23,6 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
-/// Every path under `repo` outside `target/` and `.git/`.
-fn tree_outside_target(repo: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_path_buf();
-            if rel == Path::new("target") || rel == Path::new(".git") {
-                continue;
-            }
-            if path.is_dir() {
-                walk(&path, root, out);
-            }
-            out.push(rel);
-        }
-    }
-    let mut out = Vec::new();
-    walk(repo, repo, &mut out);
-    out.sort();
-    out
-}
-
 /// The generated crate, created and built once for the tests of this file.
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -65,7 +44,7 @@ fn fixture() -> Option<MutexGuard<'static, Fixture>> {
             let repo = dir.path().join("gen03");
             criterion03::create(&repo);
             criterion03::prebuild(&repo);
-            let tree = tree_outside_target(&repo);
+            let tree = repo::tree_outside_target(&repo);
             Some(Mutex::new(Fixture {
                 _dir: dir,
                 repo,
@@ -161,7 +140,11 @@ fn a_docs_only_change_on_criterion_0_3_is_never_a_regression_and_leaves_no_litte
             "{id} (floor {floor} ns): {c:#}"
         );
     }
-    assert_eq!(tree_outside_target(&f.repo), f.tree, "the gate left litter");
+    assert_eq!(
+        repo::tree_outside_target(&f.repo),
+        f.tree,
+        "the gate left litter"
+    );
     let runs = std::fs::read_dir(&runs_dir).unwrap().count();
     assert_eq!(runs - runs_before, 2, "both sides recorded under target/");
 }
@@ -201,7 +184,11 @@ fn a_docs_only_change_on_criterion_0_3_passes_in_counting_mode_with_nothing_flag
             .is_empty(),
         "{c:#}"
     );
-    assert_eq!(tree_outside_target(&f.repo), f.tree, "the gate left litter");
+    assert_eq!(
+        repo::tree_outside_target(&f.repo),
+        f.tree,
+        "the gate left litter"
+    );
 }
 
 #[test]

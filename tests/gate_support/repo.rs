@@ -15,6 +15,27 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Every path under `repo` outside `target/` and `.git/`: what a gate may not add to.
+pub fn tree_outside_target(repo: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if rel == Path::new("target") || rel == Path::new(".git") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            }
+            out.push(rel);
+        }
+    }
+    let mut out = Vec::new();
+    walk(repo, repo, &mut out);
+    out.sort();
+    out
+}
+
 /// `git args` in `repo`, which must succeed; its trimmed stdout.
 pub fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
