@@ -50,6 +50,9 @@ Environment:
   STACKBENCH_CONFIG   the config file (--config sets it)
   CRITERION_HOME      where Criterion writes (default: target/criterion)
   STACKBENCH_PYTHON   the Python interpreter the component tier drives
+  STACKBENCH_BIN_DIR  a directory holding the stackbench and analyze-trends to use,
+                      e.g. an installed one's bin/, instead of building them here
+                      (the build is then the bench targets' alone)
   STACKBENCH_MEASURE  time (default) or instructions: count each CPU benchmark's
                       instructions under Valgrind instead of timing it (one
                       iteration, a single-threaded variant: the CPU pool and rayon
@@ -129,6 +132,10 @@ if [[ -n "${CRITERION_HOME:-}" ]]; then
     CRITERION_HOME="$(realpath -m "$CRITERION_HOME")"
     export CRITERION_HOME
 fi
+# And for the binaries' directory, named from the caller's directory.
+if [[ -n "${STACKBENCH_BIN_DIR:-}" ]]; then
+    STACKBENCH_BIN_DIR="$(realpath -m "$STACKBENCH_BIN_DIR")"
+fi
 [[ -z "$config_file" && -f "$(dirname "$0")/stackbench.toml" ]] && config_file="$(dirname "$0")/stackbench.toml"
 case "$suite" in
     quick | full | pre-installation | component | sweep) ;;
@@ -165,7 +172,20 @@ check_writable() {
 criterion_args=(--noplot)
 [[ -n "$baseline" ]] && criterion_args+=(--save-baseline "$baseline")
 
-say "building the bench targets and the two binaries (release, one cargo build)"
+# The two binaries: this checkout's, built below, or those STACKBENCH_BIN_DIR holds.
+bin_dir="${STACKBENCH_BIN_DIR:-}"
+if [[ -n "$bin_dir" ]]; then
+    for bin in stackbench analyze-trends; do
+        [[ -f "$bin_dir/$bin" && -x "$bin_dir/$bin" ]] ||
+            die "STACKBENCH_BIN_DIR '$bin_dir' holds no executable $bin"
+        "$bin_dir/$bin" --version >/dev/null 2>&1 ||
+            die "STACKBENCH_BIN_DIR's $bin ('$bin_dir/$bin') does not run (--version failed)"
+    done
+    say "building the bench targets (release); the binaries are $bin_dir's"
+else
+    bin_dir="$(realpath -m "${CARGO_TARGET_DIR:-target}/release")"
+    say "building the bench targets and the two binaries (release, one cargo build)"
+fi
 # One invocation, in the bench profile: `cargo bench` builds with the dev-dependencies'
 # features unified in, a separate `cargo build --release --bin …` without them, so two
 # commands compiled nearly every crate twice (2026-11-28, 2-core VM, another build beside
@@ -174,7 +194,8 @@ say "building the bench targets and the two binaries (release, one cargo build)"
 # `cargo bench` runs below find everything fresh. Cargo prints its progress as it goes.
 build_args=()
 for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
-cargo build --profile bench "${build_args[@]}" --bin analyze-trends --bin stackbench ||
+[[ -n "${STACKBENCH_BIN_DIR:-}" ]] || build_args+=(--bin analyze-trends --bin stackbench)
+cargo build --profile bench "${build_args[@]}" ||
     die "the build failed (see cargo's messages above)"
 
 # Without --results, runs go where $STACKBENCH_RESULTS_DIR, else the config's results_dir,
@@ -183,13 +204,13 @@ cargo build --profile bench "${build_args[@]}" --bin analyze-trends --bin stackb
 if [[ "$results_given" == 0 ]]; then
     config_args=()
     [[ -n "$config_file" ]] && config_args=(--config "$config_file")
-    results_dir=$("${CARGO_TARGET_DIR:-target}/release/stackbench" config --get results_dir "${config_args[@]}") ||
+    results_dir=$("$bin_dir/stackbench" config --get results_dir "${config_args[@]}") ||
         die "cannot resolve the results directory (see above)"
 fi
 
 # A named suite picks its own targets (unless --targets narrows them) and checks the config.
 if [[ "$suite" != quick && "$suite" != full ]] || [[ -n "$config_file" ]]; then
-    suite_targets=$("${CARGO_TARGET_DIR:-target}/release/stackbench" suite "$suite" --targets) ||
+    suite_targets=$("$bin_dir/stackbench" suite "$suite" --targets) ||
         die "cannot use suite '$suite' (see above)"
     if [[ -z "$targets_csv" ]]; then
         IFS=',' read -r -a targets <<<"$suite_targets"
@@ -244,7 +265,7 @@ export STACKBENCH_PROGRESS="$criterion_dir/stackbench/progress.jsonl"
 mkdir -p "$(dirname "$STACKBENCH_PROGRESS")"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 printf '{"event":"plan","total":%d,"suite":"%s","unix_ms":%s}\n' "$total" "$suite" "$(now_ms)" >"$STACKBENCH_PROGRESS"
-stackbench_bin="${CARGO_TARGET_DIR:-target}/release/stackbench"
+stackbench_bin="$bin_dir/stackbench"
 failed=()
 start_all=$(date +%s)
 run_targets() {
@@ -289,7 +310,7 @@ if [[ -f "$log_dir/failed-targets" ]]; then
     mapfile -t failed <"$log_dir/failed-targets"
 fi
 
-analyzer="${CARGO_TARGET_DIR:-target}/release/analyze-trends"
+analyzer="$bin_dir/analyze-trends"
 record_args=(record --criterion-dir "$criterion_dir" --results "$results_dir")
 [[ -n "$label" ]] && record_args+=(--label "$label")
 [[ -n "$baseline" ]] && record_args+=(--baseline "$baseline")

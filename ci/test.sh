@@ -86,10 +86,11 @@ wait_for_setup() {
     [[ $status -eq 0 ]] || { echo "ci/test.sh: the background set-up failed (exit $status, log above)" >&2; exit 1; }
 }
 
-step "building the bench targets and the two binaries (release, one cargo build, linted)"
+step "building the bench targets (release, linted)"
 # The lints ride on the builds this script needs anyway: rustc for this workspace's crates
-# is clippy-driver with warnings denied (ci/lint_rustc.sh), so this build lints the benches,
-# binaries and libraries, and the test build below every test and example, which is what
+# is clippy-driver with warnings denied (ci/lint_rustc.sh), so this build lints the benches
+# and the crates they use, and the test build below every library, binary, test and
+# example, which is what
 # `cargo clippy --all-targets -- -D warnings` checks, without its third compilation of
 # the workspace. Exported, so that every cargo below and in the tests shares these builds.
 command -v clippy-driver >/dev/null || {
@@ -100,16 +101,16 @@ export RUSTC_WORKSPACE_WRAPPER="$PWD/ci/lint_rustc.sh"
 # A clean clone compiles everything once: incremental compilation's bookkeeping (the debug
 # builds' default) only costs time and disk here.
 export CARGO_INCREMENTAL=0
-# One invocation, as run_benchmarks.sh builds: apart, the binaries would be compiled
-# without the dev-dependencies' features the benches have, and nearly every crate twice.
-cargo build --profile bench --benches --bins --quiet
+# The benches only: what the benchmark pass, `stackbench setup` and the fleet's tasks run.
+# The two binaries are the test build's (the tests, the Slurm fleet's analyze-trends and
+# tests/install_anywhere.rs's `cargo install --debug` use them): a release build of them
+# too compiled the store, the analysis, the server and the terminal UI a second time, about
+# 400 of this build's 900 CPU-seconds (cargo build --timings, 2026-11-30).
+cargo build --profile bench --benches --quiet
 
 step "waiting for the background set-up (packages, then the Python virtualenv)"
 wait_for_setup
 venv_python="$PWD/.venv-components/bin/python"
-
-step "Slurm fleet: a one-node cluster on localhost runs the 2-task array and the merge job (ci/slurm/test_local.sh)"
-STACKBENCH_REQUIRE_SLURM=1 ci/slurm/test_local.sh
 
 step "Criterion 0.3 into cargo's cache, for the generated 0.3 crate the gate test builds offline"
 # tests/gate_criterion03.rs gates the oldest Criterion the gate supports; under
@@ -126,6 +127,11 @@ echo "$STACKBENCH_TEST_POSTGRES_URL"
 
 step "building the tests (debug; this build lints every test and example)"
 cargo test --no-run --quiet
+
+step "Slurm fleet: a one-node cluster on localhost runs the 2-task array and the merge job (ci/slurm/test_local.sh)"
+# Its analyze-trends is the test build's: the jobs record, import and report with it.
+STACKBENCH_ANALYZER="${CARGO_TARGET_DIR:-$PWD/target}/debug/analyze-trends" STACKBENCH_REQUIRE_SLURM=1 \
+    ci/slurm/test_local.sh
 
 # Two phases. Every test binary that judges what it computed, not how fast, runs first,
 # beside the benchmark pass and the kernel compilers (ci/bench_pass.sh): each alone leaves

@@ -1,7 +1,6 @@
 //! An installed stackbench runs from any directory without its checkout (issue 30): the two
-//! binaries installed into a temporary prefix by `cargo install --path . --root DIR` (in the
-//! bench profile, which README's install step names: the build `./run_benchmarks.sh` and
-//! ci/test.sh make already holds every crate it needs, so the install compiles nothing), run
+//! binaries installed into a temporary prefix by `cargo install --path . --root DIR --debug`,
+//! run
 //! from a directory outside any checkout with `STACKBENCH_CHECKOUT` set empty (the checkout
 //! is gone) and a temporary installation cache.
 //!
@@ -30,6 +29,10 @@ struct Installed {
 fn install() -> Installed {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("prefix");
+    // In the dev profile, whose binaries the build of this very test made, so the install
+    // compiles nothing. README's install step names the bench profile, whose build
+    // `./run_benchmarks.sh` leaves; ci/test.sh builds only the benches in it, and the same
+    // sources installed from another profile run from anywhere just the same.
     // Without this test's package variables, as from a shell: with them, build scripts that
     // track them (ring's) would make the install recompile what ci/test.sh built.
     let installed = stackbench_measure::system::cargo::command()
@@ -37,7 +40,7 @@ fn install() -> Installed {
         .arg(repo())
         .arg("--root")
         .arg(&prefix)
-        .args(["--profile", "bench", "--locked", "--offline"])
+        .args(["--debug", "--locked", "--offline"])
         .output()
         .expect("running cargo install");
     assert!(

@@ -6,10 +6,20 @@ mod schema_support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The directory of this test build's `stackbench` and `analyze-trends`, which the script
+/// runs (`STACKBENCH_BIN_DIR`) instead of building a release pair of its own: its build is
+/// then the bench targets' alone, which ci/test.sh has made.
+fn test_build_bin_dir() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stackbench"))
+        .parent()
+        .unwrap()
+}
+
 fn run_script(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut command = Command::new(root.join("run_benchmarks.sh"));
     command.args(args).current_dir(root);
+    command.env("STACKBENCH_BIN_DIR", test_build_bin_dir());
     for (key, value) in envs {
         command.env(key, value);
     }
@@ -51,6 +61,43 @@ fn unknown_suite_is_refused_by_flag_and_by_environment() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("unknown suite 'huge'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_binaries_directory_without_the_binaries_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().to_str().unwrap();
+    let out = run_script(
+        &["--targets", "gemm", "--list"],
+        &[("STACKBENCH_BIN_DIR", empty)],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "STACKBENCH_BIN_DIR '{empty}' holds no executable stackbench"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // A file of that name that does not run as the binary is refused too.
+    let fake = dir.path().join("stackbench");
+    std::fs::write(&fake, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::copy(&fake, dir.path().join("analyze-trends")).unwrap();
+    for name in ["stackbench", "analyze-trends"] {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.path().join(name);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = run_script(
+        &["--targets", "gemm", "--list"],
+        &[("STACKBENCH_BIN_DIR", empty)],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does not run (--version failed)"),
         "{}",
         stderr(&out)
     );

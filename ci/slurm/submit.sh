@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Submits a stackbench fleet run to Slurm: builds the bench executables and analyze-trends
-# once (so no two tasks ever compile), then one job array per machine kind
+# once (so no two tasks ever compile; an analyze-trends given by --analyzer is used as it is), then one job array per machine kind
 # (ci/slurm/stackbench.sbatch, one task per node) and the merge job
 # (ci/slurm/merge.sbatch) that waits for all of them with --dependency=afterok.
 set -euo pipefail
@@ -30,6 +30,9 @@ Options:
   --token-file FILE      the server's write token, read by each task from FILE (on the
                          shared filesystem, mode 600); without it, STACKBENCH_STORE_TOKEN
                          from this environment (sbatch passes it on)
+  --analyzer PATH        use this analyze-trends (an installed one, on a filesystem every
+                         node sees) instead of building the checkout's; default: the
+                         STACKBENCH_ANALYZER environment variable, else build it
   --shared-nodes         do not ask for --exclusive nodes (tests on a one-node cluster)
   -h, --help             this help
 
@@ -53,7 +56,7 @@ die() {
 mapfile -t ALL_TARGETS < <(bench_targets "$(dirname "$0")/../..") && [[ ${#ALL_TARGETS[@]} -gt 0 ]] ||
     die "cannot read the bench targets from crates/benches/Cargo.toml"
 results="" tasks=1 filter="" suite=quick label="" criterion_args="" targets_csv="" exclusive=1
-store="" token_file=""
+store="" token_file="" analyzer="${STACKBENCH_ANALYZER:-}"
 kinds=() common=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -69,6 +72,7 @@ while [[ $# -gt 0 ]]; do
         --criterion-args) criterion_args="${2:?--criterion-args needs a value}"; shift ;;
         --store) store="${2:?--store needs a value}"; shift ;;
         --token-file) token_file="${2:?--token-file needs a value}"; shift ;;
+        --analyzer) analyzer="${2:?--analyzer needs a value}"; shift ;;
         --shared-nodes) exclusive=0 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
@@ -97,6 +101,11 @@ if [[ -n "$token_file" ]]; then
     token_file="$(cd "$(dirname "$token_file")" && pwd)/$(basename "$token_file")"
 fi
 [[ -z "$token_file" || -n "$store" ]] || die "--token-file needs --store"
+if [[ -n "$analyzer" ]]; then
+    [[ -f "$analyzer" && -x "$analyzer" ]] || die "--analyzer '$analyzer' is not an executable file"
+    analyzer="$(cd "$(dirname "$analyzer")" && pwd)/$(basename "$analyzer")"
+    "$analyzer" --version >/dev/null 2>&1 || die "--analyzer '$analyzer' does not run as analyze-trends (--version failed)"
+fi
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 mkdir -p "$results" || die "cannot create the results directory '$results'"
 results="$(cd "$results" && pwd)"
@@ -104,30 +113,45 @@ fleet="$results/fleet/$(date -u +%Y%m%dT%H%M%SZ)-$$"
 mkdir -p "$fleet/incoming" "$fleet/nodes" "$fleet/logs" || die "cannot create '$fleet'"
 
 # Build once, here: the tasks run these executables directly.
-echo "submit.sh: building the bench executables and analyze-trends (release)" >&2
 build_args=()
 for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
+built="the bench executables"
+if [[ -n "$analyzer" ]]; then
+    echo "submit.sh: building $built (release); analyze-trends is $analyzer" >&2
+else
+    built+=" and analyze-trends"
+    echo "submit.sh: building $built (release)" >&2
+    build_args+=(--bin analyze-trends)
+fi
 # One cargo invocation in the bench profile (as run_benchmarks.sh): built apart, the binary
 # without the dev-dependencies' features and the benches with them, nearly every crate
 # compiled twice.
 (cd "$repo" && cargo build --profile bench --message-format=json-render-diagnostics \
-    "${build_args[@]}" --bin analyze-trends) >"$fleet/build.jsonl" ||
-    die "building the bench targets and analyze-trends failed"
-python3 - "$fleet/build.jsonl" >"$fleet/executables.tsv" <<'PY' || die "cannot read cargo's build messages"
+    "${build_args[@]}") >"$fleet/build.jsonl" ||
+    die "building $built failed"
+python3 - "$fleet/build.jsonl" >"$fleet/executables.tsv" 2>"$fleet/analyzer.tsv" <<'PY' || die "cannot read cargo's build messages"
 import json, sys
 for line in open(sys.argv[1]):
     try:
         msg = json.loads(line)
     except ValueError:
         continue
-    if msg.get("reason") == "compiler-artifact" and msg.get("executable") and "bench" in msg["target"]["kind"]:
-        print(f'{msg["target"]["name"]}\t{msg["executable"]}')
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
+        if "bench" in msg["target"]["kind"]:
+            print(f'{msg["target"]["name"]}\t{msg["executable"]}')
+        elif msg["target"]["name"] == "analyze-trends":
+            print(f'analyze-trends\t{msg["executable"]}', file=sys.stderr)
 PY
 [[ $(wc -l <"$fleet/executables.tsv") -eq ${#targets[@]} ]] || die "cargo listed $(wc -l <"$fleet/executables.tsv") bench executables for ${#targets[@]} targets (see $fleet/build.jsonl)"
+if [[ -z "$analyzer" ]]; then
+    analyzer=$(sed -n 's/^analyze-trends\t//p' "$fleet/analyzer.tsv")
+    [[ -x "$analyzer" ]] || die "cargo named no analyze-trends executable (see $fleet/build.jsonl)"
+fi
 
 # The jobs inherit these (sbatch exports the environment by default); exporting them here
 # rather than in --export keeps commas in a filter intact.
 export STACKBENCH_REPO="$repo" STACKBENCH_FLEET_DIR="$fleet" STACKBENCH_FLEET_RESULTS="$results"
+export STACKBENCH_ANALYZER="$analyzer"
 export STACKBENCH_FLEET_FILTER="$filter" STACKBENCH_SUITE="$suite"
 export STACKBENCH_FLEET_LABEL="${label:-fleet-$(basename "$fleet")}"
 export STACKBENCH_FLEET_CRITERION_ARGS="$criterion_args"

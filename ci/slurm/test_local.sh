@@ -224,11 +224,15 @@ array_id=$(sed -n "s/^array_$kind=//p" <<<"$submitted")
 merge_id=$(sed -n 's/^merge=//p' <<<"$submitted")
 fleet=$(sed -n 's/^fleet_dir=//p' <<<"$submitted")
 [[ "$array_id" =~ ^[0-9]+$ && "$merge_id" =~ ^[0-9]+$ && -d "$fleet" ]] || fail "submit.sh printed no job ids"
+# The analyze-trends the jobs ran: STACKBENCH_ANALYZER's (ci/test.sh passes its test build's,
+# so CI builds no release analyze-trends), else the one submit.sh built and named.
+analyzer="${STACKBENCH_ANALYZER:-$(sed -n 's/^analyze-trends\t//p' "$fleet/analyzer.tsv")}"
+[[ -x "$analyzer" ]] || fail "no analyze-trends to read the runs with (STACKBENCH_ANALYZER, or $fleet/analyzer.tsv)"
 scontrol show job -o "$merge_id" | grep -q "Dependency=afterok:${array_id}" ||
     fail "the merge job $merge_id does not depend on afterok:$array_id"
 
-# Each fleet's jobs get the whole timeout from the moment they are queued: submit.sh's release build of
-# analyze-trends can take minutes on a loaded machine, and that is not the fleet under test.
+# Each fleet's jobs get the whole timeout from the moment they are queued: submit.sh's release build
+# (of analyze-trends too, without STACKBENCH_ANALYZER) can take minutes on a loaded machine, and that is not the fleet under test.
 wait_for "the merge job finishing" "$timeout_s" job_finished "$merge_id"
 array_states=$(job_states "$array_id" | tr '\n' ' ')
 say "array $array_id: $array_states; merge $merge_id: $(job_states "$merge_id")"
@@ -257,7 +261,7 @@ PY
 
 rows_for() {
     # Rows (one per benchmark per run) whose id, the 6th column, matches the filter.
-    "$repo/target/release/analyze-trends" export --results "$1" --format csv |
+    "$analyzer" export --results "$1" --format csv |
         awk -F, -v re="$bench_filter" 'NR > 1 && $6 ~ re' | wc -l
 }
 
@@ -271,7 +275,6 @@ mkdir -p "$tmp/check/runs" && cp "$fleet"/incoming/*.json "$tmp/check/runs/"
 expected=$(rows_for "$tmp/check")
 [[ $expected -ge 2 ]] || fail "analyze-trends reads $expected benchmark rows from the 2 delivered runs"
 merge_state=$(job_states "$merge_id")
-analyzer="$repo/target/release/analyze-trends"
 if "$analyzer" help import >/dev/null 2>&1 && "$analyzer" help hardware >/dev/null 2>&1; then
     [[ "$merge_state" == COMPLETED ]] || fail "the merge job ended $merge_state"
     [[ $(rows_for "$tmp/results") -eq $expected ]] || fail "the merged store does not hold the 2 runs"
