@@ -438,9 +438,12 @@ impl Harness {
         };
         // One timed call sizes the window: long calls (a 4096³ f64 GEMM takes seconds)
         // get room for every requested sample instead of Criterion's "unable to complete"
-        // warning and a silently shorter run. The counted child runs one iteration only.
+        // warning and a silently shorter run. The counted child runs one iteration only,
+        // and `--test` runs the routine once (Criterion's test mode) with no window to size:
+        // there the call would only repeat the work (a cold compile, a 2 GiB STREAM pass).
         let one_call = match self.role {
             Role::Counted => Duration::ZERO,
+            _ if self.args.test => Duration::ZERO,
             _ => match workload.run(1) {
                 Ok(duration) => duration,
                 Err(error) => return self.record_error(id, error),
