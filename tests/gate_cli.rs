@@ -723,13 +723,20 @@ fn ctrl_c_during_a_round_removes_worktrees_and_writes_nothing() {
         "--sample-size",
         "10",
     ];
+    // The tree an earlier gate of this shared fixture left would satisfy the wait below at
+    // once, and the signal would land while the gate still prepares, before any round: it
+    // goes, so that only this gate's first round makes it again.
+    let measuring = f.repo.join("target/stackbench-gate/criterion/base/work");
+    let criterion = f.repo.join("target/stackbench-gate/criterion");
+    if criterion.exists() {
+        std::fs::remove_dir_all(&criterion).unwrap();
+    }
     let mut command = gate_command(&f.repo, out.path(), &with_revs("base", "comment"), &long);
     let child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let measuring = f.repo.join("target/stackbench-gate/criterion/base/work");
     let started = Instant::now();
     while !measuring.exists() {
         assert!(
