@@ -376,6 +376,32 @@ fn a_gate_given_a_postgresql_store_records_its_runs_and_verdict_there() {
     assert_clean(&f.repo);
 }
 
+/// A side whose commit has the tree its target directory last built gets that build back
+/// (the gate sets its fresh checkout's times back, so cargo finds it fresh); a side whose
+/// tree changed is rebuilt, or the gate would measure the last build's code. Two gates in a
+/// row: base→comment, then base→slow, whose base is the same tree and whose head is not.
+#[test]
+fn a_side_whose_tree_was_built_last_is_reused_and_a_changed_one_rebuilt() {
+    let f = fixture();
+    let out = tempfile::tempdir().unwrap();
+    let first = gate(&f.repo, out.path(), &with_revs("base", "comment"));
+    repo::assert_judged_without_failures(&first, &out.path().join("out/comparison.json"));
+    let reused = |side: &str, output: &Output| {
+        stderr(output).contains(&format!(
+            "the {side} side is the tree its last build was of"
+        ))
+    };
+    let out = tempfile::tempdir().unwrap();
+    let second = gate(&f.repo, out.path(), &with_revs("base", "slow"));
+    assert!(reused("base", &second), "{}", stderr(&second));
+    assert!(!reused("head", &second), "{}", stderr(&second));
+    // The head that was built is `slow`'s: three times the work is found.
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    let c = comparison(out.path());
+    assert_eq!(ids_with_status(&c, "degraded"), ["sum"], "{c:#}");
+    assert_clean(&f.repo);
+}
+
 #[test]
 fn three_times_the_work_fails_naming_only_that_benchmark() {
     let f = fixture();

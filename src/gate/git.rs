@@ -86,6 +86,25 @@ impl Repo {
         })
     }
 
+    /// The tree `commit` records: equal trees are equal sources, whatever the commits.
+    pub fn tree_of(&self, commit: &str) -> Result<String, GateError> {
+        git(
+            &self.root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{commit}^{{tree}}"),
+            ],
+        )
+        .ok()
+        .filter(|hash| !hash.is_empty())
+        .ok_or_else(|| GateError::UnknownRev {
+            rev: commit.into(),
+            detail: "git rev-parse finds no tree for this commit".into(),
+        })
+    }
+
     /// Checks `commit` out, detached, at `path` (replacing a leftover of an earlier run).
     pub fn add_worktree(&self, path: &Path, commit: &str) -> Result<Worktree, GateError> {
         if path.exists() {

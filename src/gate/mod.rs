@@ -21,6 +21,7 @@ mod output;
 mod process;
 pub mod profile;
 mod progress;
+mod reuse;
 mod rounds;
 pub mod sampled;
 pub mod verdict;
@@ -219,11 +220,14 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
     // A committed lock is checked before the build (an unsupported Criterion costs nothing),
     // one cargo writes during the build after it.
     criterion_version::check_sides([&base, &head], criterion_version::Lock::IfPresent)?;
+    let trees = [&base_commit, &head_commit].map(|c| c.as_deref().map(|c| repo.tree_of(c)));
+    let [base_tree, head_tree] = trees;
     build_sides(
         &work,
         &mut base,
         &mut head,
         base_commit == head_commit && base_commit.is_none(),
+        [base_tree.transpose()?, head_tree.transpose()?],
     )?;
     criterion_version::check_sides([&base, &head], criterion_version::Lock::Required)?;
     let targets = select_targets(&base, &head, &options.benches)?;
@@ -300,14 +304,17 @@ fn check_options(options: &GateOptions) -> Result<(), GateError> {
 }
 
 /// Builds both sides before anything is measured (a broken side must not cost a round).
-/// Both sides on the current checkout share one build: same sources, same binaries.
+/// Both sides on the current checkout share one build: same sources, same binaries. A side
+/// checked out from a commit (`trees`: its git tree) whose target directory last built that
+/// same tree gets that build back ([`reuse`]).
 fn build_sides(
     work: &Workspace,
     base: &mut SideRun,
     head: &mut SideRun,
     same_checkout: bool,
+    trees: [Option<String>; 2],
 ) -> Result<(), GateError> {
-    for side in [&mut *base, &mut *head] {
+    for (side, tree) in [&mut *base, &mut *head].into_iter().zip(trees) {
         if same_checkout && side.name == "head" {
             break;
         }
@@ -319,6 +326,34 @@ fn build_sides(
             .dir
             .join("logs")
             .join(format!("build-{}.log", side.name));
+        let stamp_error = |e: std::io::Error| GateError::Io {
+            path: target_dir.clone(),
+            source: e,
+        };
+        if let Some(tree) = &tree
+            && let Some(stamp) = reuse::read(&target_dir).filter(|s| &s.tree == tree)
+        {
+            let checkout = work.side(&format!("worktree-{}", side.name));
+            match reuse::backdate(&checkout, stamp.started) {
+                Ok(_) => eprintln!(
+                    "analyze-trends gate: the {} side is the tree its last build was of ({}): \
+                     cargo reuses that build",
+                    side.name,
+                    &tree[..12]
+                ),
+                // Only a slower build: the content is the tree that was built.
+                Err(e) => eprintln!(
+                    "analyze-trends gate: the {} side's last build cannot be reused ({e}): \
+                     building it again",
+                    side.name
+                ),
+            }
+        }
+        if tree.is_some() {
+            std::fs::create_dir_all(&target_dir).map_err(stamp_error)?;
+            reuse::forget(&target_dir).map_err(stamp_error)?;
+        }
+        let started = std::time::SystemTime::now();
         side.executables = build::build_benches(&build::BuildSpec {
             side: side.name,
             rev: &side.rev,
@@ -327,6 +362,9 @@ fn build_sides(
             env: &side.env,
             log: &log,
         })?;
+        if let Some(tree) = tree {
+            reuse::remember(&target_dir, &reuse::Stamp { tree, started }).map_err(stamp_error)?;
+        }
     }
     if same_checkout {
         head.executables = base.executables.clone();
