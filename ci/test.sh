@@ -36,8 +36,12 @@ cargo fmt --all -- --check
 step "every tracked shell script parses (bash -n) and every Python file compiles (ci/check_scripts.sh)"
 ci/check_scripts.sh
 
-step "GitHub Actions workflows: zizmor and the project's workflow rules (ci/lint_workflows.sh)"
-ci/lint_workflows.sh
+step "in the background: GitHub Actions workflows, zizmor and the project's workflow rules (ci/lint_workflows.sh)"
+# About 20 s, most of it installing zizmor into its virtualenv: beside the build below, not
+# before it. Its log and its failure come with the background set-up's.
+lint_log=$(mktemp)
+ci/lint_workflows.sh >"$lint_log" 2>&1 &
+lint_pid=$!
 
 step "in the background: Debian's packages and the Python component stack (network and disk, beside the build)"
 # What the tests need from outside, fetched while the release build below keeps the CPUs:
@@ -78,11 +82,15 @@ install_packages() {
 setup_log=$(mktemp)
 ( install_packages && ci/setup_python_env.sh ) >"$setup_log" 2>&1 &
 setup_pid=$!
-# wait_for_setup: the background step's log, and its failure as this script's.
+# wait_for_setup: the background steps' logs, and their failures as this script's.
 wait_for_setup() {
-    local status=0
+    local status=0 lint_status=0
+    wait "$lint_pid" || lint_status=$?
+    echo "ci/lint_workflows.sh:"
+    cat "$lint_log"
     wait "$setup_pid" || status=$?
     cat "$setup_log"
+    [[ $lint_status -eq 0 ]] || { echo "ci/test.sh: ci/lint_workflows.sh failed (exit $lint_status, log above)" >&2; exit 1; }
     [[ $status -eq 0 ]] || { echo "ci/test.sh: the background set-up failed (exit $status, log above)" >&2; exit 1; }
 }
 
@@ -108,7 +116,7 @@ export CARGO_INCREMENTAL=0
 # 400 of this build's 900 CPU-seconds (cargo build --timings, 2026-11-30).
 cargo build --profile bench --benches --quiet
 
-step "waiting for the background set-up (packages, then the Python virtualenv)"
+step "waiting for the background steps (the workflow lints; packages, then the Python virtualenv)"
 wait_for_setup
 venv_python="$PWD/.venv-components/bin/python"
 
