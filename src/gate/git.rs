@@ -69,40 +69,28 @@ impl Repo {
                 detail: "a revision cannot start with `-`".into(),
             });
         }
-        git(
-            &self.root,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{rev}^{{commit}}"),
-            ],
+        self.peel(
+            rev,
+            "commit",
+            "cannot resolve it to a commit in this repository",
         )
-        .ok()
-        .filter(|hash| !hash.is_empty())
-        .ok_or_else(|| GateError::UnknownRev {
-            rev: rev.into(),
-            detail: "git rev-parse cannot resolve it to a commit in this repository".into(),
-        })
     }
 
     /// The tree `commit` records: equal trees are equal sources, whatever the commits.
     pub fn tree_of(&self, commit: &str) -> Result<String, GateError> {
-        git(
-            &self.root,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{commit}^{{tree}}"),
-            ],
-        )
-        .ok()
-        .filter(|hash| !hash.is_empty())
-        .ok_or_else(|| GateError::UnknownRev {
-            rev: commit.into(),
-            detail: "git rev-parse finds no tree for this commit".into(),
-        })
+        self.peel(commit, "tree", "finds no tree for this commit")
+    }
+
+    /// `git rev-parse --verify REV^{KIND}`: the hash of the object of that kind `rev` names.
+    fn peel(&self, rev: &str, kind: &str, missing: &str) -> Result<String, GateError> {
+        let object = format!("{rev}^{{{kind}}}");
+        git(&self.root, &["rev-parse", "--verify", "--quiet", &object])
+            .ok()
+            .filter(|hash| !hash.is_empty())
+            .ok_or_else(|| GateError::UnknownRev {
+                rev: rev.into(),
+                detail: format!("git rev-parse {missing}"),
+            })
     }
 
     /// Checks `commit` out, detached, at `path` (replacing a leftover of an earlier run).
