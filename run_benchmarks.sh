@@ -174,6 +174,7 @@ criterion_args=(--noplot)
 
 # The two binaries: this checkout's, built below, or those STACKBENCH_BIN_DIR holds.
 bin_dir="${STACKBENCH_BIN_DIR:-}"
+build_bins=()
 if [[ -n "$bin_dir" ]]; then
     for bin in stackbench analyze-trends; do
         [[ -f "$bin_dir/$bin" && -x "$bin_dir/$bin" ]] ||
@@ -184,6 +185,7 @@ if [[ -n "$bin_dir" ]]; then
     say "building the bench targets (release); the binaries are $bin_dir's"
 else
     bin_dir="$(realpath -m "${CARGO_TARGET_DIR:-target}/release")"
+    build_bins=(--bin analyze-trends --bin stackbench)
     say "building the bench targets and the two binaries (release, one cargo build)"
 fi
 # One invocation, in the bench profile: `cargo bench` builds with the dev-dependencies'
@@ -194,8 +196,7 @@ fi
 # `cargo bench` runs below find everything fresh. Cargo prints its progress as it goes.
 build_args=()
 for t in "${targets[@]}"; do build_args+=(--bench "$t"); done
-[[ -n "${STACKBENCH_BIN_DIR:-}" ]] || build_args+=(--bin analyze-trends --bin stackbench)
-cargo build --profile bench "${build_args[@]}" ||
+cargo build --profile bench "${build_args[@]}" "${build_bins[@]}" ||
     die "the build failed (see cargo's messages above)"
 
 # Without --results, runs go where $STACKBENCH_RESULTS_DIR, else the config's results_dir,

@@ -1,8 +1,7 @@
 //! An installed stackbench runs from any directory without its checkout (issue 30): the two
 //! binaries installed into a temporary prefix by `cargo install --path . --root DIR --debug`,
-//! run
-//! from a directory outside any checkout with `STACKBENCH_CHECKOUT` set empty (the checkout
-//! is gone) and a temporary installation cache.
+//! run from a directory outside any checkout with `STACKBENCH_CHECKOUT` set empty (the
+//! checkout is gone) and a temporary installation cache.
 //!
 //! Checks, in order: before `stackbench setup`, a command that runs benchmarks refuses with
 //! the command that installs them, and `stackbench info` says the bench executables are

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Submits a stackbench fleet run to Slurm: builds the bench executables and analyze-trends
-# once (so no two tasks ever compile; an analyze-trends given by --analyzer is used as it is), then one job array per machine kind
+# once (so no two tasks ever compile; one given by --analyzer is used as it is), then one
+# job array per machine kind
 # (ci/slurm/stackbench.sbatch, one task per node) and the merge job
 # (ci/slurm/merge.sbatch) that waits for all of them with --dependency=afterok.
 set -euo pipefail
@@ -37,7 +38,8 @@ Options:
   -h, --help             this help
 
 The checkout (its target/ holds the executables) and DIR must be on a shared filesystem.
-Prints the array job ids and the merge job id, one `name=id` per line.
+Prints the array job ids, the merge job id, the fleet directory and the analyze-trends the
+jobs run, one `name=value` per line.
 
 Examples:
   ci/slurm/submit.sh --results /shared/stackbench --tasks 4 --sbatch-arg=--partition=gpu
@@ -129,7 +131,8 @@ fi
 (cd "$repo" && cargo build --profile bench --message-format=json-render-diagnostics \
     "${build_args[@]}") >"$fleet/build.jsonl" ||
     die "building $built failed"
-python3 - "$fleet/build.jsonl" >"$fleet/executables.tsv" 2>"$fleet/analyzer.tsv" <<'PY' || die "cannot read cargo's build messages"
+# Each bench target's executable, and analyze-trends' when it was built here.
+python3 - "$fleet/build.jsonl" >"$fleet/executables.tsv" <<'PY' || die "cannot read cargo's build messages"
 import json, sys
 for line in open(sys.argv[1]):
     try:
@@ -137,16 +140,15 @@ for line in open(sys.argv[1]):
     except ValueError:
         continue
     if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
-        if "bench" in msg["target"]["kind"]:
+        if "bench" in msg["target"]["kind"] or msg["target"]["name"] == "analyze-trends":
             print(f'{msg["target"]["name"]}\t{msg["executable"]}')
-        elif msg["target"]["name"] == "analyze-trends":
-            print(f'analyze-trends\t{msg["executable"]}', file=sys.stderr)
 PY
-[[ $(wc -l <"$fleet/executables.tsv") -eq ${#targets[@]} ]] || die "cargo listed $(wc -l <"$fleet/executables.tsv") bench executables for ${#targets[@]} targets (see $fleet/build.jsonl)"
 if [[ -z "$analyzer" ]]; then
-    analyzer=$(sed -n 's/^analyze-trends\t//p' "$fleet/analyzer.tsv")
+    analyzer=$(sed -n 's/^analyze-trends\t//p' "$fleet/executables.tsv")
     [[ -x "$analyzer" ]] || die "cargo named no analyze-trends executable (see $fleet/build.jsonl)"
+    sed -i '/^analyze-trends\t/d' "$fleet/executables.tsv"
 fi
+[[ $(wc -l <"$fleet/executables.tsv") -eq ${#targets[@]} ]] || die "cargo listed $(wc -l <"$fleet/executables.tsv") bench executables for ${#targets[@]} targets (see $fleet/build.jsonl)"
 
 # The jobs inherit these (sbatch exports the environment by default); exporting them here
 # rather than in --export keeps commas in a filter intact.
@@ -178,3 +180,4 @@ merge_id=$(sbatch --parsable --chdir="$repo" --dependency="$dependency" --kill-o
     "${common[@]}" "$repo/ci/slurm/merge.sbatch") || die "sbatch refused the merge job"
 echo "merge=${merge_id%%;*}"
 echo "fleet_dir=$fleet"
+echo "analyzer=$analyzer"

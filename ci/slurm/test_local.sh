@@ -224,15 +224,16 @@ array_id=$(sed -n "s/^array_$kind=//p" <<<"$submitted")
 merge_id=$(sed -n 's/^merge=//p' <<<"$submitted")
 fleet=$(sed -n 's/^fleet_dir=//p' <<<"$submitted")
 [[ "$array_id" =~ ^[0-9]+$ && "$merge_id" =~ ^[0-9]+$ && -d "$fleet" ]] || fail "submit.sh printed no job ids"
-# The analyze-trends the jobs ran: STACKBENCH_ANALYZER's (ci/test.sh passes its test build's,
-# so CI builds no release analyze-trends), else the one submit.sh built and named.
-analyzer="${STACKBENCH_ANALYZER:-$(sed -n 's/^analyze-trends\t//p' "$fleet/analyzer.tsv")}"
-[[ -x "$analyzer" ]] || fail "no analyze-trends to read the runs with (STACKBENCH_ANALYZER, or $fleet/analyzer.tsv)"
+# The analyze-trends the jobs run, as submit.sh names it: STACKBENCH_ANALYZER's (ci/test.sh
+# passes its test build's, so CI builds no release analyze-trends), else the one it built.
+analyzer=$(sed -n 's/^analyzer=//p' <<<"$submitted")
+[[ -x "$analyzer" ]] || fail "submit.sh named no analyze-trends the jobs run"
 scontrol show job -o "$merge_id" | grep -q "Dependency=afterok:${array_id}" ||
     fail "the merge job $merge_id does not depend on afterok:$array_id"
 
-# Each fleet's jobs get the whole timeout from the moment they are queued: submit.sh's release build
-# (of analyze-trends too, without STACKBENCH_ANALYZER) can take minutes on a loaded machine, and that is not the fleet under test.
+# Each fleet's jobs get the whole timeout from the moment they are queued: submit.sh's release
+# build (of analyze-trends too, without STACKBENCH_ANALYZER) can take minutes on a loaded
+# machine, and that is not the fleet under test.
 wait_for "the merge job finishing" "$timeout_s" job_finished "$merge_id"
 array_states=$(job_states "$array_id" | tr '\n' ' ')
 say "array $array_id: $array_states; merge $merge_id: $(job_states "$merge_id")"

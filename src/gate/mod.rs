@@ -155,6 +155,11 @@ impl Workspace {
     fn side(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
+
+    /// Where side `name` (`base`, `head`) is checked out when it names a commit.
+    fn worktree(&self, name: &str) -> PathBuf {
+        self.side(&format!("worktree-{name}"))
+    }
 }
 
 /// Runs the whole gate. Installs a Ctrl-C handler for its duration.
@@ -195,7 +200,7 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
                        env: &[(String, String)]| {
         let crate_dir = match commit {
             Some(c) => {
-                let tree = repo.add_worktree(&work.side(&format!("worktree-{name}")), c)?;
+                let tree = repo.add_worktree(&work.worktree(name), c)?;
                 let dir = tree.path.join(&repo.crate_prefix);
                 worktrees.push(tree);
                 dir
@@ -220,14 +225,13 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
     // A committed lock is checked before the build (an unsupported Criterion costs nothing),
     // one cargo writes during the build after it.
     criterion_version::check_sides([&base, &head], criterion_version::Lock::IfPresent)?;
-    let trees = [&base_commit, &head_commit].map(|c| c.as_deref().map(|c| repo.tree_of(c)));
-    let [base_tree, head_tree] = trees;
+    let tree_of = |commit: &Option<String>| commit.as_deref().map(|c| repo.tree_of(c)).transpose();
     build_sides(
         &work,
         &mut base,
         &mut head,
         base_commit == head_commit && base_commit.is_none(),
-        [base_tree.transpose()?, head_tree.transpose()?],
+        [tree_of(&base_commit)?, tree_of(&head_commit)?],
     )?;
     criterion_version::check_sides([&base, &head], criterion_version::Lock::Required)?;
     let targets = select_targets(&base, &head, &options.benches)?;
@@ -333,8 +337,7 @@ fn build_sides(
         if let Some(tree) = &tree
             && let Some(stamp) = reuse::read(&target_dir).filter(|s| &s.tree == tree)
         {
-            let checkout = work.side(&format!("worktree-{}", side.name));
-            match reuse::backdate(&checkout, stamp.started) {
+            match reuse::backdate(&work.worktree(side.name), stamp.started) {
                 Ok(_) => eprintln!(
                     "analyze-trends gate: the {} side is the tree its last build was of ({}): \
                      cargo reuses that build",
