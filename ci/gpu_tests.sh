@@ -454,7 +454,7 @@ print(f'level {level["level"]}: {verdict["wall_s"]:.1f} s of a {level["budget_s"
 evidence = verdict["evidence"]
 print(f'evidence: {evidence["checks"]} checks on {evidence["tiers"]} tiers, {evidence["benchmarks"]} benchmarks, {evidence["samples"]} samples')
 # Unconfirmed without a GPU: torch's CUDA build judged against the driver's CUDA version
-# (src/validate/torch_cuda.rs) once a torch component measured something on the GPU, and
+# (crates/validate/src/validate/torch_cuda.rs) once a torch component measured something on the GPU, and
 # the CPU triad either judged against its DIMMs' STREAM expectation or noted with the reason.
 notes = " ".join(verdict["notes"])
 torch_ran = any(r["id"].startswith("components/") and r["outcome"] == "measured" for r in verdict["results"])

@@ -1,5 +1,5 @@
 // stackbench pages: builds every page of `stackbench serve` and `report.html` from the page
-// model in the JSON script element `#page-data` (src/report/pages/), and draws
+// model in the JSON script element `#page-data` (crates/report/src/report/pages/), and draws
 // every chart with the vendored ECharts. One chart code for every page.
 //
 // Safety: everything from run files (benchmark names, labels, reasons) reaches the DOM

@@ -5,37 +5,13 @@
 use super::judge::JudgeArgs;
 use super::settings::{self, FileLayer};
 use crate::analysis::Outcome;
-use crate::gate::bisect::{
-    BisectError, BisectOptions, BisectReport, BisectResult, run_bisect, text,
-};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use crate::gate::bisect::{BisectError, BisectOptions, BisectResult, run_bisect, text};
+use crate::gate::writer::BISECT_FORMATS;
+use crate::report::writer::{Format, ReportWriter};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
-
-/// The formats `analyze-trends bisect` prints its report in.
-pub const BISECT_FORMATS: &[Format] = &[Format::Table, Format::Json];
-
-impl ReportWriter for BisectReport {
-    fn command(&self) -> &'static str {
-        "analyze-trends bisect"
-    }
-
-    fn formats(&self) -> &'static [Format] {
-        BISECT_FORMATS
-    }
-
-    /// JSON is bisect.json's content.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        let text = match format {
-            Format::Table => text::render(self),
-            Format::Json => serde_json::to_string_pretty(self)? + "\n",
-            other => return Err(self.not_offered(other)),
-        };
-        write_text(out, &text)
-    }
-}
 
 #[derive(Args, Debug)]
 #[command(

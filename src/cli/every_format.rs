@@ -324,7 +324,7 @@ fn each_command_offers_exactly_its_writers_formats_under_every_spelling() {
         ),
         (
             &["analyze-trends", "bisect", "--good", "a", "--bad", "b"],
-            super::bisect::BISECT_FORMATS,
+            crate::gate::writer::BISECT_FORMATS,
         ),
         (&["analyze-trends", "export"], super::export::EXPORT_FORMATS),
         (&["analyze-trends", "runs"], ROW_FORMATS),

@@ -9,11 +9,10 @@ use super::judge::JudgeArgs;
 use super::settings::{self, FileLayer};
 use crate::analysis::Outcome;
 use crate::config::precedence::Resolved;
-use crate::gate::GateComparison;
 use crate::gate::{GateError, GateOptions, run_gate};
 use crate::harness::measure::Measure;
 use crate::report::comparison::COMPARISON_FORMATS;
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use crate::report::writer::{Format, ReportWriter};
 use crate::results::AcceptedUnsure;
 use anyhow::{Context, bail};
 use clap::Args;
@@ -217,36 +216,6 @@ pub fn gate_command(args: GateArgs, chosen: &super::store::ChosenStore) -> anyho
         eprintln!("wrote {}", path.display());
     }
     Ok(outcome.comparison.comparison.outcome())
-}
-
-impl ReportWriter for GateComparison {
-    fn command(&self) -> &'static str {
-        "analyze-trends gate"
-    }
-
-    fn formats(&self) -> &'static [Format] {
-        COMPARISON_FORMATS
-    }
-
-    /// JSON carries the gate's rounds too; the other formats are the comparison itself,
-    /// followed in counting mode by the counts.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        match format {
-            Format::Json => write_text(out, &(serde_json::to_string_pretty(self)? + "\n")),
-            Format::Table | Format::Markdown => {
-                self.comparison.write(format, out)?;
-                let markdown = format == Format::Markdown;
-                if let Some(counting) = &self.counting {
-                    write_text(out, &crate::gate::counting::render(counting, markdown))?;
-                }
-                write_text(
-                    out,
-                    &crate::gate::sampled::render(&self.sampled_functions, markdown),
-                )
-            }
-            other => Err(self.not_offered(other)),
-        }
-    }
 }
 
 /// `--lock-clocks` is one variable on both sides, so the two are measured alike.

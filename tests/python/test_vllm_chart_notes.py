@@ -1,5 +1,5 @@
 """The vLLM chart (tokens/s against batch with a p99..p50 bar) reads ``tokens_per_s``,
-``e2e_p50_ns`` and ``e2e_p99_ns`` from the worker's notes (src/dashboard/component_model.rs):
+``e2e_p50_ns`` and ``e2e_p99_ns`` from the worker's notes (crates/dashboard/src/view/component_model.rs):
 the worker's metrics must carry exactly those keys, with the p50 and p99 of the timed
 calls and tokens/s over their total time. vLLM itself is not needed: the metrics are
 computed from the call latencies and the per-request rows the step loop collected."""

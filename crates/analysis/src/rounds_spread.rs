@@ -2,7 +2,7 @@
 //! benchmarks whose rounds disagreed so much that `--max-rounds` could not decide them (so
 //! they were stopped early and called unsure, with the projection that said so), and the
 //! start-up calibration's noise figure checked against the spread the rounds then showed.
-//! The gate fills it (`src/gate/verdict.rs`, `src/gate/calibrate.rs`); every writer of a
+//! The gate fills it (`crates/gate/src/gate/verdict.rs`, `crates/gate/src/gate/calibrate.rs`); every writer of a
 //! comparison reads it, so the terminal and the comment give the same reasons.
 
 use serde::{Deserialize, Serialize};

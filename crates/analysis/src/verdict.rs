@@ -29,7 +29,7 @@ pub enum Status {
     Improved,
     Unchanged,
     /// The gate only: a time within a stated multiple of the timer floor
-    /// (`src/gate/calibrate.rs`). Listed, never judged: neither a regression nor a pass.
+    /// (`crates/gate/src/gate/calibrate.rs`). Listed, never judged: neither a regression nor a pass.
     #[serde(rename = "below floor")]
     BelowFloor,
 }

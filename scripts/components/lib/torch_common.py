@@ -50,7 +50,7 @@ def device_kind(torch, driver_nodes=DRIVER_NODES):
     node = driver_nodes.get(build)
     if node and os.path.exists(node) and not hidden:
         why = "; ".join(str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip())
-        # src/validate/torch_cuda.rs reads torch's CUDA build from this message's
+        # crates/validate/src/validate/torch_cuda.rs reads torch's CUDA build from this message's
         # "torch X (built for cuda M.m)" when no benchmark could record it: keep the shape.
         raise RuntimeError(
             f"torch {torch.__version__} (built for {build} {hip or torch.version.cuda}) cannot use this "
@@ -83,7 +83,7 @@ def cpu_model():
 
 def torch_facts(torch, kind):
     # The build's CUDA and HIP versions (None for a CPU-only build) on every device kind:
-    # `stackbench validate` compares the CUDA one with the driver's (src/validate/torch_cuda.rs),
+    # `stackbench validate` compares the CUDA one with the driver's (crates/validate/src/validate/torch_cuda.rs),
     # and on a machine without the driver says why that does not apply.
     facts = {
         "torch_version": torch.__version__,

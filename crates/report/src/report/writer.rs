@@ -199,7 +199,7 @@ pub trait ReportWriter {
 }
 
 /// Writes a report its writer rendered as text.
-pub(crate) fn write_text(out: &mut dyn Write, text: &str) -> Result<(), WriteError> {
+pub fn write_text(out: &mut dyn Write, text: &str) -> Result<(), WriteError> {
     Ok(out.write_all(text.as_bytes())?)
 }
 

@@ -201,7 +201,7 @@ fn accuracy_status(status: AccuracyStatus) -> String {
         .unwrap_or_default()
 }
 
-/// A row as the PR comment's `cells` formats it (src/report/comparison/mod.rs). The page has
+/// A row as the PR comment's `cells` formats it (crates/report/src/report/comparison/mod.rs). The page has
 /// one table for every row, so a counted row's cells carry their unit: base and head in
 /// instructions, the A/A jitter in the interval's column.
 fn row(r: &BenchComparison, counts: Option<&InstructionCounts>) -> ComparisonRow {

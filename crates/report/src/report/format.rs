@@ -1,11 +1,11 @@
-//! Text helpers only the report writers use (HTML escaping, sparklines). Numbers and units
-//! are formatted in [`crate::units`], below both the reports and the dashboard; they are
-//! re-exported here so the writers keep one import path.
+//! Text helpers of the report writers and the web server's pages (HTML escaping,
+//! sparklines). Numbers and units are formatted in [`crate::units`], below both the reports
+//! and the dashboard; they are re-exported here so the writers keep one import path.
 
 pub use crate::units::{format_ns, format_percent};
 
 /// Text made safe inside HTML elements and attribute values.
-pub(crate) fn escape_html(text: &str) -> String {
+pub fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -129,13 +129,24 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PartsError + '_ {
     }
 }
 
+/// The checkout this binary was built from: the workspace root, two floors above this
+/// crate's own folder (`crates/validate`).
+pub fn built_from() -> PathBuf {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir
+        .ancestors()
+        .nth(2)
+        .unwrap_or(crate_dir)
+        .to_path_buf()
+}
+
 /// The checkout to build in: `$STACKBENCH_CHECKOUT` (empty: none), else the one this
 /// binary was built from; only one that is still a stackbench checkout.
 pub fn checkout() -> Option<PathBuf> {
     let dir = match std::env::var_os(CHECKOUT_ENV) {
         Some(value) if value.is_empty() => return None,
         Some(value) => PathBuf::from(value),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        None => built_from(),
     };
     is_checkout(&dir).then_some(dir)
 }
@@ -192,7 +203,7 @@ pub fn locate() -> Result<BenchSource, PartsError> {
         checkout: match std::env::var_os(CHECKOUT_ENV) {
             Some(v) if v.is_empty() => format!("none: ${CHECKOUT_ENV} is empty"),
             Some(v) => format!("${CHECKOUT_ENV} = {}", PathBuf::from(v).display()),
-            None => env!("CARGO_MANIFEST_DIR").to_string(),
+            None => built_from().display().to_string(),
         },
         cache,
     })
@@ -472,10 +483,8 @@ mod tests {
 
     #[test]
     fn the_bench_targets_are_the_benches_crates() {
-        let manifest = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/benches/Cargo.toml"),
-        )
-        .unwrap();
+        let manifest =
+            std::fs::read_to_string(built_from().join("crates/benches/Cargo.toml")).unwrap();
         let mut declared: Vec<&str> = manifest
             .lines()
             .filter_map(|l| l.trim().strip_prefix("name = \""))

@@ -25,6 +25,7 @@ mod reuse;
 mod rounds;
 pub mod sampled;
 pub mod verdict;
+pub mod writer;
 
 pub use output::{ComparisonDocument, GateComparison, GateInfo, GateRounds, WrittenFiles};
 

@@ -4,7 +4,7 @@
 //! through the one [`ReportWriter`] trait in the one [`Format`] vocabulary.
 
 pub mod comparison;
-pub(crate) mod format;
+pub mod format;
 pub mod hardware;
 pub mod history;
 pub mod pages;

@@ -77,11 +77,11 @@ pub struct GateComparison {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
     /// `--profile`: the regressed and unsure benchmarks' profiles on each side, or why
-    /// each is missing (`src/gate/profile.rs`).
+    /// each is missing (`crates/gate/src/gate/profile.rs`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<crate::harness::profile::ProfileRecord>,
     /// `--profile perf`: per profiled benchmark, the functions whose share of the samples
-    /// changed most between the two profiles (`src/gate/sampled.rs`).
+    /// changed most between the two profiles (`crates/gate/src/gate/sampled.rs`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sampled_functions: Vec<super::sampled::SampledFunctions>,
 }
@@ -1211,8 +1211,9 @@ pub(super) mod tests {
         );
         assert!(gate.comparison.regression_found());
         let text = format!("{STICKY_MARKER}\n{}", markdown(&gate));
+        // The workspace root's fixtures, two floors above this crate's folder (crates/gate).
         let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/snapshots/gate-comparison.md");
+            .join("../../tests/fixtures/snapshots/gate-comparison.md");
         if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
             std::fs::write(&snapshot, &text).unwrap();
         }
