@@ -2,7 +2,7 @@
 //! (recorded on the development machine), a two-socket Sapphire Rapids with an H100, two
 //! ARM servers (Neoverse-N1, Grace/Neoverse-V2 with an H200) and a container with no sysfs.
 
-use stackbench::system::SystemProbe;
+use stackbench::probe::SystemProbe;
 use stackbench::workload::DType;
 use std::path::{Path, PathBuf};
 

@@ -4,8 +4,8 @@
 use clap::Parser;
 use stackbench::cli::dashboard;
 use stackbench::cli::stackbench::{Command, StackbenchArgs};
+use stackbench::probe::SystemProbe;
 use stackbench::report::writer::{Format, ReportWriter};
-use stackbench::system::SystemProbe;
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -276,7 +276,7 @@ fn every_report_is_written_in_every_format_it_offers_and_refuses_the_rest() {
         keep_days: 90,
     });
     let trends = analyze_history(&runs, &TrendOptions::default(), Vec::new());
-    check(&crate::system::SystemProbe::collect_from(
+    check(&crate::probe::SystemProbe::collect_from(
         std::path::Path::new("/"),
         false,
     ));

@@ -5,8 +5,8 @@
 //! names them as it did when it was the root crate's (`crate::results`, `crate::units`).
 
 pub use stackbench_measure::{
-    backend, components, config, criterion_output, family, files, harness, sidecar, stats, system,
-    time, units, workload,
+    backend, components, config, criterion_output, family, files, harness, probe, sidecar, stats,
+    system, time, units, workload,
 };
 
 pub use stackbench_analysis as analysis;

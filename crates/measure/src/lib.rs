@@ -2,8 +2,9 @@
 //! workload into Criterion's files and the harness outcomes beside them, and nothing that
 //! judges, stores or shows a number.
 //!
-//! [`system`] probes the machine (CPU, GPUs, drivers, peaks, clocks, telemetry);
-//! [`backend`] runs workloads on the CPU, CUDA and ROCm; [`family`] says, for each native
+//! [`system`] reads the machine (CPU, GPUs, drivers, peaks, clocks, telemetry);
+//! [`backend`] runs workloads on the CPU, CUDA, ROCm and Vulkan; [`probe`] puts the two
+//! together into the record of the machine a run was made on; [`family`] says, for each native
 //! family, its ids, axes and throughput and how each backend opens it; [`harness`] is the
 //! loop every bench target runs (verify, then time); [`components`] drives the Python workers;
 //! [`criterion_output`] and [`sidecar`] are the files a run leaves; [`config`] is
@@ -18,6 +19,7 @@ pub mod config;
 pub mod criterion_output;
 pub mod family;
 pub mod harness;
+pub mod probe;
 pub mod sidecar;
 pub mod system;
 

@@ -4,7 +4,7 @@
 
 pub use stackbench_dashboard::{
     analysis, backend, components, config, criterion_output, dashboard, family, files, harness,
-    results, sidecar, stats, system, time, units, view, workload,
+    probe, results, sidecar, stats, system, time, units, view, workload,
 };
 
 pub mod report;

@@ -5,7 +5,7 @@
 
 pub use stackbench_report::{
     analysis, backend, components, config, criterion_output, dashboard, family, files, harness,
-    report, results, sidecar, stats, system, time, units, view, workload,
+    probe, report, results, sidecar, stats, system, time, units, view, workload,
 };
 
 pub mod validate;

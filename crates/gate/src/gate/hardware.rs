@@ -14,7 +14,7 @@ pub fn fill_missing(collected: &mut Collected) {
     if collected.system.iter().all(Option::is_some) {
         return;
     }
-    let mut probe = crate::system::SystemProbe::collect();
+    let mut probe = crate::probe::SystemProbe::collect();
     probe.notes.push(GATE_PROBE_NOTE.to_string());
     let value = match serde_json::to_value(&probe) {
         Ok(value) => value,

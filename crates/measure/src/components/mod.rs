@@ -46,17 +46,6 @@ pub use worker::{Worker, WorkerError};
 /// The benchmark family every component id starts with: `components/<component>/...`.
 pub const FAMILY: &str = crate::workload::family::COMPONENTS.name;
 
-/// Every component, in the order the suite runs them. Each is a worker script
-/// `scripts/components/<name>.py`.
-pub const COMPONENTS: &[&str] = &[
-    "pytorch",
-    "attention",
-    "triton",
-    "vllm",
-    "deepspeed",
-    "onnxruntime",
-    "openvino",
-    "migraphx",
-    "tiny_gpt",
-    "collectives",
-];
+/// Every component, in the order the suite runs them: named once, in the model, so that
+/// the configuration can check a suite's components without reaching up into the runner.
+pub use crate::workload::components::COMPONENTS;

@@ -160,12 +160,12 @@ impl SuiteConfig {
             }
         }
         for component in self.components.iter().flatten() {
-            if !crate::components::COMPONENTS.contains(&component.as_str()) {
+            if !crate::workload::components::COMPONENTS.contains(&component.as_str()) {
                 return Err((
                     "components".into(),
                     format!(
                         "unknown component '{component}' (known: {})",
-                        crate::components::COMPONENTS.join(", ")
+                        crate::workload::components::COMPONENTS.join(", ")
                     ),
                 ));
             }

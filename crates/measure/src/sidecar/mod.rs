@@ -105,10 +105,10 @@ pub fn target_report_path(target: &str) -> PathBuf {
 /// the record will note the probe is missing).
 pub fn write_system_probe() {
     let path = system_probe_path_in(&criterion_home());
-    let mut probe = crate::system::SystemProbe::collect();
+    let mut probe = crate::probe::SystemProbe::collect();
     // An earlier probe that is missing or unreadable (another version's) carries nothing:
     // this one replaces it.
-    if let Ok(earlier) = read_json::<crate::system::SystemProbe>(&path) {
+    if let Ok(earlier) = read_json::<crate::probe::SystemProbe>(&path) {
         probe.carry_device_peaks(&earlier);
     }
     if let Err(error) = write_json_atomic(&path, &probe) {
@@ -122,7 +122,7 @@ pub fn write_system_probe() {
 /// row. A failure to write is reported, not fatal, as for the probe itself.
 pub fn add_device_peaks() {
     let path = system_probe_path_in(&criterion_home());
-    let probe = match read_json::<crate::system::SystemProbe>(&path) {
+    let probe = match read_json::<crate::probe::SystemProbe>(&path) {
         Ok(probe) => probe,
         Err(error) => {
             eprintln!("stackbench: warning: the Vulkan peaks were not measured: {error}");

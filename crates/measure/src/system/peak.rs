@@ -3,7 +3,7 @@
 //! where stackbench can run one, `measured` (a short FMA-throughput kernel).
 
 use super::cpu::CpuInfo;
-use crate::backend::{BackendKind, DeviceInfo};
+use super::device::{BackendKind, DeviceInfo};
 use crate::workload::DType;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};

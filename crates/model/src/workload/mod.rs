@@ -6,6 +6,7 @@ pub mod accuracy;
 pub mod alloc;
 pub mod attention;
 pub mod compile;
+pub mod components;
 pub mod dtype;
 pub mod family;
 pub mod fp8;

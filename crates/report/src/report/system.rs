@@ -1,7 +1,7 @@
 //! `stackbench info`: the system probe as a report, through the one [`ReportWriter`].
 
+use crate::probe::SystemProbe;
 use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
-use crate::system::SystemProbe;
 use std::io::Write;
 
 /// The formats `stackbench info` prints the probe in.

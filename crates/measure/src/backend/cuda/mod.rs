@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 /// Environment variable choosing the device ordinal (default 0).
-pub const DEVICE_ENV: &str = "STACKBENCH_CUDA_DEVICE";
+pub const DEVICE_ENV: &str = crate::system::nvml::CUDA_DEVICE_ENV;
 /// Bytes zeroed before each sample to evict L2: 256 MiB covers every NVIDIA L2 and AMD's
 /// 256 MiB Infinity Cache, as triton's do_bench and the MAMF finder do.
 pub const L2_FLUSH_BYTES: usize = 256 << 20;

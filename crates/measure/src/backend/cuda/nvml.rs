@@ -191,6 +191,13 @@ impl ClockWindow {
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_call_the_clock_reader_requires_is_in_nvmls_table() {
+        for name in READS {
+            assert!(crate::system::nvml::in_table(name), "{name}");
+        }
+    }
+
     fn at(mhz: u32, reasons: u64) -> ClockReading {
         ClockReading {
             sm_mhz: mhz,

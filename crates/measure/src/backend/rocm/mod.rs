@@ -51,7 +51,7 @@ pub use transfer::RocmTransfer;
 /// Bytes zeroed before each sample: AMD's Infinity Cache (MALL) is up to 256 MiB.
 pub const CACHE_FLUSH_BYTES: usize = 256 << 20;
 /// Environment variable choosing the device ordinal (default 0).
-pub const DEVICE_ENV: &str = "STACKBENCH_ROCM_DEVICE";
+pub const DEVICE_ENV: &str = crate::system::telemetry::amdgpu::ROCM_DEVICE_ENV;
 
 /// Probes for AMD GPUs. Never panics.
 pub fn probe() -> Availability {

@@ -205,7 +205,7 @@ impl MemoryReading {
     pub fn peak(&self, device: &str) -> Option<super::peak::Peak> {
         let (peak, config) = self.theoretical_bytes_per_s().ok()?;
         Some(super::peak::Peak {
-            backend: crate::backend::BackendKind::Cpu,
+            backend: super::device::BackendKind::Cpu,
             device: device.into(),
             metric: super::peak::PeakMetric::BytesPerSecond,
             dtype: None,

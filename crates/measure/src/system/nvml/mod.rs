@@ -495,6 +495,16 @@ fn c_text(buffer: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Whether `name` is an entry point of the table (resolved against libc, so every one is
+/// absent): a user's list of required calls is held to the table by this, since `require`
+/// would take a typo for a driver that lacks the call.
+#[cfg(test)]
+pub(crate) fn in_table(name: &str) -> bool {
+    // SAFETY: libc has none of NVML's names, so no entry point is ever called.
+    let nvml = unsafe { Nvml::resolve(libloading::Library::new("libc.so.6").expect("libc loads")) };
+    nvml.entries.present(name) == Some(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,13 +581,13 @@ mod tests {
             assert_eq!(nvml.entries.present(name), Some(false), "{name}");
         }
         assert_eq!(nvml.entries.present("nvmlNoSuchCall"), None);
-        // What the three users require at open is all in the table.
+        // What the two users on this floor require at open is all in the table (the CUDA
+        // backend's clock reader checks its own list with `in_table`).
         for name in crate::system::telemetry::nvml::READS
             .iter()
             .chain(crate::system::clocks::nvml::READS)
-            .chain(crate::backend::cuda::nvml::READS)
         {
-            assert_eq!(nvml.entries.present(name), Some(false), "{name}");
+            assert!(in_table(name), "{name}");
         }
     }
 
