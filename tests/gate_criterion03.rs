@@ -116,7 +116,13 @@ fn a_docs_only_change_on_criterion_0_3_is_never_a_regression_and_leaves_no_litte
     let out = dir.path().join("out");
     let runs_dir = f.repo.join("target/stackbench-gate/results/runs");
     let runs_before = std::fs::read_dir(&runs_dir).map_or(0, |d| d.count());
-    let result = gate(&f.repo, &out, &["--rounds", "2", "--max-rounds", "2"]);
+    // Three rounds, three processes a side: the ~5 ns routines take a state per process
+    // (each run starts them on other addresses), and two rounds whose two base processes
+    // both drew the fast state and two head processes the slow one read as a consistent
+    // +30-45 % that no statistic of two rounds can tell from a change (a clean-clone run on
+    // 2026-11-30 judged bytes/4, /6, /8 and xor/48 `degraded` that way). A third round
+    // draws again; the subject is the verdict, so the acceptance stays as it is.
+    let result = gate(&f.repo, &out, &["--rounds", "3", "--max-rounds", "3"]);
     let stderr = String::from_utf8_lossy(&result.stderr);
     let code = result.status.code();
     assert!(
