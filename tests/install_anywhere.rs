@@ -204,13 +204,19 @@ fn every_workspace_crate_packages_for_a_registry() {
         .output()
         .expect("running cargo package");
     assert!(packaged.status.success(), "{}", text(&packaged));
-    for name in [
-        "stackbench",
-        "stackbench-model",
-        "stackbench-measure",
-        "stackbench-benches",
-        "stackbench-store",
-        "stackbench-analysis",
+    let mut included = 0;
+    for (name, folder) in [
+        ("stackbench", "."),
+        ("stackbench-model", "crates/model"),
+        ("stackbench-measure", "crates/measure"),
+        ("stackbench-benches", "crates/benches"),
+        ("stackbench-store", "crates/store"),
+        ("stackbench-analysis", "crates/analysis"),
+        ("stackbench-dashboard", "crates/dashboard"),
+        ("stackbench-report", "crates/report"),
+        ("stackbench-gate", "crates/gate"),
+        ("stackbench-validate", "crates/validate"),
+        ("stackbench-serve", "crates/serve"),
     ] {
         let archive = dir.path().join(format!("package/{name}-0.1.0.crate"));
         assert!(
@@ -219,5 +225,73 @@ fn every_workspace_crate_packages_for_a_registry() {
             archive.display(),
             text(&packaged)
         );
+        // Every file the crate's library compiles in must travel in its package, or the
+        // crate builds here and fails for whoever installs it from a registry.
+        let listed = Command::new("tar")
+            .arg("-tzf")
+            .arg(&archive)
+            .output()
+            .expect("tar runs");
+        assert!(listed.status.success(), "tar -tzf {}", archive.display());
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        let crate_dir = repo().join(folder).canonicalize().unwrap();
+        for file in compiled_in(&crate_dir.join("src")) {
+            let inside = file.strip_prefix(&crate_dir).unwrap_or_else(|_| {
+                panic!(
+                    "{name} compiles in {}, outside its folder {}: its package cannot carry it",
+                    file.display(),
+                    crate_dir.display()
+                )
+            });
+            let entry = format!("{name}-0.1.0/{}", inside.display());
+            assert!(
+                listed.lines().any(|l| l == entry),
+                "{name}'s package lacks {entry}, which its library compiles in"
+            );
+            included += 1;
+        }
     }
+    // The report crate's page assets and the store's migrations, at least: a walk that
+    // found no include would pass on anything.
+    assert!(included >= 10, "only {included} compiled-in files found");
+}
+
+/// The files the library code under `src` compiles in with `include_str!` or
+/// `include_bytes!` of a literal path (test modules, which follow `#[cfg(test)]` at the end
+/// of a file, are not built for whoever depends on the crate, and are left out).
+fn compiled_in(src: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    // A crate of bench targets only has no library.
+    let mut dirs: Vec<PathBuf> = src
+        .is_dir()
+        .then(|| src.to_path_buf())
+        .into_iter()
+        .collect();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap();
+            let library = source.split("#[cfg(test)]").next().unwrap_or_default();
+            for macro_call in ["include_str!(\"", "include_bytes!(\""] {
+                for (at, _) in library.match_indices(macro_call) {
+                    let rest = &library[at + macro_call.len()..];
+                    let literal = &rest[..rest.find('"').expect("a closed literal")];
+                    let file = path.parent().unwrap().join(literal);
+                    found.push(
+                        file.canonicalize().unwrap_or_else(|e| {
+                            panic!("{} includes {literal}: {e}", path.display())
+                        }),
+                    );
+                }
+            }
+        }
+    }
+    found
 }

@@ -1,5 +1,5 @@
 //! The reports from the fixture runs: `report.md` carries the text charts, and `report.html`
-//! (a self-contained snapshot of the dashboard's pages, drawn by `assets/web/stackbench.js`
+//! (a self-contained snapshot of the dashboard's pages, drawn by `crates/report/assets/web/stackbench.js`
 //! with the vendored ECharts) is checked in a real headless Chromium driven over the
 //! DevTools protocol (`tests/browser_support`): every chart is drawn and laid out, a
 //! history chart holds exactly the measured points, hovering a point shows its value and

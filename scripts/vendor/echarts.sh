@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Vendors Apache ECharts into assets/web/vendor/echarts/ from the npm registry, at a pinned
-# version whose tarball must match the pinned sha512 (the registry's `dist.integrity`):
+# Vendors Apache ECharts into crates/report/assets/web/vendor/echarts/ from the npm
+# registry, at a pinned version whose tarball must match the pinned sha512 (the
+# registry's `dist.integrity`):
 # the pages are served from the binary to runners that are often offline, so the library is
 # committed, and this script is how it got there (and how to move to a newer release).
 #
@@ -19,7 +20,7 @@ INTEGRITY="sha512-q0yaFPggC9FUdsWH4blavRWFmxdrIodbkoKNAjJudAI6CA9gNPxHtV2RcZNEep
 DIST=dist/echarts.common.min.js
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-dest="$root/assets/web/vendor/echarts"
+dest="$root/crates/report/assets/web/vendor/echarts"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

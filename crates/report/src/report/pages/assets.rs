@@ -1,14 +1,14 @@
 //! The files the pages need, compiled into the binary: the vendored ECharts
-//! (`scripts/vendor/echarts.sh` put it in `assets/web/vendor/echarts/`, with its licence),
-//! `stackbench.js` and `stackbench.css`. Runners are often offline, so nothing comes from a
+//! (`scripts/vendor/echarts.sh` put it in this crate's `assets/web/vendor/echarts/`, with
+//! its licence), `stackbench.js` and `stackbench.css`. They live inside this crate's folder
+//! so that its package carries them. Runners are often offline, so nothing comes from a
 //! CDN; `serve` answers `/assets/<path>` from [`asset`], and `report.html` inlines them.
 
-pub const ECHARTS_JS: &str =
-    include_str!("../../../../../assets/web/vendor/echarts/echarts.min.js");
-pub const ECHARTS_LICENSE: &str = include_str!("../../../../../assets/web/vendor/echarts/LICENSE");
-pub const ECHARTS_NOTICE: &str = include_str!("../../../../../assets/web/vendor/echarts/NOTICE");
-pub const STACKBENCH_JS: &str = include_str!("../../../../../assets/web/stackbench.js");
-pub const STACKBENCH_CSS: &str = include_str!("../../../../../assets/web/stackbench.css");
+pub const ECHARTS_JS: &str = include_str!("../../../assets/web/vendor/echarts/echarts.min.js");
+pub const ECHARTS_LICENSE: &str = include_str!("../../../assets/web/vendor/echarts/LICENSE");
+pub const ECHARTS_NOTICE: &str = include_str!("../../../assets/web/vendor/echarts/NOTICE");
+pub const STACKBENCH_JS: &str = include_str!("../../../assets/web/stackbench.js");
+pub const STACKBENCH_CSS: &str = include_str!("../../../assets/web/stackbench.css");
 
 /// Paths under the assets prefix (`/assets/` when served).
 pub const ECHARTS_PATH: &str = "vendor/echarts/echarts.min.js";
@@ -52,7 +52,7 @@ mod tests {
         assert!(!super::ECHARTS_JS.contains("</script"));
         assert!(!super::STACKBENCH_JS.contains("</script"));
         assert!(super::ECHARTS_LICENSE.contains("Apache License"));
-        let version = include_str!("../../../../../assets/web/vendor/echarts/VERSION");
+        let version = include_str!("../../../assets/web/vendor/echarts/VERSION");
         assert!(version.starts_with("echarts 6.1.0\n"), "{version}");
         assert!(super::asset("../Cargo.toml").is_none());
         assert_eq!(

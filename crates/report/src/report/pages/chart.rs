@@ -1,4 +1,4 @@
-//! The one chart description every page carries, drawn by `assets/web/stackbench.js` with
+//! The one chart description every page carries, drawn by `crates/report/assets/web/stackbench.js` with
 //! ECharts: the Rust side decides what is plotted (points, units, hover text, gaps,
 //! markers); the script decides only how it looks. Keeping the decisions here lets the
 //! page models be tested without a browser, and keeps the served pages and `report.html`

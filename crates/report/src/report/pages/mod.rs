@@ -5,7 +5,7 @@
 //! HTML page.
 //!
 //! A page is data plus one script: the model goes into the page as JSON inside
-//! `<script type="application/json" id="page-data">`, and `assets/web/stackbench.js` builds
+//! `<script type="application/json" id="page-data">`, and `crates/report/assets/web/stackbench.js` builds
 //! the DOM from it with `textContent`/`createElement` only and draws every chart with the
 //! vendored ECharts. Nothing from a run file is ever parsed as HTML, so a hostile benchmark
 //! name shows as text. The JSON endpoints of `serve` return these same models.
