@@ -1,5 +1,5 @@
 //! Every GPU kernel stackbench writes, executed on the CPU through the kernel emulator
-//! (src/backend/gpu/emulator) and checked by its workload's own `verify()` against the CPU
+//! (crates/measure/src/backend/gpu/emulator) and checked by its workload's own `verify()` against the CPU
 //! reference: the STREAM kernels, the elementwise ops, the block reductions (sum, softmax,
 //! layer norm), the standard attention's masked softmax and the flash kernels' online
 //! softmax (SIMT, and on tensor cores through a shuffle-built m16n8k16 of the same fragment

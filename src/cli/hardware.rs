@@ -16,7 +16,7 @@ use std::path::PathBuf;
   analyze-trends hardware --prices stackbench.toml --format html > hardware.html
 
 Prices come from the [prices] table of the file, read as a whole stackbench.toml (the
-format is documented in stackbench.example.toml and src/config/prices.rs):
+format is documented in stackbench.example.toml and crates/measure/src/config/prices.rs):
   [prices]
   basis = \"hour\"          # or \"unit\": one basis for every price
   currency = \"USD\"

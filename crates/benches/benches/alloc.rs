@@ -4,7 +4,7 @@
 //! pool), `rocm` (`hipMalloc`), `torch_cuda`/`torch_rocm` (torch's caching allocator) and
 //! `torch_cpu` (torch's CPU allocator). One iteration is one round of the pattern; the
 //! throughput is its allocator calls, so Criterion's elements/s is calls per second. Peaks
-//! and fragmentation go to each benchmark's notes; see `src/workload/alloc.rs` and
+//! and fragmentation go to each benchmark's notes; see `crates/model/src/workload/alloc.rs` and
 //! BENCHMARKS.md, "Allocation". The native allocators are the family
 //! `stackbench_measure::family::alloc`; torch's are added here.
 

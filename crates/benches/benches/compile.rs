@@ -3,7 +3,7 @@
 //! kernel source through NVRTC and hipRTC, in this process), `compile/triton/<kernel>/<shape>_<target>`
 //! and `compile/torch_compile/<model>/<cold|warm>` (in a Python worker, the user's Python:
 //! `STACKBENCH_PYTHON`, else the active env). Every sample is a compile shown to have
-//! happened; see `src/workload/compile.rs` and BENCHMARKS.md, "Compile time".
+//! happened; see `crates/model/src/workload/compile.rs` and BENCHMARKS.md, "Compile time".
 
 use criterion::Throughput;
 use stackbench_measure::backend::cuda::compile::NvrtcCompile;

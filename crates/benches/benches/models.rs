@@ -3,7 +3,7 @@
 //! runs in its own worker, `scripts/components/models.py`, in the user's Python. Ids
 //! `models/<backend>/<model>-<precision>-<phase>/b<B>_s<S>`, and with rates
 //! `<model>-<precision>-serve/b<B>_s<S>_r<R>` (goodput under load); see
-//! `src/workload/models.rs`.
+//! `crates/model/src/workload/models.rs`.
 
 use stackbench_measure::components::RunnerConfig;
 use stackbench_measure::components::suite::configured_interpreter;

@@ -182,13 +182,13 @@ pub struct TargetReport {
     pub measure: Option<String>,
     /// Counting mode: each selected id's counts, or why it is not countable, keyed by full
     /// id; a count that failed is in `benchmarks` as a failure instead. Each entry is the
-    /// harness's `CountedOutcome` (`src/harness/measure/mod.rs`) as JSON, kept verbatim like
+    /// harness's `CountedOutcome` (`crates/measure/src/harness/measure/mod.rs`) as JSON, kept verbatim like
     /// the system probe: the shape is the harness's and `schemas/target.schema.json`'s, and
     /// no reader below the harness needs more than its `status`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counted: BTreeMap<String, serde_json::Value>,
     /// Profiles taken after the measurement (`STACKBENCH_PROFILE`), keyed by full id: each
-    /// the harness's `ProfileRecord` (`src/harness/profile.rs`) as JSON, verbatim like
+    /// the harness's `ProfileRecord` (`crates/measure/src/harness/profile.rs`) as JSON, verbatim like
     /// `counted`: where the profile was written, or why it is unavailable or failed. A failed
     /// profile never fails the benchmark.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -83,7 +83,7 @@ const BANDWIDTH_PEAK_PERCENT: (f64, f64) = (70.0, 50.0);
 /// STREAM on all cores sustains about 70-85 % of the DIMMs' theoretical bandwidth on
 /// servers (J. McCalpin's STREAM results and FAQ, cs.virginia.edu/stream; vendors' published
 /// STREAM Triad figures fall in the same band). Those figures use non-temporal stores;
-/// stackbench's kernels store plainly (src/backend/cpu/stream.rs), so each written line is
+/// stackbench's kernels store plainly (crates/measure/src/backend/cpu/stream.rs), so each written line is
 /// also read first (write-allocate) and the bytes STREAM counts are only part of the
 /// traffic: 3 of 4 arrays for triad, 2 of 3 for copy. The low end of the band times that
 /// share is the expectation: 52.5 % of theoretical for triad, 46.7 % for copy (copy goes
