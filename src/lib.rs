@@ -6,10 +6,8 @@
 //! name it always had, so `stackbench::workload::…` still names a family's ids,
 //! `stackbench::results::…` the store and `stackbench::gate::…` the gate.
 
-pub use stackbench_report::{
-    analysis, backend, components, config, criterion_output, dashboard, family, files, harness,
-    probe, report, results, sidecar, stats, system, time, units, view, workload,
-};
+// Every floor below, under the names the dashboard crate gives them: one list, there.
+pub use stackbench_report::*;
 
 pub use stackbench_gate::gate;
 pub use stackbench_serve::serve;

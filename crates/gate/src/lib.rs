@@ -4,9 +4,7 @@
 //! [`gate::bisect`] finds the commit that made a benchmark slower. The floors below are
 //! re-exported under the names they always had.
 
-pub use stackbench_report::{
-    analysis, backend, components, config, criterion_output, dashboard, family, files, harness,
-    probe, report, results, sidecar, stats, system, time, units, view, workload,
-};
+// Every floor below, under the names the dashboard crate gives them: one list, there.
+pub use stackbench_report::*;
 
 pub mod gate;

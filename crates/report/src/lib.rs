@@ -2,9 +2,7 @@
 //! `Format` trait and its terminal table, Markdown, HTML, JSON, CSV and PDF writers for each
 //! report. The floors below are re-exported under the names they always had.
 
-pub use stackbench_dashboard::{
-    analysis, backend, components, config, criterion_output, dashboard, family, files, harness,
-    probe, results, sidecar, stats, system, time, units, view, workload,
-};
+// Every floor below, under the names the dashboard crate gives them: one list, there.
+pub use stackbench_dashboard::*;
 
 pub mod report;
