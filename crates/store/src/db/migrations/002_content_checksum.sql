@@ -4,6 +4,6 @@
 -- checksum NULL; readers compute it when it is missing.
 ALTER TABLE runs ADD COLUMN content_sha256 TEXT;
 CREATE TABLE stackbench_meta (
-    key   TEXT COLLATE "C" PRIMARY KEY,
+    key   {bytewise_text} PRIMARY KEY,
     value TEXT NOT NULL
 );
