@@ -1016,22 +1016,12 @@ mod tests {
     use crate::criterion_output::SampleFile;
 
     fn bench(id: &str, times: Vec<f64>) -> BenchmarkRecord {
-        BenchmarkRecord {
-            id: id.into(),
-            group: id.into(),
-            function: None,
-            value: None,
-            throughput: None,
-            estimates: None,
-            samples: SampleFile {
-                sampling_mode: None,
-                iters: vec![1.0; times.len()],
-                times,
-            },
-            notes: Vec::new(),
-            telemetry: None,
-            accuracy: None,
-        }
+        let samples = SampleFile {
+            sampling_mode: None,
+            iters: vec![1.0; times.len()],
+            times,
+        };
+        BenchmarkRecord::new(id, id, samples)
     }
 
     fn run(benchmarks: Vec<BenchmarkRecord>) -> RunRecord {

@@ -124,16 +124,9 @@ fn record(
     samples: SampleFile,
 ) -> BenchmarkRecord {
     BenchmarkRecord {
-        id,
-        group: group.into(),
         function: Some(function),
         value,
-        throughput: None,
-        estimates: None,
-        samples,
-        notes: Vec::new(),
-        telemetry: None,
-        accuracy: None,
+        ..BenchmarkRecord::new(id, group, samples)
     }
 }
 

@@ -227,22 +227,12 @@ mod tests {
     use crate::criterion_output::SampleFile;
 
     fn bench(id: &str) -> BenchmarkRecord {
-        BenchmarkRecord {
-            id: id.into(),
-            group: "gemm/cpu".into(),
-            function: None,
-            value: None,
-            throughput: None,
-            estimates: None,
-            samples: SampleFile {
-                sampling_mode: None,
-                iters: vec![2.0, 2.0, 2.0],
-                times: vec![2e9, 4e9, 6e9],
-            },
-            notes: Vec::new(),
-            telemetry: None,
-            accuracy: None,
-        }
+        let samples = SampleFile {
+            sampling_mode: None,
+            iters: vec![2.0, 2.0, 2.0],
+            times: vec![2e9, 4e9, 6e9],
+        };
+        BenchmarkRecord::new(id, "gemm/cpu", samples)
     }
 
     #[test]

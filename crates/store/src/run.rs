@@ -48,6 +48,26 @@ pub struct BenchmarkRecord {
     pub accuracy: Option<crate::workload::Accuracy>,
 }
 
+impl BenchmarkRecord {
+    /// A benchmark of `group` that holds only its samples: no function or value names,
+    /// throughput, estimates, notes, telemetry or accuracy yet (callers fill those with
+    /// struct-update syntax).
+    pub fn new(id: impl Into<String>, group: impl Into<String>, samples: Samples) -> Self {
+        BenchmarkRecord {
+            id: id.into(),
+            group: group.into(),
+            function: None,
+            value: None,
+            throughput: None,
+            estimates: None,
+            samples,
+            notes: Vec::new(),
+            telemetry: None,
+            accuracy: None,
+        }
+    }
+}
+
 impl From<CriterionBenchmark> for BenchmarkRecord {
     fn from(b: CriterionBenchmark) -> Self {
         BenchmarkRecord {

@@ -110,22 +110,12 @@ mod tests {
     use crate::{BenchmarkRecord, Samples};
 
     fn bench(id: &str, times: Vec<f64>) -> BenchmarkRecord {
-        BenchmarkRecord {
-            id: id.into(),
-            group: "g".into(),
-            function: None,
-            value: None,
-            throughput: None,
-            estimates: None,
-            samples: Samples {
-                sampling_mode: None,
-                iters: vec![1.0; times.len()],
-                times,
-            },
-            notes: Vec::new(),
-            telemetry: None,
-            accuracy: None,
-        }
+        let samples = Samples {
+            sampling_mode: None,
+            iters: vec![1.0; times.len()],
+            times,
+        };
+        BenchmarkRecord::new(id, "g", samples)
     }
 
     #[test]
