@@ -13,7 +13,7 @@
 use super::db::{DbError, Inserted};
 use super::run::RunRecord;
 use super::server_client::{ServerClient, Stored, UploadError};
-use super::store::{ResultsError, RunStore, load_run};
+use super::store::{ResultsError, RunStore, json_files, load_run};
 use crate::files::atomic::{AtomicWriteError, write_atomic};
 use std::path::{Path, PathBuf};
 
@@ -173,29 +173,17 @@ impl Spool {
     /// The spooled run files, by name; none when the spool does not exist. Hidden files are
     /// atomic writes in progress.
     pub fn pending(&self) -> Result<Vec<PathBuf>, SpoolError> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(SpoolError::Io {
-                    path: self.dir.clone(),
-                    source,
-                });
+        match json_files(&self.dir) {
+            Ok(mut files) => {
+                files.retain(|p| p.is_file());
+                Ok(files)
             }
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.is_file()
-                    && p.extension().is_some_and(|x| x == "json")
-                    && !p
-                        .file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with('.'))
-            })
-            .collect();
-        files.sort();
-        Ok(files)
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(source) => Err(SpoolError::Io {
+                path: self.dir.clone(),
+                source,
+            }),
+        }
     }
 
     /// Delivers every spooled run to `sink`, oldest first (by the time the run was

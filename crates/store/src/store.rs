@@ -487,7 +487,7 @@ pub fn import_files(paths: &[PathBuf], problems: &mut Vec<ImportProblem>) -> Vec
 
 /// The `*.json` files of `dir` (not hidden ones: those are atomic writes in progress),
 /// sorted by name.
-fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
