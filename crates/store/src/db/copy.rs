@@ -11,6 +11,7 @@ use super::{
 };
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// What a copy did and what it verified.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -108,22 +109,29 @@ fn copy_runs(
     Ok(checksums)
 }
 
+/// The items of `source` that `target` lacks, compared by `key`: comparisons and
+/// acknowledgements have no id of their own outside a store.
+fn absent_from<'s, T, K: Hash + Eq>(target: &[T], source: &'s [T], key: fn(&T) -> K) -> Vec<&'s T> {
+    let present: HashSet<K> = target.iter().map(key).collect();
+    source
+        .iter()
+        .filter(|item| !present.contains(&key(item)))
+        .collect()
+}
+
 fn copy_comparisons(
     source: &HistoryDb,
     target: &HistoryDb,
     report: &mut CopyReport,
 ) -> Result<(), DbError> {
-    let present: HashSet<ComparisonKey> =
-        target.comparisons()?.iter().map(comparison_key).collect();
+    let all = source.comparisons()?;
+    let missing = absent_from(&target.comparisons()?, &all, comparison_key);
     // Oldest first, so the target's ids grow in the source's order.
-    for c in source.comparisons()?.into_iter().rev() {
-        if present.contains(&comparison_key(&c)) {
-            report.comparisons_already_present += 1;
-        } else {
-            target.record_comparison(&c)?;
-            report.comparisons_copied += 1;
-        }
+    for c in missing.iter().rev() {
+        target.record_comparison(c)?;
+        report.comparisons_copied += 1;
     }
+    report.comparisons_already_present += (all.len() - missing.len()) as u64;
     Ok(())
 }
 
@@ -132,15 +140,13 @@ fn copy_acknowledgements(
     target: &HistoryDb,
     report: &mut CopyReport,
 ) -> Result<(), DbError> {
-    let present: HashSet<_> = target.acknowledgements()?.iter().map(ack_key).collect();
-    for a in source.acknowledgements()? {
-        if present.contains(&ack_key(&a)) {
-            report.acknowledgements_already_present += 1;
-        } else {
-            target.acknowledge(&a)?;
-            report.acknowledgements_copied += 1;
-        }
+    let all = source.acknowledgements()?;
+    let missing = absent_from(&target.acknowledgements()?, &all, ack_key);
+    for a in &missing {
+        target.acknowledge(a)?;
+        report.acknowledgements_copied += 1;
     }
+    report.acknowledgements_already_present += (all.len() - missing.len()) as u64;
     Ok(())
 }
 
@@ -177,38 +183,19 @@ fn verify(
         }
         report.runs_verified += 1;
     }
-    let present: HashSet<ComparisonKey> = target
-        .comparisons()
-        .map_err(db)?
-        .iter()
-        .map(comparison_key)
-        .collect();
-    let source_comparisons = source.comparisons().map_err(db)?;
-    let missing = source_comparisons
-        .iter()
-        .filter(|c| !present.contains(&comparison_key(c)))
-        .count();
+    let all = source.comparisons().map_err(db)?;
+    let missing = absent_from(&target.comparisons().map_err(db)?, &all, comparison_key);
+    missing_none(missing.len(), all.len(), "comparisons")?;
+    let all = source.acknowledgements().map_err(db)?;
+    let missing = absent_from(&target.acknowledgements().map_err(db)?, &all, ack_key);
+    missing_none(missing.len(), all.len(), "acknowledgements")
+}
+
+/// An error unless none of the source's `total` `what` is missing from the target.
+fn missing_none(missing: usize, total: usize, what: &str) -> Result<(), String> {
     if missing > 0 {
         return Err(format!(
-            "{missing} of {} comparisons are missing from the target",
-            source_comparisons.len()
-        ));
-    }
-    let acks: HashSet<_> = target
-        .acknowledgements()
-        .map_err(db)?
-        .iter()
-        .map(ack_key)
-        .collect();
-    let source_acks = source.acknowledgements().map_err(db)?;
-    let missing = source_acks
-        .iter()
-        .filter(|a| !acks.contains(&ack_key(a)))
-        .count();
-    if missing > 0 {
-        return Err(format!(
-            "{missing} of {} acknowledgements are missing from the target",
-            source_acks.len()
+            "{missing} of {total} {what} are missing from the target"
         ));
     }
     Ok(())
