@@ -248,18 +248,19 @@ mod tests {
             .accuracy_rules()
     }
 
+    /// The verdict says the accuracy was lost, and why.
+    fn assert_lost_saying(v: &AccuracyVerdict, why: &str) {
+        assert_eq!(v.status, AccuracyStatus::Lost);
+        assert!(v.message.contains(why), "{}", v.message);
+    }
+
     #[test]
     fn two_bits_lost_fails_a_one_bit_rule_and_passes_a_three_bit_one() {
         let (base, head) = (at(0.5), at(2.0));
         let one = rules("[accuracy]\n\"gemm/**\" = { max_bits_lost = 1.0 }\n");
         let v = judge_accuracy([("gemm/cpu/bf16/8x8x8", Some(&base), Some(&head))], &one);
-        assert_eq!(v[0].status, AccuracyStatus::Lost);
+        assert_lost_saying(&v[0], "gemm/cpu/bf16/8x8x8 LOST ACCURACY");
         assert!((v[0].bits_lost.unwrap() - 2.0).abs() < 1e-9);
-        assert!(
-            v[0].message.contains("gemm/cpu/bf16/8x8x8 LOST ACCURACY"),
-            "{}",
-            v[0].message
-        );
         assert!(v[0].message.contains("2.0 bits lost"), "{}", v[0].message);
         let three = rules("[accuracy]\n\"gemm/**\" = { max_bits_lost = 3.0 }\n");
         let v = judge_accuracy([("gemm/cpu/bf16/8x8x8", Some(&base), Some(&head))], &three);
@@ -267,12 +268,7 @@ mod tests {
         // The relative-error limit judges on its own.
         let ratio = rules("[accuracy]\n\"gemm/**\" = { max_rel_error_increase = 2.0 }\n");
         let v = judge_accuracy([("gemm/cpu/bf16/8x8x8", Some(&base), Some(&head))], &ratio);
-        assert_eq!(v[0].status, AccuracyStatus::Lost);
-        assert!(
-            v[0].message.contains("grew more than 2×"),
-            "{}",
-            v[0].message
-        );
+        assert_lost_saying(&v[0], "grew more than 2×");
     }
 
     #[test]
@@ -317,12 +313,7 @@ mod tests {
         inexact.max_rel_error = 0.5;
         let r = rules("[accuracy]\n\"gemm/*/int8/*\" = { max_bits_lost = 8.0 }\n");
         let v = judge_accuracy([("gemm/cpu/int8/4x4x4", Some(&exact), Some(&inexact))], &r);
-        assert_eq!(v[0].status, AccuracyStatus::Lost);
-        assert!(
-            v[0].message.contains("an exact result became inexact"),
-            "{}",
-            v[0].message
-        );
+        assert_lost_saying(&v[0], "an exact result became inexact");
         assert_eq!(v[0].bits_lost, None);
     }
 }

@@ -351,6 +351,7 @@ mod tests {
 
     #[test]
     fn each_throughput_kind_keeps_its_own_unit() {
+        use RateUnit::{CallsPerSecond, GbPerSecond, GelemPerSecond, GflopPerSecond};
         let table = PeakTable::from_probe_peaks(&[], true);
         let tokens = Throughput::Elements(512);
         // 512 tokens in 2 ms: 256 000 tokens/s, printed as tokens, never as 2.56e-4 GFLOP/s.
@@ -372,40 +373,24 @@ mod tests {
             );
         }
         let flops = Throughput::Elements(2 * 512 * 512 * 512);
-        assert_eq!(
-            rate_unit("components/pytorch/matmul/f32_512", &flops, true),
-            RateUnit::GflopPerSecond
-        );
-        assert_eq!(
-            rate_unit("gemm/cuda/bf16/4096x4096x4096", &flops, true),
-            RateUnit::GflopPerSecond
-        );
-        // A compile is one call, never FLOP.
-        assert_eq!(
-            rate_unit(
-                "compile/nvrtc/gpu_kernels/sm_90",
-                &Throughput::Elements(1),
-                true
-            ),
-            RateUnit::CallsPerSecond
-        );
-        // No declared work: one element per call.
-        assert_eq!(
-            rate_unit("components/newthing/run/x", &Throughput::Elements(1), true),
-            RateUnit::CallsPerSecond
-        );
-        assert_eq!(
-            rate_unit("components/newthing/run/x", &tokens, true),
-            RateUnit::GelemPerSecond
-        );
-        assert_eq!(
-            rate_unit(
+        let one = Throughput::Elements(1);
+        let cases = [
+            ("components/pytorch/matmul/f32_512", &flops, GflopPerSecond),
+            ("gemm/cuda/bf16/4096x4096x4096", &flops, GflopPerSecond),
+            // A compile is one call, never FLOP.
+            ("compile/nvrtc/gpu_kernels/sm_90", &one, CallsPerSecond),
+            // No declared work: one element per call.
+            ("components/newthing/run/x", &one, CallsPerSecond),
+            ("components/newthing/run/x", &tokens, GelemPerSecond),
+            (
                 "components/collectives/all_reduce/nccl_8r_1048576",
                 &Throughput::Bytes(1),
-                true
+                GbPerSecond,
             ),
-            RateUnit::GbPerSecond
-        );
+        ];
+        for (id, throughput, unit) in cases {
+            assert_eq!(rate_unit(id, throughput, true), unit, "{id}");
+        }
     }
 
     #[test]
