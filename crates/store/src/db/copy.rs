@@ -76,8 +76,24 @@ pub fn copy_store(from: &StoreUrl, to: &StoreUrl) -> Result<CopyReport, CopyErro
     let mut target = HistoryDb::open_url(to)?;
     let mut report = CopyReport::default();
     let checksums = copy_runs(&source, &mut target, &mut report)?;
-    copy_comparisons(&source, &target, &mut report)?;
-    copy_acknowledgements(&source, &target, &mut report)?;
+    let mut comparisons = source.comparisons()?;
+    // Oldest first, so the target's ids grow in the source's order.
+    comparisons.reverse();
+    (
+        report.comparisons_copied,
+        report.comparisons_already_present,
+    ) = copy_absent(&comparisons, &target.comparisons()?, comparison_key, |c| {
+        target.record_comparison(c).map(drop)
+    })?;
+    (
+        report.acknowledgements_copied,
+        report.acknowledgements_already_present,
+    ) = copy_absent(
+        &source.acknowledgements()?,
+        &target.acknowledgements()?,
+        ack_key,
+        |a| target.acknowledge(a),
+    )?;
     verify(&source, &target, &checksums, &mut report).map_err(|detail| CopyError::Mismatch {
         from: from.to_string(),
         to: to.to_string(),
@@ -119,35 +135,19 @@ fn absent_from<'s, T, K: Hash + Eq>(target: &[T], source: &'s [T], key: fn(&T) -
         .collect()
 }
 
-fn copy_comparisons(
-    source: &HistoryDb,
-    target: &HistoryDb,
-    report: &mut CopyReport,
-) -> Result<(), DbError> {
-    let all = source.comparisons()?;
-    let missing = absent_from(&target.comparisons()?, &all, comparison_key);
-    // Oldest first, so the target's ids grow in the source's order.
-    for c in missing.iter().rev() {
-        target.record_comparison(c)?;
-        report.comparisons_copied += 1;
+/// Inserts the items of `source` that `target` lacks, in `source`'s order; (copied,
+/// already present).
+fn copy_absent<T, K: Hash + Eq>(
+    source: &[T],
+    target: &[T],
+    key: fn(&T) -> K,
+    mut insert: impl FnMut(&T) -> Result<(), DbError>,
+) -> Result<(u64, u64), DbError> {
+    let missing = absent_from(target, source, key);
+    for item in &missing {
+        insert(item)?;
     }
-    report.comparisons_already_present += (all.len() - missing.len()) as u64;
-    Ok(())
-}
-
-fn copy_acknowledgements(
-    source: &HistoryDb,
-    target: &HistoryDb,
-    report: &mut CopyReport,
-) -> Result<(), DbError> {
-    let all = source.acknowledgements()?;
-    let missing = absent_from(&target.acknowledgements()?, &all, ack_key);
-    for a in &missing {
-        target.acknowledge(a)?;
-        report.acknowledgements_copied += 1;
-    }
-    report.acknowledgements_already_present += (all.len() - missing.len()) as u64;
-    Ok(())
+    Ok((missing.len() as u64, (source.len() - missing.len()) as u64))
 }
 
 /// Every source run in the target, read back with the same checksum (and the target's
