@@ -43,21 +43,11 @@ fn variants(path: &Path, source: &str) -> Vec<Variant> {
         .lines()
         .filter_map(|line| line.trim().strip_prefix("// #variant "))
         .map(|spec| {
-            let mut words = spec.split_whitespace();
-            let stem = words
-                .next()
-                .expect("a variant names its module")
-                .to_string();
-            let values = words
-                .map(|pair| match pair.split_once('=') {
-                    Some((name, value)) => (name.to_string(), value.to_string()),
-                    None => panic!(
-                        "{}: variant {stem}: `{pair}` is not name=value",
-                        path.display()
-                    ),
-                })
-                .collect();
-            Variant { stem, values }
+            let (stem, values) = named_values(path, spec);
+            Variant {
+                stem: stem.to_string(),
+                values,
+            }
         })
         .collect();
     if !declared.is_empty() {
@@ -70,12 +60,29 @@ fn variants(path: &Path, source: &str) -> Vec<Variant> {
     }]
 }
 
+/// `<name> a=1 b=2` (a variant's or an include's line) as the name and its values.
+fn named_values<'s>(path: &Path, spec: &'s str) -> (&'s str, Vec<(String, String)>) {
+    let mut words = spec.split_whitespace();
+    let name = words
+        .next()
+        .unwrap_or_else(|| panic!("{}: `{spec}` names nothing", path.display()));
+    let values = words
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) => (key.to_string(), value.to_string()),
+            None => panic!("{}: {name}: `{pair}` is not name=value", path.display()),
+        })
+        .collect();
+    (name, values)
+}
+
 /// The WGSL of `source` (read from `path`) for one variant: `// #if name=value` …
 /// `// #else` … `// #endif` sections kept where the variant's value matches, each `$name`
 /// replaced by its value, and each `// #include <name>` line replaced by
 /// `include/<name>.wgsl`, preprocessed the same way (WGSL has no imports: the workgroup
-/// reductions and the kernels' shared bodies live once there). naga's messages then count
-/// lines in this text, which they quote.
+/// reductions and the kernels' shared bodies live once there); `// #include <name> a=1`
+/// gives the included text more values, or others (a set of entry points written once,
+/// included once per element type). naga's messages then count lines in this text, which
+/// they quote.
 fn preprocess(
     path: &Path,
     source: &str,
@@ -109,13 +116,17 @@ fn preprocess(
         }
         let line = substitute(path, line, values);
         match line.trim().strip_prefix("// #include ") {
-            Some(name) => {
-                let included = include_dir.join(format!("{}.wgsl", name.trim()));
+            Some(spec) => {
+                let (name, given) = named_values(path, spec);
+                let included = include_dir.join(format!("{name}.wgsl"));
                 println!("cargo:rerun-if-changed={}", included.display());
                 let text = std::fs::read_to_string(&included).unwrap_or_else(|e| {
                     panic!("{}: including {}: {e}", path.display(), included.display())
                 });
-                out.push_str(&preprocess(&included, &text, values, include_dir));
+                // The include's own values come first, so they win over the module's.
+                let inner: Vec<(String, String)> =
+                    given.into_iter().chain(values.to_vec()).collect();
+                out.push_str(&preprocess(&included, &text, &inner, include_dir));
             }
             None => out.push_str(&line),
         }
@@ -138,18 +149,27 @@ fn lookup<'v>(path: &Path, values: &'v [(String, String)], name: &str) -> &'v st
         .unwrap_or_else(|| panic!("{}: `${name}` has no value in this variant", path.display()))
 }
 
-/// `line` with each `$name` (letters, digits, `_`) replaced by the variant's value.
+/// `line` with each `$name` (letters, digits, `_`), or `${name}` where more of an
+/// identifier follows (`flash_${dt}_d64`), replaced by the variant's value.
 fn substitute(path: &Path, line: &str, values: &[(String, String)]) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
-        let len = after
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(after.len());
-        out.push_str(lookup(path, values, &after[..len]));
-        rest = &after[len..];
+        let (name, next) = match after.strip_prefix('{') {
+            Some(braced) => braced
+                .split_once('}')
+                .unwrap_or_else(|| panic!("{}: `${{` without `}}`", path.display())),
+            None => {
+                let len = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                after.split_at(len)
+            }
+        };
+        out.push_str(lookup(path, values, name));
+        rest = next;
     }
     out.push_str(rest);
     out
