@@ -165,17 +165,9 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts `python -u <scripts_dir>/<component>.py` in its own process group.
-    pub fn spawn(
-        python: &Path,
-        component: &str,
-        config: &RunnerConfig,
-    ) -> Result<Worker, WorkerError> {
-        let script = config.script_for(component);
-        Worker::spawn_script(python, component, &script, config)
-    }
-
-    /// Starts an explicit script (tests use fake workers from their fixtures).
+    /// Starts `python -u <script>` in its own process group: the component's script
+    /// (`RunnerConfig::script_for`, which `ComponentSession::start` resolves) or a test's
+    /// fake worker.
     pub fn spawn_script(
         python: &Path,
         component: &str,

@@ -5,11 +5,10 @@
 //! allocator calls. Patterns and sizes live in `workload::alloc`; torch's allocators run
 //! through the Python worker (`components::alloc`), which the bench target adds after this.
 
-use super::Case;
+use super::{Case, grid3};
 use crate::backend::cpu::{CpuBackend, alloc::HostAllocWorkload};
 use crate::backend::gpu::GpuBackend;
-use crate::backend::{Backend, BackendError, BackendKind, TimedWorkload};
-use crate::workload::Suite;
+use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::alloc::{self as patterns, AllocPattern};
 use crate::workload::family;
 use criterion::Throughput;
@@ -69,25 +68,15 @@ impl<T: GpuBackend + ?Sized> AllocBackend for T {
     }
 }
 
-on_every_peer!(Alloc, family::ALLOC);
-
-fn cases_on<'b, B: AllocBackend + ?Sized>(
-    backend: &'b dyn Backend,
-    on: &'b B,
-    suite: Suite,
-) -> Vec<Case<'b>> {
-    let sampling = backend.light_sampling(suite);
-    let mut cases = Vec::new();
-    for allocator in on.allocators() {
-        for &size in patterns::sizes(suite) {
-            for pattern in AllocPattern::ALL {
-                let id = patterns::bench_id(allocator, pattern, size);
-                let calls = Throughput::Elements(pattern.program(size).calls());
-                cases.push(Case::measure(id, calls, sampling, move || {
-                    on.alloc(allocator, pattern, size)
-                }));
-            }
-        }
-    }
-    cases
-}
+on_every_peer!(Alloc, family::ALLOC, AllocBackend, |backend, on, suite| {
+    let sizes = patterns::sizes(suite).iter().copied();
+    Case::measure_each(
+        backend.light_sampling(suite),
+        grid3(on.allocators(), sizes, AllocPattern::ALL),
+        |(allocator, size, pattern)| {
+            let calls = Throughput::Elements(pattern.program(size).calls());
+            (patterns::bench_id(allocator, pattern, size), calls)
+        },
+        move |(allocator, size, pattern)| on.alloc(allocator, pattern, size),
+    )
+});

@@ -4,10 +4,10 @@
 //! throughput 4·B·S²·H·D FLOPs (half when causal). Shapes, FLOPs and the reference live in
 //! `workload::attention`; each record notes the kernel's memory.
 
-use super::Case;
+use super::{Case, gpu_has_family, grid3};
 use crate::backend::cpu::{CpuBackend, attention::CpuAttention};
 use crate::backend::gpu::{GpuBackend, attention as gpu_attention, axes};
-use crate::backend::{Backend, BackendError, TimedWorkload};
+use crate::backend::{BackendError, TimedWorkload};
 use crate::workload::attention::{self as attn, AttentionKernel, AttentionShape};
 use crate::workload::family;
 use crate::workload::{DType, Suite};
@@ -74,33 +74,27 @@ impl<T: GpuBackend + ?Sized> AttentionBackend for T {
         shape: AttentionShape,
         dtype: DType,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        if let Some(reason) = self.missing_family(family::ATTENTION.name) {
-            let what = format!("attention {} {dtype}", kernel.id());
-            return Err(BackendError::unsupported(self.kind(), what, reason));
-        }
+        gpu_has_family(self, &family::ATTENTION, || {
+            format!("attention {} {dtype}", kernel.id())
+        })?;
         gpu_attention::open(self.as_gpu_device(), kernel, shape, dtype)
     }
 }
 
-on_every_peer!(Attention, family::ATTENTION);
-
-fn cases_on<'b, B: AttentionBackend + ?Sized>(
-    backend: &'b dyn Backend,
-    on: &'b B,
-    suite: Suite,
-) -> Vec<Case<'b>> {
-    let sampling = backend.light_sampling(suite);
-    let mut cases = Vec::new();
-    for dtype in on.attention_dtypes() {
-        for shape in on.attention_shapes(suite) {
-            for kernel in AttentionKernel::ALL {
+on_every_peer!(
+    Attention,
+    family::ATTENTION,
+    AttentionBackend,
+    |backend, on, suite| {
+        let shapes = on.attention_shapes(suite);
+        Case::measure_each(
+            backend.light_sampling(suite),
+            grid3(on.attention_dtypes(), shapes, AttentionKernel::ALL),
+            |(dtype, shape, kernel)| {
                 let id = attn::bench_id(backend.kind().id(), kernel, shape, dtype);
-                let throughput = Throughput::Elements(shape.flops());
-                cases.push(Case::measure(id, throughput, sampling, move || {
-                    on.attention(kernel, shape, dtype)
-                }));
-            }
-        }
+                (id, Throughput::Elements(shape.flops()))
+            },
+            move |(dtype, shape, kernel)| on.attention(kernel, shape, dtype),
+        )
     }
-    cases
-}
+);

@@ -6,10 +6,10 @@
 //! reference live in `workload::gemm`; the kernels in `backend/cpu` (the `gemm` crate, the
 //! int8 kernels) and each GPU vendor's BLAS.
 
-use super::Case;
+use super::{Case, grid3};
 use crate::backend::cpu::{CpuBackend, blas::Blas, gemm::CpuGemm, gemm_int8::CpuInt8Gemm};
 use crate::backend::gpu::GpuBackend;
-use crate::backend::{Backend, BackendError, TimedWorkload, sub_byte_gemm_skip};
+use crate::backend::{BackendError, TimedWorkload, sub_byte_gemm_skip};
 use crate::workload::family;
 use crate::workload::gemm::{self as axes, GemmShape, in_quick_suite};
 use crate::workload::{DType, Suite};
@@ -133,51 +133,45 @@ impl<T: GpuBackend + ?Sized> GemmBackend for T {
     }
 }
 
-on_every_peer!(Gemm, family::GEMM);
-
-fn cases_on<'b, B: GemmBackend + ?Sized>(
-    backend: &'b dyn Backend,
-    on: &'b B,
-    suite: Suite,
-) -> Vec<Case<'b>> {
-    let sampling = backend.sampling(suite);
-    let mut cases = Vec::new();
+on_every_peer!(Gemm, family::GEMM, GemmBackend, |backend, on, suite| {
+    let kind = backend.kind().id();
+    let shapes = on.gemm_shapes(suite);
     // The backend's own kernels, then the same GEMMs through a BLAS library where the
     // backend has a separate one (`blas_<dtype>` ids).
-    let paths = [(false, on.gemm_dtypes()), (true, on.blas_gemm_dtypes())];
-    for (blas, dtypes) in paths {
-        for dtype in dtypes {
-            for shape in on.gemm_shapes(suite) {
-                if suite == Suite::Quick && !on.in_quick_suite(dtype, shape) {
-                    continue;
-                }
-                let kind = backend.kind().id();
-                let id = if blas {
-                    axes::blas_bench_id(kind, dtype, shape)
-                } else {
-                    axes::bench_id(kind, dtype, shape)
-                };
-                let throughput = Throughput::Elements(shape.flops());
-                cases.push(Case::measure(id, throughput, sampling, move || {
-                    if blas {
-                        on.blas_gemm(shape, dtype)
-                    } else {
-                        on.gemm(shape, dtype)
-                    }
-                }));
+    let own = grid3([false], on.gemm_dtypes(), shapes.iter().copied());
+    let blas = grid3([true], on.blas_gemm_dtypes(), shapes.iter().copied());
+    let points = own.into_iter().chain(blas);
+    let points =
+        points.filter(|&(_, dtype, shape)| suite == Suite::Full || on.in_quick_suite(dtype, shape));
+    let mut cases = Case::measure_each(
+        backend.sampling(suite),
+        points,
+        |(blas, dtype, shape)| {
+            let id = if blas {
+                axes::blas_bench_id(kind, dtype, shape)
+            } else {
+                axes::bench_id(kind, dtype, shape)
+            };
+            (id, Throughput::Elements(shape.flops()))
+        },
+        move |(blas, dtype, shape)| {
+            if blas {
+                on.blas_gemm(shape, dtype)
+            } else {
+                on.gemm(shape, dtype)
             }
-        }
-    }
+        },
+    );
     // FP6/FP4 rows: skipped with the device's reason (no backend runs them yet).
     for format in axes::SUB_BYTE_FORMATS {
         let reason = sub_byte_gemm_skip(backend.device(), format);
-        for shape in on.gemm_shapes(suite) {
+        for &shape in &shapes {
             if suite == Suite::Quick && shape.m != shape.n {
                 continue;
             }
-            let id = axes::sub_byte_bench_id(backend.kind().id(), format, shape);
+            let id = axes::sub_byte_bench_id(kind, format, shape);
             cases.push(Case::skip(id, reason.clone()));
         }
     }
     cases
-}
+});

@@ -5,7 +5,7 @@
 //! `memory_bandwidth/<backend>/{h2d,d2h}_{pinned,pageable}|d2d/<bytes>`. Sizes follow each
 //! device's caches (`backend::cpu::stream_sizes_for`, `backend::gpu::stream::sizes`).
 
-use super::Case;
+use super::{Case, grid};
 use crate::backend::cpu::{CpuBackend, stream::CpuStream, stream_sizes_for};
 use crate::backend::gpu::{GpuBackend, stream as gpu_stream};
 use crate::backend::{Backend, BackendError, TimedWorkload};
@@ -55,13 +55,7 @@ pub fn cpu_in_cache_triad_id() -> Result<String, String> {
         .first()
         .copied()
         .ok_or("the CPU backend has no quick bandwidth sizes")?;
-    Ok(BenchId::new(
-        family::MEMORY_BANDWIDTH.name,
-        cpu.kind().id(),
-        StreamKernel::Triad.id(),
-        format_bytes_id(bytes),
-    )
-    .to_string())
+    Ok(stream::bench_id(cpu.kind().id(), StreamKernel::Triad, bytes).to_string())
 }
 
 impl BandwidthBackend for CpuBackend {
@@ -124,35 +118,36 @@ impl<T: GpuBackend + ?Sized> BandwidthBackend for T {
     }
 }
 
-on_every_peer!(MemoryBandwidth, family::MEMORY_BANDWIDTH);
-
-fn cases_on<'b, B: BandwidthBackend + ?Sized>(
-    backend: &'b dyn Backend,
-    on: &'b B,
-    suite: Suite,
-) -> Vec<Case<'b>> {
-    let sampling = backend.sampling(suite);
-    let mut cases = Vec::new();
-    for bytes in on.stream_sizes(suite) {
-        for kernel in StreamKernel::ALL {
-            let id = stream::bench_id(backend.kind().id(), kernel, bytes);
-            let throughput = Throughput::Bytes(kernel.bytes(bytes / 8, 8));
-            cases.push(Case::measure(id, throughput, sampling, move || {
-                on.stream(kernel, bytes)
-            }));
-        }
-    }
-    for (kind, bytes) in on.transfers(suite) {
-        let id = BenchId::new(
-            family::MEMORY_BANDWIDTH.name,
-            backend.kind().id(),
-            kind.id(),
-            format_bytes_id(bytes),
+on_every_peer!(
+    MemoryBandwidth,
+    family::MEMORY_BANDWIDTH,
+    BandwidthBackend,
+    |backend, on, suite| {
+        let sampling = backend.sampling(suite);
+        let backend_id = backend.kind().id();
+        let mut cases = Case::measure_each(
+            sampling,
+            grid(on.stream_sizes(suite), StreamKernel::ALL),
+            |(bytes, kernel)| {
+                let id = stream::bench_id(backend_id, kernel, bytes);
+                (id, Throughput::Bytes(kernel.bytes(bytes / 8, 8)))
+            },
+            move |(bytes, kernel)| on.stream(kernel, bytes),
         );
-        let throughput = Throughput::Bytes(kind.bytes(bytes));
-        cases.push(Case::measure(id, throughput, sampling, move || {
-            on.transfer(kind, bytes)
-        }));
+        cases.extend(Case::measure_each(
+            sampling,
+            on.transfers(suite),
+            |(kind, bytes)| {
+                let id = BenchId::new(
+                    family::MEMORY_BANDWIDTH.name,
+                    backend_id,
+                    kind.id(),
+                    format_bytes_id(bytes),
+                );
+                (id, Throughput::Bytes(kind.bytes(bytes)))
+            },
+            move |(kind, bytes)| on.transfer(kind, bytes),
+        ));
+        cases
     }
-    cases
-}
+);

@@ -17,11 +17,19 @@
 //! before the run, so they keep their own loops in `components/`.
 
 /// The [`BenchFamily`] of a family whose module states a capability trait every peer
-/// implements and a generic `cases_on(backend, on, suite)`: the one match on
-/// [`Backend::peer`] every such family needs, written once, so a new kind of peer is one arm
-/// here rather than one in each family.
+/// implements, with its cases written once for any peer `on` of that trait:
+///
+/// ```ignore
+/// on_every_peer!(Alloc, family::ALLOC, AllocBackend, |backend, on, suite| { ... });
+/// ```
+///
+/// The body is not a closure: it becomes a function generic over the peer's type
+/// (`on: &B` with `B: AllocBackend + ?Sized`, beside `backend: &dyn Backend` and `suite`),
+/// which the one match on [`Backend::peer`] calls. A new kind of peer is one arm here
+/// rather than one in each family, and no family restates that function's signature.
 macro_rules! on_every_peer {
-    ($family:ident, $descriptor:expr) => {
+    ($family:ident, $descriptor:expr, $capability:path,
+     |$backend:ident, $on:ident, $suite:ident| $body:expr) => {
         impl $crate::family::BenchFamily for $family {
             fn family(&self) -> &'static $crate::workload::family::Family {
                 &$descriptor
@@ -32,6 +40,13 @@ macro_rules! on_every_peer {
                 backend: &'b dyn $crate::backend::Backend,
                 suite: $crate::workload::Suite,
             ) -> Vec<$crate::family::Case<'b>> {
+                fn cases_on<'b, B: $capability + ?Sized>(
+                    $backend: &'b dyn $crate::backend::Backend,
+                    $on: &'b B,
+                    $suite: $crate::workload::Suite,
+                ) -> Vec<$crate::family::Case<'b>> {
+                    $body
+                }
                 match backend.peer() {
                     $crate::backend::Peer::Cpu(cpu) => cases_on(backend, cpu, suite),
                     $crate::backend::Peer::Gpu(gpu) => cases_on(backend, gpu, suite),
@@ -48,6 +63,7 @@ pub mod memory_bandwidth;
 pub mod tensor_ops;
 
 pub use crate::backend::Peer;
+use crate::backend::gpu::GpuBackend;
 use crate::backend::{Backend, BackendError, SamplingProfile, TimedWorkload};
 use crate::workload::family::Family;
 use crate::workload::{BenchId, Suite};
@@ -113,6 +129,63 @@ impl<'b> Case<'b> {
                 reason: reason.into(),
             },
         }
+    }
+
+    /// One measured case per point of a family's axes, in the points' order and all with
+    /// `sampling`: the loop every family's `cases_on` would otherwise write around
+    /// [`Case::measure`], so a family states only its points, what names and counts a point
+    /// (`describe`: its id and throughput) and how a point opens.
+    pub fn measure_each<P: Copy + 'b>(
+        sampling: SamplingProfile,
+        points: impl IntoIterator<Item = P>,
+        describe: impl Fn(P) -> (BenchId, Throughput),
+        open: impl Fn(P) -> Result<Box<dyn TimedWorkload + 'b>, BackendError> + Copy + 'b,
+    ) -> Vec<Case<'b>> {
+        points
+            .into_iter()
+            .map(|point| {
+                let (id, throughput) = describe(point);
+                Case::measure(id, throughput, sampling, move || open(point))
+            })
+            .collect()
+    }
+}
+
+/// Every pair of two axes, `outer` major: the order a family's nested loops would give.
+pub fn grid<A: Copy, B: Copy>(
+    outer: impl IntoIterator<Item = A>,
+    inner: impl IntoIterator<Item = B>,
+) -> Vec<(A, B)> {
+    let inner: Vec<B> = inner.into_iter().collect();
+    let pairs = |a| inner.iter().map(move |&b| (a, b));
+    outer.into_iter().flat_map(pairs).collect()
+}
+
+/// Every triple of three axes, the first the outermost (see [`grid`]).
+pub fn grid3<A: Copy, B: Copy, C: Copy>(
+    first: impl IntoIterator<Item = A>,
+    second: impl IntoIterator<Item = B>,
+    third: impl IntoIterator<Item = C>,
+) -> Vec<(A, B, C)> {
+    let triple = |((a, b), c)| (a, b, c);
+    grid(grid(first, second), third)
+        .into_iter()
+        .map(triple)
+        .collect()
+}
+
+/// Fails, with the backend's reason, where a GPU backend has no kernels for `family` (a
+/// shader set or library it could not load), so the opener reports why the case is skipped
+/// instead of each family asking [`GpuBackend::missing_family`] itself; `what` names the
+/// case in that error.
+fn gpu_has_family<T: GpuBackend + ?Sized>(
+    gpu: &T,
+    family: &Family,
+    what: impl FnOnce() -> String,
+) -> Result<(), BackendError> {
+    match gpu.missing_family(family.name) {
+        Some(reason) => Err(BackendError::unsupported(gpu.kind(), what(), reason)),
+        None => Ok(()),
     }
 }
 

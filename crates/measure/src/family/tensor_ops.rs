@@ -3,10 +3,10 @@
 //! throughput the minimum bytes moved (inputs read once, outputs written once), i.e. GB/s.
 //! Ops, shapes and the f64 reference live in `workload::tensor_ops`.
 
-use super::Case;
+use super::{Case, gpu_has_family, grid3};
 use crate::backend::cpu::{CpuBackend, tensor_ops::CpuTensorOp};
 use crate::backend::gpu::{GpuBackend, axes, tensor_ops as gpu_tensor_ops};
-use crate::backend::{Backend, BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::family;
 use crate::workload::tensor_ops::{self as ops, TensorOp, TensorShape, in_quick_suite};
 use crate::workload::{DType, Suite};
@@ -75,36 +75,28 @@ impl<T: GpuBackend + ?Sized> TensorOpsBackend for T {
         dtype: DType,
         shape: TensorShape,
     ) -> Result<Box<dyn TimedWorkload + '_>, BackendError> {
-        if let Some(reason) = self.missing_family(family::TENSOR_OPS.name) {
-            let what = format!("tensor op {} {dtype}", op.id());
-            return Err(BackendError::unsupported(self.kind(), what, reason));
-        }
+        gpu_has_family(self, &family::TENSOR_OPS, || {
+            format!("tensor op {} {dtype}", op.id())
+        })?;
         gpu_tensor_ops::open(self.as_gpu_device(), op, dtype, shape)
     }
 }
 
-on_every_peer!(TensorOps, family::TENSOR_OPS);
-
-fn cases_on<'b, B: TensorOpsBackend + ?Sized>(
-    backend: &'b dyn Backend,
-    on: &'b B,
-    suite: Suite,
-) -> Vec<Case<'b>> {
-    let sampling = backend.light_sampling(suite);
-    let mut cases = Vec::new();
-    for dtype in on.tensor_dtypes() {
-        if suite == Suite::Quick && !in_quick_suite(dtype) {
-            continue;
-        }
-        for shape in on.tensor_shapes(suite) {
-            for op in TensorOp::ALL {
+on_every_peer!(
+    TensorOps,
+    family::TENSOR_OPS,
+    TensorOpsBackend,
+    |backend, on, suite| {
+        let dtypes = on.tensor_dtypes().into_iter();
+        let dtypes = dtypes.filter(|&dtype| suite == Suite::Full || in_quick_suite(dtype));
+        Case::measure_each(
+            backend.light_sampling(suite),
+            grid3(dtypes, on.tensor_shapes(suite), TensorOp::ALL),
+            |(dtype, shape, op)| {
                 let id = ops::bench_id(backend.kind().id(), op, dtype, shape);
-                let throughput = Throughput::Bytes(op.bytes(shape, dtype));
-                cases.push(Case::measure(id, throughput, sampling, move || {
-                    on.tensor_op(op, dtype, shape)
-                }));
-            }
-        }
+                (id, Throughput::Bytes(op.bytes(shape, dtype)))
+            },
+            move |(dtype, shape, op)| on.tensor_op(op, dtype, shape),
+        )
     }
-    cases
-}
+);

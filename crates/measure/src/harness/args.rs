@@ -87,16 +87,20 @@ impl CriterionArgs {
 }
 
 #[cfg(test)]
+impl CriterionArgs {
+    /// A test's command line, written as words (what `parse` gets from the process).
+    pub(crate) fn of(words: &[&str]) -> CriterionArgs {
+        CriterionArgs::parse(words.iter().map(|s| s.to_string()))
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> CriterionArgs {
-        CriterionArgs::parse(args.iter().map(|s| s.to_string()))
-    }
-
     #[test]
     fn filter_skips_option_values() {
-        let a = parse(&[
+        let a = CriterionArgs::of(&[
             "--bench",
             "--save-baseline",
             "main",
@@ -106,22 +110,22 @@ mod tests {
         assert_eq!(a.filter.as_deref(), Some("gemm/cpu/f32"));
         assert!(a.matches("gemm/cpu/f32/512x512x512"));
         assert!(!a.matches("gemm/cpu/f64/512x512x512"));
-        let a = parse(&["--sample-size=10", "triad"]);
+        let a = CriterionArgs::of(&["--sample-size=10", "triad"]);
         assert_eq!(a.filter.as_deref(), Some("triad"));
     }
 
     #[test]
     fn exact_list_and_ignored() {
-        let a = parse(&["--exact", "gemm/cpu/f32/512x512x512"]);
+        let a = CriterionArgs::of(&["--exact", "gemm/cpu/f32/512x512x512"]);
         assert!(a.matches("gemm/cpu/f32/512x512x512"));
         assert!(!a.matches("gemm/cpu/f32/512x512x5120"));
-        assert!(parse(&["--list"]).list);
-        assert!(!parse(&["--ignored"]).matches("anything"));
-        assert!(parse(&[]).matches("anything"));
-        let profiled = parse(&["--bench", "--profile-time", "5", "^a/b$"]);
+        assert!(CriterionArgs::of(&["--list"]).list);
+        assert!(!CriterionArgs::of(&["--ignored"]).matches("anything"));
+        assert!(CriterionArgs::of(&[]).matches("anything"));
+        let profiled = CriterionArgs::of(&["--bench", "--profile-time", "5", "^a/b$"]);
         assert!(profiled.profile);
         assert_eq!(profiled.filter.as_deref(), Some("^a/b$"));
-        assert!(parse(&["--profile-time=5"]).profile);
-        assert!(!parse(&["--bench"]).profile);
+        assert!(CriterionArgs::of(&["--profile-time=5"]).profile);
+        assert!(!CriterionArgs::of(&["--bench"]).profile);
     }
 }

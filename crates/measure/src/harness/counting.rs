@@ -154,26 +154,31 @@ mod tests {
     use super::*;
     use crate::harness::measure::{CallgrindCounts, CostModel};
 
-    fn args(a: &[&str]) -> CriterionArgs {
-        CriterionArgs::parse(a.iter().map(|s| s.to_string()))
-    }
-
     #[test]
     fn the_role_follows_the_measure_and_criterions_mode() {
         let time = Measure::Time;
         let count = Measure::Instructions;
-        assert_eq!(Role::of(time, &args(&["--bench"])), Role::Timed);
-        assert_eq!(Role::of(time, &args(&["--bench", "--test"])), Role::Timed);
         assert_eq!(
-            Role::of(count, &args(&["--bench", "triad"])),
+            Role::of(time, &CriterionArgs::of(&["--bench"])),
+            Role::Timed
+        );
+        assert_eq!(
+            Role::of(time, &CriterionArgs::of(&["--bench", "--test"])),
+            Role::Timed
+        );
+        assert_eq!(
+            Role::of(count, &CriterionArgs::of(&["--bench", "triad"])),
             Role::CountingDriver
         );
         // The counter runs `<exe> --bench --test ^id$`.
         assert_eq!(
-            Role::of(count, &args(&["--bench", "--test", "^a/b$"])),
+            Role::of(count, &CriterionArgs::of(&["--bench", "--test", "^a/b$"])),
             Role::Counted
         );
-        assert_eq!(Role::of(count, &args(&["--bench", "--list"])), Role::Timed);
+        assert_eq!(
+            Role::of(count, &CriterionArgs::of(&["--bench", "--list"])),
+            Role::Timed
+        );
     }
 
     #[test]

@@ -334,27 +334,17 @@ pub fn from_gpu_devices(devices: &[DeviceInfo]) -> Vec<Peak> {
                 .unwrap_or("")
                 .to_owned(),
         };
-        if let Some(flops) = peaks.get("flops").and_then(|f| f.as_object()) {
-            for (dtype, entry) in flops {
+        // Rates per precision; a precision this build has no DType for is passed over.
+        for (group, metric, key) in [
+            ("flops", PeakMetric::FlopsPerSecond, "flops_per_s"),
+            ("int_ops", PeakMetric::IntOpsPerSecond, "ops_per_s"),
+        ] {
+            let Some(entries) = peaks.get(group).and_then(|f| f.as_object()) else {
+                continue;
+            };
+            for (dtype, entry) in entries {
                 if let Ok(dtype) = dtype.parse::<DType>() {
-                    out.push(peak(
-                        PeakMetric::FlopsPerSecond,
-                        Some(dtype),
-                        entry,
-                        "flops_per_s",
-                    ));
-                }
-            }
-        }
-        if let Some(ops) = peaks.get("int_ops").and_then(|f| f.as_object()) {
-            for (dtype, entry) in ops {
-                if let Ok(dtype) = dtype.parse::<DType>() {
-                    out.push(peak(
-                        PeakMetric::IntOpsPerSecond,
-                        Some(dtype),
-                        entry,
-                        "ops_per_s",
-                    ));
+                    out.push(peak(metric, Some(dtype), entry, key));
                 }
             }
         }

@@ -62,68 +62,68 @@ pub enum Label {
     WithRunsOn(&'static str),
 }
 
-pub const GEMM: Family = Family {
-    name: "gemm",
-    runs_on: RunsOn::Backend,
-    size: SizeAxis::CubeSide,
-    label: Label::WithFunction("GEMM "),
-};
+impl Family {
+    /// A family whose ids name a device backend second (or a runtime that stands for one),
+    /// so one workload on two of them is one workload measured two ways.
+    pub const fn on_backends(name: &'static str, size: SizeAxis, label: Label) -> Family {
+        Family {
+            name,
+            runs_on: RunsOn::Backend,
+            size,
+            label,
+        }
+    }
 
-pub const MEMORY_BANDWIDTH: Family = Family {
-    name: "memory_bandwidth",
-    runs_on: RunsOn::Backend,
-    size: SizeAxis::Bytes,
-    label: Label::Fixed("bandwidth"),
-};
+    /// A family whose ids name a Python component (or a compiler) second, part of the
+    /// workload; its values are free-form, and the matrix labels a workload
+    /// `<label_prefix><component>`.
+    pub const fn of_components(name: &'static str, label_prefix: &'static str) -> Family {
+        Family {
+            name,
+            runs_on: RunsOn::Component,
+            size: SizeAxis::BytesOrNumber,
+            label: Label::WithRunsOn(label_prefix),
+        }
+    }
+}
 
-pub const TENSOR_OPS: Family = Family {
-    name: "tensor_ops",
-    runs_on: RunsOn::Backend,
-    size: SizeAxis::Elements,
-    label: Label::Fixed("tensor ops"),
-};
+pub const GEMM: Family =
+    Family::on_backends("gemm", SizeAxis::CubeSide, Label::WithFunction("GEMM "));
 
-pub const ATTENTION: Family = Family {
-    name: "attention",
-    runs_on: RunsOn::Backend,
-    size: SizeAxis::SequenceLength,
-    label: Label::Fixed("attention"),
-};
+pub const MEMORY_BANDWIDTH: Family = Family::on_backends(
+    "memory_bandwidth",
+    SizeAxis::Bytes,
+    Label::Fixed("bandwidth"),
+);
 
-pub const COMPONENTS: Family = Family {
-    name: "components",
-    runs_on: RunsOn::Component,
-    size: SizeAxis::BytesOrNumber,
-    label: Label::WithRunsOn("components/"),
-};
+pub const TENSOR_OPS: Family =
+    Family::on_backends("tensor_ops", SizeAxis::Elements, Label::Fixed("tensor ops"));
+
+pub const ATTENTION: Family = Family::on_backends(
+    "attention",
+    SizeAxis::SequenceLength,
+    Label::Fixed("attention"),
+);
+
+pub const COMPONENTS: Family = Family::of_components("components", "components/");
 
 /// Model sweeps: the id's second part is the runtime (torch, onnxruntime, openvino, vllm),
 /// so one model cell on two runtimes is one workload measured two ways.
-pub const MODELS: Family = Family {
-    name: "models",
-    runs_on: RunsOn::Backend,
-    size: SizeAxis::BatchTokens,
-    label: Label::WithFunction("model "),
-};
+pub const MODELS: Family = Family::on_backends(
+    "models",
+    SizeAxis::BatchTokens,
+    Label::WithFunction("model "),
+);
 
 /// Allocation: `alloc/<allocator>/<pattern>/<size>`, the value a block size in bytes; one
 /// pattern on two allocators is one workload measured two ways.
-pub const ALLOC: Family = Family {
-    name: "alloc",
-    runs_on: RunsOn::Backend,
-    size: SizeAxis::Bytes,
-    label: Label::WithFunction("alloc "),
-};
+pub const ALLOC: Family =
+    Family::on_backends("alloc", SizeAxis::Bytes, Label::WithFunction("alloc "));
 
 /// Compile time (issue 20): the id's second part is the compiler (`nvrtc`, `hiprtc`,
 /// `triton`, `torch_compile`), part of the workload as a component is; values are free-form
 /// (`sm_90`, `4096x1024_sm90`, `cold`), and the machine that compiled is the run's.
-pub const COMPILE: Family = Family {
-    name: "compile",
-    runs_on: RunsOn::Component,
-    size: SizeAxis::BytesOrNumber,
-    label: Label::WithRunsOn("compile/"),
-};
+pub const COMPILE: Family = Family::of_components("compile", "compile/");
 
 /// Every family, in the order `run_benchmarks.sh` runs their bench targets.
 pub const FAMILIES: &[Family] = &[

@@ -85,7 +85,7 @@ pub enum FlashKernel {
     /// `flash_*`: f32 arithmetic on CUDA cores / AMD's VALU, every precision.
     Simt,
     /// `flash_*` in WGSL (`backend/vulkan/shaders/attention_flash.wgsl`, and
-    /// `attention_flash_half.wgsl` for f16 and bf16 on packed words): the same grid and
+    /// its `attention_flash_half` variant for f16 and bf16 on packed words): the same grid and
     /// recurrence as `Simt`, keys staged 8 at a time, f32 arithmetic.
     Wgsl,
 }

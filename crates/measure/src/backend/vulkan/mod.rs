@@ -100,7 +100,7 @@ impl Kernel {
         Kernel { needs, ..self }
     }
 
-    /// A 16-bit row op on packed words (`tensor_half.wgsl`, the 16-bit attention softmax).
+    /// A 16-bit row op on packed words (`tensor_half.spv`, the 16-bit attention softmax).
     const fn even_rows(self) -> Kernel {
         Kernel {
             even_rows: true,
@@ -477,7 +477,7 @@ impl GpuDevice for VulkanBackend {
 
     /// The strided-batched GEMM of the standard attention path, in WGSL: f32
     /// (`shaders/attention_standard.wgsl`, 16×16 tiles, any shape), and f16 and bf16 with
-    /// f32 arithmetic (`attention_standard_half.wgsl`), whose C must start every column on
+    /// f32 arithmetic (its `attention_standard_half` variant), whose C must start every column on
     /// a whole u32 word.
     fn batched_gemm(&self, g: &BatchedGemm) -> Result<(), BackendError> {
         let what = format!("batched gemm {}", g.dtype);

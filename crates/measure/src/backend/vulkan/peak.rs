@@ -1,7 +1,7 @@
 //! Measured peaks on the Vulkan device, vkpeak-style, for `stackbench info --measure`:
 //! Vulkan reports neither clocks nor unit counts, so a GPU without a datasheet row (or a
 //! CPU driver) gets its "% of peak" from these. Compute peaks in f32 and f16 (FMA chains,
-//! `shaders/peak.wgsl` and `peak_f16.wgsl`) and int8 (packed dot products,
+//! `shaders/peak.wgsl`, which makes both) and int8 (packed dot products,
 //! `peak_int8.wgsl`), and the STREAM copy's bandwidth, all timed with timestamps and all
 //! checked: thread 0's chains against the host's, the copy against STREAM's check. A device
 //! without shaderFloat16 or the integer dot product keeps its other peaks and a note.

@@ -627,6 +627,11 @@ mod tests {
         Some(items.iter().map(|s| s.to_string()).collect())
     }
 
+    /// The error `resolve` gives for `raw`, which the test expects it to refuse.
+    fn refused(raw: RawAxes) -> PlanError {
+        resolve(raw).unwrap_err()
+    }
+
     fn resolve(raw: RawAxes) -> Result<SweepAxes, PlanError> {
         SweepAxes::resolve(&raw, SweepDevice::Cpu)
     }
@@ -644,59 +649,53 @@ mod tests {
 
     #[test]
     fn unknown_names_list_the_valid_ones() {
-        let err = resolve(RawAxes {
+        let err = refused(RawAxes {
             models: strings(&["gpt3"]),
             ..RawAxes::default()
         })
-        .unwrap_err()
         .to_string();
         assert!(
             err.contains("unknown model 'gpt3'") && err.contains("gpt2-small, "),
             "{err}"
         );
-        let err = resolve(RawAxes {
+        let err = refused(RawAxes {
             precision: strings(&["fp32", "fp8"]),
             ..RawAxes::default()
         })
-        .unwrap_err()
         .to_string();
         assert_eq!(
             err,
             "unknown precision 'fp8' (valid: fp32, bf16, fp16, int8)"
         );
-        let err = resolve(RawAxes {
+        let err = refused(RawAxes {
             backend: strings(&["tensorrt"]),
             ..RawAxes::default()
         })
-        .unwrap_err()
         .to_string();
         assert!(
             err.contains("valid: torch, onnxruntime, openvino, vllm"),
             "{err}"
         );
-        let err = resolve(RawAxes {
+        let err = refused(RawAxes {
             device: Some("tpu".into()),
             ..RawAxes::default()
         })
-        .unwrap_err()
         .to_string();
         assert!(err.contains("valid: cpu, cuda, rocm, mps, qnn"), "{err}");
         for bad in ["0", "-1", "x", ""] {
-            let err = resolve(RawAxes {
+            let err = refused(RawAxes {
                 batch: strings(&[bad]),
                 ..RawAxes::default()
-            })
-            .unwrap_err();
+            });
             assert!(
                 matches!(err, PlanError::BadNumber { axis: "batch", .. }),
                 "{bad}"
             );
         }
-        let err = resolve(RawAxes {
+        let err = refused(RawAxes {
             seq: Some(vec![]),
             ..RawAxes::default()
-        })
-        .unwrap_err();
+        });
         assert!(matches!(err, PlanError::Empty { axis: "seq" }));
     }
 
@@ -814,11 +813,10 @@ mod tests {
     #[test]
     fn bad_rates_and_serve_slos_name_the_value() {
         for bad in ["0", "-1", "x", "", "1e9", "inf"] {
-            let err = resolve(RawAxes {
+            let err = refused(RawAxes {
                 rates: strings(&[bad]),
                 ..RawAxes::default()
             })
-            .unwrap_err()
             .to_string();
             assert!(err.starts_with(&format!("rate: '{bad}' is not")), "{err}");
         }
@@ -827,11 +825,10 @@ mod tests {
             ("ttft>=1s", "no <="),
             ("tpot<=5", "no time unit"),
         ] {
-            let err = resolve(RawAxes {
+            let err = refused(RawAxes {
                 serve_slos: strings(&[bad]),
                 ..RawAxes::default()
             })
-            .unwrap_err()
             .to_string();
             assert!(err.contains(bad) && err.contains(why), "{err}");
             assert!(err.contains("ttft<=2s, tpot<=200ms, e2e<=10s"), "{err}");
