@@ -403,12 +403,7 @@ mod tests {
             baseline: "base good".into(),
             candidate: "head step".into(),
             rule: VerdictRule::default(),
-            hardware: HardwareCheck {
-                baseline_fingerprint: None,
-                candidate_fingerprint: None,
-                different: false,
-                warning: None,
-            },
+            hardware: HardwareCheck::default(),
             rows: vec![row("sum", sum, change), row("xor", Status::Unchanged, 1.0)],
             unmeasured: vec![Unmeasured {
                 id: "gone".into(),

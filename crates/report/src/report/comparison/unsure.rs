@@ -208,12 +208,7 @@ mod tests {
             baseline: "base main".into(),
             candidate: "head pr".into(),
             rule: VerdictRule::default(),
-            hardware: HardwareCheck {
-                baseline_fingerprint: None,
-                candidate_fingerprint: None,
-                different: false,
-                warning: None,
-            },
+            hardware: HardwareCheck::default(),
             rows: vec![row],
             unmeasured: Vec::new(),
             skipped: Vec::new(),
