@@ -4,6 +4,7 @@
 //! worktrees; this one only reads history, so it never touches a working tree.
 
 use super::BisectError;
+use crate::gate::GateError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,10 +51,12 @@ impl History {
     pub fn discover(dir: &Path) -> Result<History, BisectError> {
         let out = git(dir, &["rev-parse", "--show-toplevel"])?;
         if !out.status.success() {
-            return Err(BisectError::NotARepo {
+            // The gate's own error: bisect and the gate say the same of a directory outside git.
+            return Err(GateError::NotARepo {
                 dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
                 detail: text(&out.stderr),
-            });
+            }
+            .into());
         }
         Ok(History {
             root: PathBuf::from(text(&out.stdout)),

@@ -53,8 +53,6 @@ pub struct BisectOptions {
 /// `Interrupted`.
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
-    #[error("{dir} is not inside a git repository: {detail}")]
-    NotARepo { dir: PathBuf, detail: String },
     #[error("{flag} `{rev}` is no revision of this repository: {detail}")]
     UnknownRev {
         flag: &'static str,
