@@ -61,20 +61,12 @@ pub enum BisectError {
     BadDoesNotBuild { bad: Commit, tail: String },
     #[error("--good {} ({}) does not build, so nothing can be judged against it. cargo's last lines:\n{tail}", good.short(), good.subject)]
     GoodDoesNotBuild { good: Commit, tail: String },
-    #[error("{0}")]
-    BadOption(String),
-    #[error("git could not {action}: {detail}")]
-    Git { action: String, detail: String },
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(transparent)]
     Write(#[from] crate::files::atomic::AtomicWriteError),
     #[error("interrupted: the step's worktrees were removed; bisect.json was not written")]
     Interrupted,
+    /// A step's gate failed, or bisect met what the gate names the same way: a directory
+    /// outside git, git failing, an option out of range.
     #[error(transparent)]
     Gate(GateError),
 }
@@ -148,7 +140,7 @@ pub fn run_bisect(
     options: &BisectOptions,
     on_step: &mut dyn FnMut(&Step, usize),
 ) -> Result<BisectReport, BisectError> {
-    options.judge.check().map_err(BisectError::BadOption)?;
+    options.judge.check().map_err(GateError::BadOption)?;
     let started = Instant::now();
     let history = History::discover(Path::new("."))?;
     let good = history.commit(&history.resolve("--good", &options.good)?)?;
