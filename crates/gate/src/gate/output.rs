@@ -17,7 +17,7 @@ use crate::analysis::{
     UnmeasuredStatus, VerdictRule,
 };
 use crate::files::atomic::write_atomic;
-use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
+use crate::report::comparison::{RoundsView, render_gate_markdown};
 #[cfg(test)]
 use crate::report::format::format_ns;
 use crate::results::NoEvidence;
@@ -719,21 +719,7 @@ fn markdown(c: &GateComparison) -> String {
         benchmarks: c
             .rounds
             .iter()
-            .map(|b| {
-                let rows = b
-                    .rounds
-                    .iter()
-                    .map(|r| RoundRow {
-                        round: r.round,
-                        order: r.order,
-                        base_ns: r.base_ns,
-                        head_ns: r.head_ns,
-                        change_percent: r.change_percent,
-                        ci95_percent: r.ci95_percent,
-                    })
-                    .collect();
-                (b.id.as_str(), rows)
-            })
+            .map(|b| (b.id.as_str(), b.rounds.as_slice()))
             .collect(),
     };
     let mut text = render_gate_markdown(&c.comparison, &view);

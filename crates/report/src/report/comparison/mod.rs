@@ -10,7 +10,7 @@ mod table;
 mod unsure;
 
 pub use markdown::with_dashboard_link;
-pub use rounds::{RoundRow, RoundsView, render_gate_markdown};
+pub use rounds::{RoundFigure, RoundsView, render_gate_markdown};
 pub use unsure::UnsureContext;
 
 use crate::analysis::{BenchComparison, Comparison, InstructionCounts, UnmeasuredStatus};
