@@ -67,16 +67,8 @@ pub fn bisect_command(args: BisectArgs) -> anyhow::Result<Outcome> {
     let options = BisectOptions {
         good: args.good,
         bad: args.bad,
-        benches: args.judge.benches.clone(),
-        filter: args.judge.filter.clone(),
-        measure,
-        threshold_percent: threshold,
-        rounds,
-        max_rounds: args.judge.max_rounds,
-        criterion_args: args.judge.criterion_args(),
-        cpus: args.judge.cpu_list(),
+        judge: args.judge.options(measure, threshold, rounds),
         out: args.out,
-        profile: args.judge.profile.settings(),
     };
     let mut on_step = |step: &crate::gate::bisect::step::Step, commits: usize| {
         eprintln!("analyze-trends bisect: {}", text::step_line(step, commits));

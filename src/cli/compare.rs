@@ -170,16 +170,14 @@ pub fn compare_command(
     ) {
         eprintln!("warning: verdict not kept in the history: {e}");
     }
-    let mut shown = comparison.to_bytes(args.format)?;
+    let mut shown = comparison.text(args.format)?;
     if args.format == Format::Markdown {
         // The PR comment links to the comparison's page when a server is configured.
-        let text = String::from_utf8(shown).context("the Markdown comparison is not UTF-8")?;
-        let document = String::from_utf8(comparison.to_bytes(Format::Json)?)
-            .context("the JSON comparison is not UTF-8")?;
-        shown = crate::report::comparison::link::link_comment(text, &document).into_bytes();
+        let document = comparison.text(Format::Json)?;
+        shown = crate::report::comparison::link::link_comment(shown, &document);
     }
     std::io::stdout()
-        .write_all(&shown)
+        .write_all(shown.as_bytes())
         .context("cannot write to stdout")?;
     Ok(comparison.outcome())
 }

@@ -14,7 +14,7 @@ use crate::analysis::trends::{TrendOptions, analyze_history};
 use crate::analysis::{CompareOptions, Comparison, Evidence, Side, compare};
 use crate::gate::bisect::history::Commit;
 use crate::gate::bisect::{BisectReport, BisectResult};
-use crate::gate::{GateComparison, GateInfo};
+use crate::gate::{GateComparison, GateInfo, JudgeOptions};
 use crate::harness::measure::Measure;
 use crate::report::history::HistoryReport as TrendFiles;
 use crate::report::pages::{SnapshotPage, SweepPage};
@@ -121,13 +121,17 @@ fn bisect() -> BisectReport {
         good: commit("1111111111"),
         bad: commit("2222222222"),
         commits: 3,
-        measure: Measure::Time,
-        threshold_percent: 5.0,
-        rounds: 4,
-        max_rounds: 10,
-        filter: None,
-        benches: vec!["gemm".into()],
-        cpus: Vec::new(),
+        judge: JudgeOptions {
+            measure: Measure::Time,
+            threshold_percent: 5.0,
+            rounds: 4,
+            max_rounds: 10,
+            filter: None,
+            benches: vec!["gemm".into()],
+            cpus: Vec::new(),
+            criterion_args: Vec::new(),
+            profile: None,
+        },
         followed: Vec::new(),
         steps: Vec::new(),
         result: BisectResult::NoRegression,

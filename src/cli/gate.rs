@@ -178,24 +178,18 @@ pub fn gate_command(args: GateArgs, chosen: &super::store::ChosenStore) -> anyho
     let options = GateOptions {
         base: args.base,
         head: args.head,
-        rounds: rounds.value,
-        max_rounds: args.judge.max_rounds,
-        benches: args.judge.benches.clone(),
-        filter: args.judge.filter.clone(),
-        threshold_percent: threshold.value,
+        judge: args
+            .judge
+            .options(measure.value, threshold.value, rounds.value),
         out: args.out,
         results: results.value,
         store: chosen.url(),
         base_env: with_lock(args.base_env, args.lock_clocks),
         head_env: with_lock(args.head_env, args.lock_clocks),
-        criterion_args: args.judge.criterion_args(),
-        cpus: args.judge.cpu_list(),
-        measure: measure.value,
         accept_unsure,
         accuracy_rules: crate::config::Config::discover(None)
             .context("cannot take the [accuracy] rules from the config")?
             .accuracy_rules(),
-        profile: args.judge.profile.settings(),
     };
     let outcome = match run_gate(&options) {
         Ok(outcome) => outcome,

@@ -5,12 +5,11 @@ use super::store::{ListArgs, emit};
 use crate::analysis::trends::{BenchmarkTrend, TrendOptions, trend_of};
 use crate::analysis::{Evidence, Outcome, usable_median};
 use crate::report::rows::{ROW_FORMATS, Rows};
-use crate::report::writer::{Format, ReportWriter, WriteError};
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 use crate::results::{HistoryPoint, RunOrder, RunStore, format_rfc3339_ms};
 use anyhow::bail;
 use clap::Args;
 use serde::Serialize;
-use std::io::Write;
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
@@ -139,31 +138,24 @@ impl ReportWriter for HistoryReport<'_> {
 
     /// JSON nests the runs under each hardware's trend; the table and CSV are the flat
     /// rows, and the table ends with each series' verdict.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        match format {
-            Format::Json => {
-                let groups: Vec<_> = self
-                    .groups
-                    .iter()
-                    .map(|g| {
-                        serde_json::json!({"hardware": g.fingerprint, "trend": g.trend, "runs": history_rows(g)})
-                    })
-                    .collect();
-                let doc = serde_json::json!({"benchmark": self.id, "groups": groups, "evidence": self.evidence});
-                Ok(writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?)
-            }
-            Format::Table | Format::Csv => {
-                let rows: Vec<HistoryRow> = self.groups.iter().flat_map(history_rows).collect();
-                Rows::listing(self.command(), &rows).write(format, out)?;
-                if format == Format::Table {
-                    for g in self.groups {
-                        writeln!(out, "{}: {}", g.fingerprint, verdict_line(&g.trend))?;
-                    }
-                }
-                Ok(())
-            }
-            other => Err(self.not_offered(other)),
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        if format == Format::Json {
+            let groups: Vec<_> = self
+                .groups
+                .iter()
+                .map(|g| {
+                    serde_json::json!({"hardware": g.fingerprint, "trend": g.trend, "runs": history_rows(g)})
+                })
+                .collect();
+            let doc = serde_json::json!({"benchmark": self.id, "groups": groups, "evidence": self.evidence});
+            return Ok(Some(json_text(&doc)?));
         }
+        let rows: Vec<HistoryRow> = self.groups.iter().flat_map(history_rows).collect();
+        let footer = self
+            .groups
+            .iter()
+            .map(|g| format!("{}: {}\n", g.fingerprint, verdict_line(&g.trend)));
+        Rows::listing(self.command(), &rows).with_footer(format, footer.collect())
     }
 }
 

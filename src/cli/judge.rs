@@ -3,6 +3,7 @@
 //! commands, so `analyze-trends gate` and `analyze-trends bisect` cannot drift apart on what
 //! `--rounds`, `--threshold` or `--cpus` mean (each bisect step is a gate judgement).
 
+use crate::gate::JudgeOptions;
 use crate::harness::measure::Measure;
 use clap::Args;
 
@@ -67,6 +68,22 @@ impl JudgeArgs {
     /// The CPUs to pin to; empty when `--cpus` was not given.
     pub fn cpu_list(&self) -> Vec<usize> {
         self.cpus.as_ref().map(|c| c.0.clone()).unwrap_or_default()
+    }
+
+    /// The options as the gate takes them, with the measure, threshold and rounds each
+    /// command resolved from the flag, the environment and the config.
+    pub fn options(&self, measure: Measure, threshold_percent: f64, rounds: usize) -> JudgeOptions {
+        JudgeOptions {
+            measure,
+            threshold_percent,
+            rounds,
+            max_rounds: self.max_rounds,
+            filter: self.filter.clone(),
+            benches: self.benches.clone(),
+            cpus: self.cpu_list(),
+            criterion_args: self.criterion_args(),
+            profile: self.profile.settings(),
+        }
     }
 }
 

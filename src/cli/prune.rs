@@ -3,11 +3,10 @@
 use super::store::{ListArgs, emit};
 use crate::analysis::Outcome;
 use crate::report::rows::{ROW_FORMATS, Rows};
-use crate::report::writer::{Format, ReportWriter, WriteError};
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 use crate::results::{PruneOutcome, now_unix_ms};
 use clap::Args;
 use serde::Serialize;
-use std::io::Write;
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -75,38 +74,31 @@ impl ReportWriter for PruneReport<'_> {
 
     /// JSON is the store's outcome whole; the table and CSV list each run removed or kept,
     /// and the table ends with the counts.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
         let outcome = self.outcome;
-        match format {
-            Format::Json => Ok(writeln!(out, "{}", serde_json::to_string_pretty(outcome)?)?),
-            Format::Table | Format::Csv => {
-                let rows: Vec<PruneRow> = outcome
-                    .removed_runs
-                    .iter()
-                    .map(|id| PruneRow {
-                        run_id: id,
-                        action: self.verb(),
-                    })
-                    .chain(outcome.protected_runs.iter().map(|id| PruneRow {
-                        run_id: id,
-                        action: "kept: referred to by a comparison or acknowledgement",
-                    }))
-                    .collect();
-                Rows::listing(self.command(), &rows).write(format, out)?;
-                if format == Format::Table {
-                    writeln!(
-                        out,
-                        "{} {} runs and {} comparisons older than {} days; {} runs remain",
-                        self.verb(),
-                        outcome.removed_runs.len(),
-                        outcome.removed_comparisons,
-                        self.keep_days,
-                        outcome.kept_runs
-                    )?;
-                }
-                Ok(())
-            }
-            other => Err(self.not_offered(other)),
+        if format == Format::Json {
+            return Ok(Some(json_text(outcome)?));
         }
+        let rows: Vec<PruneRow> = outcome
+            .removed_runs
+            .iter()
+            .map(|id| PruneRow {
+                run_id: id,
+                action: self.verb(),
+            })
+            .chain(outcome.protected_runs.iter().map(|id| PruneRow {
+                run_id: id,
+                action: "kept: referred to by a comparison or acknowledgement",
+            }))
+            .collect();
+        let footer = format!(
+            "{} {} runs and {} comparisons older than {} days; {} runs remain\n",
+            self.verb(),
+            outcome.removed_runs.len(),
+            outcome.removed_comparisons,
+            self.keep_days,
+            outcome.kept_runs
+        );
+        Rows::listing(self.command(), &rows).with_footer(format, footer)
     }
 }

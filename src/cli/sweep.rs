@@ -211,30 +211,30 @@ fn sweep_env(
     settings: Option<&crate::config::SweepConfig>,
 ) -> anyhow::Result<Vec<(String, std::ffi::OsString)>> {
     let mut env = Vec::new();
-    let positive = |v: f64| v.is_finite() && v > 0.0;
-    let timeout = args.cell_timeout.or(settings.and_then(|s| s.timeout_s));
-    if let Some(seconds) = timeout {
-        anyhow::ensure!(
-            positive(seconds),
-            "--cell-timeout {seconds}: not a positive number of seconds"
-        );
-        env.push((
-            crate::components::config::TIMEOUT_ENV.into(),
-            seconds.to_string().into(),
-        ));
-    }
-    let limit = args
-        .memory_limit
-        .or(settings.and_then(|s| s.memory_limit_gib));
-    if let Some(gib) = limit {
-        anyhow::ensure!(
-            positive(gib),
-            "--memory-limit {gib}: not a positive number of GiB"
-        );
-        env.push((
-            crate::components::sweep::MEMORY_LIMIT_ENV.into(),
-            gib.to_string().into(),
-        ));
+    // Each limit: its value (the flag over the config), its flag, unit and variable.
+    let limits = [
+        (
+            args.cell_timeout.or(settings.and_then(|s| s.timeout_s)),
+            "--cell-timeout",
+            "seconds",
+            crate::components::config::TIMEOUT_ENV,
+        ),
+        (
+            args.memory_limit
+                .or(settings.and_then(|s| s.memory_limit_gib)),
+            "--memory-limit",
+            "GiB",
+            crate::components::sweep::MEMORY_LIMIT_ENV,
+        ),
+    ];
+    for (value, flag, unit, variable) in limits {
+        if let Some(value) = value {
+            anyhow::ensure!(
+                value.is_finite() && value > 0.0,
+                "{flag} {value}: not a positive number of {unit}"
+            );
+            env.push((variable.into(), value.to_string().into()));
+        }
     }
     Ok(env)
 }

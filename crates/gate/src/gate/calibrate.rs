@@ -192,12 +192,12 @@ pub(super) fn ns(value: f64) -> String {
 /// noise is above the threshold) before the first round.
 pub fn before_rounds(options: &GateOptions) -> Calibration {
     eprintln!("analyze-trends gate: calibrating the timer and this machine's noise (about 1 s)");
-    let calibration = on_cpus(&options.cpus);
+    let calibration = on_cpus(&options.judge.cpus);
     eprintln!(
         "analyze-trends gate: calibration: {}",
         calibration.describe()
     );
-    if let Some(warning) = calibration.noise_warning(options.threshold_percent) {
+    if let Some(warning) = calibration.noise_warning(options.judge.threshold_percent) {
         eprintln!("analyze-trends gate: warning: {warning}");
     }
     calibration

@@ -195,7 +195,7 @@ pub fn run(
     rule: &VerdictRule,
     time_rounds: impl FnOnce(&[String], &GateOptions, &VerdictRule) -> Result<Collected, GateError>,
 ) -> Result<(Collected, Counted), GateError> {
-    let counting_rule = CountingRule::new(options.threshold_percent / 100.0)
+    let counting_rule = CountingRule::new(options.judge.threshold_percent / 100.0)
         .map_err(|e| GateError::BadOption(format!("--threshold in counting mode: {e}")))?;
     let counters = [counter(sides[0])?, counter(sides[1])?];
     let mut unmeasured = Vec::new();
@@ -295,7 +295,7 @@ fn list_sides_ids(
         let Some(exe) = side.executables.get(target) else {
             continue;
         };
-        match list_ids(exe, side, options.filter.as_deref())? {
+        match list_ids(exe, side, options.judge.filter.as_deref())? {
             Ok(listed) => {
                 for id in listed {
                     ids.insert(id, (target.clone(), exe.clone()));
@@ -691,10 +691,8 @@ fn timed_plan(not_countable: &[NotCountable], options: &GateOptions) -> (Vec<Str
     targets.sort();
     targets.dedup();
     let ids: Vec<String> = not_countable.iter().map(|n| regex::escape(&n.id)).collect();
-    let timed = GateOptions {
-        filter: Some(format!("^(?:{})$", ids.join("|"))),
-        ..options.clone()
-    };
+    let mut timed = options.clone();
+    timed.judge.filter = Some(format!("^(?:{})$", ids.join("|")));
     (targets, timed)
 }
 

@@ -40,31 +40,78 @@ use std::path::{Path, PathBuf};
 pub struct GateOptions {
     pub base: Option<String>,
     pub head: Option<String>,
-    pub rounds: usize,
-    pub max_rounds: usize,
-    pub benches: Vec<String>,
-    pub filter: Option<String>,
-    pub threshold_percent: f64,
+    /// What is measured, how, and how it is judged.
+    pub judge: JudgeOptions,
     pub out: PathBuf,
     pub results: PathBuf,
     /// Where both sides' runs are recorded: `None` is `<results>/stackbench.db`.
     pub store: Option<crate::results::db::StoreUrl>,
     pub base_env: Vec<(String, String)>,
     pub head_env: Vec<(String, String)>,
-    pub criterion_args: Vec<String>,
-    /// CPUs the bench executables are pinned to (`--cpus`); empty: not pinned.
-    pub cpus: Vec<usize>,
-    /// What a benchmark's number is: Criterion's wall time, or instructions counted under
-    /// Callgrind (`--measure`, `STACKBENCH_MEASURE`).
-    pub measure: crate::harness::measure::Measure,
     /// A maintainer's acceptance of an unsure verdict (`--accept-unsure`); checked against
     /// the head commit before anything is built, recorded with the verdict.
     pub accept_unsure: Option<crate::results::AcceptedUnsure>,
     /// The `[accuracy]` rules of `stackbench.toml`: a head that lost accuracy fails.
     pub accuracy_rules: crate::config::AccuracyRules,
+}
+
+/// What the gate measures, how, and how it judges the change: the options `gate` and
+/// `bisect` share, which bisect hands to the gate of every step as they were given.
+/// bisect.json carries them (in this order), but for Criterion's flags and the profiler.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct JudgeOptions {
+    /// What a benchmark's number is: Criterion's wall time, or instructions counted under
+    /// Callgrind (`--measure`, `STACKBENCH_MEASURE`).
+    pub measure: crate::harness::measure::Measure,
+    pub threshold_percent: f64,
+    pub rounds: usize,
+    pub max_rounds: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    pub benches: Vec<String>,
+    /// CPUs the bench executables are pinned to (`--cpus`); empty: not pinned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
+    #[serde(skip)]
+    pub criterion_args: Vec<String>,
     /// `--profile TOOL`: after the verdict, the regressed and unsure benchmarks are run
     /// again under the profiler on both sides ([`profile`]); `None`: no profiles.
+    #[serde(skip)]
     pub profile: Option<crate::harness::profile::ProfileSettings>,
+}
+
+impl JudgeOptions {
+    /// The first option that cannot be run as given, as the message naming its flag (bad
+    /// input: refused before anything is built).
+    pub fn check(&self) -> Result<(), String> {
+        if self.rounds < 2 {
+            return Err(format!(
+                "--rounds must be at least 2 (the verdict needs round-to-round differences), not {}",
+                self.rounds
+            ));
+        }
+        if !self.cpus.is_empty() {
+            cpus::check(&self.cpus)?;
+        }
+        if self.max_rounds < self.rounds {
+            return Err(format!(
+                "--max-rounds ({}) must be at least --rounds ({})",
+                self.max_rounds, self.rounds
+            ));
+        }
+        if !(self.threshold_percent.is_finite() && self.threshold_percent >= 0.0) {
+            return Err(format!(
+                "--threshold must be a non-negative number of percent, not {}",
+                self.threshold_percent
+            ));
+        }
+        if let Some(filter) = &self.filter {
+            regex::Regex::new(filter).map_err(|e| {
+                format!("--filter `{filter}` is not a valid regular expression: {e}")
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// Why a gate could not give a verdict. Every variant but `Interrupted` is bad input or a
@@ -165,7 +212,7 @@ impl Workspace {
 
 /// Runs the whole gate. Installs a Ctrl-C handler for its duration.
 pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
-    check_options(options)?;
+    options.judge.check().map_err(GateError::BadOption)?;
     interrupt::install();
     let repo = git::Repo::discover(Path::new("."))?;
     output::check_writable(&options.out)?;
@@ -235,13 +282,13 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         [tree_of(&base_commit)?, tree_of(&head_commit)?],
     )?;
     criterion_version::check_sides([&base, &head], criterion_version::Lock::Required)?;
-    let targets = select_targets(&base, &head, &options.benches)?;
+    let targets = select_targets(&base, &head, &options.judge.benches)?;
     let rule = VerdictRule {
-        threshold_percent: options.threshold_percent,
+        threshold_percent: options.judge.threshold_percent,
         ..VerdictRule::default()
     };
     let sides = [&base, &head];
-    let (mut collected, counted) = match options.measure {
+    let (mut collected, counted) = match options.judge.measure {
         Measure::Time => (measure(&sides, &targets, options, &rule)?, None),
         Measure::Instructions => {
             let (collected, counted) =
@@ -256,7 +303,7 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         None => output::judge(&sides, &collected, options, &rule, &targets)?,
         counted => output::judge_with(&sides, &collected, options, &rule, &targets, counted)?,
     };
-    if let Some(settings) = options.profile {
+    if let Some(settings) = options.judge.profile {
         // Before the files are written (they link the profiles) and while the worktrees and
         // their executables still exist.
         let ids = profile::ids_to_profile(&comparison.comparison);
@@ -274,38 +321,6 @@ pub fn run_gate(options: &GateOptions) -> Result<GateOutcome, GateError> {
         comparison,
         written,
     })
-}
-
-fn check_options(options: &GateOptions) -> Result<(), GateError> {
-    if options.rounds < 2 {
-        return Err(GateError::BadOption(format!(
-            "--rounds must be at least 2 (the verdict needs round-to-round differences), not {}",
-            options.rounds
-        )));
-    }
-    if !options.cpus.is_empty() {
-        cpus::check(&options.cpus).map_err(GateError::BadOption)?;
-    }
-    if options.max_rounds < options.rounds {
-        return Err(GateError::BadOption(format!(
-            "--max-rounds ({}) must be at least --rounds ({})",
-            options.max_rounds, options.rounds
-        )));
-    }
-    if !(options.threshold_percent.is_finite() && options.threshold_percent >= 0.0) {
-        return Err(GateError::BadOption(format!(
-            "--threshold must be a non-negative number of percent, not {}",
-            options.threshold_percent
-        )));
-    }
-    if let Some(filter) = &options.filter {
-        regex::Regex::new(filter).map_err(|e| {
-            GateError::BadOption(format!(
-                "--filter `{filter}` is not a valid regular expression: {e}"
-            ))
-        })?;
-    }
-    Ok(())
 }
 
 /// Builds both sides before anything is measured (a broken side must not cost a round).
@@ -440,27 +455,27 @@ fn measure(
     let mut collected = Collected {
         calibration: Some(calibrate::before_rounds(options)),
         looks: Some(verdict::Looks {
-            planned_rounds: options.rounds,
-            max_rounds: options.max_rounds,
+            planned_rounds: options.judge.rounds,
+            max_rounds: options.judge.max_rounds,
         }),
         ..Collected::default()
     };
-    let progress = progress::Progress::new((options.rounds * 2 * targets.len()) as u64);
+    let progress = progress::Progress::new((options.judge.rounds * 2 * targets.len()) as u64);
     let full: Vec<(String, Option<String>)> = targets
         .iter()
-        .map(|t| (t.clone(), options.filter.clone()))
+        .map(|t| (t.clone(), options.judge.filter.clone()))
         .collect();
-    for round in 1..=options.rounds {
+    for round in 1..=options.judge.rounds {
         let plan = without_stopped(&collected, &full);
         if plan.is_empty() {
             break;
         }
         run_round(sides, round, &plan, options, &progress, &mut collected)?;
-        for line in output::after_round(&mut collected, rule, round, options.max_rounds) {
+        for line in output::after_round(&mut collected, rule, round, options.judge.max_rounds) {
             progress.note(&line);
         }
     }
-    for round in options.rounds + 1..=options.max_rounds {
+    for round in options.judge.rounds + 1..=options.judge.max_rounds {
         let unsure = output::inconclusive_ids(&collected, rule);
         if unsure.is_empty() {
             break;
@@ -469,11 +484,11 @@ fn measure(
         progress.note(&format!(
             "analyze-trends gate: {} inconclusive benchmark(s), measuring them again (round {round} of at most {})",
             unsure.len(),
-            options.max_rounds
+            options.judge.max_rounds
         ));
         progress.plan_more((plan.len() * 2) as u64);
         run_round(sides, round, &plan, options, &progress, &mut collected)?;
-        for line in output::after_round(&mut collected, rule, round, options.max_rounds) {
+        for line in output::after_round(&mut collected, rule, round, options.judge.max_rounds) {
             progress.note(&line);
         }
     }
@@ -552,8 +567,8 @@ fn run_round(
                 round,
                 target,
                 filter: filter.as_deref(),
-                criterion_args: &options.criterion_args,
-                cpus: &options.cpus,
+                criterion_args: &options.judge.criterion_args,
+                cpus: &options.judge.cpus,
             };
             rounds::run_target(sides[index], index, &spec, progress, collected)?;
             progress.step_done();

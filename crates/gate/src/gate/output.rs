@@ -17,7 +17,7 @@ use crate::analysis::{
     UnmeasuredStatus, VerdictRule,
 };
 use crate::files::atomic::write_atomic;
-use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
+use crate::report::comparison::{RoundsView, render_gate_markdown};
 #[cfg(test)]
 use crate::report::format::format_ns;
 use crate::results::NoEvidence;
@@ -434,6 +434,7 @@ pub fn judge_with(
     };
     let mut comparison = judgement.into_comparison(|| {
         let filter = options
+            .judge
             .filter
             .as_deref()
             .map_or(String::new(), |f| format!("--filter `{f}` over "));
@@ -554,7 +555,7 @@ fn gate_info(sides: &[&SideRun; 2], collected: &Collected, options: &GateOptions
     let remeasured = collected
         .per_round
         .iter()
-        .filter(|(_, s)| s[1].keys().any(|r| *r > options.rounds))
+        .filter(|(_, s)| s[1].keys().any(|r| *r > options.judge.rounds))
         .map(|(id, _)| id.clone())
         .collect();
     let env = |e: &[(String, String)]| e.iter().cloned().collect::<BTreeMap<_, _>>();
@@ -565,13 +566,13 @@ fn gate_info(sides: &[&SideRun; 2], collected: &Collected, options: &GateOptions
         head_commit: sides[1].commit.clone(),
         base_env: env(&sides[0].env),
         head_env: env(&sides[1].env),
-        full_rounds: options.rounds,
+        full_rounds: options.judge.rounds,
         rounds_run,
         remeasured,
-        criterion_args: options.criterion_args.clone(),
-        cpus: options.cpus.clone(),
+        criterion_args: options.judge.criterion_args.clone(),
+        cpus: options.judge.cpus.clone(),
         runs: Vec::new(),
-        measure: options.measure,
+        measure: options.judge.measure,
     }
 }
 
@@ -718,21 +719,7 @@ fn markdown(c: &GateComparison) -> String {
         benchmarks: c
             .rounds
             .iter()
-            .map(|b| {
-                let rows = b
-                    .rounds
-                    .iter()
-                    .map(|r| RoundRow {
-                        round: r.round,
-                        order: r.order,
-                        base_ns: r.base_ns,
-                        head_ns: r.head_ns,
-                        change_percent: r.change_percent,
-                        ci95_percent: r.ci95_percent,
-                    })
-                    .collect();
-                (b.id.as_str(), rows)
-            })
+            .map(|b| (b.id.as_str(), b.rounds.as_slice()))
             .collect(),
     };
     let mut text = render_gate_markdown(&c.comparison, &view);
@@ -839,22 +826,24 @@ pub(super) mod tests {
         GateOptions {
             base: Some("main".into()),
             head: Some("pr".into()),
-            rounds: 4,
-            max_rounds: 10,
-            benches: Vec::new(),
-            filter: filter.map(String::from),
-            threshold_percent: 5.0,
+            judge: crate::gate::JudgeOptions {
+                rounds: 4,
+                max_rounds: 10,
+                benches: Vec::new(),
+                filter: filter.map(String::from),
+                threshold_percent: 5.0,
+                criterion_args: Vec::new(),
+                cpus: Vec::new(),
+                measure: crate::harness::measure::Measure::Time,
+                profile: None,
+            },
             out: PathBuf::from("out"),
             results: PathBuf::from("results"),
             store: None,
             base_env: Vec::new(),
             head_env: vec![("STACKBENCH_PYTHON".into(), "/venvs/new/bin/python".into())],
-            criterion_args: Vec::new(),
-            cpus: Vec::new(),
-            measure: crate::harness::measure::Measure::Time,
             accept_unsure: None,
             accuracy_rules: Default::default(),
-            profile: None,
         }
     }
 
@@ -1323,7 +1312,7 @@ mod one_estimator_per_row {
             unmeasured: Vec::new(),
         };
         let mut options = options(None);
-        options.measure = Measure::Instructions;
+        options.judge.measure = Measure::Instructions;
         let (base, head) = (side("base", "main", &[]), side("head", "pr", &[]));
         judge_with(
             &[&base, &head],

@@ -26,22 +26,11 @@
 use crate::analysis::rounds_spread::{sample_sd, sample_variance};
 use crate::analysis::{Status, VerdictRule, verdict::percent};
 use crate::stats::{TwoSample, VariancePrior, benjamini_hochberg, fit_variance_prior, median};
-use serde::Serialize;
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 use std::collections::BTreeMap;
 
-/// One round of one benchmark, as the PR comment and `comparison.json` show it.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct RoundFigure {
-    pub round: usize,
-    /// `base first` or `head first`.
-    pub order: &'static str,
-    pub base_ns: f64,
-    pub head_ns: f64,
-    pub change_percent: f64,
-    pub ci95_percent: [f64; 2],
-    pub p_value: Option<f64>,
-}
+/// One round of one benchmark: the PR comment's writer shows it, so it is declared there.
+pub use crate::report::comparison::RoundFigure;
 
 /// The rounds-level estimate of one benchmark before the cross-benchmark FDR step.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,8 +4,7 @@
 use super::GateComparison;
 use super::bisect::{BisectReport, text};
 use crate::report::comparison::COMPARISON_FORMATS;
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
-use std::io::Write;
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 
 /// The formats `analyze-trends bisect` prints its report in.
 pub const BISECT_FORMATS: &[Format] = &[Format::Table, Format::Json];
@@ -20,13 +19,12 @@ impl ReportWriter for BisectReport {
     }
 
     /// JSON is bisect.json's content.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        let text = match format {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
             Format::Table => text::render(self),
-            Format::Json => serde_json::to_string_pretty(self)? + "\n",
-            other => return Err(self.not_offered(other)),
-        };
-        write_text(out, &text)
+            Format::Json => json_text(self)?,
+            _ => return Ok(None),
+        }))
     }
 }
 
@@ -41,21 +39,19 @@ impl ReportWriter for GateComparison {
 
     /// JSON carries the gate's rounds too; the other formats are the comparison itself,
     /// followed in counting mode by the counts.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        match format {
-            Format::Json => write_text(out, &(serde_json::to_string_pretty(self)? + "\n")),
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
+            Format::Json => json_text(self)?,
             Format::Table | Format::Markdown => {
-                self.comparison.write(format, out)?;
+                let mut text = self.comparison.text(format)?;
                 let markdown = format == Format::Markdown;
                 if let Some(counting) = &self.counting {
-                    write_text(out, &super::counting::render(counting, markdown))?;
+                    text.push_str(&super::counting::render(counting, markdown));
                 }
-                write_text(
-                    out,
-                    &super::sampled::render(&self.sampled_functions, markdown),
-                )
+                text.push_str(&super::sampled::render(&self.sampled_functions, markdown));
+                text
             }
-            other => Err(self.not_offered(other)),
-        }
+            _ => return Ok(None),
+        }))
     }
 }

@@ -4,8 +4,7 @@
 //! "no data", or why nothing qualifies, never a blank.
 
 use crate::analysis::recommend::{Rank, Recommendation, Verdict};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
-use std::io::Write;
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 
 /// The formats `stackbench recommend --format` writes.
 pub const RECOMMEND_FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json];
@@ -19,20 +18,20 @@ impl ReportWriter for Recommendation {
         RECOMMEND_FORMATS
     }
 
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
         let mut text = match format {
             Format::Table => table(self),
             Format::Markdown => markdown(self),
             // JSON carries each row's basis and the notes itself.
-            Format::Json => return write_text(out, &(serde_json::to_string_pretty(self)? + "\n")),
-            other => return Err(self.not_offered(other)),
+            Format::Json => return Ok(Some(json_text(self)?)),
+            _ => return Ok(None),
         };
         // People get each row's basis and the notes as lines under the report.
         for line in self.basis_lines() {
             text.push_str(&line);
             text.push('\n');
         }
-        write_text(out, &text)
+        Ok(Some(text))
     }
 }
 

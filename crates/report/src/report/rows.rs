@@ -2,9 +2,8 @@
 //! (`runs`, `history`, `comparisons`, `prune`) and `export`. Rows are serialised once through `csv`, so
 //! the table's columns are the struct's fields, in order, with the same names as the CSV.
 
-use crate::report::writer::{Format, ReportWriter, WriteError};
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 use serde::Serialize;
-use std::io::Write;
 
 /// The formats every store listing writes.
 pub const ROW_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Csv];
@@ -25,6 +24,21 @@ impl<'a, T: Serialize> Rows<'a, T> {
             rows,
         }
     }
+
+    /// The listing in `format`, with `footer` under the table (a summary of the rows that
+    /// people read and scripts reading CSV do not want); `None` for a format it does not
+    /// offer.
+    pub fn with_footer(
+        &self,
+        format: Format,
+        footer: String,
+    ) -> Result<Option<String>, WriteError> {
+        let mut text = self.render(format)?;
+        if let Some(table) = text.as_mut().filter(|_| format == Format::Table) {
+            table.push_str(&footer);
+        }
+        Ok(text)
+    }
 }
 
 impl<T: Serialize> ReportWriter for Rows<'_, T> {
@@ -37,42 +51,44 @@ impl<T: Serialize> ReportWriter for Rows<'_, T> {
     }
 
     /// A table of no rows says so instead of printing a header.
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
         if !self.formats.contains(&format) {
-            return Err(self.not_offered(format));
+            return Ok(None);
         }
-        match format {
-            Format::Json => {
-                serde_json::to_writer_pretty(&mut *out, self.rows)?;
-                Ok(writeln!(out)?)
-            }
-            Format::Csv => {
-                let mut writer = csv::Writer::from_writer(out);
-                for row in self.rows {
-                    writer.serialize(row)?;
-                }
-                Ok(writer.flush()?)
-            }
-            Format::Table if self.rows.is_empty() => Ok(writeln!(out, "(none)")?),
+        Ok(Some(match format {
+            Format::Json => json_text(self.rows)?,
+            Format::Csv => csv_text(self.rows)?,
+            Format::Table if self.rows.is_empty() => "(none)\n".into(),
             Format::Table => {
-                let mut csv_bytes = Vec::new();
-                Rows::listing(self.command, self.rows).write(Format::Csv, &mut csv_bytes)?;
+                let csv = csv_text(self.rows)?;
                 let mut reader = csv::ReaderBuilder::new()
                     .has_headers(false)
-                    .from_reader(csv_bytes.as_slice());
+                    .from_reader(csv.as_bytes());
                 let cells: Vec<Vec<String>> = reader
                     .records()
                     .map(|r| r.map(|r| r.iter().map(String::from).collect()))
                     .collect::<Result<_, _>>()?;
-                Ok(write_table(&cells, out)?)
+                table(&cells)
             }
-            other => Err(self.not_offered(other)),
-        }
+            _ => return Ok(None),
+        }))
     }
 }
 
+/// The rows as CSV, a header of the struct's field names first.
+fn csv_text<T: Serialize>(rows: &[T]) -> Result<String, WriteError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    let bytes = writer.into_inner().map_err(|e| e.into_error())?;
+    // Serialised Rust strings and numbers are UTF-8, and so is what CSV adds to them.
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e).into())
+}
+
 /// Left-aligned columns, two spaces apart, the header underlined.
-fn write_table(cells: &[Vec<String>], out: &mut dyn Write) -> std::io::Result<()> {
+fn table(cells: &[Vec<String>]) -> String {
     let columns = cells.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -84,19 +100,22 @@ fn write_table(cells: &[Vec<String>], out: &mut dyn Write) -> std::io::Result<()
                 .unwrap_or(0)
         })
         .collect();
+    let mut out = String::new();
     for (i, row) in cells.iter().enumerate() {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)
             .map(|(cell, w)| format!("{cell:<w$}"))
             .collect();
-        writeln!(out, "{}", line.join("  ").trim_end())?;
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
         if i == 0 {
             let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-            writeln!(out, "{}", rule.join("  "))?;
+            out.push_str(&rule.join("  "));
+            out.push('\n');
         }
     }
-    Ok(())
+    out
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use super::pages::{PageContext, PageModel, SweepPage, bytes_text, render_page};
 use crate::report::pages::chart::{Chart, Style, TickFormat};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text, write_text};
 use std::io::Write;
 
 /// The formats `stackbench sweep-report --format` writes.
@@ -28,15 +28,22 @@ impl ReportWriter for SweepPage {
         SWEEP_REPORT_FORMATS
     }
 
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        let text = match format {
+    /// The PDF is not text: [`ReportWriter::write`] prints it.
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
             Format::Markdown => markdown(self),
             Format::Html => html(self),
-            Format::Json => json(self)?,
-            Format::Pdf => return write_pdf(self, out),
-            other => return Err(self.not_offered(other)),
-        };
-        write_text(out, &text)
+            // The page model (schemas/sweep-report.schema.json).
+            Format::Json => json_text(self)?,
+            _ => return Ok(None),
+        }))
+    }
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        match format {
+            Format::Pdf => write_pdf(self, out),
+            _ => write_text(out, &self.text(format)?),
+        }
     }
 }
 
@@ -64,11 +71,6 @@ pub fn html(page: &SweepPage) -> String {
         &PageModel::Sweep(Box::new(page.clone())),
         &PageContext::snapshot(),
     )
-}
-
-/// The page model as pretty JSON (schemas/sweep-report.schema.json).
-pub fn json(page: &SweepPage) -> Result<String, serde_json::Error> {
-    Ok(serde_json::to_string_pretty(page)? + "\n")
 }
 
 fn cell(text: &str) -> String {

@@ -169,7 +169,9 @@ pub enum WriteError {
 }
 
 /// A report's in-memory model, written in any of the formats it offers. One implementation
-/// per report; each format's text comes from that report's own writer module.
+/// per report; each format's text comes from that report's own writer module. A writer
+/// states only its command, its formats and each format's text ([`ReportWriter::render`]):
+/// refusing a format it does not offer, and writing the text out, are done here once.
 pub trait ReportWriter {
     /// The command that prints the report, as errors name it: `analyze-trends compare`.
     fn command(&self) -> &'static str;
@@ -177,9 +179,22 @@ pub trait ReportWriter {
     /// The formats the report is written in; the command's `--format` offers exactly these.
     fn formats(&self) -> &'static [Format];
 
-    /// Writes the report in `format`; a format outside [`ReportWriter::formats`] is
+    /// The report's text in `format`, or `None` where it has none: a format outside
+    /// [`ReportWriter::formats`], or one whose bytes are not text (a PDF), which the
+    /// report's own [`ReportWriter::write`] prints.
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError>;
+
+    /// The report's text in `format`; a format it has no text in is
     /// [`WriteError::NotOffered`].
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError>;
+    fn text(&self, format: Format) -> Result<String, WriteError> {
+        self.render(format)?.ok_or_else(|| self.not_offered(format))
+    }
+
+    /// Writes the report in `format`; a format outside [`ReportWriter::formats`] is
+    /// [`WriteError::NotOffered`], and nothing is written.
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
+        write_text(out, &self.text(format)?)
+    }
 
     /// The error for a format this report does not offer.
     fn not_offered(&self, format: Format) -> WriteError {
@@ -201,6 +216,12 @@ pub trait ReportWriter {
 /// Writes a report its writer rendered as text.
 pub fn write_text(out: &mut dyn Write, text: &str) -> Result<(), WriteError> {
     Ok(out.write_all(text.as_bytes())?)
+}
+
+/// A report's model as pretty JSON with a final newline: the `json` format of every report
+/// whose JSON is its model whole.
+pub fn json_text<T: serde::Serialize + ?Sized>(model: &T) -> Result<String, WriteError> {
+    Ok(serde_json::to_string_pretty(model)? + "\n")
 }
 
 #[cfg(test)]

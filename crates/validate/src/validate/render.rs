@@ -3,7 +3,7 @@
 //! then what was skipped or failed and why, and a summary that states the evidence.
 
 use super::{Status, ThresholdCheck, ValidationResult};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 use std::fmt::Write;
 
 fn number(value: &serde_json::Value) -> String {
@@ -148,12 +148,11 @@ impl ReportWriter for ValidationResult {
     }
 
     /// JSON is the verdict file's content (schema stackbench.validation.v1).
-    fn write(&self, format: Format, out: &mut dyn std::io::Write) -> Result<(), WriteError> {
-        let text = match format {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
             Format::Table => to_text(self),
-            Format::Json => serde_json::to_string_pretty(self)? + "\n",
-            other => return Err(self.not_offered(other)),
-        };
-        write_text(out, &text)
+            Format::Json => json_text(self)?,
+            _ => return Ok(None),
+        }))
     }
 }

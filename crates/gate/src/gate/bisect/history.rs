@@ -4,6 +4,7 @@
 //! worktrees; this one only reads history, so it never touches a working tree.
 
 use super::BisectError;
+use crate::gate::GateError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,9 +36,12 @@ fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, BisectError> {
         .arg(dir)
         .args(args)
         .output()
-        .map_err(|source| BisectError::Spawn {
-            program: "git".into(),
-            source,
+        .map_err(|source| {
+            GateError::Spawn {
+                program: "git".into(),
+                source,
+            }
+            .into()
         })
 }
 
@@ -50,10 +54,12 @@ impl History {
     pub fn discover(dir: &Path) -> Result<History, BisectError> {
         let out = git(dir, &["rev-parse", "--show-toplevel"])?;
         if !out.status.success() {
-            return Err(BisectError::NotARepo {
+            // The gate's own error: bisect and the gate say the same of a directory outside git.
+            return Err(GateError::NotARepo {
                 dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
                 detail: text(&out.stderr),
-            });
+            }
+            .into());
         }
         Ok(History {
             root: PathBuf::from(text(&out.stdout)),
@@ -111,10 +117,11 @@ impl History {
                 });
             }
             _ => {
-                return Err(BisectError::Git {
+                return Err(GateError::Git {
                     action: "check that --good is an ancestor of --bad".into(),
                     detail: text(&out.stderr),
-                });
+                }
+                .into());
             }
         }
         let span = format!("{}..{}", good.commit, bad.commit);
@@ -129,10 +136,11 @@ impl History {
             ],
         )?;
         if !out.status.success() {
-            return Err(BisectError::Git {
+            return Err(GateError::Git {
                 action: format!("list the first-parent history {span}"),
                 detail: text(&out.stderr),
-            });
+            }
+            .into());
         }
         let commits: Vec<Commit> = String::from_utf8_lossy(&out.stdout)
             .lines()
@@ -147,10 +155,11 @@ impl History {
         // `--is-ancestor` said yes, so the walk from `bad` reaches `good`'s history and
         // ends at `bad` itself.
         if commits.last().map(|c| &c.commit) != Some(&bad.commit) {
-            return Err(BisectError::Git {
+            return Err(GateError::Git {
                 action: format!("list the first-parent history {span}"),
                 detail: "the list does not end at --bad".into(),
-            });
+            }
+            .into());
         }
         Ok(commits)
     }
@@ -159,10 +168,11 @@ impl History {
     pub fn commit(&self, hash: &str) -> Result<Commit, BisectError> {
         let out = git(&self.root, &["log", "-1", "--format=%s", hash])?;
         if !out.status.success() {
-            return Err(BisectError::Git {
+            return Err(GateError::Git {
                 action: format!("read the subject of {hash}"),
                 detail: text(&out.stderr),
-            });
+            }
+            .into());
         }
         Ok(Commit {
             commit: hash.to_string(),

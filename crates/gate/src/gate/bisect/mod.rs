@@ -16,8 +16,7 @@ pub mod step;
 pub mod text;
 
 use crate::files::atomic::write_atomic;
-use crate::gate::GateError;
-use crate::harness::measure::Measure;
+use crate::gate::{GateError, JudgeOptions};
 use history::{Commit, History};
 use search::{Found, Mark, Search};
 use serde::Serialize;
@@ -33,28 +32,18 @@ pub const SCHEMA: &str = "stackbench.bisect.v1";
 pub struct BisectOptions {
     pub good: String,
     pub bad: String,
-    pub benches: Vec<String>,
-    pub filter: Option<String>,
-    pub measure: Measure,
-    pub threshold_percent: f64,
-    pub rounds: usize,
-    pub max_rounds: usize,
-    pub criterion_args: Vec<String>,
-    /// CPUs the bench executables are pinned to (the gate's `--cpus`); empty: not pinned.
-    pub cpus: Vec<usize>,
+    /// Every step's gate measures and judges as this says. With `--profile`, each step's
+    /// gate profiles its regressed and unsure benchmarks on both sides
+    /// (`steps/<step>/profiles/`), so the culprit's step holds its profiles.
+    pub judge: JudgeOptions,
     /// bisect.json, the steps' gate files (`steps/`) and their runs (`results/`).
     pub out: PathBuf,
-    /// `--profile TOOL`: each step's gate profiles its regressed and unsure benchmarks on
-    /// both sides (`steps/<step>/profiles/`), so the culprit's step holds its profiles.
-    pub profile: Option<crate::harness::profile::ProfileSettings>,
 }
 
 /// Why a bisect could not search. All are bad input or a broken environment (exit 2), but
 /// `Interrupted`.
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
-    #[error("{dir} is not inside a git repository: {detail}")]
-    NotARepo { dir: PathBuf, detail: String },
     #[error("{flag} `{rev}` is no revision of this repository: {detail}")]
     UnknownRev {
         flag: &'static str,
@@ -72,20 +61,12 @@ pub enum BisectError {
     BadDoesNotBuild { bad: Commit, tail: String },
     #[error("--good {} ({}) does not build, so nothing can be judged against it. cargo's last lines:\n{tail}", good.short(), good.subject)]
     GoodDoesNotBuild { good: Commit, tail: String },
-    #[error("{0}")]
-    BadOption(String),
-    #[error("git could not {action}: {detail}")]
-    Git { action: String, detail: String },
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(transparent)]
     Write(#[from] crate::files::atomic::AtomicWriteError),
     #[error("interrupted: the step's worktrees were removed; bisect.json was not written")]
     Interrupted,
+    /// A step's gate failed, or bisect met what the gate names the same way: a directory
+    /// outside git, git failing, an option out of range.
     #[error(transparent)]
     Gate(GateError),
 }
@@ -142,16 +123,9 @@ pub struct BisectReport {
     pub bad: Commit,
     /// Commits after `--good` up to `--bad` on the first-parent line.
     pub commits: usize,
-    pub measure: Measure,
-    pub threshold_percent: f64,
-    pub rounds: usize,
-    pub max_rounds: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub filter: Option<String>,
-    pub benches: Vec<String>,
-    /// The CPUs every step's bench executables were pinned to (`--cpus`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cpus: Vec<usize>,
+    /// What every step measured and how it judged.
+    #[serde(flatten)]
+    pub judge: JudgeOptions,
     /// The benchmarks `--bad` degraded, which every later step measures and judges.
     pub followed: Vec<String>,
     /// In the order they ran; the first is `--bad`.
@@ -160,39 +134,13 @@ pub struct BisectReport {
     pub total_seconds: f64,
 }
 
-fn check_options(options: &BisectOptions) -> Result<(), BisectError> {
-    if let Some(filter) = &options.filter {
-        regex::Regex::new(filter).map_err(|e| {
-            BisectError::BadOption(format!(
-                "--filter `{filter}` is not a valid regular expression: {e}"
-            ))
-        })?;
-    }
-    if options.rounds < 2 || options.max_rounds < options.rounds {
-        return Err(BisectError::BadOption(format!(
-            "--rounds must be at least 2 and --max-rounds at least --rounds (got {} and {})",
-            options.rounds, options.max_rounds
-        )));
-    }
-    if !options.cpus.is_empty() {
-        crate::gate::cpus::check(&options.cpus).map_err(BisectError::BadOption)?;
-    }
-    if !(options.threshold_percent.is_finite() && options.threshold_percent >= 0.0) {
-        return Err(BisectError::BadOption(format!(
-            "--threshold must be a non-negative number of percent, not {}",
-            options.threshold_percent
-        )));
-    }
-    Ok(())
-}
-
 /// Runs the bisect from the repository around the current directory. `on_step` sees each
 /// step as it finishes, with the number of commits in the range, (the CLI prints a line), and bisect.json is written into `--out`.
 pub fn run_bisect(
     options: &BisectOptions,
     on_step: &mut dyn FnMut(&Step, usize),
 ) -> Result<BisectReport, BisectError> {
-    check_options(options)?;
+    options.judge.check().map_err(GateError::BadOption)?;
     let started = Instant::now();
     let history = History::discover(Path::new("."))?;
     let good = history.commit(&history.resolve("--good", &options.good)?)?;
@@ -227,13 +175,7 @@ pub fn run_bisect(
         good,
         bad,
         commits: n,
-        measure: options.measure,
-        threshold_percent: options.threshold_percent,
-        rounds: options.rounds,
-        max_rounds: options.max_rounds,
-        filter: options.filter.clone(),
-        benches: options.benches.clone(),
-        cpus: options.cpus.clone(),
+        judge: options.judge.clone(),
         followed,
         steps,
         result,

@@ -9,7 +9,7 @@ use super::history::Commit;
 use super::{BisectError, BisectOptions};
 use crate::analysis::{Comparison, Status, UnmeasuredStatus};
 use crate::gate::functions::FunctionChange;
-use crate::gate::{GateError, GateOptions, run_gate};
+use crate::gate::{GateError, GateOptions, JudgeOptions, run_gate};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -92,17 +92,16 @@ fn gate_options(
     out: PathBuf,
 ) -> GateOptions {
     let filter = match follow {
-        Follow::Everything => options.filter.clone(),
+        Follow::Everything => options.judge.filter.clone(),
         Follow::Ids(ids) => Some(anchored(ids)),
     };
     GateOptions {
         base: Some(good.commit.clone()),
         head: Some(commit.commit.clone()),
-        rounds: options.rounds,
-        max_rounds: options.max_rounds,
-        benches: options.benches.clone(),
-        filter,
-        threshold_percent: options.threshold_percent,
+        judge: JudgeOptions {
+            filter,
+            ..options.judge.clone()
+        },
         out,
         results: options.out.join("results"),
         // A step's runs are scratch: they stay in the bisect's own directory, never in a
@@ -110,14 +109,10 @@ fn gate_options(
         store: None,
         base_env: Vec::new(),
         head_env: Vec::new(),
-        criterion_args: options.criterion_args.clone(),
-        cpus: options.cpus.clone(),
-        measure: options.measure,
         // An unsure step is skipped and named, never accepted.
         accept_unsure: None,
         // Bisect follows speed: a step is judged on time (or counts) alone.
         accuracy_rules: Default::default(),
-        profile: options.profile,
     }
 }
 
@@ -334,9 +329,7 @@ mod tests {
             tool: Profiler::Perf,
             seconds: 2,
         };
-        let options = BisectOptions {
-            good: "good".into(),
-            bad: "bad".into(),
+        let judge = JudgeOptions {
             benches: Vec::new(),
             filter: None,
             measure: crate::harness::measure::Measure::Time,
@@ -345,8 +338,13 @@ mod tests {
             max_rounds: 4,
             criterion_args: Vec::new(),
             cpus: Vec::new(),
-            out: PathBuf::from("bisect-out"),
             profile: Some(settings),
+        };
+        let options = BisectOptions {
+            good: "good".into(),
+            bad: "bad".into(),
+            judge: judge.clone(),
+            out: PathBuf::from("bisect-out"),
         };
         let commit = |c: &str| Commit {
             commit: c.into(),
@@ -361,10 +359,13 @@ mod tests {
             &Follow::Ids(&ids),
             step_out.clone(),
         );
-        assert_eq!(gate.profile, Some(settings));
+        assert_eq!(gate.judge.profile, Some(settings));
         assert_eq!(gate.out, step_out);
         let none = BisectOptions {
-            profile: None,
+            judge: JudgeOptions {
+                profile: None,
+                ..judge
+            },
             ..options
         };
         let gate = gate_options(
@@ -374,7 +375,7 @@ mod tests {
             &Follow::Everything,
             step_out,
         );
-        assert_eq!(gate.profile, None);
+        assert_eq!(gate.judge.profile, None);
     }
 
     fn row(id: &str, status: Status, change: f64) -> BenchComparison {
@@ -403,12 +404,7 @@ mod tests {
             baseline: "base good".into(),
             candidate: "head step".into(),
             rule: VerdictRule::default(),
-            hardware: HardwareCheck {
-                baseline_fingerprint: None,
-                candidate_fingerprint: None,
-                different: false,
-                warning: None,
-            },
+            hardware: HardwareCheck::default(),
             rows: vec![row("sum", sum, change), row("xor", Status::Unchanged, 1.0)],
             unmeasured: vec![Unmeasured {
                 id: "gone".into(),

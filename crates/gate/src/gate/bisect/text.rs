@@ -64,8 +64,8 @@ pub fn render(report: &BisectReport) -> String {
         report.good.subject,
         report.bad.short(),
         report.bad.subject,
-        report.measure,
-        report.threshold_percent,
+        report.judge.measure,
+        report.judge.threshold_percent,
     );
     if !report.followed.is_empty() {
         let _ = writeln!(

@@ -10,13 +10,12 @@ mod table;
 mod unsure;
 
 pub use markdown::with_dashboard_link;
-pub use rounds::{RoundRow, RoundsView, render_gate_markdown};
+pub use rounds::{RoundFigure, RoundsView, render_gate_markdown};
 pub use unsure::UnsureContext;
 
 use crate::analysis::{BenchComparison, Comparison, InstructionCounts, UnmeasuredStatus};
 use crate::report::format::{format_ns, format_percent};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
-use std::io::Write;
+use crate::report::writer::{Format, ReportWriter, WriteError};
 
 /// The formats `analyze-trends compare` and `gate` print a comparison in.
 pub const COMPARISON_FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json];
@@ -30,14 +29,13 @@ impl ReportWriter for Comparison {
         COMPARISON_FORMATS
     }
 
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        let text = match format {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
             Format::Table => table::render(self),
             Format::Markdown => markdown::render(self),
             Format::Json => json::render(self),
-            other => return Err(self.not_offered(other)),
-        };
-        write_text(out, &text)
+            _ => return Ok(None),
+        }))
     }
 }
 

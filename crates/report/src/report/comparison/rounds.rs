@@ -1,6 +1,7 @@
 //! The gate's PR comment: the comparison's Markdown, then how the rounds ran and each
 //! benchmark's per-round figures, folded away. The gate hands over a [`RoundsView`] of
-//! plain values, so this writer needs nothing from the gate.
+//! plain values and its [`RoundFigure`]s, which live here, with the comment that shows
+//! them, so this writer needs nothing from the gate.
 
 use super::unsure::UnsureContext;
 use crate::analysis::Comparison;
@@ -8,8 +9,9 @@ use crate::report::format::format_ns;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// One round of one benchmark as the comment shows it.
-pub struct RoundRow {
+/// One round of one benchmark, as the PR comment and `comparison.json` show it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct RoundFigure {
     pub round: usize,
     /// `base first` or `head first`.
     pub order: &'static str,
@@ -17,6 +19,7 @@ pub struct RoundRow {
     pub head_ns: f64,
     pub change_percent: f64,
     pub ci95_percent: [f64; 2],
+    pub p_value: Option<f64>,
 }
 
 /// How the gate ran, for the lines below the comparison.
@@ -28,7 +31,7 @@ pub struct RoundsView<'a> {
     /// Each side's name and its own environment variables.
     pub env: [(&'a str, &'a BTreeMap<String, String>); 2],
     /// Per benchmark id, its rounds.
-    pub benchmarks: Vec<(&'a str, Vec<RoundRow>)>,
+    pub benchmarks: Vec<(&'a str, &'a [RoundFigure])>,
     /// The machine's run-to-run noise floor in percent, from the calibration before the
     /// rounds, when one ran; shown with the unsure benchmarks.
     pub noise_percent: Option<f64>,
@@ -71,7 +74,7 @@ pub fn render_gate_markdown(c: &Comparison, g: &RoundsView<'_>) -> String {
         out.push_str("\n<details><summary>Per-round figures</summary>\n\n");
         out.push_str("| Benchmark | Round | Order | Base | Head | Change | 95 % CI |\n|---|---:|---|---:|---:|---:|---|\n");
         for (id, rounds) in &g.benchmarks {
-            for r in rounds {
+            for r in rounds.iter() {
                 let _ = writeln!(
                     out,
                     "| `{}` | {} | {} | {} | {} | {:+.2} % | [{:+.1}, {:+.1}] |",

@@ -183,7 +183,7 @@ pub fn lines(c: &Comparison) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::analysis::{HardwareCheck, Judgement, Status, VerdictRule};
-    use crate::report::comparison::{RoundRow, RoundsView, render_gate_markdown};
+    use crate::report::comparison::{RoundFigure, RoundsView, render_gate_markdown};
 
     /// A gate verdict with one benchmark `flaky`, inconclusive, over three rounds.
     fn unsure_gate() -> Comparison {
@@ -208,12 +208,7 @@ mod tests {
             baseline: "base main".into(),
             candidate: "head pr".into(),
             rule: VerdictRule::default(),
-            hardware: HardwareCheck {
-                baseline_fingerprint: None,
-                candidate_fingerprint: None,
-                different: false,
-                warning: None,
-            },
+            hardware: HardwareCheck::default(),
             rows: vec![row],
             unmeasured: Vec::new(),
             skipped: Vec::new(),
@@ -226,16 +221,17 @@ mod tests {
 
     fn gate_markdown(c: &Comparison, noise_percent: Option<f64>) -> String {
         let env = BTreeMap::new();
-        let rounds = [200.0, -66.7, 200.0]
+        let rounds: Vec<RoundFigure> = [200.0, -66.7, 200.0]
             .iter()
             .enumerate()
-            .map(|(i, change)| RoundRow {
+            .map(|(i, change)| RoundFigure {
                 round: i + 1,
                 order: "base first",
                 base_ns: 100.0,
                 head_ns: 100.0 * (1.0 + change / 100.0),
                 change_percent: *change,
                 ci95_percent: [change - 1.0, change + 1.0],
+                p_value: None,
             })
             .collect();
         let view = RoundsView {
@@ -243,7 +239,7 @@ mod tests {
             rounds_run: 3,
             remeasured: &[],
             env: [("base", &env), ("head", &env)],
-            benchmarks: vec![("flaky", rounds)],
+            benchmarks: vec![("flaky", &rounds)],
             noise_percent,
         };
         render_gate_markdown(c, &view)

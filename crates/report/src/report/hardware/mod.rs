@@ -10,9 +10,8 @@ mod markdown;
 mod table;
 
 use crate::analysis::hardware::{Cell, HardwareReport, Pick};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use crate::report::writer::{Format, ReportWriter, WriteError, json_text};
 use crate::units::{RateUnit, format_figure as number};
-use std::io::Write;
 
 /// The formats `analyze-trends hardware --format` writes.
 pub const HARDWARE_FORMATS: &[Format] =
@@ -27,15 +26,14 @@ impl ReportWriter for HardwareReport {
         HARDWARE_FORMATS
     }
 
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        let text = match format {
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
             Format::Table => table::render(self),
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),
-            Format::Json => serde_json::to_string_pretty(self)? + "\n",
-            other => return Err(self.not_offered(other)),
-        };
-        write_text(out, &text)
+            Format::Json => json_text(self)?,
+            _ => return Ok(None),
+        }))
     }
 }
 

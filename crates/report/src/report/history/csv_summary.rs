@@ -20,7 +20,7 @@ struct Row<'a> {
     last_change_percent: Option<f64>,
 }
 
-pub fn render(report: &TrendReport) -> Vec<u8> {
+pub fn render(report: &TrendReport) -> String {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for g in &report.groups {
         for b in &g.benchmarks {
@@ -44,5 +44,6 @@ pub fn render(report: &TrendReport) -> Vec<u8> {
             });
         }
     }
-    writer.into_inner().unwrap_or_default()
+    // The rows' text is UTF-8, and so is what CSV adds to it.
+    String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
 }

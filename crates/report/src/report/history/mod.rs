@@ -12,9 +12,8 @@ mod terminal;
 use crate::analysis::trends::TrendReport;
 use crate::files::atomic::{AtomicWriteError, write_atomic};
 use crate::report::pages::{PageModel, SnapshotPage};
-use crate::report::writer::{Format, ReportWriter, WriteError, write_text};
+use crate::report::writer::{Format, ReportWriter, WriteError};
 use crate::results::RunRecord;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Writes every file format into `dir` (atomically, each), returning their paths.
@@ -113,15 +112,15 @@ impl ReportWriter for HistoryReport<'_> {
         HISTORY_REPORT_FORMATS
     }
 
-    fn write(&self, format: Format, out: &mut dyn Write) -> Result<(), WriteError> {
-        match format {
-            Format::Table => write_text(out, &terminal::render(self.report)),
-            Format::Markdown => write_text(out, &markdown::render(self.report, self.runs)),
-            Format::Html => write_text(out, &html::render(&self.page)),
-            Format::Json => write_text(out, &json::render(self.report, self.runs)),
-            Format::Csv => Ok(out.write_all(&csv_summary::render(self.report))?),
-            other => Err(self.not_offered(other)),
-        }
+    fn render(&self, format: Format) -> Result<Option<String>, WriteError> {
+        Ok(Some(match format {
+            Format::Table => terminal::render(self.report),
+            Format::Markdown => markdown::render(self.report, self.runs),
+            Format::Html => html::render(&self.page),
+            Format::Json => json::render(self.report, self.runs),
+            Format::Csv => csv_summary::render(self.report),
+            _ => return Ok(None),
+        }))
     }
 }
 
