@@ -13,6 +13,7 @@ pub(crate) mod backend;
 pub mod emulator;
 pub mod kernels;
 pub mod library;
+pub(crate) mod open;
 pub mod stream;
 pub mod tensor_ops;
 
