@@ -13,11 +13,12 @@
 use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
 use crate::backend::gpu::GpuTimer;
+use crate::backend::gpu::checked::{GemmCheck, check_float_gemm, close_notes};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::fp8::{
     fp8_e4m3_from_f32, fp8_e4m3_to_f32, fp8_e5m2_from_f32, fp8_e5m2_to_f32,
 };
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
+use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use cudarc::cublas::result as blas;
@@ -34,8 +35,6 @@ use std::time::Duration;
 
 const SEED_A: u64 = 0x0C0D_A00A;
 const SEED_B: u64 = 0x0C0D_A00B;
-/// Output positions checked at random, besides every edge row and column.
-const RANDOM_CHECKS: usize = 512;
 /// cuBLASLt workspace: 32 MiB, NVIDIA's recommendation for Hopper.
 const LT_WORKSPACE_BYTES: usize = 32 << 20;
 
@@ -117,11 +116,8 @@ pub struct CublasGemm<'a> {
     shape: GemmShape,
     dtype: DType,
     operands: Operands,
-    /// The inputs as the kernel reads them, kept for the check.
-    a: Vec<f64>,
-    b: Vec<f64>,
+    check: GemmCheck<f64>,
     timer: DeviceTimer<'a>,
-    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> CublasGemm<'a> {
@@ -161,10 +157,8 @@ impl<'a> CublasGemm<'a> {
             shape,
             dtype,
             operands,
-            a,
-            b,
+            check: GemmCheck::new(a, b),
             timer: DeviceTimer::new(dev, true)?,
-            accuracy: None,
         })
     }
 
@@ -247,15 +241,14 @@ pub(super) fn widen<T: Copy>(values: Vec<T>, f: impl Fn(T) -> f64) -> Vec<f64> {
 
 /// Checks C (row-major M×N, as f64) against the f64 product of the stored inputs.
 fn check(
+    inputs: &mut GemmCheck<f64>,
     shape: GemmShape,
     dtype: DType,
-    a: &[f64],
-    b: &[f64],
     c: &[f64],
-) -> Result<crate::workload::Accuracy, BackendError> {
-    let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-    check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions)
-        .map_err(|detail| BackendError::mismatch(&gemm_id("cuda", dtype, shape), detail))
+) -> Result<(), BackendError> {
+    inputs.check(&gemm_id("cuda", dtype, shape), |a, b| {
+        check_float_gemm(shape, dtype, [a, b, c], SEED_A ^ SEED_B)
+    })
 }
 
 impl TimedWorkload for CublasGemm<'_> {
@@ -263,11 +256,7 @@ impl TimedWorkload for CublasGemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = self.result()?;
-        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
-        // The inputs are not needed again; large shapes hold gigabytes of them.
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        check(&mut self.check, self.shape, self.dtype, &c)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -279,10 +268,7 @@ impl TimedWorkload for CublasGemm<'_> {
         let (_, compute) = self.types();
         notes.insert("library".into(), "cuBLAS cublasGemmEx".into());
         notes.insert("compute_type".into(), format!("{compute:?}").into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.check.accuracy(), &self.timer);
         notes
     }
 }
@@ -300,10 +286,8 @@ pub struct Fp8Gemm<'a> {
     bt_dev: DeviceBuffer<u8>,
     d_dev: DeviceBuffer<bf16>,
     plan: LtPlan,
-    a: Vec<f64>,
-    b: Vec<f64>,
+    check: GemmCheck<f64>,
     timer: DeviceTimer<'a>,
-    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> Fp8Gemm<'a> {
@@ -369,10 +353,8 @@ impl<'a> Fp8Gemm<'a> {
             bt_dev,
             d_dev,
             plan,
-            a,
-            b,
+            check: GemmCheck::new(a, b),
             timer: DeviceTimer::new(dev, true)?,
-            accuracy: None,
         })
     }
 
@@ -561,10 +543,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = widen(self.d_dev.download(self.dev)?, |v| v.to_f64());
-        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        check(&mut self.check, self.shape, self.dtype, &c)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -578,10 +557,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
             "cuBLASLt cublasLtMatmul (TN, bf16 output)".into(),
         );
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32F".into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.check.accuracy(), &self.timer);
         notes
     }
 }

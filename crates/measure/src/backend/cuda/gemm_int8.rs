@@ -13,6 +13,7 @@ use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, text};
 use super::gemm::{BlasLt, LtPlan, LtTypes, transposed};
 use crate::backend::gpu::GpuTimer;
+use crate::backend::gpu::checked::{GEMM_RANDOM_CHECKS, GemmCheck, close_notes};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{
@@ -26,7 +27,6 @@ use std::time::Duration;
 
 const SEED_A: u64 = 0x0C0D_A18A;
 const SEED_B: u64 = 0x0C0D_A18B;
-const RANDOM_CHECKS: usize = 512;
 
 /// The output: int32 sums or requantised int8.
 enum Output {
@@ -44,10 +44,8 @@ pub struct ImmaGemm<'a> {
     d_dev: Output,
     plan: LtPlan,
     requant: Requant,
-    a: Vec<i8>,
-    b: Vec<i8>,
+    check: GemmCheck<i8>,
     timer: DeviceTimer<'a>,
-    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> ImmaGemm<'a> {
@@ -113,10 +111,8 @@ impl<'a> ImmaGemm<'a> {
             d_dev,
             plan,
             requant,
-            a,
-            b,
+            check: GemmCheck::new(a, b),
             timer: DeviceTimer::new(dev, true)?,
-            accuracy: None,
         })
     }
 
@@ -148,31 +144,23 @@ impl TimedWorkload for ImmaGemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let (shape, n) = (self.shape, self.shape.n);
-        let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-        let checked = match &self.d_dev {
+        let positions = check_positions(shape, GEMM_RANDOM_CHECKS, SEED_A ^ SEED_B);
+        let id = gemm_id("cuda", self.dtype, shape);
+        match &self.d_dev {
             Output::Sums(d) => {
                 let c = d.download(self.dev)?;
-                check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions)
+                self.check.check(&id, |a, b| {
+                    check_int8(shape, a, b, |i, j| c[i * n + j], &positions)
+                })
             }
             Output::Requantised(d) => {
                 let c = d.download(self.dev)?;
-                check_int8q(
-                    shape,
-                    &self.a,
-                    &self.b,
-                    self.requant,
-                    |i, j| c[i * n + j],
-                    &positions,
-                )
+                let requant = self.requant;
+                self.check.check(&id, |a, b| {
+                    check_int8q(shape, a, b, requant, |i, j| c[i * n + j], &positions)
+                })
             }
-        };
-        let accuracy = checked.map_err(|detail| {
-            BackendError::mismatch(&gemm_id("cuda", self.dtype, shape), detail)
-        })?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        }
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -192,10 +180,7 @@ impl TimedWorkload for ImmaGemm<'_> {
             notes.insert("requantisation".into(), REQUANT_SCHEME.into());
             notes.insert("requant_scale".into(), (self.requant.scale as f64).into());
         }
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.check.accuracy(), &self.timer);
         notes
     }
 }

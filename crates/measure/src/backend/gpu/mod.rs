@@ -10,6 +10,7 @@
 pub mod alloc;
 pub mod attention;
 pub(crate) mod backend;
+pub(crate) mod checked;
 pub mod emulator;
 pub mod kernels;
 pub mod library;

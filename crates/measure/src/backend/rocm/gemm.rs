@@ -1,8 +1,9 @@
 //! GEMM through rocBLAS (`rocblas_gemm_ex`): f64, f32, f16 and bf16 with f32 accumulation,
 //! checked against the f64 reference before it is timed.
 
+use crate::backend::gpu::checked::{GemmCheck, check_float_gemm};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
+use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use half::{bf16, f16};
@@ -39,9 +40,7 @@ pub struct RocblasGemm<'a> {
     shape: GemmShape,
     dtype: DType,
     operands: Operands,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    accuracy: Option<crate::workload::Accuracy>,
+    check: GemmCheck<f64>,
 }
 
 impl<'a> RocblasGemm<'a> {
@@ -83,9 +82,7 @@ impl<'a> RocblasGemm<'a> {
             shape,
             dtype,
             operands,
-            a,
-            b,
-            accuracy: None,
+            check: GemmCheck::new(a, b),
         })
     }
 
@@ -161,29 +158,26 @@ impl<'a> RocblasGemm<'a> {
     }
 
     fn result(&self) -> Result<Vec<f64>, BackendError> {
-        let s = &self.dev.stream;
-        let e = |e| device_error("download", e);
-        Ok(match &self.operands {
-            Operands::F64([_, _, c]) => s.clone_dtoh(c).map_err(e)?,
-            Operands::F32([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v as f64)
-                .collect(),
-            Operands::F16([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v.to_f64())
-                .collect(),
-            Operands::Bf16([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v.to_f64())
-                .collect(),
-        })
+        match &self.operands {
+            Operands::F64([_, _, c]) => self.download(c, |v| v),
+            Operands::F32([_, _, c]) => self.download(c, |v| v as f64),
+            Operands::F16([_, _, c]) => self.download(c, |v| v.to_f64()),
+            Operands::Bf16([_, _, c]) => self.download(c, |v| v.to_f64()),
+        }
+    }
+
+    /// C read back and widened to f64 for the check.
+    fn download<T: rocmrc::hip::safe::DeviceRepr + Clone + Default>(
+        &self,
+        c: &HipSlice<T>,
+        widen: impl Fn(T) -> f64,
+    ) -> Result<Vec<f64>, BackendError> {
+        let values = self
+            .dev
+            .stream
+            .clone_dtoh(c)
+            .map_err(|e| device_error("download", e))?;
+        Ok(values.into_iter().map(widen).collect())
     }
 }
 
@@ -192,23 +186,10 @@ impl TimedWorkload for RocblasGemm<'_> {
         self.launch()?;
         self.dev.sync()?;
         let c = self.result()?;
-        let positions = check_positions(self.shape, 512, 0x0C0D);
-        let n = self.shape.n;
-        let accuracy = check_product(
-            self.shape,
-            self.dtype,
-            &self.a,
-            &self.b,
-            |i, j| c[i * n + j],
-            &positions,
-        )
-        .map_err(|detail| {
-            BackendError::mismatch(&gemm_id("rocm", self.dtype, self.shape), detail)
-        })?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        let (shape, dtype) = (self.shape, self.dtype);
+        self.check.check(&gemm_id("rocm", dtype, shape), |a, b| {
+            check_float_gemm(shape, dtype, [a, b, &c], 0x0C0D)
+        })
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -220,7 +201,7 @@ impl TimedWorkload for RocblasGemm<'_> {
         notes.insert("library".into(), "rocBLAS rocblas_gemm_ex".into());
         notes.insert("timing".into(), "HIP events".into());
         notes.insert("cache_flushed_before_each_sample".into(), true.into());
-        if let Some(accuracy) = &self.accuracy {
+        if let Some(accuracy) = self.check.accuracy() {
             accuracy.insert_note(&mut notes);
         }
         notes

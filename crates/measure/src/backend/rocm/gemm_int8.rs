@@ -10,6 +10,7 @@
 
 use super::RocmBackend;
 use super::device::device_error;
+use crate::backend::gpu::checked::{GEMM_RANDOM_CHECKS, GemmCheck};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{ARITHMETIC, check_int8, quantized_inputs};
@@ -29,9 +30,7 @@ pub struct RocblasInt8Gemm<'a> {
     a_dev: HipSlice<i8>,
     b_dev: HipSlice<i8>,
     c_dev: HipSlice<i32>,
-    a: Vec<i8>,
-    b: Vec<i8>,
-    accuracy: Option<crate::workload::Accuracy>,
+    check: GemmCheck<i8>,
 }
 
 impl<'a> RocblasInt8Gemm<'a> {
@@ -59,9 +58,7 @@ impl<'a> RocblasInt8Gemm<'a> {
             a_dev: dev.upload(&a)?,
             b_dev: dev.upload(&b)?,
             c_dev: dev.upload(&vec![0i32; m * n])?,
-            a,
-            b,
-            accuracy: None,
+            check: GemmCheck::new(a, b),
         })
     }
 
@@ -127,15 +124,11 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             .clone_dtoh(&self.c_dev)
             .map_err(|e| device_error("download", e))?;
         let (shape, n) = (self.shape, self.shape.n);
-        let positions = check_positions(shape, 512, SEED_A ^ SEED_B);
-        let accuracy = check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions)
-            .map_err(|detail| {
-                BackendError::mismatch(&gemm_id("rocm", DType::Int8, shape), detail)
-            })?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        let positions = check_positions(shape, GEMM_RANDOM_CHECKS, SEED_A ^ SEED_B);
+        self.check
+            .check(&gemm_id("rocm", DType::Int8, shape), |a, b| {
+                check_int8(shape, a, b, |i, j| c[i * n + j], &positions)
+            })
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -152,7 +145,7 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             ("cache_flushed_before_each_sample".into(), true.into()),
             ("arithmetic".into(), ARITHMETIC.into()),
         ]);
-        if let Some(accuracy) = &self.accuracy {
+        if let Some(accuracy) = self.check.accuracy() {
             accuracy.insert_note(&mut notes);
         }
         notes
