@@ -12,11 +12,11 @@
 //! Peak memory is recorded both as what the workload allocated and as the drop in the
 //! device's free memory the driver reported while it allocated.
 
-use super::checked::{close_notes, keep, read_back};
+use super::checked::{close_notes, read_back};
 use super::kernels::{FLASH_ROWS, FLASH_TC_ROWS, FLASH_TC_THREADS, FLASH_THREADS, per_row};
 use super::tensor_ops::suffix;
 use super::{Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, Pod, RawBuffer, upload, zeroed};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
 use crate::workload::DType;
 use crate::workload::attention::{
     AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
@@ -280,7 +280,7 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
             self.launch_once()
         })?;
         let id = bench_id(self.dev.kind().id(), self.kernel, self.shape, T::DTYPE);
-        keep(
+        keep_accuracy(
             &mut self.accuracy,
             &id,
             check_output(self.shape, &self.inputs, &out),

@@ -1,11 +1,13 @@
 //! What the checked GPU workloads do around their kernels, said once for every vendor: a
 //! GEMM keeps its inputs on the host only until its one check before timing, a workload's
-//! output is read back after one run, and every timed record's notes end with what the
+//! output is read back after one run, a copy is compared with its source, and every timed record's notes end with what the
 //! check found and how the timer measured.
 
 use super::{GpuDevice, GpuTimer, Pod, RawBuffer, download};
-use crate::backend::BackendError;
+use crate::backend::{BackendError, keep_accuracy};
 use crate::workload::gemm::{check_positions, check_product};
+use crate::workload::ids::format_bytes_id;
+use crate::workload::transfer::{self, TransferKind};
 use crate::workload::{Accuracy, BenchId, DType, GemmShape};
 use std::collections::BTreeMap;
 
@@ -36,7 +38,7 @@ impl<T> GemmCheck<T> {
         id: &BenchId,
         check: impl FnOnce(&[T], &[T]) -> Result<Accuracy, String>,
     ) -> Result<(), BackendError> {
-        keep(&mut self.accuracy, id, check(&self.a, &self.b))?;
+        keep_accuracy(&mut self.accuracy, id, check(&self.a, &self.b))?;
         self.a = Vec::new();
         self.b = Vec::new();
         Ok(())
@@ -46,17 +48,6 @@ impl<T> GemmCheck<T> {
     pub(crate) fn accuracy(&self) -> Option<&Accuracy> {
         self.accuracy.as_ref()
     }
-}
-
-/// Keeps a passed check's accuracy in `slot` for the record's notes; a mismatch fails
-/// benchmark `id` with the check's detail.
-pub(crate) fn keep(
-    slot: &mut Option<Accuracy>,
-    id: &BenchId,
-    checked: Result<Accuracy, String>,
-) -> Result<(), BackendError> {
-    *slot = Some(checked.map_err(|detail| BackendError::mismatch(id, detail))?);
-    Ok(())
 }
 
 /// Checks a float GEMM's C (row-major M×N, as f64) against the f64 product of its inputs,
@@ -69,6 +60,30 @@ pub(crate) fn check_float_gemm(
 ) -> Result<Accuracy, String> {
     let positions = check_positions(shape, GEMM_RANDOM_CHECKS, seed);
     check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions)
+}
+
+/// Whether a copy's destination `got` holds `source`'s bytes at every position the
+/// transfer family checks; a difference fails the `memory_bandwidth` benchmark of
+/// `backend` (its id, e.g. "cuda") and `kind`.
+pub(crate) fn check_copy(
+    backend: &str,
+    kind: TransferKind,
+    source: &[u8],
+    got: &[u8],
+) -> Result<(), BackendError> {
+    match transfer::check_positions(source.len())
+        .into_iter()
+        .find(|&i| got.get(i) != source.get(i))
+    {
+        None => Ok(()),
+        Some(i) => Err(BackendError::Mismatch {
+            benchmark: format!(
+                "memory_bandwidth/{backend}/{kind}/{}",
+                format_bytes_id(source.len())
+            ),
+            detail: format!("byte {i} differs after the copy"),
+        }),
+    }
 }
 
 /// Runs a workload's kernels once through `launch`, waits for them, and reads back the

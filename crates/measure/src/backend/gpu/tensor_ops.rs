@@ -2,10 +2,10 @@
 //! block per row for sum, softmax and layer norm), checked against the same f64 reference
 //! as the CPU, timed with events after a cache flush.
 
-use super::checked::{close_notes, keep, read_back};
+use super::checked::{close_notes, read_back};
 use super::kernels::{grid_stride, per_row};
 use super::{Arg, GpuDevice, GpuTimer, Pod, RawBuffer, upload, zeroed};
-use crate::backend::{BackendError, TimedWorkload};
+use crate::backend::{BackendError, TimedWorkload, keep_accuracy};
 use crate::workload::DType;
 use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
@@ -133,7 +133,7 @@ impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
         let out = read_back::<T>(self.dev, &self.out, len, || self.launch_once())?;
         let id = bench_id(self.dev.kind().id(), self.op, T::DTYPE, self.shape);
         let checked = check_output(self.op, self.shape, &self.inputs, &out);
-        keep(&mut self.accuracy, &id, checked)
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {

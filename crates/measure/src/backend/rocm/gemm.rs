@@ -2,6 +2,7 @@
 //! checked against the f64 reference before it is timed.
 
 use crate::backend::gpu::checked::{GemmCheck, check_float_gemm};
+use crate::backend::gpu::unit_scalars;
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
@@ -111,12 +112,7 @@ impl<'a> RocblasGemm<'a> {
         let handle = self.dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0);
         let GemmShape { m, n, k } = self.shape;
         let ([a, b, c], (data, compute)) = (self.pointers(), self.types());
-        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
-        let (alpha, beta): (*const c_void, *const c_void) = if self.dtype == DType::F64 {
-            (&one64 as *const f64 as _, &zero64 as *const f64 as _)
-        } else {
-            (&one32 as *const f32 as _, &zero32 as *const f32 as _)
-        };
+        let (alpha, beta) = unit_scalars(self.dtype);
         let op = rbsys::rocblas_operation::rocblas_operation_none;
         // SAFETY: buffers hold M·K, K·N and M·N elements of `data`; C is also D (in place).
         let status = unsafe {

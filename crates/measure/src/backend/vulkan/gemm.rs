@@ -4,9 +4,9 @@
 //! of the stored inputs, as the CUDA and ROCm GEMMs are, before it is timed.
 
 use super::{VulkanBackend, VulkanTimer};
-use crate::backend::gpu::checked::{check_float_gemm, close_notes, keep};
+use crate::backend::gpu::checked::{check_float_gemm, close_notes};
 use crate::backend::gpu::{Arg, GpuDevice, GpuTimer, Grid, RawBuffer, download, upload, zeroed};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
 use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{Accuracy, DType, GemmShape};
@@ -144,7 +144,7 @@ impl TimedWorkload for VulkanGemm<'_> {
         self.dev.synchronize()?;
         let c = self.result()?;
         let checked = check_float_gemm(shape, dtype, [&a, &b, &c], SEED_A ^ SEED_B);
-        keep(&mut self.accuracy, &id, checked)
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
