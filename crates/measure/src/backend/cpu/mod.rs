@@ -153,16 +153,8 @@ impl Backend for CpuBackend {
     /// long, precise runs belong.
     fn sampling(&self, suite: Suite) -> SamplingProfile {
         match suite {
-            Suite::Quick => SamplingProfile {
-                sample_size: 10,
-                warm_up: Duration::from_millis(300),
-                measurement: Duration::from_secs(1),
-            },
-            Suite::Full => SamplingProfile {
-                sample_size: 30,
-                warm_up: Duration::from_secs(1),
-                measurement: Duration::from_secs(5),
-            },
+            Suite::Quick => SamplingProfile::new(10, 300, 1_000),
+            Suite::Full => SamplingProfile::new(30, 1_000, 5_000),
         }
     }
 

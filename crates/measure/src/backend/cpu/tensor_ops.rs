@@ -3,7 +3,7 @@
 //! do. Row-wise ops (sum, softmax, layer norm) make rows the natural unit of work.
 
 use super::pool::StaticPool;
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
 use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
 };
@@ -189,12 +189,9 @@ fn sum_f32<T: HostElement>(x: &[T]) -> f32 {
 impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.compute();
-        let accuracy =
-            check_output(self.op, self.shape, &self.inputs, &self.out).map_err(|detail| {
-                BackendError::mismatch(&bench_id("cpu", self.op, T::DTYPE, self.shape), detail)
-            })?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        let id = bench_id("cpu", self.op, T::DTYPE, self.shape);
+        let checked = check_output(self.op, self.shape, &self.inputs, &self.out);
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
