@@ -3,7 +3,7 @@
 
 use crate::backend::gpu::checked::{GemmCheck, check_float_gemm};
 use crate::backend::gpu::unit_scalars;
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, with_accuracy};
 use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
@@ -20,6 +20,27 @@ use super::device::device_error;
 
 /// A rocBLAS handle; dropping it never panics.
 pub(super) struct RocBlas(pub(super) rbsys::rocblas_handle);
+
+impl RocBlas {
+    /// The handle of `dev`'s rocBLAS; null when it did not load, which the GEMMs' `new`
+    /// turned into a skip before anything launches.
+    pub(super) fn handle_of(dev: &RocmBackend) -> rbsys::rocblas_handle {
+        dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0)
+    }
+}
+
+/// A rocBLAS call's status as a result: anything but success is a device error of
+/// `context`.
+pub(super) fn status_result(
+    status: rbsys::rocblas_status,
+    context: impl FnOnce() -> String,
+) -> Result<(), BackendError> {
+    if status == rbsys::rocblas_status::rocblas_status_success {
+        Ok(())
+    } else {
+        Err(device_error(context(), status))
+    }
+}
 
 impl Drop for RocBlas {
     fn drop(&mut self) {
@@ -109,7 +130,7 @@ impl<'a> RocblasGemm<'a> {
     }
 
     fn launch(&self) -> Result<(), BackendError> {
-        let handle = self.dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0);
+        let handle = RocBlas::handle_of(self.dev);
         let GemmShape { m, n, k } = self.shape;
         let ([a, b, c], (data, compute)) = (self.pointers(), self.types());
         let (alpha, beta) = unit_scalars(self.dtype);
@@ -143,14 +164,9 @@ impl<'a> RocblasGemm<'a> {
                 0,
             )
         };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error(
-                format!("rocblas_gemm_ex {} {}", self.dtype, self.shape),
-                status,
-            ))
-        }
+        status_result(status, || {
+            format!("rocblas_gemm_ex {} {}", self.dtype, self.shape)
+        })
     }
 
     fn result(&self) -> Result<Vec<f64>, BackendError> {
@@ -197,9 +213,6 @@ impl TimedWorkload for RocblasGemm<'_> {
         notes.insert("library".into(), "rocBLAS rocblas_gemm_ex".into());
         notes.insert("timing".into(), "HIP events".into());
         notes.insert("cache_flushed_before_each_sample".into(), true.into());
-        if let Some(accuracy) = self.check.accuracy() {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.check.accuracy())
     }
 }

@@ -10,8 +10,9 @@
 
 use super::RocmBackend;
 use super::device::device_error;
+use super::gemm::{RocBlas, status_result};
 use crate::backend::gpu::checked::{GEMM_RANDOM_CHECKS, GemmCheck};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, with_accuracy};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{ARITHMETIC, check_int8, quantized_inputs};
 use crate::workload::{DType, GemmShape};
@@ -64,7 +65,7 @@ impl<'a> RocblasInt8Gemm<'a> {
 
     fn launch(&self) -> Result<(), BackendError> {
         use rbsys::rocblas_datatype as D;
-        let handle = self.dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0);
+        let handle = RocBlas::handle_of(self.dev);
         let GemmShape { m, n, k } = self.shape;
         let (a, b, c) = (
             self.dev.ptr(&self.a_dev),
@@ -103,14 +104,7 @@ impl<'a> RocblasInt8Gemm<'a> {
                 0,
             )
         };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error(
-                format!("rocblas_gemm_ex int8 {}", self.shape),
-                status,
-            ))
-        }
+        status_result(status, || format!("rocblas_gemm_ex int8 {}", self.shape))
     }
 }
 
@@ -136,7 +130,7 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut notes = BTreeMap::from([
+        let notes = BTreeMap::from([
             (
                 "library".into(),
                 "rocBLAS rocblas_gemm_ex (int8 in, int32 out, int32 compute)".into(),
@@ -145,9 +139,6 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             ("cache_flushed_before_each_sample".into(), true.into()),
             ("arithmetic".into(), ARITHMETIC.into()),
         ]);
-        if let Some(accuracy) = self.check.accuracy() {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.check.accuracy())
     }
 }

@@ -317,13 +317,7 @@ impl GpuDevice for RocmBackend {
             .kernels
             .get_or_init(|| RocmKernels::compile(self))
             .get(BackendKind::Rocm, "hipRTC kernels")?;
-        // A name the source does not define is stackbench's bug: a failure.
-        let function = kernels.functions.get(name).ok_or_else(|| {
-            device_error(
-                format!("launching {name}"),
-                "no such kernel in stackbench's source",
-            )
-        })?;
+        let function = kernels.loaded.get(BackendKind::Rocm, "hipRTC", name)?;
         let mut builder = self.stream.launch_builder(function);
         let config = open::vendor_launch!(builder, LaunchConfig, grid, args);
         // SAFETY: each kernel's parameters match `args` in order and type (kernels.rs).
@@ -383,11 +377,7 @@ impl GpuDevice for RocmBackend {
                 0,
             )
         };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error("rocblas_gemm_strided_batched_ex", status))
-        }
+        gemm::status_result(status, || "rocblas_gemm_strided_batched_ex".into())
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {
