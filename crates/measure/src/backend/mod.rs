@@ -88,6 +88,17 @@ pub(crate) fn keep_accuracy(
     Ok(())
 }
 
+/// A record's `notes` with the check's accuracy added, once the check ran.
+pub(crate) fn with_accuracy(
+    mut notes: BTreeMap<String, serde_json::Value>,
+    accuracy: Option<&crate::workload::Accuracy>,
+) -> BTreeMap<String, serde_json::Value> {
+    if let Some(accuracy) = accuracy {
+        accuracy.insert_note(&mut notes);
+    }
+    notes
+}
+
 /// Why `device` records no `format` GEMM ([`crate::workload::gemm::SUB_BYTE_FORMATS`]):
 /// the hardware reason where the device lacks FP4/FP6 tensor cores, and where it has them
 /// (Blackwell sm_100+, MI355X gfx950) that stackbench has no block-scaled kernel for them

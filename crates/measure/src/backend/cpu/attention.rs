@@ -8,7 +8,7 @@
 //! round-robin so a causal mask's triangle spreads evenly over the workers.
 
 use super::pool::StaticPool;
-use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::DType;
 use crate::workload::attention::{
     AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
@@ -291,10 +291,7 @@ impl TimedWorkload for CpuAttention<'_> {
             (io + self.scratch_bytes() as u64).into(),
         );
         notes.insert("threads".into(), self.pool.threads().into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 

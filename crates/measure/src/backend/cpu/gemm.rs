@@ -11,7 +11,7 @@
 //! crate's `gemm/cpu/f32/...`.
 
 use super::blas::{Blas, BlasInfo};
-use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::gemm::{
     bench_id as gemm_id, blas_bench_id, check_positions, check_product_rounded,
 };
@@ -291,7 +291,7 @@ impl TimedWorkload for CpuGemm {
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut notes = match &self.kernel {
+        let notes = match &self.kernel {
             Kernel::Crate => {
                 let kernel = match self.dtype {
                     DType::Bf16 => {
@@ -324,10 +324,7 @@ impl TimedWorkload for CpuGemm {
                 ),
             ]),
         };
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 

@@ -22,7 +22,7 @@
 //! it on. Such a CPU runs the AVX-512 VNNI kernel, and the notes name the kernel.
 
 use super::pool::{StaticPool, chunk_range};
-use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{ARITHMETIC, Requant, check_int8, check_int8q, quantized_inputs};
 use crate::workload::{DType, GemmShape};
@@ -594,10 +594,7 @@ impl TimedWorkload for CpuInt8Gemm<'_> {
                 (self.requant.scale as f64).into(),
             );
         }
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 

@@ -3,7 +3,7 @@
 //! do. Row-wise ops (sum, softmax, layer norm) make rows the natural unit of work.
 
 use super::pool::StaticPool;
-use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
 };
@@ -204,10 +204,7 @@ impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
         let mut notes = BTreeMap::new();
         notes.insert("threads".into(), self.pool.threads().into());
         notes.insert("compute_precision".into(), "f32".into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 
