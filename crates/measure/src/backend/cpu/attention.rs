@@ -275,9 +275,7 @@ impl TimedWorkload for CpuAttention<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let elapsed = super::time_calls(iters, || self.compute());
-        std::hint::black_box(&self.out);
-        Ok(elapsed)
+        super::time_kept(self, iters, Self::compute, |w| &w.out)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
