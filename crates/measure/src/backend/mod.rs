@@ -76,6 +76,29 @@ impl BackendError {
     }
 }
 
+/// Keeps a passed check's accuracy in `slot` for the record's notes; a mismatch fails
+/// benchmark `id` with the check's detail. Every backend's workloads check their output
+/// once before timing and end here.
+pub(crate) fn keep_accuracy(
+    slot: &mut Option<crate::workload::Accuracy>,
+    id: &crate::workload::BenchId,
+    checked: Result<crate::workload::Accuracy, String>,
+) -> Result<(), BackendError> {
+    *slot = Some(checked.map_err(|detail| BackendError::mismatch(id, detail))?);
+    Ok(())
+}
+
+/// A record's `notes` with the check's accuracy added, once the check ran.
+pub(crate) fn with_accuracy(
+    mut notes: BTreeMap<String, serde_json::Value>,
+    accuracy: Option<&crate::workload::Accuracy>,
+) -> BTreeMap<String, serde_json::Value> {
+    if let Some(accuracy) = accuracy {
+        accuracy.insert_note(&mut notes);
+    }
+    notes
+}
+
 /// Why `device` records no `format` GEMM ([`crate::workload::gemm::SUB_BYTE_FORMATS`]):
 /// the hardware reason where the device lacks FP4/FP6 tensor cores, and where it has them
 /// (Blackwell sm_100+, MI355X gfx950) that stackbench has no block-scaled kernel for them
@@ -147,22 +170,24 @@ pub struct SamplingProfile {
 }
 
 impl SamplingProfile {
+    /// `sample_size` samples after `warm_up_ms` of warm-up, in `measurement_ms`: the
+    /// backends' profiles are tables of these three numbers per suite.
+    pub const fn new(sample_size: usize, warm_up_ms: u64, measurement_ms: u64) -> Self {
+        SamplingProfile {
+            sample_size,
+            warm_up: Duration::from_millis(warm_up_ms),
+            measurement: Duration::from_millis(measurement_ms),
+        }
+    }
+
     /// Criterion's GPU defaults: many short samples. A kernel of a few microseconds to a
     /// few milliseconds gets hundreds of iterations per sample, so 50 samples (quick) or
     /// 100 (full, Criterion's default) cost seconds, and the 25 ms warm-up matches
     /// triton's do_bench before the clock has settled.
     pub fn gpu(suite: Suite) -> SamplingProfile {
         match suite {
-            Suite::Quick => SamplingProfile {
-                sample_size: 50,
-                warm_up: Duration::from_millis(300),
-                measurement: Duration::from_secs(2),
-            },
-            Suite::Full => SamplingProfile {
-                sample_size: 100,
-                warm_up: Duration::from_secs(1),
-                measurement: Duration::from_secs(5),
-            },
+            Suite::Quick => SamplingProfile::new(50, 300, 2_000),
+            Suite::Full => SamplingProfile::new(100, 1_000, 5_000),
         }
     }
 

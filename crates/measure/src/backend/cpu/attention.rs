@@ -8,7 +8,7 @@
 //! round-robin so a causal mask's triangle spreads evenly over the workers.
 
 use super::pool::StaticPool;
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::DType;
 use crate::workload::attention::{
     AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
@@ -270,16 +270,12 @@ impl TimedWorkload for CpuAttention<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.compute();
         let id = bench_id("cpu", self.kernel, self.shape, DType::F32);
-        let accuracy = check_output(self.shape, &self.inputs, &self.out)
-            .map_err(|detail| BackendError::mismatch(&id, detail))?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        let checked = check_output(self.shape, &self.inputs, &self.out);
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let elapsed = super::time_calls(iters, || self.compute());
-        std::hint::black_box(&self.out);
-        Ok(elapsed)
+        super::time_kept(self, iters, Self::compute, |w| &w.out)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -293,10 +289,7 @@ impl TimedWorkload for CpuAttention<'_> {
             (io + self.scratch_bytes() as u64).into(),
         );
         notes.insert("threads".into(), self.pool.threads().into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 

@@ -11,7 +11,7 @@
 //! crate's `gemm/cpu/f32/...`.
 
 use super::blas::{Blas, BlasInfo};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::gemm::{
     bench_id as gemm_id, blas_bench_id, check_positions, check_product_rounded,
 };
@@ -267,7 +267,7 @@ impl TimedWorkload for CpuGemm {
         if self.dtype == DType::F16 {
             rounding = rounding.with_partial_sums(F16_PARTIAL_SUM_EVERY, rounding.output);
         }
-        let accuracy = check_product_rounded(
+        let checked = check_product_rounded(
             self.shape,
             self.dtype,
             rounding,
@@ -275,10 +275,9 @@ impl TimedWorkload for CpuGemm {
             &b,
             |i, j| self.output(i, j),
             &positions,
-        )
-        .map_err(|detail| BackendError::mismatch(&self.id(), detail))?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        );
+        let id = self.id();
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -292,7 +291,7 @@ impl TimedWorkload for CpuGemm {
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut notes = match &self.kernel {
+        let notes = match &self.kernel {
             Kernel::Crate => {
                 let kernel = match self.dtype {
                     DType::Bf16 => {
@@ -325,10 +324,7 @@ impl TimedWorkload for CpuGemm {
                 ),
             ]),
         };
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 
@@ -353,6 +349,14 @@ mod tests {
         }
     }
 
+    /// `g`'s C against the f64 product of its inputs in `dtype`, at the edge rows and
+    /// columns (all of C at these sizes) and no random positions.
+    fn check_every_edge(g: &CpuGemm, dtype: DType) -> Result<crate::workload::Accuracy, String> {
+        let (a, b) = g.inputs_f64();
+        let positions = check_positions(g.shape, 0, 1);
+        check_product(g.shape, dtype, &a, &b, |i, j| g.output(i, j), &positions)
+    }
+
     /// Multiplies a 20×30×40 f32 GEMM, adds one to C[i,j], and checks the reference names it.
     fn a_wrong_entry_is_caught(mut g: CpuGemm, (i, j): (usize, usize)) {
         let shape = g.shape;
@@ -361,15 +365,7 @@ mod tests {
         if let Operands::F32 { c, .. } = &mut g.operands {
             c[i * 30 + j] += 1.0;
         }
-        let (a, b) = g.inputs_f64();
-        let err = check_product(
-            shape,
-            DType::F32,
-            &a,
-            &b,
-            |i, j| g.output(i, j),
-            &check_positions(shape, 0, 1),
-        );
+        let err = check_every_edge(&g, DType::F32);
         assert!(err.unwrap_err().contains(&format!("C[{i},{j}]")));
     }
 
@@ -437,15 +433,7 @@ mod tests {
             c[3 * 8 + 5] += delta;
             delta = c[3 * 8 + 5] - before; // as the addition rounded it
         }
-        let acc = check_product(
-            shape,
-            DType::F64,
-            &a,
-            &b,
-            |i, j| g.output(i, j),
-            &check_positions(shape, 0, 1),
-        )
-        .unwrap();
+        let acc = check_every_edge(&g, DType::F64).unwrap();
         // The entry's own f64 rounding (a few 1e-16 at values near 10) comes on top.
         assert!(
             (acc.max_abs_error - delta).abs() < 1e-14,

@@ -22,7 +22,7 @@
 //! it on. Such a CPU runs the AVX-512 VNNI kernel, and the notes name the kernel.
 
 use super::pool::{StaticPool, chunk_range};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{ARITHMETIC, Requant, check_int8, check_int8q, quantized_inputs};
 use crate::workload::{DType, GemmShape};
@@ -506,84 +506,74 @@ mod x86 {
         unsafe { job.compute_with::<6, 16>(panels, tile_avxvnni) }
     }
 
-    /// 6×64 sums: per group of four K, four 64-byte loads of B, six 4-byte broadcasts of
-    /// A, 24 vpdpbusd into 24 zmm accumulators.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    unsafe fn tile_avx512(kgroups: usize, a: *const u8, b: *const i8, out: &mut [i32]) {
-        let mut acc = [[_mm512_setzero_si512(); 4]; 6];
-        for g in 0..kgroups {
-            // SAFETY: the panels hold `kgroups` groups of 6×4 and 64×4 bytes.
-            unsafe {
-                let bp = b.add(g * 256) as *const __m512i;
-                let bv = [
-                    _mm512_loadu_si512(bp),
-                    _mm512_loadu_si512(bp.add(1)),
-                    _mm512_loadu_si512(bp.add(2)),
-                    _mm512_loadu_si512(bp.add(3)),
-                ];
-                let ap = a.add(g * 24) as *const i32;
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let av = _mm512_set1_epi32(ap.add(r).read_unaligned());
-                    for (x, &bv) in row.iter_mut().zip(&bv) {
-                        *x = _mm512_dpbusd_epi32(*x, av, bv);
+    /// One VNNI micro-kernel: 6 rows of `$vecs` vectors of `$lanes` i32 sums; per group
+    /// of four K, `$vecs` loads of B, six 4-byte broadcasts of A and 6·`$vecs` unsigned ×
+    /// signed dot products. AVX-512 and AVX-VNNI differ only in the vector type, its
+    /// width and the intrinsics, so both tiles are this one loop nest.
+    macro_rules! vnni_tile {
+        (
+            $(#[$doc:meta])*
+            $name:ident, $features:literal, $vec:ty, $vecs:literal x $lanes:literal,
+            $zero:ident, $load:ident, $set1:ident, $dot:ident, $store:ident
+        ) => {
+            $(#[$doc])*
+            #[target_feature(enable = $features)]
+            unsafe fn $name(kgroups: usize, a: *const u8, b: *const i8, out: &mut [i32]) {
+                const NR: usize = $vecs * $lanes;
+                let mut acc = [[$zero(); $vecs]; 6];
+                for g in 0..kgroups {
+                    // SAFETY: the panels hold `kgroups` groups of 6×4 and NR×4 bytes.
+                    unsafe {
+                        let bp = b.add(g * NR * 4) as *const $vec;
+                        let mut bv = [$zero(); $vecs];
+                        for (v, x) in bv.iter_mut().enumerate() {
+                            *x = $load(bp.add(v));
+                        }
+                        let ap = a.add(g * 24) as *const i32;
+                        for (r, row) in acc.iter_mut().enumerate() {
+                            let av = $set1(ap.add(r).read_unaligned());
+                            for (x, &bv) in row.iter_mut().zip(&bv) {
+                                *x = $dot(*x, av, bv);
+                            }
+                        }
+                    }
+                }
+                for (r, row) in acc.iter().enumerate() {
+                    for (v, x) in row.iter().enumerate() {
+                        // SAFETY: out holds 6 rows of NR.
+                        unsafe { $store(out.as_mut_ptr().add(r * NR + v * $lanes) as *mut $vec, *x) };
                     }
                 }
             }
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (v, x) in row.iter().enumerate() {
-                // SAFETY: out holds 6 rows of 64.
-                unsafe {
-                    _mm512_storeu_si512(out.as_mut_ptr().add(r * 64 + v * 16) as *mut __m512i, *x)
-                };
-            }
-        }
+        };
     }
 
-    /// 6×16 sums with VEX vpdpbusd on ymm: 12 accumulators, two B loads, six broadcasts.
-    #[target_feature(enable = "avx2,avxvnni")]
-    unsafe fn tile_avxvnni(kgroups: usize, a: *const u8, b: *const i8, out: &mut [i32]) {
-        let mut acc = [[_mm256_setzero_si256(); 2]; 6];
-        for g in 0..kgroups {
-            // SAFETY: the panels hold `kgroups` groups of 6×4 and 16×4 bytes.
-            unsafe {
-                let bp = b.add(g * 64) as *const __m256i;
-                let bv = [_mm256_loadu_si256(bp), _mm256_loadu_si256(bp.add(1))];
-                let ap = a.add(g * 24) as *const i32;
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let av = _mm256_set1_epi32(ap.add(r).read_unaligned());
-                    for (x, &bv) in row.iter_mut().zip(&bv) {
-                        *x = _mm256_dpbusd_avx_epi32(*x, av, bv);
-                    }
-                }
-            }
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (v, x) in row.iter().enumerate() {
-                // SAFETY: out holds 6 rows of 16.
-                unsafe {
-                    _mm256_storeu_si256(out.as_mut_ptr().add(r * 16 + v * 8) as *mut __m256i, *x)
-                };
-            }
-        }
-    }
+    vnni_tile!(
+        /// 6×64 sums with vpdpbusd on zmm: 24 accumulators, four B loads, six broadcasts.
+        tile_avx512, "avx512f,avx512bw,avx512vnni", __m512i, 4 x 16,
+        _mm512_setzero_si512, _mm512_loadu_si512, _mm512_set1_epi32, _mm512_dpbusd_epi32,
+        _mm512_storeu_si512
+    );
+
+    vnni_tile!(
+        /// 6×16 sums with VEX vpdpbusd on ymm: 12 accumulators, two B loads, six broadcasts.
+        tile_avxvnni, "avx2,avxvnni", __m256i, 2 x 8,
+        _mm256_setzero_si256, _mm256_loadu_si256, _mm256_set1_epi32, _mm256_dpbusd_avx_epi32,
+        _mm256_storeu_si256
+    );
 }
 
 impl TimedWorkload for CpuInt8Gemm<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.multiply_once();
         let positions = check_positions(self.shape, RANDOM_CHECKS, 0xC4EC);
-        let accuracy = self.check(&positions).map_err(|detail| {
-            BackendError::mismatch(&gemm_id("cpu", self.dtype, self.shape), detail)
-        })?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        let id = gemm_id("cpu", self.dtype, self.shape);
+        let checked = self.check(&positions);
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let elapsed = super::time_calls(iters, || self.multiply_once());
-        std::hint::black_box(&self.scratch.c32);
-        Ok(elapsed)
+        super::time_kept(self, iters, Self::multiply_once, |w| &w.scratch.c32)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -602,10 +592,7 @@ impl TimedWorkload for CpuInt8Gemm<'_> {
                 (self.requant.scale as f64).into(),
             );
         }
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 

@@ -50,13 +50,27 @@ fn device_info(cpu: &CpuInfo) -> DeviceInfo {
 }
 
 /// Host-clock time of `iters` back-to-back calls of `call`: on the CPU the host clock is
-/// the device clock. Callers `black_box` their output afterwards so the work stays live.
+/// the device clock. Callers `black_box` their output afterwards so the work stays live
+/// ([`time_kept`] does both).
 pub(crate) fn time_calls(iters: u64, mut call: impl FnMut()) -> Duration {
     let start = std::time::Instant::now();
     for _ in 0..iters {
         call();
     }
     start.elapsed()
+}
+
+/// [`time_calls`] of `compute` on `work`, then the output it writes (`kept`) passed
+/// through `black_box`, so the compiler must keep the work that wrote it.
+pub(crate) fn time_kept<W, T: ?Sized>(
+    work: &mut W,
+    iters: u64,
+    mut compute: impl FnMut(&mut W),
+    kept: impl FnOnce(&W) -> &T,
+) -> Result<Duration, super::BackendError> {
+    let elapsed = time_calls(iters, || compute(work));
+    std::hint::black_box(kept(work));
+    Ok(elapsed)
 }
 
 /// Worker threads: every CPU this process may run on.
@@ -153,16 +167,8 @@ impl Backend for CpuBackend {
     /// long, precise runs belong.
     fn sampling(&self, suite: Suite) -> SamplingProfile {
         match suite {
-            Suite::Quick => SamplingProfile {
-                sample_size: 10,
-                warm_up: Duration::from_millis(300),
-                measurement: Duration::from_secs(1),
-            },
-            Suite::Full => SamplingProfile {
-                sample_size: 30,
-                warm_up: Duration::from_secs(1),
-                measurement: Duration::from_secs(5),
-            },
+            Suite::Quick => SamplingProfile::new(10, 300, 1_000),
+            Suite::Full => SamplingProfile::new(30, 1_000, 5_000),
         }
     }
 

@@ -3,7 +3,7 @@
 //! do. Row-wise ops (sum, softmax, layer norm) make rows the natural unit of work.
 
 use super::pool::StaticPool;
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy, with_accuracy};
 use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
 };
@@ -189,28 +189,20 @@ fn sum_f32<T: HostElement>(x: &[T]) -> f32 {
 impl<T: HostElement> TimedWorkload for CpuTensorOp<'_, T> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.compute();
-        let accuracy =
-            check_output(self.op, self.shape, &self.inputs, &self.out).map_err(|detail| {
-                BackendError::mismatch(&bench_id("cpu", self.op, T::DTYPE, self.shape), detail)
-            })?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        let id = bench_id("cpu", self.op, T::DTYPE, self.shape);
+        let checked = check_output(self.op, self.shape, &self.inputs, &self.out);
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        let elapsed = super::time_calls(iters, || self.compute());
-        std::hint::black_box(&self.out);
-        Ok(elapsed)
+        super::time_kept(self, iters, Self::compute, |w| &w.out)
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
         let mut notes = BTreeMap::new();
         notes.insert("threads".into(), self.pool.threads().into());
         notes.insert("compute_precision".into(), "f32".into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.accuracy.as_ref())
     }
 }
 

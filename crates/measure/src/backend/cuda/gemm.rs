@@ -12,12 +12,13 @@
 
 use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, device_error, raw_stream, text};
-use crate::backend::gpu::GpuTimer;
+use crate::backend::gpu::checked::{GemmCheck, check_float_gemm, close_notes};
+use crate::backend::gpu::{GpuTimer, unit_scalars};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::fp8::{
     fp8_e4m3_from_f32, fp8_e4m3_to_f32, fp8_e5m2_from_f32, fp8_e5m2_to_f32,
 };
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
+use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use cudarc::cublas::result as blas;
@@ -34,8 +35,6 @@ use std::time::Duration;
 
 const SEED_A: u64 = 0x0C0D_A00A;
 const SEED_B: u64 = 0x0C0D_A00B;
-/// Output positions checked at random, besides every edge row and column.
-const RANDOM_CHECKS: usize = 512;
 /// cuBLASLt workspace: 32 MiB, NVIDIA's recommendation for Hopper.
 const LT_WORKSPACE_BYTES: usize = 32 << 20;
 
@@ -117,11 +116,8 @@ pub struct CublasGemm<'a> {
     shape: GemmShape,
     dtype: DType,
     operands: Operands,
-    /// The inputs as the kernel reads them, kept for the check.
-    a: Vec<f64>,
-    b: Vec<f64>,
+    check: GemmCheck<f64>,
     timer: DeviceTimer<'a>,
-    accuracy: Option<crate::workload::Accuracy>,
 }
 
 impl<'a> CublasGemm<'a> {
@@ -161,10 +157,8 @@ impl<'a> CublasGemm<'a> {
             shape,
             dtype,
             operands,
-            a,
-            b,
+            check: GemmCheck::new(a, b),
             timer: DeviceTimer::new(dev, true)?,
-            accuracy: None,
         })
     }
 
@@ -195,16 +189,10 @@ impl<'a> CublasGemm<'a> {
         let GemmShape { m, n, k } = self.shape;
         let (a, b, c) = self.pointers();
         let (data, compute) = self.types();
-        // Scalars in the compute type's precision (f64 for f64, f32 otherwise).
-        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
-        let (alpha, beta): (*const c_void, *const c_void) = if self.dtype == DType::F64 {
-            (&one64 as *const f64 as _, &zero64 as *const f64 as _)
-        } else {
-            (&one32 as *const f32 as _, &zero32 as *const f32 as _)
-        };
+        let (alpha, beta) = unit_scalars(self.dtype);
         let op = bsys::cublasOperation_t::CUBLAS_OP_N;
-        // SAFETY: the buffers hold M·K, K·N and M·N elements of `data`; the scalars live
-        // until the call returns (cuBLAS reads host scalars before returning).
+        // SAFETY: the buffers hold M·K, K·N and M·N elements of `data`; the scalars are
+        // statics (cuBLAS reads host scalars before returning).
         unsafe {
             blas::gemm_ex(
                 self.blas.handle,
@@ -247,15 +235,14 @@ pub(super) fn widen<T: Copy>(values: Vec<T>, f: impl Fn(T) -> f64) -> Vec<f64> {
 
 /// Checks C (row-major M×N, as f64) against the f64 product of the stored inputs.
 fn check(
+    inputs: &mut GemmCheck<f64>,
     shape: GemmShape,
     dtype: DType,
-    a: &[f64],
-    b: &[f64],
     c: &[f64],
-) -> Result<crate::workload::Accuracy, BackendError> {
-    let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-    check_product(shape, dtype, a, b, |i, j| c[i * shape.n + j], &positions)
-        .map_err(|detail| BackendError::mismatch(&gemm_id("cuda", dtype, shape), detail))
+) -> Result<(), BackendError> {
+    inputs.check(&gemm_id("cuda", dtype, shape), |a, b| {
+        check_float_gemm(shape, dtype, [a, b, c], SEED_A ^ SEED_B)
+    })
 }
 
 impl TimedWorkload for CublasGemm<'_> {
@@ -263,11 +250,7 @@ impl TimedWorkload for CublasGemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = self.result()?;
-        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
-        // The inputs are not needed again; large shapes hold gigabytes of them.
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        check(&mut self.check, self.shape, self.dtype, &c)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -279,10 +262,7 @@ impl TimedWorkload for CublasGemm<'_> {
         let (_, compute) = self.types();
         notes.insert("library".into(), "cuBLAS cublasGemmEx".into());
         notes.insert("compute_type".into(), format!("{compute:?}").into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.check.accuracy(), &self.timer);
         notes
     }
 }
@@ -292,18 +272,9 @@ impl TimedWorkload for CublasGemm<'_> {
 /// `fp8e5m2` has A in e5m2 and B in e4m3, because cuBLASLt has no e5m2×e5m2 kernel (the
 /// mixed pair is what training's backward pass runs: e5m2 gradients × e4m3 weights).
 pub struct Fp8Gemm<'a> {
-    dev: &'a CudaBackend,
-    lt: &'a BlasLt,
-    shape: GemmShape,
-    dtype: DType,
-    a_dev: DeviceBuffer<u8>,
-    bt_dev: DeviceBuffer<u8>,
+    gemm: LtGemm<'a, u8>,
     d_dev: DeviceBuffer<bf16>,
-    plan: LtPlan,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    timer: DeviceTimer<'a>,
-    accuracy: Option<crate::workload::Accuracy>,
+    check: GemmCheck<f64>,
 }
 
 impl<'a> Fp8Gemm<'a> {
@@ -347,10 +318,6 @@ impl<'a> Fp8Gemm<'a> {
             fp8_e4m3_from_f32,
             fp8_e4m3_to_f32,
         );
-        let bt_bytes = transposed(&b_bytes, k, n);
-        let a_dev = DeviceBuffer::upload(dev, &a_bytes)?;
-        let bt_dev = DeviceBuffer::upload(dev, &bt_bytes)?;
-        let d_dev = DeviceBuffer::upload(dev, &vec![bf16::ZERO; m * n])?;
         let types = LtTypes {
             compute: ltsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             scale: ltsys::cudaDataType_t::CUDA_R_32F,
@@ -359,33 +326,85 @@ impl<'a> Fp8Gemm<'a> {
             y: a_type,
             d: ltsys::cudaDataType_t::CUDA_R_16BF,
         };
-        let plan = LtPlan::new(lt, shape, types)?;
+        let gemm = LtGemm::new(dev, lt, shape, dtype, [&a_bytes, &b_bytes], types)?;
         Ok(Fp8Gemm {
+            gemm,
+            d_dev: DeviceBuffer::upload(dev, &vec![bf16::ZERO; m * n])?,
+            check: GemmCheck::new(a, b),
+        })
+    }
+
+    fn launch(&self) -> Result<(), BackendError> {
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        // SAFETY: the scalars are f32 as the plan's scale type, and live until it returns;
+        // D holds M×N bf16, the plan's D type.
+        unsafe {
+            self.gemm.launch(
+                &alpha as *const f32 as *const c_void,
+                &beta as *const f32 as *const c_void,
+                self.d_dev.ptr,
+            )
+        }
+    }
+}
+
+/// What the cuBLASLt TN GEMMs (FP8 and IMMA) hold besides their output and check: the
+/// device and handle, A and Bᵀ on the device in the input type, the plan and the timer.
+pub(super) struct LtGemm<'a, I> {
+    pub(super) dev: &'a CudaBackend,
+    lt: &'a BlasLt,
+    pub(super) shape: GemmShape,
+    pub(super) dtype: DType,
+    a_dev: DeviceBuffer<I>,
+    bt_dev: DeviceBuffer<I>,
+    plan: LtPlan,
+    pub(super) timer: DeviceTimer<'a>,
+}
+
+impl<'a, I: cudarc::driver::DeviceRepr + Copy + Default> LtGemm<'a, I> {
+    /// Uploads A (M×K row-major) and B (K×N row-major) stored transposed, the X operand
+    /// the plan's layouts expect, and plans the matmul of `types`.
+    pub(super) fn new(
+        dev: &'a CudaBackend,
+        lt: &'a BlasLt,
+        shape: GemmShape,
+        dtype: DType,
+        [a, b]: [&[I]; 2],
+        types: LtTypes,
+    ) -> Result<Self, BackendError> {
+        let a_dev = DeviceBuffer::upload(dev, a)?;
+        let bt_dev = DeviceBuffer::upload(dev, &transposed(b, shape.k, shape.n))?;
+        Ok(LtGemm {
             dev,
             lt,
             shape,
             dtype,
             a_dev,
             bt_dev,
-            d_dev,
-            plan,
-            a,
-            b,
+            plan: LtPlan::new(lt, shape, types)?,
             timer: DeviceTimer::new(dev, true)?,
-            accuracy: None,
         })
     }
 
-    fn launch(&self) -> Result<(), BackendError> {
-        let (alpha, beta) = (1.0f32, 0.0f32);
-        // SAFETY: the scalars are f32 as the plan's scale type, and live until it returns.
+    /// Enqueues D = A·B into `d`.
+    ///
+    /// # Safety
+    /// As [`LtPlan::matmul`]: `alpha` and `beta` point at scalars of the plan's scale type
+    /// that live until this returns, and `d` holds M×N of the plan's D type.
+    pub(super) unsafe fn launch(
+        &self,
+        alpha: *const c_void,
+        beta: *const c_void,
+        d: u64,
+    ) -> Result<(), BackendError> {
+        // SAFETY: A and Bᵀ were uploaded for the plan's shape; the rest is the caller's.
         unsafe {
             self.plan.matmul(
                 self.lt,
                 self.dev,
-                &alpha as *const f32 as *const c_void,
-                &beta as *const f32 as *const c_void,
-                [self.bt_dev.ptr, self.a_dev.ptr, self.d_dev.ptr],
+                alpha,
+                beta,
+                [self.bt_dev.ptr, self.a_dev.ptr, d],
             )
         }
         .map_err(|e| device_error(format!("cublasLtMatmul {} {}", self.dtype, self.shape))(text(e)))
@@ -559,16 +578,13 @@ pub(super) fn transposed<T: Copy + Default>(b: &[T], k: usize, n: usize) -> Vec<
 impl TimedWorkload for Fp8Gemm<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.launch()?;
-        self.dev.synchronize()?;
-        let c = widen(self.d_dev.download(self.dev)?, |v| v.to_f64());
-        self.accuracy = Some(check(self.shape, self.dtype, &self.a, &self.b, &c)?);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        self.gemm.dev.synchronize()?;
+        let c = widen(self.d_dev.download(self.gemm.dev)?, |v| v.to_f64());
+        check(&mut self.check, self.gemm.shape, self.gemm.dtype, &c)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.timer.time(iters, &mut || self.launch())
+        self.gemm.timer.time(iters, &mut || self.launch())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
@@ -578,10 +594,7 @@ impl TimedWorkload for Fp8Gemm<'_> {
             "cuBLASLt cublasLtMatmul (TN, bf16 output)".into(),
         );
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32F".into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.check.accuracy(), &self.gemm.timer);
         notes
     }
 }

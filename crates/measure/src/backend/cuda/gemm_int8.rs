@@ -10,9 +10,10 @@
 //! a different rounding fails `int8q`'s check with the entry named, never a silent pass.
 
 use super::CudaBackend;
-use super::device::{DeviceBuffer, DeviceTimer, device_error, text};
-use super::gemm::{BlasLt, LtPlan, LtTypes, transposed};
+use super::device::DeviceBuffer;
+use super::gemm::{LtGemm, LtTypes};
 use crate::backend::gpu::GpuTimer;
+use crate::backend::gpu::checked::{GEMM_RANDOM_CHECKS, GemmCheck, close_notes};
 use crate::backend::{BackendError, BackendKind, TimedWorkload};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{
@@ -26,7 +27,6 @@ use std::time::Duration;
 
 const SEED_A: u64 = 0x0C0D_A18A;
 const SEED_B: u64 = 0x0C0D_A18B;
-const RANDOM_CHECKS: usize = 512;
 
 /// The output: int32 sums or requantised int8.
 enum Output {
@@ -35,19 +35,10 @@ enum Output {
 }
 
 pub struct ImmaGemm<'a> {
-    dev: &'a CudaBackend,
-    lt: &'a BlasLt,
-    shape: GemmShape,
-    dtype: DType,
-    a_dev: DeviceBuffer<i8>,
-    bt_dev: DeviceBuffer<i8>,
+    gemm: LtGemm<'a, i8>,
     d_dev: Output,
-    plan: LtPlan,
     requant: Requant,
-    a: Vec<i8>,
-    b: Vec<i8>,
-    timer: DeviceTimer<'a>,
-    accuracy: Option<crate::workload::Accuracy>,
+    check: GemmCheck<i8>,
 }
 
 impl<'a> ImmaGemm<'a> {
@@ -79,9 +70,6 @@ impl<'a> ImmaGemm<'a> {
         let a = quantized_inputs(SEED_A, m * k);
         let b = quantized_inputs(SEED_B, k * n);
         let requant = Requant::for_inputs(k, &a, &b);
-        let bt = transposed(&b, k, n);
-        let a_dev = DeviceBuffer::upload(dev, &a)?;
-        let bt_dev = DeviceBuffer::upload(dev, &bt)?;
         use ltsys::cudaDataType_t as T;
         let (d_dev, scale, d) = match dtype {
             DType::Int8q => (
@@ -102,21 +90,12 @@ impl<'a> ImmaGemm<'a> {
             y: T::CUDA_R_8I,
             d,
         };
-        let plan = LtPlan::new(lt, shape, types)?;
+        let gemm = LtGemm::new(dev, lt, shape, dtype, [&a, &b], types)?;
         Ok(ImmaGemm {
-            dev,
-            lt,
-            shape,
-            dtype,
-            a_dev,
-            bt_dev,
+            gemm,
             d_dev,
-            plan,
             requant,
-            a,
-            b,
-            timer: DeviceTimer::new(dev, true)?,
-            accuracy: None,
+            check: GemmCheck::new(a, b),
         })
     }
 
@@ -129,73 +108,53 @@ impl<'a> ImmaGemm<'a> {
             Output::Requantised(d) => (&scale as *const f32 as _, &fzero as *const f32 as _, d.ptr),
         };
         // SAFETY: the scalars are of the plan's scale type (int32, or f32 for int8q) and
-        // live until the call returns.
-        unsafe {
-            self.plan.matmul(
-                self.lt,
-                self.dev,
-                alpha,
-                beta,
-                [self.bt_dev.ptr, self.a_dev.ptr, d],
-            )
-        }
-        .map_err(|e| device_error(format!("cublasLtMatmul {} {}", self.dtype, self.shape))(text(e)))
+        // live until the call returns; D is the output of the plan's D type.
+        unsafe { self.gemm.launch(alpha, beta, d) }
     }
 }
 
 impl TimedWorkload for ImmaGemm<'_> {
     fn verify(&mut self) -> Result<(), BackendError> {
         self.launch()?;
-        self.dev.synchronize()?;
-        let (shape, n) = (self.shape, self.shape.n);
-        let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-        let checked = match &self.d_dev {
+        let (dev, shape, n) = (self.gemm.dev, self.gemm.shape, self.gemm.shape.n);
+        dev.synchronize()?;
+        let positions = check_positions(shape, GEMM_RANDOM_CHECKS, SEED_A ^ SEED_B);
+        let id = gemm_id("cuda", self.gemm.dtype, shape);
+        match &self.d_dev {
             Output::Sums(d) => {
-                let c = d.download(self.dev)?;
-                check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions)
+                let c = d.download(dev)?;
+                self.check.check(&id, |a, b| {
+                    check_int8(shape, a, b, |i, j| c[i * n + j], &positions)
+                })
             }
             Output::Requantised(d) => {
-                let c = d.download(self.dev)?;
-                check_int8q(
-                    shape,
-                    &self.a,
-                    &self.b,
-                    self.requant,
-                    |i, j| c[i * n + j],
-                    &positions,
-                )
+                let c = d.download(dev)?;
+                let requant = self.requant;
+                self.check.check(&id, |a, b| {
+                    check_int8q(shape, a, b, requant, |i, j| c[i * n + j], &positions)
+                })
             }
-        };
-        let accuracy = checked.map_err(|detail| {
-            BackendError::mismatch(&gemm_id("cuda", self.dtype, shape), detail)
-        })?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        }
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        self.timer.time(iters, &mut || self.launch())
+        self.gemm.timer.time(iters, &mut || self.launch())
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
         let mut notes = BTreeMap::new();
-        let library = match self.dtype {
+        let library = match self.gemm.dtype {
             DType::Int8q => "cuBLASLt cublasLtMatmul IMMA (TN, int8 output, f32 alpha)",
             _ => "cuBLASLt cublasLtMatmul IMMA (TN, int32 output)",
         };
         notes.insert("library".into(), library.into());
         notes.insert("compute_type".into(), "CUBLAS_COMPUTE_32I".into());
         notes.insert("arithmetic".into(), ARITHMETIC.into());
-        if self.dtype == DType::Int8q {
+        if self.gemm.dtype == DType::Int8q {
             notes.insert("requantisation".into(), REQUANT_SCHEME.into());
             notes.insert("requant_scale".into(), (self.requant.scale as f64).into());
         }
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.check.accuracy(), &self.gemm.timer);
         notes
     }
 }

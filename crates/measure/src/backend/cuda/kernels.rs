@@ -3,16 +3,13 @@
 
 use super::CudaBackend;
 use crate::backend::gpu::kernels::{Platform, source};
-use crate::backend::gpu::library::{BuildFailure, Library, load_kernels};
+use crate::backend::gpu::library::{BuildFailure, Library, LoadedKernels};
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
-use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Every kernel function of the shared source, compiled for this device and loaded by name.
 pub struct Kernels {
-    _module: Arc<CudaModule>,
-    functions: HashMap<String, CudaFunction>,
+    loaded: LoadedKernels<CudaModule, CudaFunction>,
     pub arch: &'static str,
 }
 
@@ -120,10 +117,8 @@ impl Kernels {
             let module = dev.ctx.load_module(ptx).map_err(|e| {
                 BuildFailure::new(format!("loading the {arch} module"), format!("{e:?}"))
             })?;
-            let functions = load_kernels(|name| module.load_function(name))?;
             Ok(Kernels {
-                _module: module,
-                functions,
+                loaded: LoadedKernels::load(module, |m, name| m.load_function(name))?,
                 arch,
             })
         })
@@ -131,13 +126,8 @@ impl Kernels {
 
     /// A kernel by name; a name the source does not define is stackbench's bug: a failure.
     pub fn get(&self, name: &str) -> Result<&CudaFunction, crate::backend::BackendError> {
-        self.functions
-            .get(name)
-            .ok_or_else(|| crate::backend::BackendError::Device {
-                backend: crate::backend::BackendKind::Cuda,
-                context: format!("launching {name}"),
-                message: "no such kernel in stackbench's NVRTC source".into(),
-            })
+        self.loaded
+            .get(crate::backend::BackendKind::Cuda, "NVRTC", name)
     }
 }
 

@@ -21,7 +21,7 @@ pub mod transfer;
 
 use super::gpu::alloc::DeviceAllocWorkload;
 use super::gpu::library::{BuildFailure, Library};
-use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer};
+use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer, open};
 use super::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
 use crate::system::gpu_peaks;
 use crate::workload::alloc::AllocPattern;
@@ -42,24 +42,7 @@ pub const L2_FLUSH_BYTES: usize = 256 << 20;
 /// Probes for NVIDIA GPUs. Never panics: a missing driver, no device, or a panic inside
 /// cudarc all become `Unavailable` with the reason.
 pub fn probe() -> Availability {
-    match std::panic::catch_unwind(probe_devices) {
-        Ok(Ok(devices)) => Availability::Available { devices },
-        Ok(Err(reason)) => Availability::Unavailable { reason },
-        Err(panic) => Availability::Unavailable {
-            reason: format!(
-                "the CUDA libraries failed while probing: {}",
-                panic_text(&panic)
-            ),
-        },
-    }
-}
-
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_else(|| "unknown panic".into())
+    open::probe("the CUDA libraries failed while probing", probe_devices)
 }
 
 fn probe_devices() -> Result<Vec<DeviceInfo>, String> {
@@ -211,27 +194,10 @@ impl CudaBackend {
     /// Opens the device named by `STACKBENCH_CUDA_DEVICE` (default 0); the error is the
     /// reason the benchmarks are skipped.
     pub fn open() -> Result<CudaBackend, String> {
-        let devices = match probe() {
-            Availability::Available { devices } => devices,
-            Availability::Unavailable { reason } => return Err(reason),
-        };
-        let ordinal = match std::env::var(DEVICE_ENV) {
-            Ok(v) => v
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{DEVICE_ENV}={v} is not a device number"))?,
-            Err(_) => 0,
-        };
-        let info = devices
-            .into_iter()
-            .nth(ordinal)
-            .ok_or_else(|| format!("{DEVICE_ENV}={ordinal}: no such CUDA device"))?;
-        std::panic::catch_unwind(|| Self::open_device(ordinal, info)).map_err(|panic| {
-            format!(
-                "the CUDA libraries failed while opening: {}",
-                panic_text(&panic)
-            )
-        })?
+        let (ordinal, info) = open::select(probe(), DEVICE_ENV, "CUDA device")?;
+        open::unpanicked("the CUDA libraries failed while opening", || {
+            Self::open_device(ordinal, info)
+        })
     }
 
     /// cuBLAS and cuBLASLt handles on the stream. A library that is not installed skips
@@ -268,12 +234,7 @@ impl CudaBackend {
             .new_stream()
             .map_err(|e| format!("creating a stream: {e:?}"))?;
         let (blas, lt) = Self::library_handles(&ctx, &stream);
-        let prop = |key: &str| {
-            info.properties
-                .get(key)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0)
-        };
+        let prop = |key: &str| open::property_u64(&info, key);
         let (sm_count, l2_bytes, memory_bytes) = (
             prop("sm_count") as u32,
             prop("l2_bytes") as usize,
@@ -489,19 +450,7 @@ impl GpuDevice for CudaBackend {
         use cudarc::driver::{LaunchConfig, PushKernelArg};
         let function = self.kernels()?.get(name)?;
         let mut builder = self.stream.launch_builder(function);
-        for arg in args {
-            match arg {
-                Arg::Ptr(v) | Arg::U64(v) => builder.arg(v),
-                Arg::I32(v) => builder.arg(v),
-                Arg::F32(v) => builder.arg(v),
-                Arg::F64(v) => builder.arg(v),
-            };
-        }
-        let config = LaunchConfig {
-            grid_dim: grid.blocks,
-            block_dim: (grid.threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let config = open::vendor_launch!(builder, LaunchConfig, grid, args);
         // SAFETY: each kernel's parameters match `args` in order and type (kernels.rs);
         // pointers are device buffers the calling workload owns for its whole life.
         unsafe { builder.launch(config) }

@@ -5,8 +5,8 @@
 use super::CudaBackend;
 use super::device::{DeviceBuffer, DeviceTimer, PinnedBuffer, device_error, raw_stream, text};
 use crate::backend::gpu::GpuTimer;
+use crate::backend::gpu::checked::check_copy;
 use crate::backend::{BackendError, TimedWorkload};
-use crate::workload::ids::format_bytes_id;
 use crate::workload::transfer::{self, TransferKind};
 use cudarc::driver::result;
 use std::collections::BTreeMap;
@@ -117,20 +117,7 @@ impl<'a> CudaTransfer<'a> {
                 None => Vec::new(),
             },
         };
-        let bad = transfer::check_positions(self.source.len())
-            .into_iter()
-            .find(|&i| got.get(i) != self.source.get(i));
-        match bad {
-            None => Ok(()),
-            Some(i) => Err(BackendError::Mismatch {
-                benchmark: format!(
-                    "memory_bandwidth/cuda/{}/{}",
-                    self.kind,
-                    format_bytes_id(self.source.len())
-                ),
-                detail: format!("byte {i} differs after the copy"),
-            }),
-        }
+        check_copy("cuda", self.kind, &self.source, &got)
     }
 }
 

@@ -12,12 +12,11 @@
 //! Peak memory is recorded both as what the workload allocated and as the drop in the
 //! device's free memory the driver reported while it allocated.
 
+use super::checked::{close_notes, read_back};
 use super::kernels::{FLASH_ROWS, FLASH_TC_ROWS, FLASH_TC_THREADS, FLASH_THREADS, per_row};
 use super::tensor_ops::suffix;
-use super::{
-    Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, Pod, RawBuffer, download, upload, zeroed,
-};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use super::{Arg, BatchedGemm, GpuDevice, GpuTimer, Grid, Pod, RawBuffer, upload, zeroed};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
 use crate::workload::DType;
 use crate::workload::attention::{
     AttentionInputs, AttentionKernel, AttentionShape, bench_id, check_output,
@@ -277,15 +276,15 @@ impl<'a, T: HostElement + Pod> GpuAttention<'a, T> {
 
 impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
     fn verify(&mut self) -> Result<(), BackendError> {
-        self.launch_once()?;
-        self.dev.synchronize()?;
-        let mut out = download::<T>(self.dev, &self.o)?;
-        out.truncate(self.shape.elements());
+        let out = read_back::<T>(self.dev, &self.o, self.shape.elements(), || {
+            self.launch_once()
+        })?;
         let id = bench_id(self.dev.kind().id(), self.kernel, self.shape, T::DTYPE);
-        let accuracy = check_output(self.shape, &self.inputs, &out)
-            .map_err(|detail| BackendError::mismatch(&id, detail))?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        keep_accuracy(
+            &mut self.accuracy,
+            &id,
+            check_output(self.shape, &self.inputs, &out),
+        )
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -314,10 +313,7 @@ impl<T: HostElement + Pod> TimedWorkload for GpuAttention<'_, T> {
             }
             .into(),
         );
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.accuracy.as_ref(), self.timer.as_ref());
         notes
     }
 }

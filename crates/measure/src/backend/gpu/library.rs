@@ -102,6 +102,44 @@ pub fn load_kernels<F, E: std::fmt::Debug>(
         .collect()
 }
 
+/// Every kernel of the shared source loaded by name from one vendor module, which is held
+/// so the functions stay valid: what CUDA (NVRTC) and ROCm (hipRTC) each build.
+pub struct LoadedKernels<M, F> {
+    _module: std::sync::Arc<M>,
+    functions: std::collections::HashMap<String, F>,
+}
+
+impl<M, F> LoadedKernels<M, F> {
+    /// Loads every kernel of the shared source from `module` through the vendor's `load`.
+    pub fn load<E: std::fmt::Debug>(
+        module: std::sync::Arc<M>,
+        load: impl Fn(&std::sync::Arc<M>, &str) -> Result<F, E>,
+    ) -> Result<Self, BuildFailure> {
+        let functions = load_kernels(|name| load(&module, name))?;
+        Ok(LoadedKernels {
+            _module: module,
+            functions,
+        })
+    }
+
+    /// A kernel by name; a name the source does not define is stackbench's bug, so a
+    /// failure of `backend`, whose `compiler` built the module.
+    pub fn get(
+        &self,
+        backend: BackendKind,
+        compiler: &str,
+        name: &str,
+    ) -> Result<&F, BackendError> {
+        self.functions
+            .get(name)
+            .ok_or_else(|| BackendError::Device {
+                backend,
+                context: format!("launching {name}"),
+                message: format!("no such kernel in stackbench's {compiler} source"),
+            })
+    }
+}
+
 /// The last `lines` non-empty lines of a compiler log, joined by newlines.
 pub fn log_tail(log: &str, lines: usize) -> String {
     let kept: Vec<&str> = log

@@ -10,9 +10,11 @@
 pub mod alloc;
 pub mod attention;
 pub(crate) mod backend;
+pub(crate) mod checked;
 pub mod emulator;
 pub mod kernels;
 pub mod library;
+pub(crate) mod open;
 pub mod stream;
 pub mod tensor_ops;
 
@@ -127,6 +129,19 @@ pub struct BatchedGemm {
     pub ldc: usize,
     pub stride_c: usize,
     pub batch: usize,
+}
+
+/// Host pointers to the scalars alpha = 1 and beta = 0 of a float GEMM in `dtype`, in its
+/// compute type's precision: f64 for f64, f32 for every other precision. They point at
+/// statics, so they outlive any call that reads them.
+pub(crate) fn unit_scalars(dtype: DType) -> (*const std::ffi::c_void, *const std::ffi::c_void) {
+    static F64: [f64; 2] = [1.0, 0.0];
+    static F32: [f32; 2] = [1.0, 0.0];
+    if dtype == DType::F64 {
+        (F64.as_ptr().cast(), F64[1..].as_ptr().cast())
+    } else {
+        (F32.as_ptr().cast(), F32[1..].as_ptr().cast())
+    }
 }
 
 /// Times work on a device: events around `iters` enqueued calls, the cache flushed

@@ -2,9 +2,10 @@
 //! block per row for sum, softmax and layer norm), checked against the same f64 reference
 //! as the CPU, timed with events after a cache flush.
 
+use super::checked::{close_notes, read_back};
 use super::kernels::{grid_stride, per_row};
-use super::{Arg, GpuDevice, GpuTimer, Pod, RawBuffer, download, upload, zeroed};
-use crate::backend::{BackendError, TimedWorkload};
+use super::{Arg, GpuDevice, GpuTimer, Pod, RawBuffer, upload, zeroed};
+use crate::backend::{BackendError, TimedWorkload, keep_accuracy};
 use crate::workload::DType;
 use crate::workload::tensor_ops::{
     HostElement, LAYER_NORM_EPS, TensorInputs, TensorOp, TensorShape, bench_id, check_output,
@@ -128,15 +129,11 @@ impl<'a, T: HostElement + Pod> GpuTensorOp<'a, T> {
 
 impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
     fn verify(&mut self) -> Result<(), BackendError> {
-        self.launch_once()?;
-        self.dev.synchronize()?;
-        let mut out = download::<T>(self.dev, &self.out)?;
-        out.truncate(self.op.output_len(self.shape));
+        let len = self.op.output_len(self.shape);
+        let out = read_back::<T>(self.dev, &self.out, len, || self.launch_once())?;
         let id = bench_id(self.dev.kind().id(), self.op, T::DTYPE, self.shape);
-        let accuracy = check_output(self.op, self.shape, &self.inputs, &out)
-            .map_err(|detail| BackendError::mismatch(&id, detail))?;
-        self.accuracy = Some(accuracy);
-        Ok(())
+        let checked = check_output(self.op, self.shape, &self.inputs, &out);
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -150,10 +147,7 @@ impl<T: HostElement + Pod> TimedWorkload for GpuTensorOp<'_, T> {
             "kernel".into(),
             format!("stackbench {}", kernel_name(self.op, T::DTYPE)).into(),
         );
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.accuracy.as_ref(), self.timer.as_ref());
         notes
     }
 }

@@ -1,8 +1,10 @@
 //! GEMM through rocBLAS (`rocblas_gemm_ex`): f64, f32, f16 and bf16 with f32 accumulation,
 //! checked against the f64 reference before it is timed.
 
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
+use crate::backend::gpu::checked::{GemmCheck, check_float_gemm};
+use crate::backend::gpu::unit_scalars;
+use crate::backend::{BackendError, BackendKind, TimedWorkload, with_accuracy};
+use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{DType, GemmShape};
 use half::{bf16, f16};
@@ -18,6 +20,27 @@ use super::device::device_error;
 
 /// A rocBLAS handle; dropping it never panics.
 pub(super) struct RocBlas(pub(super) rbsys::rocblas_handle);
+
+impl RocBlas {
+    /// The handle of `dev`'s rocBLAS; null when it did not load, which the GEMMs' `new`
+    /// turned into a skip before anything launches.
+    pub(super) fn handle_of(dev: &RocmBackend) -> rbsys::rocblas_handle {
+        dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0)
+    }
+}
+
+/// A rocBLAS call's status as a result: anything but success is a device error of
+/// `context`.
+pub(super) fn status_result(
+    status: rbsys::rocblas_status,
+    context: impl FnOnce() -> String,
+) -> Result<(), BackendError> {
+    if status == rbsys::rocblas_status::rocblas_status_success {
+        Ok(())
+    } else {
+        Err(device_error(context(), status))
+    }
+}
 
 impl Drop for RocBlas {
     fn drop(&mut self) {
@@ -39,9 +62,7 @@ pub struct RocblasGemm<'a> {
     shape: GemmShape,
     dtype: DType,
     operands: Operands,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    accuracy: Option<crate::workload::Accuracy>,
+    check: GemmCheck<f64>,
 }
 
 impl<'a> RocblasGemm<'a> {
@@ -83,9 +104,7 @@ impl<'a> RocblasGemm<'a> {
             shape,
             dtype,
             operands,
-            a,
-            b,
-            accuracy: None,
+            check: GemmCheck::new(a, b),
         })
     }
 
@@ -111,15 +130,10 @@ impl<'a> RocblasGemm<'a> {
     }
 
     fn launch(&self) -> Result<(), BackendError> {
-        let handle = self.dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0);
+        let handle = RocBlas::handle_of(self.dev);
         let GemmShape { m, n, k } = self.shape;
         let ([a, b, c], (data, compute)) = (self.pointers(), self.types());
-        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
-        let (alpha, beta): (*const c_void, *const c_void) = if self.dtype == DType::F64 {
-            (&one64 as *const f64 as _, &zero64 as *const f64 as _)
-        } else {
-            (&one32 as *const f32 as _, &zero32 as *const f32 as _)
-        };
+        let (alpha, beta) = unit_scalars(self.dtype);
         let op = rbsys::rocblas_operation::rocblas_operation_none;
         // SAFETY: buffers hold M·K, K·N and M·N elements of `data`; C is also D (in place).
         let status = unsafe {
@@ -150,40 +164,32 @@ impl<'a> RocblasGemm<'a> {
                 0,
             )
         };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error(
-                format!("rocblas_gemm_ex {} {}", self.dtype, self.shape),
-                status,
-            ))
-        }
+        status_result(status, || {
+            format!("rocblas_gemm_ex {} {}", self.dtype, self.shape)
+        })
     }
 
     fn result(&self) -> Result<Vec<f64>, BackendError> {
-        let s = &self.dev.stream;
-        let e = |e| device_error("download", e);
-        Ok(match &self.operands {
-            Operands::F64([_, _, c]) => s.clone_dtoh(c).map_err(e)?,
-            Operands::F32([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v as f64)
-                .collect(),
-            Operands::F16([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v.to_f64())
-                .collect(),
-            Operands::Bf16([_, _, c]) => s
-                .clone_dtoh(c)
-                .map_err(e)?
-                .into_iter()
-                .map(|v| v.to_f64())
-                .collect(),
-        })
+        match &self.operands {
+            Operands::F64([_, _, c]) => self.download(c, |v| v),
+            Operands::F32([_, _, c]) => self.download(c, |v| v as f64),
+            Operands::F16([_, _, c]) => self.download(c, |v| v.to_f64()),
+            Operands::Bf16([_, _, c]) => self.download(c, |v| v.to_f64()),
+        }
+    }
+
+    /// C read back and widened to f64 for the check.
+    fn download<T: rocmrc::hip::safe::DeviceRepr + Clone + Default>(
+        &self,
+        c: &HipSlice<T>,
+        widen: impl Fn(T) -> f64,
+    ) -> Result<Vec<f64>, BackendError> {
+        let values = self
+            .dev
+            .stream
+            .clone_dtoh(c)
+            .map_err(|e| device_error("download", e))?;
+        Ok(values.into_iter().map(widen).collect())
     }
 }
 
@@ -192,23 +198,10 @@ impl TimedWorkload for RocblasGemm<'_> {
         self.launch()?;
         self.dev.sync()?;
         let c = self.result()?;
-        let positions = check_positions(self.shape, 512, 0x0C0D);
-        let n = self.shape.n;
-        let accuracy = check_product(
-            self.shape,
-            self.dtype,
-            &self.a,
-            &self.b,
-            |i, j| c[i * n + j],
-            &positions,
-        )
-        .map_err(|detail| {
-            BackendError::mismatch(&gemm_id("rocm", self.dtype, self.shape), detail)
-        })?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        let (shape, dtype) = (self.shape, self.dtype);
+        self.check.check(&gemm_id("rocm", dtype, shape), |a, b| {
+            check_float_gemm(shape, dtype, [a, b, &c], 0x0C0D)
+        })
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -220,9 +213,6 @@ impl TimedWorkload for RocblasGemm<'_> {
         notes.insert("library".into(), "rocBLAS rocblas_gemm_ex".into());
         notes.insert("timing".into(), "HIP events".into());
         notes.insert("cache_flushed_before_each_sample".into(), true.into());
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.check.accuracy())
     }
 }

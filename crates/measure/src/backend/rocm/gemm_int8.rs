@@ -10,7 +10,9 @@
 
 use super::RocmBackend;
 use super::device::device_error;
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
+use super::gemm::{RocBlas, status_result};
+use crate::backend::gpu::checked::{GEMM_RANDOM_CHECKS, GemmCheck};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, with_accuracy};
 use crate::workload::gemm::{bench_id as gemm_id, check_positions};
 use crate::workload::int8::{ARITHMETIC, check_int8, quantized_inputs};
 use crate::workload::{DType, GemmShape};
@@ -29,9 +31,7 @@ pub struct RocblasInt8Gemm<'a> {
     a_dev: HipSlice<i8>,
     b_dev: HipSlice<i8>,
     c_dev: HipSlice<i32>,
-    a: Vec<i8>,
-    b: Vec<i8>,
-    accuracy: Option<crate::workload::Accuracy>,
+    check: GemmCheck<i8>,
 }
 
 impl<'a> RocblasInt8Gemm<'a> {
@@ -59,15 +59,13 @@ impl<'a> RocblasInt8Gemm<'a> {
             a_dev: dev.upload(&a)?,
             b_dev: dev.upload(&b)?,
             c_dev: dev.upload(&vec![0i32; m * n])?,
-            a,
-            b,
-            accuracy: None,
+            check: GemmCheck::new(a, b),
         })
     }
 
     fn launch(&self) -> Result<(), BackendError> {
         use rbsys::rocblas_datatype as D;
-        let handle = self.dev.blas.ready().map_or(std::ptr::null_mut(), |b| b.0);
+        let handle = RocBlas::handle_of(self.dev);
         let GemmShape { m, n, k } = self.shape;
         let (a, b, c) = (
             self.dev.ptr(&self.a_dev),
@@ -106,14 +104,7 @@ impl<'a> RocblasInt8Gemm<'a> {
                 0,
             )
         };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error(
-                format!("rocblas_gemm_ex int8 {}", self.shape),
-                status,
-            ))
-        }
+        status_result(status, || format!("rocblas_gemm_ex int8 {}", self.shape))
     }
 }
 
@@ -127,15 +118,11 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             .clone_dtoh(&self.c_dev)
             .map_err(|e| device_error("download", e))?;
         let (shape, n) = (self.shape, self.shape.n);
-        let positions = check_positions(shape, 512, SEED_A ^ SEED_B);
-        let accuracy = check_int8(shape, &self.a, &self.b, |i, j| c[i * n + j], &positions)
-            .map_err(|detail| {
-                BackendError::mismatch(&gemm_id("rocm", DType::Int8, shape), detail)
-            })?;
-        self.accuracy = Some(accuracy);
-        self.a = Vec::new();
-        self.b = Vec::new();
-        Ok(())
+        let positions = check_positions(shape, GEMM_RANDOM_CHECKS, SEED_A ^ SEED_B);
+        self.check
+            .check(&gemm_id("rocm", DType::Int8, shape), |a, b| {
+                check_int8(shape, a, b, |i, j| c[i * n + j], &positions)
+            })
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -143,7 +130,7 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut notes = BTreeMap::from([
+        let notes = BTreeMap::from([
             (
                 "library".into(),
                 "rocBLAS rocblas_gemm_ex (int8 in, int32 out, int32 compute)".into(),
@@ -152,9 +139,6 @@ impl TimedWorkload for RocblasInt8Gemm<'_> {
             ("cache_flushed_before_each_sample".into(), true.into()),
             ("arithmetic".into(), ARITHMETIC.into()),
         ]);
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        notes
+        with_accuracy(notes, self.check.accuracy())
     }
 }

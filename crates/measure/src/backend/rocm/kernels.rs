@@ -3,10 +3,8 @@
 //! a skip; a compile or load error is a failure with hipRTC's log.
 
 use crate::backend::gpu;
-use crate::backend::gpu::library::{BuildFailure, Library, load_kernels};
+use crate::backend::gpu::library::{BuildFailure, Library, LoadedKernels};
 use rocmrc::hip::safe::{HipFunction, HipModule};
-use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::RocmBackend;
 
@@ -22,8 +20,7 @@ pub(super) fn compile_options() -> rocmrc::hiprtc::CompileOptions {
 
 /// stackbench's kernels compiled by hipRTC for this device, by name.
 pub(super) struct RocmKernels {
-    pub(super) _module: Arc<HipModule>,
-    pub(super) functions: HashMap<String, HipFunction>,
+    pub(super) loaded: LoadedKernels<HipModule, HipFunction>,
 }
 
 impl RocmKernels {
@@ -78,10 +75,8 @@ impl RocmKernels {
         let module = dev.ctx.load_module(hsaco).map_err(|e| {
             BuildFailure::new(format!("loading the {arch} module"), format!("{e:?}"))
         })?;
-        let functions = load_kernels(|name| module.load_function(name))?;
         Ok(RocmKernels {
-            _module: module,
-            functions,
+            loaded: LoadedKernels::load(module, |m, name| m.load_function(name))?,
         })
     }
 }

@@ -18,7 +18,7 @@
 
 use super::gpu::alloc::DeviceAllocWorkload;
 use super::gpu::library::{BuildFailure, Library};
-use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer};
+use super::gpu::{Arg, BatchedGemm, GpuBackend, GpuDevice, GpuTimer, Grid, RawBuffer, open};
 use super::{Availability, BackendError, BackendKind, DeviceInfo, TimedWorkload};
 use crate::workload::alloc::AllocPattern;
 use crate::workload::transfer::TransferKind;
@@ -55,13 +55,7 @@ pub const DEVICE_ENV: &str = crate::system::telemetry::amdgpu::ROCM_DEVICE_ENV;
 
 /// Probes for AMD GPUs. Never panics.
 pub fn probe() -> Availability {
-    match std::panic::catch_unwind(probe_devices) {
-        Ok(Ok(devices)) => Availability::Available { devices },
-        Ok(Err(reason)) => Availability::Unavailable { reason },
-        Err(_) => Availability::Unavailable {
-            reason: "the ROCm libraries failed while probing (a missing symbol or library)".into(),
-        },
-    }
+    open::probe("the ROCm libraries failed while probing", probe_devices)
 }
 
 fn probe_devices() -> Result<Vec<DeviceInfo>, String> {
@@ -92,23 +86,10 @@ pub struct RocmBackend {
 
 impl RocmBackend {
     pub fn open() -> Result<RocmBackend, String> {
-        let devices = match probe() {
-            Availability::Available { devices } => devices,
-            Availability::Unavailable { reason } => return Err(reason),
-        };
-        let ordinal = match std::env::var(DEVICE_ENV) {
-            Ok(v) => v
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{DEVICE_ENV}={v} is not a device number"))?,
-            Err(_) => 0,
-        };
-        let info = devices
-            .into_iter()
-            .nth(ordinal)
-            .ok_or_else(|| format!("{DEVICE_ENV}={ordinal}: no such AMD GPU"))?;
-        std::panic::catch_unwind(|| Self::open_device(ordinal, info))
-            .map_err(|_| "the ROCm libraries failed while opening the device".to_owned())?
+        let (ordinal, info) = open::select(probe(), DEVICE_ENV, "AMD GPU")?;
+        open::unpanicked("the ROCm libraries failed while opening the device", || {
+            Self::open_device(ordinal, info)
+        })
     }
 
     fn open_device(ordinal: usize, info: DeviceInfo) -> Result<RocmBackend, String> {
@@ -134,12 +115,7 @@ impl RocmBackend {
         let flush = stream
             .alloc_zeros::<u8>(CACHE_FLUSH_BYTES)
             .map_err(|e| format!("allocating the cache flush buffer: {e:?}"))?;
-        let prop = |key: &str| {
-            info.properties
-                .get(key)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0)
-        };
+        let prop = |key: &str| open::property_u64(&info, key);
         let (memory_bytes, l2_bytes, units) = (
             prop("memory_bytes") as usize,
             prop("l2_bytes") as usize,
@@ -341,27 +317,9 @@ impl GpuDevice for RocmBackend {
             .kernels
             .get_or_init(|| RocmKernels::compile(self))
             .get(BackendKind::Rocm, "hipRTC kernels")?;
-        // A name the source does not define is stackbench's bug: a failure.
-        let function = kernels.functions.get(name).ok_or_else(|| {
-            device_error(
-                format!("launching {name}"),
-                "no such kernel in stackbench's source",
-            )
-        })?;
+        let function = kernels.loaded.get(BackendKind::Rocm, "hipRTC", name)?;
         let mut builder = self.stream.launch_builder(function);
-        for arg in args {
-            match arg {
-                Arg::Ptr(v) | Arg::U64(v) => builder.arg(v),
-                Arg::I32(v) => builder.arg(v),
-                Arg::F32(v) => builder.arg(v),
-                Arg::F64(v) => builder.arg(v),
-            };
-        }
-        let config = LaunchConfig {
-            grid_dim: grid.blocks,
-            block_dim: (grid.threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let config = open::vendor_launch!(builder, LaunchConfig, grid, args);
         // SAFETY: each kernel's parameters match `args` in order and type (kernels.rs).
         unsafe { builder.launch(config) }
             .map(|_| ())
@@ -419,11 +377,7 @@ impl GpuDevice for RocmBackend {
                 0,
             )
         };
-        if status == rbsys::rocblas_status::rocblas_status_success {
-            Ok(())
-        } else {
-            Err(device_error("rocblas_gemm_strided_batched_ex", status))
-        }
+        gemm::status_result(status, || "rocblas_gemm_strided_batched_ex".into())
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {

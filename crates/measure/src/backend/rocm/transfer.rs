@@ -1,8 +1,8 @@
 //! Host↔device and device↔device copies through HIP, from pinned (`hipHostMalloc`) and
 //! pageable host memory, checked byte for byte before they are timed.
 
+use crate::backend::gpu::checked::check_copy;
 use crate::backend::{BackendError, TimedWorkload};
-use crate::workload::ids::format_bytes_id;
 use crate::workload::transfer::{self, TransferKind};
 use rocmrc::hip::result as hip;
 use rocmrc::hip::safe::HipSlice;
@@ -145,20 +145,7 @@ impl<'a> RocmTransfer<'a> {
                 None => self.pageable.clone(),
             },
         };
-        match transfer::check_positions(self.source.len())
-            .into_iter()
-            .find(|&i| got.get(i) != self.source.get(i))
-        {
-            None => Ok(()),
-            Some(i) => Err(BackendError::Mismatch {
-                benchmark: format!(
-                    "memory_bandwidth/rocm/{}/{}",
-                    self.kind,
-                    format_bytes_id(self.source.len())
-                ),
-                detail: format!("byte {i} differs after the copy"),
-            }),
-        }
+        check_copy("rocm", self.kind, &self.source, &got)
     }
 }
 

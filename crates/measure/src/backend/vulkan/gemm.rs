@@ -4,9 +4,10 @@
 //! of the stored inputs, as the CUDA and ROCm GEMMs are, before it is timed.
 
 use super::{VulkanBackend, VulkanTimer};
+use crate::backend::gpu::checked::{check_float_gemm, close_notes};
 use crate::backend::gpu::{Arg, GpuDevice, GpuTimer, Grid, RawBuffer, download, upload, zeroed};
-use crate::backend::{BackendError, BackendKind, TimedWorkload};
-use crate::workload::gemm::{bench_id as gemm_id, check_positions, check_product};
+use crate::backend::{BackendError, BackendKind, TimedWorkload, keep_accuracy};
+use crate::workload::gemm::bench_id as gemm_id;
 use crate::workload::random::normal_f64;
 use crate::workload::{Accuracy, DType, GemmShape};
 use half::f16;
@@ -15,8 +16,6 @@ use std::time::Duration;
 
 const SEED_A: u64 = 0x0B0C_A00A;
 const SEED_B: u64 = 0x0B0C_A00B;
-/// Output positions checked at random, besides every edge row and column.
-const RANDOM_CHECKS: usize = 512;
 /// The kernel's block of C and its step over K.
 const TILE: usize = 64;
 const TILE_K: usize = 16;
@@ -144,11 +143,8 @@ impl TimedWorkload for VulkanGemm<'_> {
         self.launch()?;
         self.dev.synchronize()?;
         let c = self.result()?;
-        let positions = check_positions(shape, RANDOM_CHECKS, SEED_A ^ SEED_B);
-        let at = |i: usize, j: usize| c[i * shape.n + j];
-        check_product(shape, dtype, &a, &b, at, &positions)
-            .map(|accuracy| self.accuracy = Some(accuracy))
-            .map_err(|detail| BackendError::mismatch(&id, detail))
+        let checked = check_float_gemm(shape, dtype, [&a, &b, &c], SEED_A ^ SEED_B);
+        keep_accuracy(&mut self.accuracy, &id, checked)
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
@@ -166,10 +162,7 @@ impl TimedWorkload for VulkanGemm<'_> {
             .into_iter()
             .map(|(key, text)| (key.to_owned(), text.into()))
             .collect();
-        if let Some(accuracy) = &self.accuracy {
-            accuracy.insert_note(&mut notes);
-        }
-        self.timer.notes(&mut notes);
+        close_notes(&mut notes, self.accuracy.as_ref(), &self.timer);
         notes
     }
 }
