@@ -65,3 +65,21 @@ impl Availability {
         matches!(self, Availability::Available { .. })
     }
 }
+
+/// The device number the variable `env` holds (`value`, as read from the environment): 0
+/// when unset; a value that is not a number is an error naming the variable. The CUDA and
+/// ROCm backends, NVML's device lookup and the amdgpu telemetry all choose their device by it.
+pub fn device_ordinal(env: &str, value: Option<&str>) -> Result<usize, String> {
+    match value {
+        Some(v) => v
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| format!("{env}={v} is not a device number")),
+        None => Ok(0),
+    }
+}
+
+/// [`device_ordinal`] of this process's `env`.
+pub fn device_ordinal_from_env(env: &str) -> Result<usize, String> {
+    device_ordinal(env, std::env::var(env).ok().as_deref())
+}

@@ -47,13 +47,7 @@ pub(crate) fn select(
         Availability::Available { devices } => devices,
         Availability::Unavailable { reason } => return Err(reason),
     };
-    let ordinal = match std::env::var(env) {
-        Ok(v) => v
-            .trim()
-            .parse::<usize>()
-            .map_err(|_| format!("{env}={v} is not a device number"))?,
-        Err(_) => 0,
-    };
+    let ordinal = crate::system::device::device_ordinal_from_env(env)?;
     let info = devices
         .into_iter()
         .nth(ordinal)

@@ -98,22 +98,10 @@ pub fn nvml_index_for(
     by_number(k)
 }
 
-/// The CUDA device number this process's benchmarks use: `STACKBENCH_CUDA_DEVICE`
-/// (`value`), 0 when unset.
-fn cuda_ordinal(value: Option<&str>) -> Result<usize, String> {
-    match value {
-        Some(v) => v
-            .trim()
-            .parse::<usize>()
-            .map_err(|_| format!("{CUDA_DEVICE_ENV}={v} is not a device number")),
-        None => Ok(0),
-    }
-}
-
 /// The GPU this process's CUDA benchmarks run on, as NVML knows it, with what NVML says
 /// about it; the error says why not (no driver, a device that cannot be told apart).
 pub fn open_cuda_device() -> Result<(Device<'static>, NvmlDeviceId), String> {
-    let ordinal = cuda_ordinal(std::env::var(CUDA_DEVICE_ENV).ok().as_deref())?;
+    let ordinal = crate::system::device::device_ordinal_from_env(CUDA_DEVICE_ENV)?;
     let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
     let order = std::env::var("CUDA_DEVICE_ORDER").ok();
     let nvml = nvml().map_err(|e| e.to_string())?;
@@ -226,9 +214,10 @@ mod tests {
 
     #[test]
     fn a_device_number_that_is_not_one_is_an_error_naming_the_variable() {
-        assert_eq!(cuda_ordinal(None), Ok(0));
-        assert_eq!(cuda_ordinal(Some(" 2 ")), Ok(2));
-        let error = cuda_ordinal(Some("first")).unwrap_err();
+        use crate::system::device::device_ordinal;
+        assert_eq!(device_ordinal(CUDA_DEVICE_ENV, None), Ok(0));
+        assert_eq!(device_ordinal(CUDA_DEVICE_ENV, Some(" 2 ")), Ok(2));
+        let error = device_ordinal(CUDA_DEVICE_ENV, Some("first")).unwrap_err();
         assert!(
             error.contains(CUDA_DEVICE_ENV) && error.contains("first"),
             "{error}"

@@ -31,13 +31,7 @@ pub struct AmdSelector {
 impl AmdSelector {
     /// From this process's environment; a device number that is not one is an error.
     pub fn from_env() -> Result<AmdSelector, String> {
-        let ordinal = match std::env::var(ROCM_DEVICE_ENV) {
-            Ok(v) => v
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{ROCM_DEVICE_ENV}={v} is not a device number"))?,
-            Err(_) => 0,
-        };
+        let ordinal = crate::system::device::device_ordinal_from_env(ROCM_DEVICE_ENV)?;
         let visible = ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"]
             .iter()
             .filter_map(|name| std::env::var(name).ok())
