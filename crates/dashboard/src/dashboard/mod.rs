@@ -200,6 +200,23 @@ pub struct Page {
     pub items: fn(&Dashboard) -> usize,
 }
 
+impl Page {
+    /// A page from its name, tab title, drawing and row count, each page's one line.
+    pub const fn new(
+        name: &'static str,
+        title: &'static str,
+        render: fn(&View, Rect, &mut Buffer),
+        items: fn(&Dashboard) -> usize,
+    ) -> Page {
+        Page {
+            name,
+            title,
+            render,
+            items,
+        }
+    }
+}
+
 /// Pages 1–7 in key order, then the summary `run_benchmarks.sh` prints, the
 /// cross-hardware page, and the models page (key 0). Add new pages here.
 pub const PAGES: [Page; 10] = [

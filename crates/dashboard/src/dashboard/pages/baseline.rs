@@ -13,12 +13,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
 use std::collections::BTreeMap;
 
-pub const PAGE: Page = Page {
-    name: "baseline",
-    title: "Baseline",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("baseline", "Baseline", render, items);
 
 fn items(data: &Dashboard) -> usize {
     let mut series: Vec<String> = data

@@ -16,12 +16,7 @@ use ratatui::widgets::Widget;
 /// Beyond this change a benchmark counts as improved or degraded on this page.
 pub const MARK_PERCENT: f64 = 5.0;
 
-pub const PAGE: Page = Page {
-    name: "compare",
-    title: "Before/after",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("compare", "Before/after", render, items);
 
 fn items(data: &Dashboard) -> usize {
     match (data.comparison(), data.current()) {

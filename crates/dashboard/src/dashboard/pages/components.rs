@@ -21,12 +21,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use serde_json::{Map, Value};
 
-pub const PAGE: Page = Page {
-    name: "components",
-    title: "Components",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("components", "Components", render, items);
 
 /// Below this height the four charts take the page; from it, a third row lists every
 /// component benchmark and the latency percentiles.

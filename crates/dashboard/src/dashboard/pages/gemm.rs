@@ -15,12 +15,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
 use std::collections::BTreeMap;
 
-pub const PAGE: Page = Page {
-    name: "gemm",
-    title: "GEMM",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("gemm", "GEMM", render, items);
 
 fn items(data: &Dashboard) -> usize {
     data.measured.iter().filter(|m| m.family == "gemm").count()

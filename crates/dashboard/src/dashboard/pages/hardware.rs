@@ -14,12 +14,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
-pub const PAGE: Page = Page {
-    name: "hardware",
-    title: "Hardware",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("hardware", "Hardware", render, items);
 
 fn items(data: &Dashboard) -> usize {
     data.hardware.rows.len()

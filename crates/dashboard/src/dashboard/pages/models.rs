@@ -14,12 +14,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
-pub const PAGE: Page = Page {
-    name: "models",
-    title: "Models",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("models", "Models", render, items);
 
 fn items(data: &Dashboard) -> usize {
     data.recommendation.as_ref().map_or(0, |r| r.rows.len())

@@ -9,12 +9,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
 use std::collections::BTreeMap;
 
-pub const PAGE: Page = Page {
-    name: "outcomes",
-    title: "Skips/failures",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("outcomes", "Skips/failures", render, items);
 
 fn items(data: &Dashboard) -> usize {
     data.current().map_or(0, |r| not_measured(r).len())

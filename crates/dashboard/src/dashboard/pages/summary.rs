@@ -19,12 +19,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
-pub const PAGE: Page = Page {
-    name: "summary",
-    title: "Summary",
-    render,
-    items: |_: &Dashboard| 0,
-};
+pub const PAGE: Page = Page::new("summary", "Summary", render, |_: &Dashboard| 0);
 
 /// Two lines: the run and its outcomes; how it moved against the run before it.
 fn header(view: &View) -> [String; 2] {

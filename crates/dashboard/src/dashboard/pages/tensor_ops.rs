@@ -10,12 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Widget;
 
-pub const PAGE: Page = Page {
-    name: "tensor-ops",
-    title: "Tensor ops",
-    render,
-    items: |_: &Dashboard| 0,
-};
+pub const PAGE: Page = Page::new("tensor-ops", "Tensor ops", render, |_: &Dashboard| 0);
 
 fn render(view: &View, area: Rect, buf: &mut Buffer) {
     let [ops, attention] =

@@ -16,12 +16,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
-pub const PAGE: Page = Page {
-    name: "trends",
-    title: "Trends",
-    render,
-    items,
-};
+pub const PAGE: Page = Page::new("trends", "Trends", render, items);
 
 fn items(data: &Dashboard) -> usize {
     group(data).map_or(0, |g| g.benchmarks.len())
