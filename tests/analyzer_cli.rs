@@ -1,6 +1,8 @@
 //! Drives the real `analyze-trends` binary on the checked-in Criterion 0.5 and 0.8 trees and
 //! on damaged copies of them: recording, the comparison contract, exit codes, bad input.
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 #[path = "fs_support/mod.rs"]
 mod fs_support;
 use fs_support::copy_tree;
@@ -36,15 +38,7 @@ fn run(args: &[&str], cwd: &Path) -> Output {
 
 /// `record` of the Criterion tree `tree` into `results`, with `extra` arguments, in `cwd`.
 fn record_tree(tree: &Path, results: &Path, extra: &[&str], cwd: &Path) -> Output {
-    let mut args = vec![
-        "record",
-        "--criterion-dir",
-        tree.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    run(&args, cwd)
+    run(&cli_support::record_args(tree, results, extra), cwd)
 }
 
 /// `args` on the results directory `results`, in `cwd`.

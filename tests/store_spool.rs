@@ -4,6 +4,8 @@
 //! exactly once, oldest first; a retried upload is one run; 5xx is retried and 4xx is not;
 //! a malformed spooled file is quarantined with its reason, never deleted.
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 mod pg_support;
 #[path = "schema_support/mod.rs"]
 mod schema_support;
@@ -52,15 +54,10 @@ fn analyze(args: &[&str], env: &[(&str, &str)]) -> Ran {
 
 /// `record` of the fixture into `results`, with `extra` arguments.
 fn record_with(results: &Path, extra: &[&str]) -> Ran {
-    let mut args = vec![
-        "record",
-        "--criterion-dir",
-        FIXTURE,
-        "--results",
-        results.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    analyze(&args, &[])
+    analyze(
+        &cli_support::record_args(Path::new(FIXTURE), results, extra),
+        &[],
+    )
 }
 
 fn record(results: &Path, store: &str) -> Ran {
