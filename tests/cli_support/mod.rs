@@ -2,8 +2,10 @@
 //! with its own way of starting the binary and reading what it left.
 
 use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
 /// `record` of the Criterion tree `tree` into `results`, then `extra`.
+#[allow(dead_code)]
 pub fn record_args<'a>(tree: &'a Path, results: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "record",
@@ -14,4 +16,24 @@ pub fn record_args<'a>(tree: &'a Path, results: &'a Path, extra: &[&'a str]) -> 
     ];
     args.extend(extra);
     args
+}
+
+/// Starts every command at once, each one's stdout dropped and its stderr kept for a failure
+/// message, and waits for them all: their outputs, in order.
+#[allow(dead_code)]
+pub fn run_at_once(commands: impl IntoIterator<Item = Command>) -> Vec<Output> {
+    let children: Vec<_> = commands
+        .into_iter()
+        .map(|mut command| {
+            command
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the binary starts")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| child.wait_with_output().expect("the binary runs"))
+        .collect()
 }
