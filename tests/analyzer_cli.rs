@@ -50,15 +50,7 @@ fn run_on_results(args: &[&str], results: &Path, cwd: &Path) -> Output {
 
 /// `compare base new` of the Criterion tree `tree`, with `extra` arguments, in `cwd`.
 fn compare_tree(tree: &Path, extra: &[&str], cwd: &Path) -> Output {
-    let mut args = vec![
-        "compare",
-        "base",
-        "new",
-        "--criterion-dir",
-        tree.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    run(&args, cwd)
+    run(&cli_support::compare_args("base", "new", tree, extra), cwd)
 }
 
 fn text(out: &Output) -> (String, String) {

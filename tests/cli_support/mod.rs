@@ -18,6 +18,21 @@ pub fn record_args<'a>(tree: &'a Path, results: &'a Path, extra: &[&'a str]) -> 
     args
 }
 
+/// `compare base cand` of the Criterion tree `tree` (its baselines `base` and `cand`), then
+/// `extra`.
+#[allow(dead_code)]
+pub fn compare_args<'a>(
+    base: &'a str,
+    cand: &'a str,
+    tree: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let tree = tree.to_str().expect("a UTF-8 tree path");
+    let mut args = vec!["compare", base, cand, "--criterion-dir", tree];
+    args.extend(extra);
+    args
+}
+
 /// Starts every command at once, each one's stdout dropped and its stderr kept for a failure
 /// message, and waits for them all: their outputs, in order.
 #[allow(dead_code)]

@@ -33,14 +33,7 @@ fn tree_with_a_zero_candidate(root: &Path) {
 /// `analyze-trends compare base cand` of the Criterion tree `tree`, with `extra` arguments,
 /// run in the folder that holds it.
 pub fn compare_base_cand(tree: &Path, extra: &[&str]) -> Ran {
-    let mut args = vec![
-        "compare",
-        "base",
-        "cand",
-        "--criterion-dir",
-        tree.to_str().unwrap(),
-    ];
-    args.extend(extra);
+    let args = crate::cli_support::compare_args("base", "cand", tree, extra);
     run(ANALYZE_TRENDS, &args, tree.parent().unwrap())
 }
 
