@@ -1,6 +1,8 @@
 //! Drives the real `analyze-trends` binary on the checked-in Criterion 0.5 and 0.8 trees and
 //! on damaged copies of them: recording, the comparison contract, exit codes, bad input.
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 #[path = "fs_support/mod.rs"]
 mod fs_support;
 use fs_support::copy_tree;
@@ -15,6 +17,15 @@ fn fixture(version: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/criterion-{version}"))
 }
 
+/// A copy of the Criterion `version` fixture (`tree` in a temporary directory), for a test
+/// that changes it.
+fn fixture_copy(version: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    copy_tree(&fixture(version), &tree);
+    (tmp, tree)
+}
+
 fn run(args: &[&str], cwd: &Path) -> Output {
     Command::new(BIN)
         .args(args)
@@ -23,6 +34,23 @@ fn run(args: &[&str], cwd: &Path) -> Output {
         .env_remove("CARGO_TARGET_DIR")
         .output()
         .expect("the binary runs")
+}
+
+/// `record` of the Criterion tree `tree` into `results`, with `extra` arguments, in `cwd`.
+fn record_tree(tree: &Path, results: &Path, extra: &[&str], cwd: &Path) -> Output {
+    run(&cli_support::record_args(tree, results, extra), cwd)
+}
+
+/// `args` on the results directory `results`, in `cwd`.
+fn run_on_results(args: &[&str], results: &Path, cwd: &Path) -> Output {
+    let mut all = args.to_vec();
+    all.extend(["--results", results.to_str().unwrap()]);
+    run(&all, cwd)
+}
+
+/// `compare base new` of the Criterion tree `tree`, with `extra` arguments, in `cwd`.
+fn compare_tree(tree: &Path, extra: &[&str], cwd: &Path) -> Output {
+    run(&cli_support::compare_args("base", "new", tree, extra), cwd)
 }
 
 fn text(out: &Output) -> (String, String) {
@@ -88,16 +116,10 @@ fn records_criterion_0_5_and_0_8_with_names_from_benchmark_json() {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let results = tmp.path().join("results");
-        let out = run(
-            &[
-                "record",
-                "--criterion-dir",
-                fixture(version).to_str().unwrap(),
-                "--results",
-                results.to_str().unwrap(),
-                "--label",
-                "fixture run",
-            ],
+        let out = record_tree(
+            &fixture(version),
+            &results,
+            &["--label", "fixture run"],
             tmp.path(),
         );
         assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
@@ -222,18 +244,7 @@ fn compare_json_contract_and_exit_code_agree() {
         );
         // Table and Markdown render the same rows.
         for format in ["table", "markdown"] {
-            let out = run(
-                &[
-                    "compare",
-                    "base",
-                    "new",
-                    "--criterion-dir",
-                    dir.to_str().unwrap(),
-                    "--format",
-                    format,
-                ],
-                tmp.path(),
-            );
+            let out = compare_tree(&dir, &["--format", format], tmp.path());
             let (stdout, _) = text(&out);
             assert_eq!(out.status.code(), code);
             assert!(
@@ -311,32 +322,12 @@ fn unknown_baseline_missing_and_empty_directories_exit_2() {
         stderr.contains("`nope`") && stderr.contains("base, main, new"),
         "{stderr}"
     );
-    let out = run(
-        &[
-            "record",
-            "--criterion-dir",
-            dir.to_str().unwrap(),
-            "--baseline",
-            "nope",
-            "--results",
-            "r",
-        ],
-        tmp.path(),
-    );
+    let out = record_tree(&dir, Path::new("r"), &["--baseline", "nope"], tmp.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("base, main, new"));
 
     let missing = tmp.path().join("missing");
-    let out = run(
-        &[
-            "compare",
-            "base",
-            "new",
-            "--criterion-dir",
-            missing.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = compare_tree(&missing, &[], tmp.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("does not exist"), "{:?}", text(&out));
 
@@ -358,26 +349,13 @@ fn unknown_baseline_missing_and_empty_directories_exit_2() {
     }
     let out = run(&["compare", "base"], tmp.path());
     assert_eq!(out.status.code(), Some(2), "usage error");
-    let out = run(
-        &[
-            "compare",
-            "base",
-            "new",
-            "--criterion-dir",
-            dir.to_str().unwrap(),
-            "--filter",
-            "(",
-        ],
-        tmp.path(),
-    );
+    let out = compare_tree(&dir, &["--filter", "("], tmp.path());
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn a_damaged_benchmark_is_named_failed_and_counted() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    copy_tree(&fixture("0.8"), &tree);
+    let (tmp, tree) = fixture_copy("0.8");
     let damaged = [
         (
             "odd names: <T> spaces/a:b",
@@ -459,9 +437,7 @@ fn a_damaged_benchmark_is_named_failed_and_counted() {
 
 #[test]
 fn a_one_sample_benchmark_is_inconclusive() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    copy_tree(&fixture("0.5"), &tree);
+    let (tmp, tree) = fixture_copy("0.5");
     let dir = find_benchmark(&tree, "new", "plain function");
     std::fs::write(
         dir.join("sample.json"),
@@ -494,17 +470,14 @@ fn runs_are_resolved_by_latest_previous_and_id() {
     let results = tmp.path().join("results");
     let dir = fixture("0.8");
     for baseline in ["base", "new"] {
-        let out = run(
+        let out = record_tree(
+            &dir,
+            &results,
             &[
-                "record",
-                "--criterion-dir",
-                dir.to_str().unwrap(),
                 "--baseline",
                 baseline,
                 "--label",
                 &format!("{baseline}-run"),
-                "--results",
-                results.to_str().unwrap(),
             ],
             tmp.path(),
         );
@@ -550,14 +523,9 @@ fn runs_are_resolved_by_latest_previous_and_id() {
     );
     assert_eq!(code_labels, code_runs, "{stderr}");
     assert_eq!(from_labels["comparisons"], from_runs["comparisons"]);
-    let out = run(
-        &[
-            "compare",
-            "label:base-run",
-            "label:nightly",
-            "--results",
-            results.to_str().unwrap(),
-        ],
+    let out = run_on_results(
+        &["compare", "label:base-run", "label:nightly"],
+        &results,
         tmp.path(),
     );
     assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
@@ -566,23 +534,11 @@ fn runs_are_resolved_by_latest_previous_and_id() {
         message.contains("label:nightly") && message.contains("base-run, new-run"),
         "{message}"
     );
-    let out = run(
-        &[
-            "compare",
-            "latest",
-            "nope",
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = run_on_results(&["compare", "latest", "nope"], &results, tmp.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("latest, previous"));
     // export: one row per benchmark per run
-    let out = run(
-        &["export", "--results", results.to_str().unwrap()],
-        tmp.path(),
-    );
+    let out = run_on_results(&["export"], &results, tmp.path());
     let (csv, _) = text(&out);
     assert_eq!(csv.lines().count(), 1 + 2 * 12, "{csv}");
     assert!(
@@ -591,16 +547,7 @@ fn runs_are_resolved_by_latest_previous_and_id() {
             .unwrap()
             .starts_with("run_id,timestamp,label")
     );
-    let out = run(
-        &[
-            "export",
-            "--format",
-            "json",
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = run_on_results(&["export", "--format", "json"], &results, tmp.path());
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 24);
     let out = run(
@@ -616,23 +563,10 @@ fn runs_are_resolved_by_latest_previous_and_id() {
 
 #[test]
 fn different_hardware_is_refused_unless_allowed_and_then_flagged() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    copy_tree(&fixture("0.8"), &tree);
+    let (tmp, tree) = fixture_copy("0.8");
     let results = tmp.path().join("results");
     let record = |baseline: &str| {
-        let out = run(
-            &[
-                "record",
-                "--criterion-dir",
-                tree.to_str().unwrap(),
-                "--baseline",
-                baseline,
-                "--results",
-                results.to_str().unwrap(),
-            ],
-            tmp.path(),
-        );
+        let out = record_tree(&tree, &results, &["--baseline", baseline], tmp.path());
         assert_eq!(out.status.code(), Some(0));
     };
     record("base");
@@ -677,16 +611,7 @@ fn future_schema_and_unwritable_results_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     let dir = fixture("0.5");
-    let out = run(
-        &[
-            "record",
-            "--criterion-dir",
-            dir.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = record_tree(&dir, &results, &[], tmp.path());
     assert_eq!(out.status.code(), Some(0));
     let mut run_json = only_run(&results);
     let recorded_id = run_json["run_id"].as_str().unwrap().to_string();
@@ -738,16 +663,7 @@ fn future_schema_and_unwritable_results_exit_2() {
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
         ro.clone()
     };
-    let out = run(
-        &[
-            "record",
-            "--criterion-dir",
-            dir.to_str().unwrap(),
-            "--results",
-            target.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = record_tree(&dir, &target, &[], tmp.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out).1.contains(target.to_str().unwrap()),
@@ -793,9 +709,7 @@ fn concurrent_records_both_land_whole() {
 
 #[test]
 fn missing_and_extra_fields_are_tolerated() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    copy_tree(&fixture("0.8"), &tree);
+    let (tmp, tree) = fixture_copy("0.8");
     let dir = find_benchmark(&tree, "new", "plain function");
     // Only the id survives, plus fields a future Criterion might add.
     std::fs::write(
@@ -816,16 +730,7 @@ fn missing_and_extra_fields_are_tolerated() {
     std::fs::write(tri.join("benchmark.json"), renamed).unwrap();
 
     let results = tmp.path().join("results");
-    let out = run(
-        &[
-            "record",
-            "--criterion-dir",
-            tree.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = record_tree(&tree, &results, &[], tmp.path());
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
     let run_json = only_run(&results);
     let benches = run_json["benchmarks"].as_array().unwrap();

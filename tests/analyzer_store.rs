@@ -2,6 +2,8 @@
 //! `kill -9` mid-transaction, damaged, foreign, newer and unwritable databases, import,
 //! prune, and acknowledged steps.
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 #[path = "pg_support/mod.rs"]
 mod pg_support;
 // report.html's page data (the JSON the page script draws from).
@@ -11,7 +13,7 @@ use pg_support::{Engine, PAUSE_ENV};
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
@@ -113,23 +115,8 @@ fn four_records_at_once_all_land_whole_in_the_database() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
     let fixture = fixture();
-    let children: Vec<_> = (0..4)
-        .map(|_| {
-            command(&[
-                "record",
-                "--criterion-dir",
-                fixture.to_str().unwrap(),
-                "--results",
-                results.to_str().unwrap(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
+    let records = (0..4).map(|_| command(&cli_support::record_args(&fixture, &results, &[])));
+    for out in cli_support::run_at_once(records) {
         assert!(out.status.success(), "{}", stderr(&out));
     }
     // Straight from the database, before any sync from the JSON files could fill gaps.

@@ -26,160 +26,71 @@ mod tool_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
-use repo::{git, prebuild, write};
+use repo::{EMPTY_LIB, Fixture, commit_tagged, git, prebuild, probe_repo, shared, stderr};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
 /// Short Criterion timing: the test checks a 10x change, not sensitivity.
-const CRITERION: &[&str] = &[
-    "--",
-    "--warm-up-time",
-    "0.1",
-    "--measurement-time",
-    "0.3",
-    "--sample-size",
-    "10",
-];
+const CRITERION: &[&str] = repo::QUICK_CRITERION;
 
-const MANIFEST: &str = r#"[package]
-name = "bisect_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-"#;
-
-const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
-use std::hint::black_box;
-
-const SUM_REPEATS: u64 = 1;
-const XOR_N: u64 = 20_000;
-
-fn sum(n: u64) -> u64 {
-    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
-}
-
-fn benches(c: &mut Criterion) {
-    c.bench_function("sum", |b| {
-        b.iter(|| (0..SUM_REPEATS).fold(0, |t, _| t ^ sum(black_box(20_000))))
-    });
-    c.bench_function("xor", |b| {
-        b.iter(|| (0..black_box(XOR_N)).fold(0, |a, x| a ^ black_box(x)))
-    });
-}
-
-criterion_group!(group, benches);
-criterion_main!(group);
-"#;
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-}
+const BENCH: &str = repo::SUM_XOR_BENCH;
 
 /// Commits an edit of the bench file on top of the current commit, tagged `tag`.
 fn commit(repo: &Path, tag: &str, from: &str, to: &str) {
-    let path = repo.join("benches/work.rs");
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{from}");
-    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
-    git(repo, &["commit", "-qam", tag]);
-    git(repo, &["tag", tag]);
+    repo::edit(repo, "benches/work.rs", from, to);
+    commit_tagged(repo, tag);
 }
 
 fn create_repo() -> Fixture {
-    let dir = repo::fixture_dir();
-    let repo = dir.path().join("probe");
-    write(&repo.join("Cargo.toml"), MANIFEST);
-    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
-    write(&repo.join("benches/work.rs"), BENCH);
-    write(&repo.join(".gitignore"), "target\n");
-    git(&repo, &["init", "-q"]);
-    for (k, v) in [("user.email", "bisect@test"), ("user.name", "bisect test")] {
-        git(&repo, &["config", k, v]);
-    }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "good"]);
-    git(&repo, &["tag", "good"]);
-    commit(&repo, "docs1", "fn sum", "// Adds.\nfn sum");
+    let fixture = probe_repo("bisect_probe", EMPTY_LIB, &[("work", BENCH)], "good");
+    let repo = &fixture.repo;
+    commit(repo, "docs1", "fn sum", "// Adds.\nfn sum");
+    commit(repo, "xor2pc", "XOR_N: u64 = 20_000", "XOR_N: u64 = 20_400");
     commit(
-        &repo,
-        "xor2pc",
-        "XOR_N: u64 = 20_000",
-        "XOR_N: u64 = 20_400",
-    );
-    commit(
-        &repo,
+        repo,
         "nobuild",
         "fn benches(c",
         "fn broken() { missing_symbol(); }\nfn benches(c",
     );
-    commit(&repo, "fixed", "fn broken() { missing_symbol(); }\n", "");
+    commit(repo, "fixed", "fn broken() { missing_symbol(); }\n", "");
     commit(
-        &repo,
+        repo,
         "sum10x",
         "SUM_REPEATS: u64 = 1",
         "SUM_REPEATS: u64 = 10",
     );
     commit(
-        &repo,
+        repo,
         "docs6",
         "fn benches",
         "// The benchmarks.\nfn benches",
     );
     commit(
-        &repo,
+        repo,
         "bad",
         "criterion_group!",
         "// One group.\ncriterion_group!",
     );
-    prebuild(&repo);
-    Fixture { _dir: dir, repo }
+    prebuild(repo);
+    fixture
 }
 
 /// The shared repository, one bisect at a time.
 fn fixture() -> MutexGuard<'static, Fixture> {
     static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| Mutex::new(create_repo()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared(&FIXTURE, create_repo)
 }
 
 fn bisect(repo: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("bisect")
+    repo::offline_command(BIN, "bisect", repo)
         .args(args)
         .args(CRITERION)
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
         .output()
         .unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn stdout(out: &Output) -> String {

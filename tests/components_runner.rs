@@ -22,6 +22,38 @@ fn fixture_config() -> RunnerConfig {
     }
 }
 
+/// The suite of the fake components `names` (tests/fixtures' workers) under a bare python3
+/// with `config`; `None`, the test passing with the reason, where there is no python3.
+fn run_fakes_with(config: &RunnerConfig, names: &[&str]) -> Option<Recorder> {
+    let python = bare_python()?;
+    let mut recorder = Recorder::new();
+    run_suite_with(&mut recorder, Ok(python), config, names);
+    Some(recorder)
+}
+
+/// [`run_fakes_with`] the fixture configuration.
+fn run_fakes(names: &[&str]) -> Option<Recorder> {
+    run_fakes_with(&fixture_config(), names)
+}
+
+/// The fake worker `name` (tests/fixtures/`name`.py) started under a bare python3 with the
+/// fixture configuration; `None` as in [`run_fakes_with`].
+fn fake_worker(name: &str) -> Option<Worker> {
+    let python = bare_python()?;
+    let script = fixtures_dir().join(format!("{name}.py"));
+    Some(Worker::spawn_script(&python.path, name, &script, &fixture_config()).unwrap())
+}
+
+/// `id`, of a component beside a broken one, was measured: a broken worker stops only its
+/// own component.
+fn assert_measured(recorder: &Recorder, id: &str) {
+    let outcome = recorder.get(id);
+    assert!(
+        matches!(outcome, Outcome::Measured { .. }),
+        "{id}: {outcome:?}"
+    );
+}
+
 #[test]
 fn a_stackbench_python_that_does_not_exist_skips_every_component_naming_the_path() {
     let interpreter = explicit(std::path::Path::new("/no/such/dir/python3"));
@@ -99,16 +131,9 @@ fn python_without_any_package_skips_each_component_with_the_missing_import() {
 
 #[test]
 fn a_worker_that_crashes_on_import_fails_with_its_stderr_and_the_rest_runs() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["crash_on_import", "library_prints"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &fixture_config(),
-        &["crash_on_import", "library_prints"],
-    );
     // The worker died before answering: a broken worker, not "cannot run here".
     let reason = recorder.failed("components/crash_on_import/all/all");
     assert!(
@@ -136,16 +161,9 @@ fn a_worker_that_crashes_on_import_fails_with_its_stderr_and_the_rest_runs() {
 
 #[test]
 fn a_worker_that_crashes_in_describe_fails_with_its_stderr() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["crash_in_describe", "library_prints"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &fixture_config(),
-        &["crash_in_describe", "library_prints"],
-    );
     assert_eq!(
         recorder
             .outcomes
@@ -163,24 +181,14 @@ fn a_worker_that_crashes_in_describe_fails_with_its_stderr() {
         error.contains("crash_in_describe: probing the device"),
         "{error}"
     );
-    assert!(matches!(
-        recorder.get("components/library_prints/sum/n1000"),
-        Outcome::Measured { .. }
-    ));
+    assert_measured(&recorder, "components/library_prints/sum/n1000");
 }
 
 #[test]
 fn a_package_that_fails_inside_its_import_fails_the_component_with_the_traceback() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["raises_in_describe"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &fixture_config(),
-        &["raises_in_describe"],
-    );
     let error = recorder.failed("components/raises_in_describe/all/all");
     assert!(
         error.contains("fake_broken_package is installed in"),
@@ -198,20 +206,13 @@ fn a_package_that_fails_inside_its_import_fails_the_component_with_the_traceback
 
 #[test]
 fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
-    let Some(python) = bare_python() else {
-        return;
-    };
     let config = RunnerConfig {
         setup_timeout: Duration::from_secs(5),
         ..fixture_config()
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &config,
-        &["hang", "library_prints"],
-    );
+    let Some(recorder) = run_fakes_with(&config, &["hang", "library_prints"]) else {
+        return;
+    };
     let error = recorder.failed("components/hang/sum/n1000");
     assert!(
         error.contains("did not answer 'setup' within 5.0 s"),
@@ -221,10 +222,7 @@ fn a_hanging_worker_times_out_is_killed_and_the_rest_runs() {
     assert!(error.contains("hang: about to hang in setup"), "{error}");
     let later = recorder.skipped("components/hang/sum/n5000");
     assert!(later.contains("worker died earlier"), "{later}");
-    assert!(matches!(
-        recorder.get("components/library_prints/sum/n5000"),
-        Outcome::Measured { .. }
-    ));
+    assert_measured(&recorder, "components/library_prints/sum/n5000");
 }
 
 #[test]
@@ -264,17 +262,9 @@ fn a_timeout_kills_the_whole_process_group() {
 
 #[test]
 fn dropping_a_worker_kills_its_group_without_panicking() {
-    let Some(python) = bare_python() else {
+    let Some(mut worker) = fake_worker("hang") else {
         return;
     };
-    let config = fixture_config();
-    let mut worker = Worker::spawn_script(
-        &python.path,
-        "hang",
-        &fixtures_dir().join("hang.py"),
-        &config,
-    )
-    .unwrap();
     let description = worker.call(Op::Describe, Duration::from_secs(60)).unwrap();
     let grandchild = description["facts"]["grandchild_pid"].as_u64().unwrap() as u32;
     let pid = worker.pid();
@@ -288,17 +278,9 @@ fn dropping_a_worker_kills_its_group_without_panicking() {
 
 #[test]
 fn garbage_on_stdout_is_logged_and_skipped_not_fatal() {
-    let Some(python) = bare_python() else {
+    let Some(mut worker) = fake_worker("garbage") else {
         return;
     };
-    let config = fixture_config();
-    let mut worker = Worker::spawn_script(
-        &python.path,
-        "garbage",
-        &fixtures_dir().join("garbage.py"),
-        &config,
-    )
-    .unwrap();
     let description = worker.call(Op::Describe, Duration::from_secs(60)).unwrap();
     assert_eq!(description["component"], "garbage");
     // banner, stray JSON, progress line, wrong-id response
@@ -310,21 +292,16 @@ fn garbage_on_stdout_is_logged_and_skipped_not_fatal() {
     assert_eq!(worker.stray_lines(), 6);
     worker.shutdown(Duration::from_secs(10)).unwrap();
 
-    let mut recorder = Recorder::new();
-    run_suite_with(&mut recorder, Ok(python), &config, &["garbage"]);
+    let recorder = run_fakes(&["garbage"]).expect("python3 ran the worker above");
     let notes = recorder.notes("components/garbage/noop/x1");
     assert_eq!(notes["latency_p50_ns"], 1000);
 }
 
 #[test]
 fn a_library_printing_to_stdout_cannot_reach_the_protocol_channel() {
-    let Some(python) = bare_python() else {
+    let Some(mut worker) = fake_worker("library_prints") else {
         return;
     };
-    let config = fixture_config();
-    let script = fixtures_dir().join("library_prints.py");
-    let mut worker =
-        Worker::spawn_script(&python.path, "library_prints", &script, &config).unwrap();
     let timeout = Duration::from_secs(60);
     worker.call(Op::Describe, timeout).unwrap();
     worker
@@ -354,16 +331,9 @@ fn a_library_printing_to_stdout_cannot_reach_the_protocol_channel() {
 
 #[test]
 fn a_worker_dying_mid_run_fails_that_benchmark_and_skips_the_rest_of_its_component() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["dies_in_run", "library_prints"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &fixture_config(),
-        &["dies_in_run", "library_prints"],
-    );
     let error = recorder.failed("components/dies_in_run/sum/n1000");
     assert!(
         error.contains("exited (exit status: 3) during 'run'"),
@@ -375,19 +345,14 @@ fn a_worker_dying_mid_run_fails_that_benchmark_and_skips_the_rest_of_its_compone
             .skipped("components/dies_in_run/sum/n5000")
             .contains("died earlier")
     );
-    assert!(matches!(
-        recorder.get("components/library_prints/sum/n1000"),
-        Outcome::Measured { .. }
-    ));
+    assert_measured(&recorder, "components/library_prints/sum/n1000");
 }
 
 #[test]
 fn a_wrong_result_fails_verification_and_is_never_timed() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["mismatch"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(&mut recorder, Ok(python), &fixture_config(), &["mismatch"]);
     let error = recorder.failed("components/mismatch/sum/n1000");
     assert!(error.contains("wrong result"), "{error}");
     assert!(error.contains("expected 499500"), "{error}");
@@ -395,16 +360,9 @@ fn a_wrong_result_fails_verification_and_is_never_timed() {
 
 #[test]
 fn a_reading_below_the_timers_resolution_fails_the_benchmark() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["frozen_clock"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &fixture_config(),
-        &["frozen_clock"],
-    );
     let error = recorder.failed("components/frozen_clock/sum/n1000");
     assert!(
         error.contains("0 ns") && error.contains("below the timer's resolution"),
@@ -414,16 +372,9 @@ fn a_reading_below_the_timers_resolution_fails_the_benchmark() {
 
 #[test]
 fn a_missing_worker_script_is_named() {
-    let Some(python) = bare_python() else {
+    let Some(recorder) = run_fakes(&["no_such_component"]) else {
         return;
     };
-    let mut recorder = Recorder::new();
-    run_suite_with(
-        &mut recorder,
-        Ok(python),
-        &fixture_config(),
-        &["no_such_component"],
-    );
     let reason = recorder.skipped("components/no_such_component/all/all");
     assert!(reason.contains("no_such_component.py"), "{reason}");
     assert!(reason.contains("not found"), "{reason}");
@@ -431,13 +382,9 @@ fn a_missing_worker_script_is_named() {
 
 #[test]
 fn a_worker_error_keeps_the_worker_alive() {
-    let Some(python) = bare_python() else {
+    let Some(mut worker) = fake_worker("library_prints") else {
         return;
     };
-    let config = fixture_config();
-    let script = fixtures_dir().join("library_prints.py");
-    let mut worker =
-        Worker::spawn_script(&python.path, "library_prints", &script, &config).unwrap();
     let timeout = Duration::from_secs(60);
     let error = worker.call(Op::Run { iters: 1 }, timeout).unwrap_err();
     assert!(matches!(error, WorkerError::Failed { .. }), "{error}");

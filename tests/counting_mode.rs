@@ -17,25 +17,8 @@ use stackbench::harness::measure::instructions::{
 use stackbench::harness::measure::verdict::{CountVerdict, CountingRule, JitterTolerance};
 use stackbench::harness::measure::{Countability, CountedBenchmark, stackbench_countability};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-const MANIFEST: &str = r#"[package]
-name = "counting_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-"#;
 
 /// `sum/20000` and `sum_again/20000` do the same work through different closures;
 /// `sum/20400` does 2 % more. `alloc` allocates in its routine (the heap's layout shifts its
@@ -76,11 +59,6 @@ fn valgrind_present() -> bool {
     tool_support::tool_present("valgrind", "--version")
 }
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("creating a directory");
-    std::fs::write(path, text).expect("writing a fixture file");
-}
-
 struct Fixture {
     _dir: tempfile::TempDir,
     exe: PathBuf,
@@ -95,15 +73,13 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let dir = repo::fixture_dir();
         let crate_dir = dir.path().join("probe");
-        write(&crate_dir.join("Cargo.toml"), MANIFEST);
-        write(&crate_dir.join("src/lib.rs"), "pub fn nothing() {}\n");
-        write(&crate_dir.join("benches/work.rs"), BENCH);
-        let lock = Command::new("cargo")
-            .args(["generate-lockfile", "--offline"])
-            .current_dir(&crate_dir)
-            .output()
-            .expect("running cargo");
-        assert!(lock.status.success(), "offline lockfile: {lock:?}");
+        let manifest = repo::criterion_manifest("counting_probe", &["work"]);
+        let files = [
+            ("Cargo.toml", manifest.as_str()),
+            ("src/lib.rs", repo::EMPTY_LIB),
+            ("benches/work.rs", BENCH),
+        ];
+        repo::write_crate(&crate_dir, &files);
         let messages = repo::build_in_shared_target(&crate_dir, true);
         let criterion = CriterionVersion::from_cargo_lock(&crate_dir.join("Cargo.lock"))
             .expect("the probe's Criterion version");

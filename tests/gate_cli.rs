@@ -21,7 +21,10 @@ mod tool_support;
 
 #[path = "profile_support/mod.rs"]
 mod profile_support;
-use repo::{git, prebuild, write};
+use repo::{
+    EMPTY_LIB, Fixture, commit_on_base, criterion_manifest, git, prebuild, probe_repo, shared,
+    stderr, write,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -33,153 +36,66 @@ const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 /// Short Criterion timing: the test checks verdicts on a 3x change, not sensitivity.
 const CRITERION: &[&str] = repo::QUICK_CRITERION;
 
-const MANIFEST: &str = r#"[package]
-name = "gate_probe"
-version = "0.1.0"
-edition = "2021"
+/// `sum` and `xor`, changed by the commits [`create_repo`] makes.
+const BENCH: &str = repo::SUM_XOR_BENCH;
 
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-"#;
-
-const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
-use std::hint::black_box;
-
-const SUM_REPEATS: u64 = 1;
-
-fn sum(n: u64) -> u64 {
-    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
-}
-
-fn benches(c: &mut Criterion) {
-    c.bench_function("sum", |b| {
-        b.iter(|| (0..SUM_REPEATS).fold(0, |t, _| t ^ sum(black_box(20_000))))
-    });
-    c.bench_function("xor", |b| {
-        b.iter(|| (0..black_box(20_000u64)).fold(0, |a, x| a ^ black_box(x)))
-    });
-}
-
-criterion_group!(group, benches);
-criterion_main!(group);
-"#;
-
-const XOR_BODY: &str = "(0..black_box(20_000u64)).fold(0, |a, x| a ^ black_box(x))";
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-}
-
-fn commit(repo: &Path, tag: &str, edit: impl FnOnce(&Path)) {
-    git(repo, &["checkout", "-q", "base"]);
-    edit(repo);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-qm", tag]);
-    git(repo, &["tag", tag]);
-}
+const XOR_BODY: &str = "(0..black_box(XOR_N)).fold(0, |a, x| a ^ black_box(x))";
 
 fn edit_bench(repo: &Path, from: &str, to: &str) {
-    let path = repo.join("benches/work.rs");
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{from}");
-    std::fs::write(path, text.replace(from, to)).unwrap();
+    repo::edit(repo, "benches/work.rs", from, to);
 }
 
 fn create_repo() -> Fixture {
-    let dir = repo::fixture_dir();
-    let repo = dir.path().join("probe");
-    write(&repo.join("Cargo.toml"), MANIFEST);
-    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
-    write(&repo.join("benches/work.rs"), BENCH);
-    write(&repo.join(".gitignore"), "target\n");
-    git(&repo, &["init", "-q"]);
-    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
-        git(&repo, &["config", k, v]);
-    }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
-    git(&repo, &["tag", "base"]);
-    commit(&repo, "comment", |r| {
+    let fixture = probe_repo("gate_probe", EMPTY_LIB, &[("work", BENCH)], "base");
+    let repo = &fixture.repo;
+    commit_on_base(repo, "comment", |r| {
         edit_bench(
             r,
             "const SUM_REPEATS",
             "// Only a comment.\nconst SUM_REPEATS",
         )
     });
-    commit(&repo, "slow", |r| {
+    commit_on_base(repo, "slow", |r| {
         edit_bench(r, "SUM_REPEATS: u64 = 1", "SUM_REPEATS: u64 = 3")
     });
-    commit(&repo, "broken", |r| {
+    commit_on_base(repo, "broken", |r| {
         edit_bench(
             r,
             XOR_BODY,
             "{ assert!(black_box(false), \"injected failure\"); 0u64 }",
         )
     });
-    commit(&repo, "nobuild", |r| {
+    commit_on_base(repo, "nobuild", |r| {
         edit_bench(
             r,
             "fn sum(n: u64) -> u64 {",
             "fn sum(n: u64) -> u64 { missing_symbol();",
         )
     });
-    commit(&repo, "extra", |r| {
-        let manifest = format!("{MANIFEST}\n[[bench]]\nname = \"extra\"\nharness = false\n");
+    commit_on_base(repo, "extra", |r| {
+        let manifest = criterion_manifest("gate_probe", &["work", "extra"]);
         write(&r.join("Cargo.toml"), &manifest);
         write(&r.join("benches/extra.rs"), BENCH);
     });
-    git(&repo, &["checkout", "-q", "base"]);
-    prebuild(&repo);
-    Fixture { _dir: dir, repo }
+    git(repo, &["checkout", "-q", "base"]);
+    prebuild(repo);
+    fixture
 }
 
 /// The shared repository, one gate at a time.
 fn fixture() -> MutexGuard<'static, Fixture> {
     static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| Mutex::new(create_repo()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared(&FIXTURE, create_repo)
 }
 
 fn gate_command(repo: &Path, out: &Path, args: &[&str], criterion: &[&str]) -> Command {
-    let mut command = Command::new(BIN);
-    command
-        .arg("gate")
-        .args(args)
-        .arg("--out")
-        .arg(out.join("out"))
-        .arg("--results")
-        .arg(out.join("results"))
-        .args(criterion)
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME");
+    let mut command = repo::gate_command(BIN, repo, out);
+    command.args(args).args(criterion);
     command
 }
 
 fn gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
     gate_command(repo, out, args, CRITERION).output().unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The gate's comparison.json, which must satisfy the published comparison schema with
@@ -856,16 +772,11 @@ fn record_keeps_only_what_the_run_measured() {
 /// `analyze-trends gate` in `dir` (not a git repository) with `env` set: it resolves its
 /// settings and checks them before it looks for a repository.
 fn gate_outside_a_repository(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(BIN);
-    command
-        .arg("gate")
+    repo::offline_command(BIN, "gate", dir)
         .args(args)
-        .current_dir(dir)
-        .env_remove("STACKBENCH_GATE_ROUNDS")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
-        .env_remove("STACKBENCH_CONFIG");
-    command.envs(env.iter().copied());
-    command.output().unwrap()
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -936,9 +847,7 @@ fn the_cpus_help_is_about_cpus_and_the_criterion_arguments_keep_theirs() {
 
 /// A gate with no `--results`, with `env` set; the rest as the other tests run it.
 fn gate_without_results(repo: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(BIN);
-    command
-        .arg("gate")
+    repo::offline_command(BIN, "gate", repo)
         .args(["--base", "base", "--head", "comment", "--rounds", "2"])
         .args([
             "--max-rounds",
@@ -951,15 +860,9 @@ fn gate_without_results(repo: &Path, out: &Path, env: &[(&str, &str)]) -> Output
         .arg("--out")
         .arg(out)
         .args(CRITERION)
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
-        .env_remove("STACKBENCH_RESULTS_DIR")
-        .env_remove("STACKBENCH_CONFIG")
-        .envs(env.iter().copied());
-    command.output().unwrap()
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 /// The run records a gate wrote into `results`.

@@ -21,10 +21,12 @@ mod tool_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
-use repo::{git, prebuild, write};
+use repo::{
+    EMPTY_LIB, Fixture, commit_on_base, edit, git, prebuild, probe_repo, shared, stderr, write,
+};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
@@ -32,30 +34,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 /// Criterion's timing for the rounds of the ids that are not countable: the test checks a
 /// verdict on a 4x change there, not sensitivity.
 const CRITERION: &[&str] = repo::QUICK_CRITERION;
-
-const MANIFEST: &str = r#"[package]
-name = "counting_gate_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-
-[[bench]]
-name = "threads"
-harness = false
-
-[[bench]]
-name = "jitter"
-harness = false
-"#;
 
 /// `sum` and `xor` are plain loops; `alloc` allocates in its routine (its count depends on
 /// the heap's layout unless the counter normalises the executable's path); `small` is about
@@ -139,49 +117,11 @@ criterion_group!(group, benches);
 criterion_main!(group);
 "#;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-}
-
-fn edit(repo: &Path, file: &str, from: &str, to: &str) {
-    let path = repo.join(file);
-    let text = std::fs::read_to_string(&path).expect("reading a fixture file");
-    assert!(text.contains(from), "{from}");
-    std::fs::write(path, text.replace(from, to)).expect("writing a fixture file");
-}
-
-fn commit(repo: &Path, tag: &str, change: impl FnOnce(&Path)) {
-    git(repo, &["checkout", "-q", "base"]);
-    change(repo);
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-qm", tag]);
-    git(repo, &["tag", tag]);
-}
-
 fn create_repo() -> Fixture {
-    let dir = repo::fixture_dir();
-    let repo = dir.path().join("probe");
-    write(&repo.join("Cargo.toml"), MANIFEST);
-    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
-    write(&repo.join("benches/work.rs"), WORK);
-    write(&repo.join("benches/threads.rs"), THREADS);
-    write(&repo.join("benches/jitter.rs"), JITTER);
-    write(&repo.join(".gitignore"), "target\n");
-    git(&repo, &["init", "-q"]);
-    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
-        git(&repo, &["config", k, v]);
-    }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&repo)
-        .output()
-        .expect("running cargo");
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
-    git(&repo, &["tag", "base"]);
-    commit(&repo, "comment", |r| {
+    let benches = [("work", WORK), ("threads", THREADS), ("jitter", JITTER)];
+    let fixture = probe_repo("counting_gate_probe", EMPTY_LIB, &benches, "base");
+    let repo = &fixture.repo;
+    commit_on_base(repo, "comment", |r| {
         edit(
             r,
             "benches/work.rs",
@@ -189,7 +129,7 @@ fn create_repo() -> Fixture {
             "// Only a comment.\nconst SUM_N",
         )
     });
-    commit(&repo, "more", |r| {
+    commit_on_base(repo, "more", |r| {
         edit(
             r,
             "benches/work.rs",
@@ -204,7 +144,7 @@ fn create_repo() -> Fixture {
             "SMALL_N: u64 = 87",
         );
     });
-    commit(&repo, "slow_threads", |r| {
+    commit_on_base(repo, "slow_threads", |r| {
         edit(
             r,
             "benches/threads.rs",
@@ -212,9 +152,9 @@ fn create_repo() -> Fixture {
             "REPEATS: u64 = 4",
         )
     });
-    git(&repo, &["checkout", "-q", "base"]);
-    prebuild(&repo);
-    Fixture { _dir: dir, repo }
+    git(repo, &["checkout", "-q", "base"]);
+    prebuild(repo);
+    fixture
 }
 
 /// The shared repository, one gate at a time; None (skipped) without valgrind.
@@ -223,12 +163,7 @@ fn fixture() -> Option<MutexGuard<'static, Fixture>> {
         return None;
     }
     static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
-    Some(
-        FIXTURE
-            .get_or_init(|| Mutex::new(create_repo()))
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()),
-    )
+    Some(shared(&FIXTURE, create_repo))
 }
 
 fn gate(repo: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -238,10 +173,6 @@ fn gate(repo: &Path, out: &Path, args: &[&str], env: &[(&str, &str)]) -> Output 
         .envs(env.iter().copied())
         .output()
         .expect("running analyze-trends")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// comparison.json, checked against the published schema.
@@ -553,14 +484,8 @@ fn a_filter_matching_nothing_in_counting_mode_is_bad_input_naming_it() {
 /// `analyze-trends gate` in `dir` (not a git repository): it resolves and checks its
 /// settings before it looks for a repository.
 fn gate_outside_a_repository(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(BIN)
-        .arg("gate")
+    repo::offline_command(BIN, "gate", dir)
         .args(args)
-        .current_dir(dir)
-        .env_remove("STACKBENCH_MEASURE")
-        .env_remove("STACKBENCH_GATE_ROUNDS")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
-        .env_remove("STACKBENCH_CONFIG")
         .envs(env.iter().copied())
         .output()
         .expect("running analyze-trends")

@@ -57,24 +57,14 @@ fn fixture() -> Option<MutexGuard<'static, Fixture>> {
 
 /// `gate --base base --head docs` with `args`, its files in `out`.
 fn gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(["gate", "--base", "base", "--head", "docs"])
+    repo::offline_command(BIN, "gate", repo)
+        .args(["--base", "base", "--head", "docs"])
         .args(args)
         .arg("--out")
         .arg(out)
         // Criterion 0.3 takes whole seconds on its command line: the crate sets its short
         // timing in code, and the gate is given only what overrides nothing of it.
         .args(["--", "--sample-size", "10"])
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
-        .env_remove("STACKBENCH_RESULTS_DIR")
-        .env_remove("STACKBENCH_CONFIG")
-        .env_remove("STACKBENCH_MEASURE")
-        .env_remove("STACKBENCH_GATE_ROUNDS")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
         .output()
         .unwrap()
 }

@@ -12,29 +12,13 @@ mod schema_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
-use repo::prebuild_current;
+use repo::{EMPTY_LIB, Fixture, prebuild_current, probe_repo, shared, stderr};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
-
-const MANIFEST: &str = r#"[package]
-name = "floor_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-"#;
 
 const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -53,75 +37,25 @@ criterion_main!(group);
 /// Short Criterion timing: the test checks statuses, not sensitivity.
 const CRITERION: &[&str] = repo::QUICK_CRITERION;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-}
-
-fn run(repo: &Path, program: &str, args: &[&str]) -> Output {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(repo)
-        .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{program} {args:?}: {out:?}");
-    out
-}
-
 fn create_repo() -> Fixture {
-    let dir = repo::fixture_dir();
-    let repo = dir.path().join("probe");
-    for (path, text) in [
-        ("Cargo.toml", MANIFEST),
-        ("src/lib.rs", "pub fn nothing() {}\n"),
-        ("benches/work.rs", BENCH),
-        (".gitignore", "target\n"),
-    ] {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    run(&repo, "git", &["init", "-q"]);
-    run(&repo, "git", &["config", "user.email", "gate@test"]);
-    run(&repo, "git", &["config", "user.name", "gate test"]);
-    run(&repo, "cargo", &["generate-lockfile", "--offline"]);
-    run(&repo, "git", &["add", "-A"]);
-    run(&repo, "git", &["commit", "-qm", "base"]);
-    prebuild_current(&repo);
-    Fixture { _dir: dir, repo }
+    let fixture = probe_repo("floor_probe", EMPTY_LIB, &[("work", BENCH)], "base");
+    prebuild_current(&fixture.repo);
+    fixture
 }
 
 /// The shared repository (its one build serves every gate here), one gate at a time.
 fn fixture() -> MutexGuard<'static, Fixture> {
     static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| Mutex::new(create_repo()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared(&FIXTURE, create_repo)
 }
 
 /// A gate of the current checkout against itself.
 fn gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("gate")
+    repo::gate_command(BIN, repo, out)
         .args(args)
-        .arg("--out")
-        .arg(out.join("out"))
-        .arg("--results")
-        .arg(out.join("results"))
         .args(CRITERION)
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
         .output()
         .unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Not a regression or a failure. An A/A pair may still end unsure: exit 0, or 3 once the

@@ -25,8 +25,8 @@ mod profile_support;
 #[path = "gate_support/repo.rs"]
 mod repo;
 use repo::{
-    Fixture, QUICK_CRITERION, commit_tagged, criterion_manifest, gate_command, git, init_repo,
-    prebuild, read_json, shared,
+    Fixture, QUICK_CRITERION, commit_tagged, gate_command, git, prebuild, probe_repo, read_json,
+    shared, stderr,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -82,23 +82,16 @@ criterion_main!(group);
 "#;
 
 fn create_repo() -> Fixture {
-    let dir = repo::fixture_dir();
-    let repo = dir.path().join("probe");
-    let manifest = criterion_manifest("named_fn_probe", &["codec"]);
-    let files = [
-        ("Cargo.toml", manifest.as_str()),
-        ("src/lib.rs", LIB),
-        ("benches/codec.rs", BENCH),
-    ];
-    init_repo(&repo, &files, "base");
+    let fixture = probe_repo("named_fn_probe", LIB, &[("codec", BENCH)], "base");
+    let repo = &fixture.repo;
     let lib = repo.join("src/lib.rs");
     let slow = LIB.replace("PASSES: u64 = 1", "PASSES: u64 = 8");
     assert_ne!(slow, LIB);
     std::fs::write(&lib, slow).expect("writing the slow lib");
-    commit_tagged(&repo, "slow");
-    git(&repo, &["checkout", "-q", "base"]);
-    prebuild(&repo);
-    Fixture { _dir: dir, repo }
+    commit_tagged(repo, "slow");
+    git(repo, &["checkout", "-q", "base"]);
+    prebuild(repo);
+    fixture
 }
 
 fn fixture() -> MutexGuard<'static, Fixture> {
@@ -113,10 +106,6 @@ fn gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
         .args(QUICK_CRITERION)
         .output()
         .expect("running analyze-trends")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn comparison(out: &Path) -> Value {

@@ -19,29 +19,15 @@ mod schema_support;
 
 #[path = "gate_support/repo.rs"]
 mod repo;
-use repo::{git, prebuild, prebuild_current, write};
+use repo::{
+    EMPTY_LIB, Fixture, commit_tagged, git, prebuild, prebuild_current, probe_repo, shared, write,
+};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
-
-const MANIFEST: &str = r#"[package]
-name = "gate_unsure_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-"#;
 
 const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -92,47 +78,21 @@ const FLAKY_UNITS: &str = r#"fn units() -> u64 {
     if runs % 2 == 1 { 9 } else { 1 }
 }"#;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-}
-
 fn create_repo() -> Fixture {
-    let dir = repo::fixture_dir();
-    let repo = dir.path().join("probe");
-    write(&repo.join("Cargo.toml"), MANIFEST);
-    write(&repo.join("src/lib.rs"), "pub fn nothing() {}\n");
-    write(&repo.join("benches/work.rs"), BENCH);
-    write(&repo.join(".gitignore"), "target\n");
-    git(&repo, &["init", "-q"]);
-    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
-        git(&repo, &["config", k, v]);
-    }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
-    git(&repo, &["tag", "base"]);
+    let fixture = probe_repo("gate_unsure_probe", EMPTY_LIB, &[("work", BENCH)], "base");
+    let repo = &fixture.repo;
     let flaky = BENCH.replace("fn units() -> u64 { 3 }", FLAKY_UNITS);
     assert_ne!(flaky, BENCH);
     write(&repo.join("benches/work.rs"), &flaky);
-    git(&repo, &["commit", "-qam", "flaky"]);
-    git(&repo, &["tag", "flaky"]);
-    git(&repo, &["checkout", "-q", "base"]);
-    prebuild(&repo);
-    Fixture { _dir: dir, repo }
+    commit_tagged(repo, "flaky");
+    git(repo, &["checkout", "-q", "base"]);
+    prebuild(repo);
+    fixture
 }
 
 fn fixture() -> MutexGuard<'static, Fixture> {
     static FIXTURE: OnceLock<Mutex<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| Mutex::new(create_repo()))
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared(&FIXTURE, create_repo)
 }
 
 /// Five full rounds, at most eight. `sum` goes odd, even (+200 %, −67 %), and there its
@@ -145,33 +105,20 @@ fn fixture() -> MutexGuard<'static, Fixture> {
 /// round's odds of that near ¼, five such rounds in a row are some sixteen times rarer.
 fn gate(repo: &Path, out: &Path, extra: &[&str]) -> Output {
     let counter = out.join("round-runs");
-    let mut command = Command::new(BIN);
-    command
-        .args(["gate", "--base", "base", "--head", "flaky"])
-        .args(["--rounds", "5", "--max-rounds", "8", "--threshold", "25"])
-        .arg("--head-env")
-        .arg(format!("UNSURE_COUNTER={}", counter.display()));
-    run_gate(command, repo, out, extra)
+    let sides = ["--base", "base", "--head", "flaky"];
+    let rounds = ["--rounds", "5", "--max-rounds", "8", "--threshold", "25"];
+    let head_env = format!("UNSURE_COUNTER={}", counter.display());
+    let args: Vec<&str> = [&sides[..], &rounds, &["--head-env", &head_env], extra].concat();
+    run_gate(repo, out, &args)
 }
 
-/// `command` (a gate with its sides and rounds) writing into `out`, with `extra` and the
-/// short Criterion timing, offline in `repo`, with none of the user's settings.
-fn run_gate(mut command: Command, repo: &Path, out: &Path, extra: &[&str]) -> Output {
-    command
-        .arg("--out")
-        .arg(out.join("out"))
-        .arg("--results")
-        .arg(out.join("results"))
-        .args(extra)
+/// A gate with `args` (its sides and rounds) writing into `out`, with the short Criterion
+/// timing, offline in `repo`, with none of the user's settings.
+fn run_gate(repo: &Path, out: &Path, args: &[&str]) -> Output {
+    repo::gate_command(BIN, repo, out)
+        .args(args)
         .args(["--", "--warm-up-time", "0.2", "--measurement-time", "0.5"])
         .args(["--sample-size", "10"])
-        .current_dir(repo)
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CRITERION_HOME")
-        .env_remove("STACKBENCH_GATE_ROUNDS")
-        .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
         .output()
         .unwrap()
 }
@@ -342,19 +289,17 @@ fn a_slowdown_from_other_processes_load_on_the_head_is_unsure_never_a_regression
         let out = tempfile::tempdir().unwrap();
         // The checked-out commit on both sides; the head's round runs share every CPU with
         // four busy processes, so its benchmarks take several times as long in every round.
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "gate",
-                "--rounds",
-                "2",
-                "--max-rounds",
-                "6",
-                "--threshold",
-                "25",
-            ])
-            .args(["--head-env", "GATE_TEST_HOGS=1"]);
-        let result = run_gate(command, &f.repo, out.path(), &[]);
+        let args = [
+            "--rounds",
+            "2",
+            "--max-rounds",
+            "6",
+            "--threshold",
+            "25",
+            "--head-env",
+            "GATE_TEST_HOGS=1",
+        ];
+        let result = run_gate(&f.repo, out.path(), &args);
         let log = text(&result);
         let doc = comparison(out.path());
         // Every round saw the head's runs beside more than half of the CPUs' worth of

@@ -100,22 +100,6 @@ fn a_lock_request_that_is_not_yes_or_no_is_bad_input() {
 }
 
 /// A Criterion 0.8 crate whose bench fails unless `STACKBENCH_LOCK_CLOCKS=1` reaches it.
-const MANIFEST: &str = r#"[package]
-name = "lock_probe"
-version = "0.1.0"
-edition = "2021"
-
-[lib]
-bench = false
-
-[dev-dependencies]
-criterion = { version = "0.8", default-features = false, features = ["cargo_bench_support"] }
-
-[[bench]]
-name = "work"
-harness = false
-"#;
-
 const BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -129,61 +113,23 @@ criterion_group!(group, benches);
 criterion_main!(group);
 "#;
 
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 #[test]
 fn the_gates_lock_clocks_reaches_both_sides_and_their_runs_say_so() {
+    let fixture = repo::probe_repo("lock_probe", repo::EMPTY_LIB, &[("work", BENCH)], "base");
+    let repo = &fixture.repo;
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("probe");
-    for (path, text) in [
-        ("Cargo.toml", MANIFEST),
-        ("src/lib.rs", "pub fn nothing() {}\n"),
-        ("benches/work.rs", BENCH),
-        (".gitignore", "target\n"),
-    ] {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    git(&repo, &["init", "-q"]);
-    for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
-        git(&repo, &["config", k, v]);
-    }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
-    repo::prebuild_current(&repo);
+    repo::prebuild_current(repo);
     let gate = |lock_clocks: bool| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_analyze-trends"));
-        command
+        repo::gate_command(env!("CARGO_BIN_EXE_analyze-trends"), repo, dir.path())
             // Both sides on the current checkout: one build of Criterion, shared by both
             // sides and by the second gate.
-            .args(["gate", "--rounds", "2", "--max-rounds", "2"])
+            .args(["--rounds", "2", "--max-rounds", "2"])
             .args(lock_clocks.then_some("--lock-clocks"))
-            .arg("--out")
-            .arg(dir.path().join("out"))
-            .arg("--results")
-            .arg(dir.path().join("results"))
             .args(["--", "--warm-up-time", "0.1", "--measurement-time", "0.2"])
             .args(["--sample-size", "10"])
-            .current_dir(&repo)
-            .env("CARGO_NET_OFFLINE", "true")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("CRITERION_HOME")
-            .env_remove("STACKBENCH_LOCK_CLOCKS");
-        command.output().unwrap()
+            .env_remove("STACKBENCH_LOCK_CLOCKS")
+            .output()
+            .unwrap()
     };
     // Without the flag the bench's assertion fails on both sides: the probe can tell.
     let unlocked = gate(false);

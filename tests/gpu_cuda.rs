@@ -8,10 +8,8 @@ use stackbench::backend::{Availability, Backend, BackendKind, probe};
 use stackbench::family::attention::AttentionBackend;
 use stackbench::family::gemm::GemmBackend;
 use stackbench::family::memory_bandwidth::BandwidthBackend;
-use stackbench::family::tensor_ops::TensorOpsBackend;
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
-use stackbench::workload::tensor_ops::{TensorOp, TensorShape};
-use stackbench::workload::transfer::TransferKind;
+use stackbench::workload::tensor_ops::TensorShape;
 use stackbench::workload::{DType, GemmShape, StreamKernel};
 
 mod gpu_support;
@@ -114,21 +112,9 @@ fn gemm_is_correct_in_every_precision_and_odd_shapes() {
 fn stream_kernels_and_copies_are_correct() {
     let Some(dev) = device() else { return };
     let mut tally = Tally::default();
-    for kernel in StreamKernel::ALL {
-        // An odd element count exercises the scalar tail of the 16-byte kernels.
-        tally.measure(
-            format!("stream {kernel:?}"),
-            || dev.stream(kernel, 8 * ((1 << 20) + 1)),
-            |_| Ok(()),
-        );
-    }
-    for kind in TransferKind::ALL {
-        tally.measure(
-            format!("transfer {kind}"),
-            || dev.transfer(kind, 8 << 20),
-            |_| Ok(()),
-        );
-    }
+    // An odd element count exercises the scalar tail of the 16-byte kernels.
+    tally.stream_kernels(&dev, 8 * ((1 << 20) + 1));
+    tally.transfers(&dev, 8 << 20);
     tally.assert_all_measured("cuda stream and transfers");
 }
 
@@ -137,16 +123,7 @@ fn stream_kernels_and_copies_are_correct() {
 fn tensor_ops_are_correct_in_every_precision() {
     let Some(dev) = device() else { return };
     let mut tally = Tally::default();
-    let shape = TensorShape::new(37, 1000);
-    for dtype in dev.tensor_dtypes() {
-        for op in TensorOp::ALL {
-            tally.measure(
-                op.function_id(dtype),
-                || dev.tensor_op(op, dtype, shape),
-                |_| Ok(()),
-            );
-        }
-    }
+    tally.tensor_ops(&dev, TensorShape::new(37, 1000));
     tally.assert_all_measured("cuda tensor ops");
 }
 

@@ -6,12 +6,8 @@ use stackbench::backend::rocm::{RocmBackend, presence};
 use stackbench::backend::{Availability, Backend, BackendKind, probe};
 use stackbench::family::attention::AttentionBackend;
 use stackbench::family::gemm::GemmBackend;
-use stackbench::family::memory_bandwidth::BandwidthBackend;
-use stackbench::family::tensor_ops::TensorOpsBackend;
-use stackbench::workload::StreamKernel;
 use stackbench::workload::attention::{AttentionKernel, AttentionShape};
-use stackbench::workload::tensor_ops::{TensorOp, TensorShape};
-use stackbench::workload::transfer::TransferKind;
+use stackbench::workload::tensor_ops::TensorShape;
 use stackbench::workload::{DType, GemmShape};
 
 mod gpu_support;
@@ -81,13 +77,7 @@ fn rocblas_gemm_and_copies_are_correct() {
             },
         );
     }
-    for kind in TransferKind::ALL {
-        tally.measure(
-            format!("transfer {kind}"),
-            || dev.transfer(kind, 8 << 20),
-            |_| Ok(()),
-        );
-    }
+    tally.transfers(&dev, 8 << 20);
     tally.assert_all_measured("rocm gemm and transfers");
 }
 
@@ -96,23 +86,8 @@ fn rocblas_gemm_and_copies_are_correct() {
 fn hiprtc_kernels_are_correct() {
     let Some(dev) = device() else { return };
     let mut tally = Tally::default();
-    for kernel in StreamKernel::ALL {
-        tally.measure(
-            format!("stream {kernel:?}"),
-            || dev.stream(kernel, 8 * ((1 << 20) + 1)),
-            |_| Ok(()),
-        );
-    }
-    for dtype in dev.tensor_dtypes() {
-        for op in TensorOp::ALL {
-            let shape = TensorShape::new(37, 1000);
-            tally.measure(
-                op.function_id(dtype),
-                || dev.tensor_op(op, dtype, shape),
-                |_| Ok(()),
-            );
-        }
-    }
+    tally.stream_kernels(&dev, 8 * ((1 << 20) + 1));
+    tally.tensor_ops(&dev, TensorShape::new(37, 1000));
     for dtype in dev.attention_dtypes() {
         for causal in [false, true] {
             let shape = AttentionShape::new(2, 3, 200, 128, causal);

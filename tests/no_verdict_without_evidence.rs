@@ -4,6 +4,8 @@
 
 #[path = "no_verdict/bisect.rs"]
 mod bisect;
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 #[path = "no_verdict/compare.rs"]
 mod compare;
 #[path = "no_verdict/counted.rs"]

@@ -4,13 +4,15 @@
 //! migrations from a real version-1 store, a newer store refused, `store copy` round trips,
 //! the store setting's precedence, and a URL's password never printed.
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 #[path = "pg_support/mod.rs"]
 mod pg_support;
 
 use pg_support::{Engine, ORPHAN_BENCHMARKS, PARTIAL_RUNS, PAUSE_ENV};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_analyze-trends");
 
@@ -122,26 +124,16 @@ fn eight_writer_processes_of_fifty_runs_each_lose_nothing_on_either_engine() {
                 dir
             })
             .collect();
-        let children: Vec<_> = inputs
-            .iter()
-            .map(|dir| {
-                command(
-                    &[
-                        "import",
-                        dir.to_str().unwrap(),
-                        "--results",
-                        results.to_str().unwrap(),
-                    ],
-                    &engine,
-                )
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-            })
-            .collect();
-        for child in children {
-            let out = child.wait_with_output().unwrap();
+        let imports = inputs.iter().map(|dir| {
+            let args = [
+                "import",
+                dir.to_str().unwrap(),
+                "--results",
+                results.to_str().unwrap(),
+            ];
+            command(&args, &engine)
+        });
+        for out in cli_support::run_at_once(imports) {
             assert!(
                 out.status.success(),
                 "{}: {}",

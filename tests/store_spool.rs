@@ -4,6 +4,8 @@
 //! exactly once, oldest first; a retried upload is one run; 5xx is retried and 4xx is not;
 //! a malformed spooled file is quarantined with its reason, never deleted.
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 mod pg_support;
 #[path = "schema_support/mod.rs"]
 mod schema_support;
@@ -50,19 +52,22 @@ fn analyze(args: &[&str], env: &[(&str, &str)]) -> Ran {
     }
 }
 
-fn record(results: &Path, store: &str) -> Ran {
+/// `record` of the fixture into `results`, with `extra` arguments.
+fn record_with(results: &Path, extra: &[&str]) -> Ran {
     analyze(
-        &[
-            "record",
-            "--criterion-dir",
-            FIXTURE,
-            "--results",
-            results.to_str().unwrap(),
-            "--store",
-            store,
-        ],
+        &cli_support::record_args(Path::new(FIXTURE), results, extra),
         &[],
     )
+}
+
+fn record(results: &Path, store: &str) -> Ran {
+    record_with(results, &["--store", store])
+}
+
+/// Records the fixture into `results` while the server is down (spooled); the run's id.
+fn spool_one(results: &Path) -> String {
+    assert_eq!(record(results, &closed_port_url()).code, Some(1));
+    run_id_of(&json_files(&results.join("spool"))[0])
 }
 
 fn flush(results: &Path, store: &str) -> Ran {
@@ -255,8 +260,7 @@ fn a_5xx_is_retried_and_a_4xx_is_not() {
 fn a_malformed_spooled_file_is_quarantined_with_its_reason_and_the_rest_delivered() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    assert_eq!(record(&results, &closed_port_url()).code, Some(1));
-    let good = run_id_of(&json_files(&results.join("spool"))[0]);
+    let good = spool_one(&results);
     let bad = results.join("spool/half-written.json");
     std::fs::write(&bad, b"{\"schema\": \"stackbench.run.v1\", \"run_id\": ").unwrap();
 
@@ -286,16 +290,7 @@ fn import_while_the_server_is_down_spools_every_run_for_the_next_flush() {
     let source = tmp.path().join("source");
     // Two runs recorded locally (the default SQLite store).
     for _ in 0..2 {
-        let out = analyze(
-            &[
-                "record",
-                "--criterion-dir",
-                FIXTURE,
-                "--results",
-                source.to_str().unwrap(),
-            ],
-            &[],
-        );
+        let out = record_with(&source, &[]);
         assert_eq!(out.code, Some(0), "{}", out.text());
     }
     let results = tmp.path().join("results");
@@ -416,16 +411,7 @@ fn an_import_whose_postgresql_connection_is_lost_mid_transaction_spools_and_lose
     };
     let tmp = tempfile::tempdir().unwrap();
     let source = tmp.path().join("source");
-    let out = analyze(
-        &[
-            "record",
-            "--criterion-dir",
-            FIXTURE,
-            "--results",
-            source.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let out = record_with(&source, &[]);
     assert_eq!(out.code, Some(0), "{}", out.text());
     let results = tmp.path().join("results");
     let mut child = Command::new(ANALYZE_TRENDS)
@@ -502,8 +488,7 @@ fn served_run_ids(server: &serve_support::Server) -> Vec<String> {
 fn stackbench_serve_takes_a_spooled_run_once_and_repeated_uploads_stay_one_run() {
     let tmp = tempfile::tempdir().unwrap();
     let results = tmp.path().join("results");
-    assert_eq!(record(&results, &closed_port_url()).code, Some(1));
-    let run_id = run_id_of(&json_files(&results.join("spool"))[0]);
+    let run_id = spool_one(&results);
 
     let server_dir = tmp.path().join("server");
     let server = serve_support::Server::writable(&server_dir);

@@ -2,6 +2,9 @@
 //! real binaries: on recorded fixture runs (fast, every threshold outcome) and on one short
 //! real CPU suite run (the suite really runs, and its verdict is the threshold's).
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -49,39 +52,33 @@ fn recorded_fixture(dir: &Path, n: usize) -> PathBuf {
     let results = dir.join("results");
     let fixture = root().join("tests/fixtures/criterion-0.8");
     for _ in 0..n {
-        let out = analyzer(
-            &[
-                "record",
-                "--criterion-dir",
-                fixture.to_str().unwrap(),
-                "--results",
-                results.to_str().unwrap(),
-            ],
-            dir,
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
+        record_tree(dir, &fixture, &results);
     }
     results
 }
 
-/// `stackbench validate --run latest --json` on `results` with `config`; (exit, verdict).
-fn validate_run(dir: &Path, results: &Path, config: &str, extra: &[&str]) -> (i32, Value) {
-    let config_path = dir.join("stackbench.toml");
-    std::fs::write(&config_path, config).unwrap();
+/// `stackbench validate --suite quick --run latest` on `results`, with `extra` arguments.
+fn validate_latest(dir: &Path, results: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "validate",
         "--suite",
         "quick",
         "--run",
         "latest",
-        "--json",
         "--results",
         results.to_str().unwrap(),
-        "--config",
-        config_path.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let out = stackbench(&args, dir);
+    stackbench(&args, dir)
+}
+
+/// `stackbench validate --run latest --json` on `results` with `config`; (exit, verdict).
+fn validate_run(dir: &Path, results: &Path, config: &str, extra: &[&str]) -> (i32, Value) {
+    let config_path = dir.join("stackbench.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let mut args = vec!["--json", "--config", config_path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = validate_latest(dir, results, &args);
     let verdict: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     assert_schema("validation.schema.json", &verdict);
@@ -497,16 +494,7 @@ fn stream_run(
 }
 
 fn record_tree(dir: &Path, criterion: &Path, results: &Path) {
-    let out = analyzer(
-        &[
-            "record",
-            "--criterion-dir",
-            criterion.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        dir,
-    );
+    let out = analyzer(&cli_support::record_args(criterion, results, &[]), dir);
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -599,18 +587,7 @@ fn an_unreadable_memory_configuration_is_said_beside_the_benchmark() {
         "{note}"
     );
     // The terminal table says the same.
-    let out = stackbench(
-        &[
-            "validate",
-            "--suite",
-            "quick",
-            "--run",
-            "latest",
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
+    let out = validate_latest(dir.path(), &results, &[]);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
         table.contains(&format!("note: {TRIAD_ID}: no STREAM expectation")),
@@ -706,19 +683,11 @@ fn the_verdict_states_its_evidence_in_json_and_text() {
     .unwrap();
     assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&bare));
 
-    let out = stackbench(
-        &[
-            "validate",
-            "--suite",
-            "quick",
-            "--run",
-            "latest",
-            "--results",
-            results.to_str().unwrap(),
-            "--config",
-            dir.path().join("stackbench.toml").to_str().unwrap(),
-        ],
+    let config = dir.path().join("stackbench.toml");
+    let out = validate_latest(
         dir.path(),
+        &results,
+        &["--config", config.to_str().unwrap()],
     );
     let table = String::from_utf8_lossy(&out.stdout);
     let summary = format!(

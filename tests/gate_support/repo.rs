@@ -191,23 +191,96 @@ pub fn criterion_manifest(name: &str, benches: &[&str]) -> String {
     )
 }
 
+/// The library of a fixture crate whose bench targets hold all their work.
+pub const EMPTY_LIB: &str = "pub fn nothing() {}\n";
+
+/// A crate at `crate_dir` holding `files` (path, text), its lock file generated offline.
+pub fn write_crate(crate_dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        write(&crate_dir.join(path), text);
+    }
+    let lock = Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(crate_dir)
+        .output()
+        .expect("running cargo");
+    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+}
+
 /// A git repository at `repo` holding `files` (path, text) and a `.gitignore` of `target`,
 /// its lock file generated offline, committed and tagged `tag`.
 pub fn init_repo(repo: &Path, files: &[(&str, &str)], tag: &str) {
-    for (path, text) in files {
-        write(&repo.join(path), text);
-    }
+    write_crate(repo, files);
     write(&repo.join(".gitignore"), "target\n");
     git(repo, &["init", "-q"]);
     for (k, v) in [("user.email", "gate@test"), ("user.name", "gate test")] {
         git(repo, &["config", k, v]);
     }
-    let lock = Command::new("cargo")
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(repo)
-        .output()
-        .expect("running cargo");
-    assert!(lock.status.success(), "offline lockfile: {lock:?}");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", tag]);
+    git(repo, &["tag", tag]);
+}
+
+/// A fixture crate `name` in a new git repository (`probe` in a [`fixture_dir`]): the library
+/// `lib` and one Criterion 0.8 bench target per `benches` entry (target name, source),
+/// committed and tagged `tag`.
+pub fn probe_repo(name: &str, lib: &str, benches: &[(&str, &str)], tag: &str) -> Fixture {
+    let dir = fixture_dir();
+    let repo = dir.path().join("probe");
+    let targets: Vec<&str> = benches.iter().map(|(target, _)| *target).collect();
+    let manifest = criterion_manifest(name, &targets);
+    let sources: Vec<(String, &str)> = benches
+        .iter()
+        .map(|(target, source)| (format!("benches/{target}.rs"), *source))
+        .collect();
+    let mut files = vec![("Cargo.toml", manifest.as_str()), ("src/lib.rs", lib)];
+    files.extend(
+        sources
+            .iter()
+            .map(|(path, source)| (path.as_str(), *source)),
+    );
+    init_repo(&repo, &files, tag);
+    Fixture { _dir: dir, repo }
+}
+
+/// The bench the gate and bisect tests change: `sum` (its work times `SUM_REPEATS`) and
+/// `xor` (`XOR_N` steps), each some tens of microseconds.
+pub const SUM_XOR_BENCH: &str = r#"use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const SUM_REPEATS: u64 = 1;
+const XOR_N: u64 = 20_000;
+
+fn sum(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, x| a.wrapping_add(black_box(x)))
+}
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("sum", |b| {
+        b.iter(|| (0..SUM_REPEATS).fold(0, |t, _| t ^ sum(black_box(20_000))))
+    });
+    c.bench_function("xor", |b| {
+        b.iter(|| (0..black_box(XOR_N)).fold(0, |a, x| a ^ black_box(x)))
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
+"#;
+
+/// Replaces `from` with `to` in `file` under `repo`; `from` must be there.
+pub fn edit(repo: &Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
+    let text = std::fs::read_to_string(&path).expect("reading a fixture file");
+    assert!(text.contains(from), "{from}");
+    std::fs::write(path, text.replace(from, to)).expect("writing a fixture file");
+}
+
+/// A commit tagged `tag` whose parent is `base`: `change` edits the checkout of `base`, and
+/// everything it leaves is committed (new files too).
+pub fn commit_on_base(repo: &Path, tag: &str, change: impl FnOnce(&Path)) {
+    git(repo, &["checkout", "-q", "base"]);
+    change(repo);
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-qm", tag]);
     git(repo, &["tag", tag]);
@@ -236,26 +309,41 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// `bin gate` (analyze-trends) in `repo`, writing into `<out>/out` and `<out>/results`,
-/// offline, with none of the user's settings that would change it (target and Criterion
-/// directories, measure, threshold, config file).
-pub fn gate_command(bin: &str, repo: &Path, out: &Path) -> Command {
+/// `bin subcommand` (analyze-trends) in `repo`, offline, with none of the user's settings
+/// that would change it (target and Criterion directories, measure, rounds, threshold,
+/// results directory, config file).
+pub fn offline_command(bin: &str, subcommand: &str, repo: &Path) -> Command {
     let mut command = Command::new(bin);
     command
-        .arg("gate")
-        .arg("--out")
-        .arg(out.join("out"))
-        .arg("--results")
-        .arg(out.join("results"))
+        .arg(subcommand)
         .current_dir(repo)
         .env("CARGO_NET_OFFLINE", "true")
         .env("RUST_BACKTRACE", "0")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CRITERION_HOME")
         .env_remove("STACKBENCH_MEASURE")
+        .env_remove("STACKBENCH_GATE_ROUNDS")
         .env_remove("STACKBENCH_GATE_THRESHOLD_PERCENT")
+        .env_remove("STACKBENCH_RESULTS_DIR")
         .env_remove("STACKBENCH_CONFIG");
     command
+}
+
+/// `bin gate` (analyze-trends) in `repo` as [`offline_command`], writing into `<out>/out`
+/// and `<out>/results`.
+pub fn gate_command(bin: &str, repo: &Path, out: &Path) -> Command {
+    let mut command = offline_command(bin, "gate", repo);
+    command
+        .arg("--out")
+        .arg(out.join("out"))
+        .arg("--results")
+        .arg(out.join("results"));
+    command
+}
+
+/// What a command run said on stderr.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Asserts that a gate of the same code on both sides (A/A), in a test whose subject is not

@@ -8,6 +8,11 @@
 //! first.
 
 use stackbench::backend::{Availability, BackendError, BackendKind, TimedWorkload, probe};
+use stackbench::family::memory_bandwidth::BandwidthBackend;
+use stackbench::family::tensor_ops::TensorOpsBackend;
+use stackbench::workload::StreamKernel;
+use stackbench::workload::tensor_ops::{TensorOp, TensorShape};
+use stackbench::workload::transfer::TransferKind;
 
 /// The opened device, `None` (with the reason printed) where the probe finds none, or a
 /// panic where the probe finds a device that does not open.
@@ -57,6 +62,44 @@ impl Tally {
         match outcome {
             Ok(()) => self.measured.push(name),
             Err(why) => self.problems.push(format!("{name}: {why}")),
+        }
+    }
+
+    /// Every STREAM kernel of `dev` on arrays of `bytes_per_array` bytes.
+    #[allow(dead_code)]
+    pub fn stream_kernels(&mut self, dev: &impl BandwidthBackend, bytes_per_array: usize) {
+        for kernel in StreamKernel::ALL {
+            self.measure(
+                format!("stream {kernel:?}"),
+                || dev.stream(kernel, bytes_per_array),
+                |_| Ok(()),
+            );
+        }
+    }
+
+    /// Every kind of copy `dev` times, of `bytes` each.
+    #[allow(dead_code)]
+    pub fn transfers(&mut self, dev: &impl BandwidthBackend, bytes: usize) {
+        for kind in TransferKind::ALL {
+            self.measure(
+                format!("transfer {kind}"),
+                || dev.transfer(kind, bytes),
+                |_| Ok(()),
+            );
+        }
+    }
+
+    /// Every tensor op of `dev` in every precision it offers, on `shape`.
+    #[allow(dead_code)]
+    pub fn tensor_ops(&mut self, dev: &impl TensorOpsBackend, shape: TensorShape) {
+        for dtype in dev.tensor_dtypes() {
+            for op in TensorOp::ALL {
+                self.measure(
+                    op.function_id(dtype),
+                    || dev.tensor_op(op, dtype, shape),
+                    |_| Ok(()),
+                );
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! `analyze-trends compare`: samples that cannot be judged are a named failure (exit 1),
 //! and a filter or inputs that leave nothing to compare are bad input (exit 2).
 
-use super::support::{ANALYZE_TRENDS, run};
+use super::support::{ANALYZE_TRENDS, Ran, run};
 use std::path::Path;
 
 /// Writes benchmark `id` (one path component per `/`) with `times` under baseline `name`.
@@ -30,17 +30,19 @@ fn tree_with_a_zero_candidate(root: &Path) {
     write_baseline(root, "work/zero", "cand", &[0.0; 10]);
 }
 
+/// `analyze-trends compare base cand` of the Criterion tree `tree`, with `extra` arguments,
+/// run in the folder that holds it.
+pub fn compare_base_cand(tree: &Path, extra: &[&str]) -> Ran {
+    let args = crate::cli_support::compare_args("base", "cand", tree, extra);
+    run(ANALYZE_TRENDS, &args, tree.parent().unwrap())
+}
+
 #[test]
 fn all_zero_samples_in_the_candidate_fail_the_comparison_by_name() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("criterion");
     tree_with_a_zero_candidate(&tree);
-    let dir = tree.to_str().unwrap();
-    let ran = run(
-        ANALYZE_TRENDS,
-        &["compare", "base", "cand", "--criterion-dir", dir],
-        tmp.path(),
-    );
+    let ran = compare_base_cand(&tree, &[]);
     assert_eq!(ran.code, Some(1), "{}", ran.text());
     let text = ran.text();
     assert!(text.contains("work/zero"), "{text}");
@@ -51,19 +53,7 @@ fn all_zero_samples_in_the_candidate_fail_the_comparison_by_name() {
     );
     assert!(text.contains("1 failed"), "{text}");
 
-    let json = run(
-        ANALYZE_TRENDS,
-        &[
-            "compare",
-            "base",
-            "cand",
-            "--criterion-dir",
-            dir,
-            "--format",
-            "json",
-        ],
-        tmp.path(),
-    );
+    let json = compare_base_cand(&tree, &["--format", "json"]);
     assert_eq!(json.code, Some(1), "{}", json.text());
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let evidence = &doc["evidence"];
@@ -78,19 +68,7 @@ fn a_filter_that_matches_nothing_is_bad_input_naming_the_filter() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("criterion");
     tree_with_a_zero_candidate(&tree);
-    let ran = run(
-        ANALYZE_TRENDS,
-        &[
-            "compare",
-            "base",
-            "cand",
-            "--criterion-dir",
-            tree.to_str().unwrap(),
-            "--filter",
-            "^no/such/benchmark$",
-        ],
-        tmp.path(),
-    );
+    let ran = compare_base_cand(&tree, &["--filter", "^no/such/benchmark$"]);
     assert_eq!(ran.code, Some(2), "{}", ran.text());
     let text = ran.text();
     assert!(text.contains("^no/such/benchmark$"), "{text}");
@@ -105,17 +83,7 @@ fn baselines_with_nothing_in_common_are_bad_input() {
     let steady: Vec<f64> = (0..10).map(|i| 1000.0 + i as f64).collect();
     write_baseline(&tree, "work/old", "base", &steady);
     write_baseline(&tree, "work/new", "cand", &steady);
-    let ran = run(
-        ANALYZE_TRENDS,
-        &[
-            "compare",
-            "base",
-            "cand",
-            "--criterion-dir",
-            tree.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let ran = compare_base_cand(&tree, &[]);
     assert_eq!(ran.code, Some(2), "{}", ran.text());
     assert!(ran.text().contains("nothing to judge"), "{}", ran.text());
 }

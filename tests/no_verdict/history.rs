@@ -2,7 +2,7 @@
 //! naming it, never a table of zeros; a usable history states what it stands on.
 
 use super::compare::write_baseline;
-use super::support::{ANALYZE_TRENDS, run};
+use super::support::{ANALYZE_TRENDS, record_into, run};
 use std::path::Path;
 
 /// A run with two benchmarks, `work/sum` measured fine and `work/zero` whose sample times
@@ -14,17 +14,7 @@ fn results_with_a_zero_benchmark(tmp: &Path, results: &Path) {
     write_baseline(&tree, "work/sum", "new", &steady);
     write_baseline(&tree, "work/zero", "new", &steady);
     let recorded = tmp.join("recorded");
-    let ran = run(
-        ANALYZE_TRENDS,
-        &[
-            "record",
-            "--criterion-dir",
-            tree.to_str().unwrap(),
-            "--results",
-            recorded.to_str().unwrap(),
-        ],
-        tmp,
-    );
+    let ran = record_into(&tree, &recorded, &[]);
     assert_eq!(ran.code, Some(0), "{}", ran.text());
     let file = std::fs::read_dir(recorded.join("runs"))
         .unwrap()
@@ -87,17 +77,7 @@ fn history_json_states_its_evidence_and_names_an_unusable_run() {
     let steady: Vec<f64> = (0..10).map(|i| 1000.0 + f64::from(i)).collect();
     write_baseline(&tree, "work/zero", "new", &steady);
     let dir = results.to_str().unwrap();
-    let recorded = run(
-        ANALYZE_TRENDS,
-        &[
-            "record",
-            "--criterion-dir",
-            tree.to_str().unwrap(),
-            "--results",
-            dir,
-        ],
-        tmp.path(),
-    );
+    let recorded = record_into(&tree, &results, &[]);
     assert_eq!(recorded.code, Some(0), "{}", recorded.text());
 
     let ran = run(

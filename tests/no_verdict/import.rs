@@ -3,7 +3,7 @@
 //! a run that measured nothing, or a file that is not a run, is refused naming the file,
 //! and leaves no store behind.
 
-use super::support::{ANALYZE_TRENDS, record_fixture, run};
+use super::support::{ANALYZE_TRENDS, empty_run_file, import_into, record_fixture, run};
 use serde_json::Value;
 
 #[test]
@@ -25,11 +25,7 @@ fn negative_sample_times_are_failed_by_id_and_compare_does_not_panic() {
 
     let results = tmp.path().join("results");
     let r = results.to_str().unwrap();
-    let out = run(
-        ANALYZE_TRENDS,
-        &["import", negative.to_str().unwrap(), "--results", r],
-        tmp.path(),
-    );
+    let out = import_into(&negative, &results, &[]);
     assert_eq!(out.code, Some(1), "{}", out.text());
     assert!(out.stderr.contains(&id), "{}", out.text());
     assert!(out.stderr.contains("no usable samples"), "{}", out.text());
@@ -58,22 +54,9 @@ fn negative_sample_times_are_failed_by_id_and_compare_does_not_panic() {
 #[test]
 fn a_run_that_measured_nothing_is_refused_and_leaves_no_store() {
     let tmp = tempfile::tempdir().unwrap();
-    let (_, mut doc) = record_fixture(&tmp.path().join("source"));
-    doc["benchmarks"] = Value::Array(Vec::new());
-    doc["failed"] = Value::Array(Vec::new());
-    let empty = tmp.path().join("empty-run.json");
-    std::fs::write(&empty, doc.to_string()).unwrap();
+    let empty = empty_run_file(tmp.path());
     let results = tmp.path().join("results");
-    let out = run(
-        ANALYZE_TRENDS,
-        &[
-            "import",
-            empty.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = import_into(&empty, &results, &[]);
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(out.stderr.contains("empty-run.json"), "{}", out.text());
     assert!(out.stderr.contains("measured nothing"), "{}", out.text());
@@ -86,13 +69,8 @@ fn bad_input_leaves_no_store_behind() {
     let broken = tmp.path().join("broken.json");
     std::fs::write(&broken, "{\"schema\": \"stackbench.run.v1\"").unwrap();
     let results = tmp.path().join("results");
-    let r = results.to_str().unwrap();
     for file in [broken.to_str().unwrap(), "/nonexistent/run.json"] {
-        let out = run(
-            ANALYZE_TRENDS,
-            &["import", file, "--results", r],
-            tmp.path(),
-        );
+        let out = import_into(std::path::Path::new(file), &results, &[]);
         assert_eq!(out.code, Some(2), "{}", out.text());
         assert!(out.stderr.contains(file), "{}", out.text());
         assert!(!results.exists(), "bad input {file} left a trace");
@@ -105,16 +83,7 @@ fn a_directory_without_run_files_is_nothing_to_import() {
     let empty = tmp.path().join("no-runs-here");
     std::fs::create_dir(&empty).unwrap();
     let results = tmp.path().join("results");
-    let out = run(
-        ANALYZE_TRENDS,
-        &[
-            "import",
-            empty.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = import_into(&empty, &results, &[]);
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(out.stderr.contains("no-runs-here"), "{}", out.text());
     assert!(!results.exists(), "nothing to import left a trace");
@@ -128,16 +97,7 @@ fn a_run_id_that_is_a_path_is_refused_naming_the_file_and_writes_nothing_outside
     let hostile = tmp.path().join("hostile.json");
     std::fs::write(&hostile, doc.to_string()).unwrap();
     let results = tmp.path().join("results");
-    let out = run(
-        ANALYZE_TRENDS,
-        &[
-            "import",
-            hostile.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tmp.path(),
-    );
+    let out = import_into(&hostile, &results, &[]);
     assert_ne!(out.code, Some(0), "{}", out.text());
     assert!(out.stderr.contains("hostile.json"), "{}", out.text());
     assert!(

@@ -2,19 +2,14 @@
 //! by id and reason (exit 1), never dropped or counted as measured; a baseline that
 //! measured nothing is refused (exit 2) and leaves no store behind.
 
-use super::support::{ANALYZE_TRENDS, FIXTURE, only_run_file, run};
+use super::support::{copy_plain_function, only_run_file, record_into};
 use serde_json::Value;
 use std::path::Path;
 
 /// A copy of the fixture's `plain function` benchmark under `root`, its `new` samples'
 /// times replaced by `times`.
 fn tree_with_times(root: &Path, times: Option<&[f64]>) {
-    let from = Path::new(FIXTURE).join("plain function/new");
-    let to = root.join("plain function/new");
-    std::fs::create_dir_all(&to).unwrap();
-    for file in ["benchmark.json", "estimates.json", "sample.json"] {
-        std::fs::copy(from.join(file), to.join(file)).unwrap();
-    }
+    let to = copy_plain_function(root);
     if let Some(times) = times {
         let path = to.join("sample.json");
         let mut samples: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -23,20 +18,6 @@ fn tree_with_times(root: &Path, times: Option<&[f64]>) {
         samples["times"] = Value::from(times);
         std::fs::write(&path, samples.to_string()).unwrap();
     }
-}
-
-fn record(tree: &Path, results: &Path) -> super::support::Ran {
-    run(
-        ANALYZE_TRENDS,
-        &[
-            "record",
-            "--criterion-dir",
-            tree.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        tree.parent().unwrap(),
-    )
 }
 
 #[test]
@@ -58,7 +39,7 @@ fn unusable_samples_are_recorded_as_failed_by_id() {
             std::fs::write(&path, text).unwrap();
         }
         let results = tmp.path().join("results");
-        let out = record(&tree, &results);
+        let out = record_into(&tree, &results, &[]);
         assert_eq!(out.code, Some(1), "{what}: {}", out.text());
         assert!(
             out.stderr
@@ -87,7 +68,7 @@ fn a_baseline_that_measured_nothing_is_refused_and_leaves_no_store() {
     // benchmark.json without a name: the reader cannot say which benchmark it is.
     std::fs::write(tree.join("plain function/new/benchmark.json"), "{}").unwrap();
     let results = tmp.path().join("results");
-    let out = record(&tree, &results);
+    let out = record_into(&tree, &results, &[]);
     assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(out.stderr.contains("measured nothing"), "{}", out.text());
     assert!(out.stderr.contains("benchmark.json"), "{}", out.text());
@@ -99,7 +80,7 @@ fn the_summary_states_benchmarks_and_samples() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("criterion");
     tree_with_times(&tree, None);
-    let out = record(&tree, &tmp.path().join("results"));
+    let out = record_into(&tree, &tmp.path().join("results"), &[]);
     assert_eq!(out.code, Some(0), "{}", out.text());
     assert!(
         out.stdout

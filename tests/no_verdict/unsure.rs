@@ -2,7 +2,7 @@
 //! the verdict unsure, exit 3, never a pass; the output names it, says why and how to fix
 //! it, the history keeps the verdict as `unsure`, and a regression still outranks it.
 
-use super::compare::write_baseline;
+use super::compare::{compare_base_cand, write_baseline};
 use super::support::{ANALYZE_TRENDS, run};
 use std::path::Path;
 
@@ -109,12 +109,7 @@ fn a_regression_outranks_an_unsure_benchmark() {
     let steady: Vec<f64> = (0..10).map(|i| 1000.0 + i as f64).collect();
     write_baseline(&tree, "work/slow", "base", &steady);
     write_baseline(&tree, "work/slow", "cand", &slow);
-    let dir = tree.to_str().unwrap();
-    let ran = run(
-        ANALYZE_TRENDS,
-        &["compare", "base", "cand", "--criterion-dir", dir],
-        tmp.path(),
-    );
+    let ran = compare_base_cand(&tree, &[]);
     assert_eq!(ran.code, Some(1), "{}", ran.text());
     assert!(ran.stdout.contains("work/flaky"), "{}", ran.stdout);
 }
