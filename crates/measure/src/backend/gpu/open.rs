@@ -121,8 +121,9 @@ mod tests {
     #[test]
     fn the_variable_picks_the_device_and_a_missing_one_is_named() {
         // An unset variable is device 0; the variable's name is made up so no test
-        // environment sets it.
-        let env = "STACKBENCH_TEST_OPEN_NO_SUCH_VARIABLE";
+        // environment sets it, and lies outside STACKBENCH_, whose every name
+        // docs/reference/environment.md must document.
+        let env = "GPU_OPEN_TEST_NO_SUCH_VARIABLE";
         let (ordinal, info) = select(devices(2), env, "test GPU").unwrap();
         assert_eq!((ordinal, info.name.as_str()), (0, "gpu 0"));
         assert_eq!(property_u64(&info, "sm_count"), 10);
