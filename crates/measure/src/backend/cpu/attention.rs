@@ -275,7 +275,7 @@ impl TimedWorkload for CpuAttention<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        super::time_kept(self, iters, Self::compute, |w| &w.out)
+        Ok(super::time_kept(self, iters, Self::compute, |w| &w.out))
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {

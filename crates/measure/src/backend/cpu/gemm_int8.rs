@@ -573,7 +573,9 @@ impl TimedWorkload for CpuInt8Gemm<'_> {
     }
 
     fn run(&mut self, iters: u64) -> Result<Duration, BackendError> {
-        super::time_kept(self, iters, Self::multiply_once, |w| &w.scratch.c32)
+        Ok(super::time_kept(self, iters, Self::multiply_once, |w| {
+            &w.scratch.c32
+        }))
     }
 
     fn notes(&self) -> BTreeMap<String, serde_json::Value> {

@@ -1,7 +1,7 @@
 //! What the checked GPU workloads do around their kernels, said once for every vendor: a
 //! GEMM keeps its inputs on the host only until its one check before timing, a workload's
-//! output is read back after one run, a copy is compared with its source, and every timed record's notes end with what the
-//! check found and how the timer measured.
+//! output is read back after one run, a copy is compared with its source, and every timed
+//! record's notes end with what the check found and how the timer measured.
 
 use super::{GpuDevice, GpuTimer, Pod, RawBuffer, download};
 use crate::backend::{BackendError, keep_accuracy};
