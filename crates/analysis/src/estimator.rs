@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum Estimator {
     /// The gate's: the change is the mean over rounds of each round's Hodges-Lehmann shift
-    /// of log times, with the rounds' interval; the base time is the geometric mean of the
+    /// of log times, the base-first and the head-first rounds weighing half each (so a slow
+    /// drift cancels in an odd number of rounds too), with the rounds' interval; the base time is the geometric mean of the
     /// base side's round medians, and the head time is that base time moved by the change,
     /// so `head / base - 1` is the change shown.
     MeanRoundShift,
@@ -43,7 +44,8 @@ impl Estimator {
         match self {
             Estimator::MeanRoundShift => {
                 "Change: the mean over rounds of each round's Hodges-Lehmann shift of \
-                 head vs base (log times), with its 95 % interval; base: the geometric mean \
+                 head vs base (log times), base-first and head-first rounds weighing half \
+                 each, with its 95 % interval; base: the geometric mean \
                  of the base side's round medians; head: the base time moved by that change."
             }
         }

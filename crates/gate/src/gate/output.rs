@@ -7,8 +7,8 @@ use super::calibrate::{self, Calibration};
 use super::load;
 use super::rounds::{Collected, SideRun};
 use super::verdict::{
-    Held, RoundFigure, RoundsEstimate, between_round_prior, estimate_moderated, project,
-    round_figures, statuses_at_looks,
+    Held, RoundFigure, RoundShift, RoundsEstimate, between_round_prior, estimate_moderated,
+    project, round_figures, statuses_at_looks,
 };
 use super::{GateError, GateOptions};
 use crate::analysis::verdict::percent;
@@ -125,12 +125,12 @@ pub fn check_writable(out: &Path) -> Result<(), GateError> {
         .map_err(|e| fail(e.to_string()))
 }
 
-/// One benchmark's rounds before the estimate: its id, figures and `(d_r, h_r)` pairs.
-type Measured = (String, Vec<RoundFigure>, Vec<(f64, f64)>);
+/// One benchmark's rounds before the estimate: its id, figures and per-round shifts.
+type Measured = (String, Vec<RoundFigure>, Vec<RoundShift>);
 
 /// One benchmark's rounds as the round rule judges them: its figures, the estimate, and
-/// the per-round `(d_r, h_r)` the estimate came from.
-type Judged = (String, Vec<RoundFigure>, RoundsEstimate, Vec<(f64, f64)>);
+/// the per-round shifts the estimate came from.
+type Judged = (String, Vec<RoundFigure>, RoundsEstimate, Vec<RoundShift>);
 
 /// Every benchmark the round rule judged, with its status and q at its look.
 struct Verdicts {
@@ -148,7 +148,7 @@ struct Verdicts {
 /// each one's status and q at its look, and the changes its look's level held back.
 fn judged_with_statuses(collected: &Collected, rule: &VerdictRule) -> Verdicts {
     let (judged, prior) = estimates_and_prior(collected, rule);
-    let with_pairs: Vec<(RoundsEstimate, &[(f64, f64)])> =
+    let with_pairs: Vec<(RoundsEstimate, &[RoundShift])> =
         judged.iter().map(|j| (j.2, j.3.as_slice())).collect();
     let (mut statuses, held) =
         statuses_at_looks(&with_pairs, rule, prior.as_ref(), collected.looks);
@@ -262,10 +262,7 @@ fn estimates_and_prior(
                 && !below_floor.contains_key(*id)
         })
         .map(|(id, sides)| {
-            let (figures, pairs) = round_figures(sides, rule.confidence)
-                .into_iter()
-                .map(|(figure, d, h)| (figure, (d, h)))
-                .unzip();
+            let (figures, pairs) = round_figures(sides, rule.confidence).into_iter().unzip();
             (id.clone(), figures, pairs)
         })
         .collect();

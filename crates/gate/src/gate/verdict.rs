@@ -6,14 +6,17 @@
 //!
 //! 1. round `r`: `d_r` = Hodges-Lehmann shift of head vs base log per-iteration times, with
 //!    its Moses 95 % interval (half-width `h_r`) and Mann-Whitney p (reported);
-//! 2. effect `D` = mean of `d_r` over the rounds both sides measured (the ABBA order makes
-//!    linear drift cancel in that mean);
-//! 3. between-round standard error `s_b = s̃/√R`, where `s̃²` is the benchmark's variance
+//! 2. effect `D` = the mean of `d_r` over the base-first rounds and the mean over the
+//!    head-first rounds, averaged ([`order_weights`]): under ABBA a drift that favours
+//!    whichever side runs second enters the two orders with opposite signs, so it cancels
+//!    for any number of rounds, not only an even one (with alternating rounds in an even
+//!    number this is the plain mean);
+//! 3. between-round standard error `s_b = s̃·√Σw_r²` (`s̃/√R` with equal weights), where `s̃²` is the benchmark's variance
 //!    of `d_r` (R−1 degrees of freedom) moderated by a prior fitted across all the gate's
 //!    benchmarks (empirical Bayes, Smyth 2004: `crate::stats::fit_variance_prior`), with
 //!    Student t on R−1 plus the prior's degrees of freedom: two rounds that agree by chance
 //!    say little about one benchmark's spread, and the machine's other benchmarks say more;
-//!    within-round standard error `s_w = √(Σ (h_r/z)²)/R`; the interval is
+//!    within-round standard error `s_w = √(Σ (w_r·h_r/z)²)`; the interval is
 //!    `D ± max(t·s_b, z·s_w)`, and the p-value is the two-sided one of the level that gave
 //!    the wider interval: the gate is never surer than either level allows;
 //! 4. p-values are adjusted by Benjamini-Hochberg across benchmarks, and the status comes
@@ -47,11 +50,43 @@ pub fn base_first(round: usize) -> bool {
     round % 2 == 1
 }
 
+/// One round of one benchmark as the estimate takes it: the round (its order is
+/// [`base_first`]), `d_r` and `h_r`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoundShift {
+    pub round: usize,
+    /// `d_r`: the Hodges-Lehmann shift of head against base log times.
+    pub shift: f64,
+    /// `h_r`: the half-width of its Moses interval.
+    pub half_width: f64,
+}
+
+/// Each round's weight in the effect `D` (step 2): half the weight to the base-first rounds
+/// and half to the head-first ones, equal within each order. Under ABBA a drift slow beside
+/// a round adds to `d_r` when the base runs first and subtracts when the head does, so the
+/// two orders' means carry it with opposite signs and their average is free of it; the
+/// plain mean is not when the rounds are odd in number (`--rounds 3`, or a fifth round of an
+/// inconclusive benchmark: three base-first rounds against two). Alternating rounds in an
+/// even number get equal weights, the plain mean. Rounds all of one order (a benchmark with
+/// one round, or whose other rounds failed) can cancel nothing and get equal weights.
+pub fn order_weights(rounds: &[RoundShift]) -> Vec<f64> {
+    let first = rounds.iter().filter(|r| base_first(r.round)).count();
+    let second = rounds.len() - first;
+    rounds
+        .iter()
+        .map(|r| match (first, second) {
+            (0, n) | (n, 0) => 1.0 / n as f64,
+            _ if base_first(r.round) => 0.5 / first as f64,
+            _ => 0.5 / second as f64,
+        })
+        .collect()
+}
+
 /// Per-round figures of one benchmark: rounds where both sides measured it.
 pub fn round_figures(
     per_round: &[BTreeMap<usize, Vec<f64>>; 2],
     confidence: f64,
-) -> Vec<(RoundFigure, f64, f64)> {
+) -> Vec<(RoundFigure, RoundShift)> {
     let mut out = Vec::new();
     for (round, base) in &per_round[0] {
         let Some(head) = per_round[1].get(round) else {
@@ -76,14 +111,20 @@ pub fn round_figures(
             ci95_percent: [percent(shift.ci_low), percent(shift.ci_high)],
             p_value: Some(p).filter(|p| p.is_finite()),
         };
-        let half_width = (shift.ci_high - shift.ci_low) / 2.0;
-        out.push((figure, shift.shift, half_width));
+        out.push((
+            figure,
+            RoundShift {
+                round: *round,
+                shift: shift.shift,
+                half_width: (shift.ci_high - shift.ci_low) / 2.0,
+            },
+        ));
     }
     out
 }
 
-/// Step 2 and 3 of the rule over `(d_r, h_r)` pairs; `None` with no round.
-pub fn estimate(rounds: &[(f64, f64)], confidence: f64) -> Option<RoundsEstimate> {
+/// Step 2 and 3 of the rule over a benchmark's rounds; `None` with no round.
+pub fn estimate(rounds: &[RoundShift], confidence: f64) -> Option<RoundsEstimate> {
     estimate_moderated(rounds, confidence, None)
 }
 
@@ -93,7 +134,7 @@ pub fn estimate(rounds: &[(f64, f64)], confidence: f64) -> Option<RoundsEstimate
 /// longer make a tight interval. Without a prior, a benchmark with one round has only the
 /// within-round level.
 pub fn estimate_moderated(
-    rounds: &[(f64, f64)],
+    rounds: &[RoundShift],
     confidence: f64,
     prior: Option<&VariancePrior>,
 ) -> Option<RoundsEstimate> {
@@ -101,15 +142,18 @@ pub fn estimate_moderated(
     if r == 0 {
         return None;
     }
-    let n = r as f64;
-    let effect = rounds.iter().map(|(d, _)| d).sum::<f64>() / n;
+    let weights = order_weights(rounds);
+    let effect: f64 = rounds.iter().zip(&weights).map(|(x, w)| w * x.shift).sum();
+    // The variance of a weighted mean of independent rounds: Σw² times a round's variance
+    // (1/R with equal weights).
+    let sum_sq: f64 = weights.iter().map(|w| w * w).sum();
     let z = Normal::standard().inverse_cdf(0.5 + confidence / 2.0);
     let within_se = rounds
         .iter()
-        .map(|(_, h)| (h / z).powi(2))
+        .zip(&weights)
+        .map(|(x, w)| (w * x.half_width / z).powi(2))
         .sum::<f64>()
-        .sqrt()
-        / n;
+        .sqrt();
     let within = (z * within_se, within_se, None);
     let between = match (round_variance(rounds), prior) {
         (Some((var, df)), Some(p)) => Some(p.moderate(var, df)),
@@ -117,7 +161,7 @@ pub fn estimate_moderated(
         (sample, None) => sample,
     }
     .map(|(var, df)| {
-        let se = (var / n).sqrt();
+        let se = (var * sum_sq).sqrt();
         if df.is_infinite() {
             return Some((z * se, se, None));
         }
@@ -148,10 +192,10 @@ pub fn estimate_moderated(
 }
 
 /// The prior for [`estimate_moderated`], fitted from the between-round variances of every
-/// benchmark with two rounds or more (`rounds_of`: each benchmark's `(d_r, h_r)` pairs);
-/// `None` with fewer than [`crate::stats::MIN_VARIANCES_FOR_PRIOR`] of them.
+/// benchmark with two rounds or more (`rounds_of`: each benchmark's rounds); `None` with
+/// fewer than [`crate::stats::MIN_VARIANCES_FOR_PRIOR`] of them.
 pub fn between_round_prior<'a>(
-    rounds_of: impl IntoIterator<Item = &'a [(f64, f64)]>,
+    rounds_of: impl IntoIterator<Item = &'a [RoundShift]>,
 ) -> Option<VariancePrior> {
     let variances: Vec<(f64, f64)> = rounds_of.into_iter().filter_map(round_variance).collect();
     fit_variance_prior(&variances)
@@ -159,8 +203,8 @@ pub fn between_round_prior<'a>(
 
 /// The sample variance of the per-round shifts `d_r` and its degrees of freedom (R − 1);
 /// `None` below two rounds.
-fn round_variance(rounds: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let shifts: Vec<f64> = rounds.iter().map(|(d, _)| *d).collect();
+fn round_variance(rounds: &[RoundShift]) -> Option<(f64, f64)> {
+    let shifts: Vec<f64> = rounds.iter().map(|x| x.shift).collect();
     sample_variance(&shifts).map(|var| (var, (rounds.len() - 1) as f64))
 }
 
@@ -201,7 +245,7 @@ impl Projection {
     }
 }
 
-/// Step 6: from `(d_r, h_r)` of the rounds so far, the rounds a decision would need in
+/// Step 6: from `d_r` and `h_r` of the rounds so far, the rounds a decision would need in
 /// all; `None` before two rounds (no spread between rounds yet).
 ///
 /// The statistics, on log shifts (the scale of [`estimate`]):
@@ -227,7 +271,7 @@ impl Projection {
 /// Significance after Benjamini-Hochberg is not projected; that and the optimistic σ make
 /// the projection a lower bound, so a stopped benchmark is one more rounds would most
 /// likely not have decided either.
-pub fn project(rounds: &[(f64, f64)], rule: &VerdictRule) -> Option<Projection> {
+pub fn project(rounds: &[RoundShift], rule: &VerdictRule) -> Option<Projection> {
     let r = rounds.len();
     if r < 2 {
         return None;
@@ -241,12 +285,17 @@ pub fn project(rounds: &[(f64, f64)], rule: &VerdictRule) -> Option<Projection> 
     } else {
         0.0
     };
-    let s = sample_sd(&rounds.iter().map(|(d, _)| *d).collect::<Vec<f64>>())?;
+    let s = sample_sd(&rounds.iter().map(|x| x.shift).collect::<Vec<f64>>())?;
     let z = Normal::standard().inverse_cdf(0.5 + rule.confidence / 2.0);
     let chi = ChiSquared::new(n - 1.0).ok()?.inverse_cdf(rule.confidence);
     let sigma_low = s * ((n - 1.0) / chi).sqrt();
-    let within = (rounds.iter().map(|(_, h)| (h / z).powi(2)).sum::<f64>() / n).sqrt();
-    let percents: Vec<f64> = rounds.iter().map(|(d, _)| percent(*d)).collect();
+    let within = (rounds
+        .iter()
+        .map(|x| (x.half_width / z).powi(2))
+        .sum::<f64>()
+        / n)
+        .sqrt();
+    let percents: Vec<f64> = rounds.iter().map(|x| percent(x.shift)).collect();
     let sd_percent = sample_sd(&percents)?;
     let room = decision_room(supported, rule);
     let half_at = |rounds: usize| -> Option<f64> {
@@ -353,10 +402,10 @@ pub struct Held {
 /// it, except that a `degraded` or `improved` one must also be so with its interval at its
 /// look's confidence and its q below the rule's level times its look's share; otherwise it
 /// is `inconclusive` (measured again, or unsure at the last look) and listed in the second
-/// vector. `judged` pairs each estimate with the `(d_r, h_r)` it came from, and `prior` is
+/// vector. `judged` pairs each estimate with the rounds it came from, and `prior` is
 /// the between-round prior it was moderated by. Without `looks`, one look: [`statuses`].
 pub fn statuses_at_looks(
-    judged: &[(RoundsEstimate, &[(f64, f64)])],
+    judged: &[(RoundsEstimate, &[RoundShift])],
     rule: &VerdictRule,
     prior: Option<&VariancePrior>,
     looks: Option<Looks>,
@@ -410,9 +459,22 @@ pub fn statuses(estimates: &[RoundsEstimate], rule: &VerdictRule) -> Vec<(Status
 mod tests {
     use super::*;
 
+    /// Rounds 1, 2, … (ABBA) with these `(d_r, h_r)`.
+    fn numbered(pairs: impl IntoIterator<Item = (f64, f64)>) -> Vec<RoundShift> {
+        pairs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (shift, half_width))| RoundShift {
+                round: i + 1,
+                shift,
+                half_width,
+            })
+            .collect()
+    }
+
     /// Simulated rounds: each round's shift is the true effect plus round-to-round drift.
-    fn rounds(effect: f64, drifts: &[f64], half_width: f64) -> Vec<(f64, f64)> {
-        drifts.iter().map(|d| (effect + d, half_width)).collect()
+    fn rounds(effect: f64, drifts: &[f64], half_width: f64) -> Vec<RoundShift> {
+        numbered(drifts.iter().map(|d| (effect + d, half_width)))
     }
 
     #[test]
@@ -462,7 +524,7 @@ mod tests {
         (35.8, -35.8),
     ];
 
-    fn percent_pairs(a: f64, b: f64, half_width: f64) -> Vec<(f64, f64)> {
+    fn percent_pairs(a: f64, b: f64, half_width: f64) -> Vec<RoundShift> {
         from_percent(&[a, b], half_width)
     }
 
@@ -471,7 +533,7 @@ mod tests {
         // `xor/64` on that run: both rounds about +99 %, each with a Moses interval of about
         // ±19 % (log): the rounds agree more closely than their own intervals.
         let lucky = percent_pairs(98.5, 99.1, 0.19);
-        let mut all: Vec<Vec<(f64, f64)>> = CI_TWO_ROUNDS
+        let mut all: Vec<Vec<RoundShift>> = CI_TWO_ROUNDS
             .iter()
             .map(|(a, b)| percent_pairs(*a, *b, 0.1))
             .collect();
@@ -500,7 +562,7 @@ mod tests {
             [0.007, 0.002, -0.010, 0.001],
             [-0.013, 0.005, 0.004, 0.004],
         ];
-        let mut all: Vec<Vec<(f64, f64)>> =
+        let mut all: Vec<Vec<RoundShift>> =
             (0..20).map(|i| rounds(0.0, &drifts[i % 4], 0.01)).collect();
         all.push(rounds(0.08f64.ln_1p(), &drifts[0], 0.01));
         let prior = between_round_prior(all.iter().map(Vec::as_slice)).unwrap();
@@ -564,7 +626,7 @@ mod tests {
         let marginal = from_percent(&[2.0, 14.0, 6.0, 11.0, 7.5], 0.01);
         // +30 % in rounds that agree: significant at any look's level.
         let clear = from_percent(&[29.0, 31.0, 30.0, 28.5, 31.5], 0.01);
-        let judged: Vec<(RoundsEstimate, &[(f64, f64)])> = [&marginal, &clear]
+        let judged: Vec<(RoundsEstimate, &[RoundShift])> = [&marginal, &clear]
             .into_iter()
             .map(|p| (estimate(p, rule.confidence).unwrap(), p.as_slice()))
             .collect();
@@ -617,7 +679,11 @@ mod tests {
                 for round in 1..=looks.max_rounds {
                     let (u, v) = (uniform(), uniform());
                     let normal = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-                    pairs.push((0.05 * normal, 0.005));
+                    pairs.push(RoundShift {
+                        round,
+                        shift: 0.05 * normal,
+                        half_width: 0.005,
+                    });
                     if round < looks.planned_rounds {
                         continue;
                     }
@@ -644,7 +710,7 @@ mod tests {
 
     #[test]
     fn one_round_uses_the_within_round_interval() {
-        let e = estimate(&[(0.2, 0.02)], 0.95).unwrap();
+        let e = estimate(&numbered([(0.2, 0.02)]), 0.95).unwrap();
         assert!((e.ci[0] - 0.18).abs() < 1e-9 && (e.ci[1] - 0.22).abs() < 1e-9);
         assert!(e.p < 1e-6);
         assert!(estimate(&[], 0.95).is_none());
@@ -654,11 +720,8 @@ mod tests {
     /// per-round changes in percent, as `(d_r, h_r)` with a narrow within-round interval.
     const ISSUE_ROUNDS: [f64; 10] = [0.9, 50.4, 5.8, 27.1, 75.1, -17.1, -18.3, -17.6, 2.6, 65.4];
 
-    fn from_percent(changes: &[f64], half_width: f64) -> Vec<(f64, f64)> {
-        changes
-            .iter()
-            .map(|c| ((c / 100.0).ln_1p(), half_width))
-            .collect()
+    fn from_percent(changes: &[f64], half_width: f64) -> Vec<RoundShift> {
+        numbered(changes.iter().map(|c| ((c / 100.0).ln_1p(), half_width)))
     }
 
     /// The first round after which the projection stops a benchmark, as the gate's loop
@@ -739,10 +802,73 @@ mod tests {
             threshold_percent: 0.0,
             ..rule
         };
-        let never = project(&[(0.0, 0.0), (0.0, 0.0)], &zero).unwrap();
+        let never = project(&numbered([(0.0, 0.0), (0.0, 0.0)]), &zero).unwrap();
         assert_eq!(never.rounds_needed, None);
         assert!(never.exceeds(1_000));
         assert!(never.reason(0.0, 10).contains("more than a million rounds"));
+    }
+
+    #[test]
+    fn a_drift_that_favours_the_second_side_cancels_in_odd_rounds_too() {
+        // Each run 2 % slower than the one before: the side that runs second reads 2 %
+        // slower, the base in base-first rounds and the head in head-first ones.
+        let drift = 0.02f64.ln_1p();
+        for effect in [0.0, 0.05f64.ln_1p()] {
+            for r in [2, 3, 4, 5, 7] {
+                let rounds: Vec<RoundShift> = rounds(
+                    effect,
+                    &(1..=r)
+                        .map(|round| if base_first(round) { drift } else { -drift })
+                        .collect::<Vec<_>>(),
+                    0.01,
+                );
+                let e = estimate(&rounds, 0.95).unwrap();
+                assert!((e.effect - effect).abs() < 1e-12, "{r} rounds: {e:?}");
+                // The plain mean keeps a share of the drift when the rounds are odd.
+                let plain = rounds.iter().map(|x| x.shift).sum::<f64>() / r as f64;
+                assert_eq!((plain - effect).abs() > 1e-3, r % 2 == 1, "{r} rounds");
+            }
+        }
+    }
+
+    #[test]
+    fn each_order_weighs_half_and_alternating_even_rounds_are_the_plain_mean() {
+        let at = |rounds: &[usize]| {
+            let shifts: Vec<RoundShift> = rounds
+                .iter()
+                .map(|&round| RoundShift {
+                    round,
+                    shift: 0.0,
+                    half_width: 0.0,
+                })
+                .collect();
+            order_weights(&shifts)
+        };
+        assert_eq!(at(&[1, 2, 3, 4]), [0.25; 4]);
+        assert_eq!(at(&[1, 2, 3]), [0.25, 0.5, 0.25]);
+        // Round 4 failed: three base-first rounds against one head-first.
+        let gap = at(&[1, 2, 3, 5]);
+        assert_eq!(gap, [0.5 / 3.0, 0.5, 0.5 / 3.0, 0.5 / 3.0]);
+        // One order only: nothing to balance, the plain mean.
+        assert_eq!(at(&[1, 3]), [0.5, 0.5]);
+        assert_eq!(at(&[2]), [1.0]);
+        assert!(at(&[]).is_empty());
+        // With unequal weights the interval is wider than the plain mean's: Σw² > 1/R.
+        let three = numbered([(0.01, 0.01), (-0.01, 0.01), (0.02, 0.01)]);
+        let e = estimate(&three, 0.95).unwrap();
+        let equal = estimate(
+            &[1, 3, 5]
+                .iter()
+                .zip(&three)
+                .map(|(&round, x)| RoundShift { round, ..*x })
+                .collect::<Vec<_>>(),
+            0.95,
+        )
+        .unwrap();
+        assert!(
+            e.ci[1] - e.ci[0] > equal.ci[1] - equal.ci[0],
+            "{e:?} {equal:?}"
+        );
     }
 
     #[test]
