@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 pub enum Estimator {
     /// The gate's: the change is the mean over rounds of each round's Hodges-Lehmann shift
     /// of log times, the base-first and the head-first rounds weighing half each (so a slow
-    /// drift cancels in an odd number of rounds too), with the rounds' interval; the base time is the geometric mean of the
-    /// base side's round medians, and the head time is that base time moved by the change,
-    /// so `head / base - 1` is the change shown.
+    /// drift cancels in an odd number of rounds too), with the rounds' interval; the base
+    /// time is the geometric mean of the base side's round medians, and the head time is
+    /// that base time moved by the change, so `head / base - 1` is the change shown.
     MeanRoundShift,
 }
 
