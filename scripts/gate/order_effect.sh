@@ -25,21 +25,9 @@ work=${3:-$(mktemp -d)}
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "order_effect.sh: REPEATS must be a positive whole number, not '$repeats'" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ && $rounds -ge 2 ]] || { echo "order_effect.sh: ROUNDS must be a whole number of at least 2, not '$rounds'" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
-cargo build --quiet --bin analyze-trends --manifest-path "$here/Cargo.toml"
-bin="$here/target/debug/analyze-trends"
-export CARGO_NET_OFFLINE=true RUST_BACKTRACE=0
-unset CARGO_TARGET_DIR CRITERION_HOME
-
-repo="$work/crate"
 # shellcheck source=scripts/gate/quality_crate.sh
 source "$here/scripts/gate/quality_crate.sh"
-make_quality_crate "$repo"
-cd "$repo"
-
-# Warm both sides' builds once, so the gates below rebuild nothing but the bench crate.
-"$bin" gate --base base --head aa --rounds 2 --max-rounds 2 --out "$work/warm" \
-    --results "$work/runs" -- --warm-up-time 0.1 --measurement-time 0.1 --sample-size 10 \
-    > /dev/null 2>&1 || true
+prepare_quality_crate "$here" "$work" aa
 
 outs=()
 for rep in $(seq 1 "$repeats"); do

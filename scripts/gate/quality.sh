@@ -16,24 +16,12 @@ set -euo pipefail
 repeats=${1:-5}
 work=${2:-$(mktemp -d)}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-cargo build --quiet --bin analyze-trends --manifest-path "$here/Cargo.toml"
-bin="$here/target/debug/analyze-trends"
-export CARGO_NET_OFFLINE=true RUST_BACKTRACE=0
-unset CARGO_TARGET_DIR CRITERION_HOME
-
-repo="$work/crate"
 # shellcheck source=scripts/gate/quality_crate.sh
 source "$here/scripts/gate/quality_crate.sh"
-make_quality_crate "$repo"
-cd "$repo"
+prepare_quality_crate "$here" "$work" slow8
 
 results="$work/results.jsonl"
 : > "$results"
-
-# Warm both sides' builds once, so the timed gates below rebuild nothing but the bench crate.
-"$bin" gate --base base --head slow8 --rounds 2 --max-rounds 2 --out "$work/warm" \
-    --results "$work/runs" -- --warm-up-time 0.1 --measurement-time 0.1 --sample-size 10 \
-    > /dev/null 2>&1 || true
 
 judge() { # method pair rep rc seconds comparison.json
     python3 - "$@" >> "$results" <<'PY'

@@ -4,6 +4,7 @@
 # 8 % more work), `base` checked out. Builds offline: cargo's cache must hold criterion 0.8.
 #
 #   make_quality_crate DIR
+#   prepare_quality_crate CHECKOUT WORK HEAD   (all a gate-quality script does before its gates)
 #   criterion08_manifest NAME   (the Cargo.toml of such a crate, with one bench target `work`)
 #   commit_base_and_aa ANCHOR   (its repository, tags `base` and `aa`)
 
@@ -72,4 +73,22 @@ RS
         git commit -qam slow8 && git tag slow8
         git checkout -q base
     )
+}
+
+# prepare_quality_crate CHECKOUT WORK HEAD: the checkout's debug analyze-trends built (its path
+# in $bin), cargo kept offline, the crate made in WORK/crate (its path in $repo) and entered,
+# and both sides of base..HEAD built once by a short gate, so that the gates that follow
+# rebuild nothing but the bench crate.
+prepare_quality_crate() {
+    local checkout=$1 work=$2 head=$3
+    cargo build --quiet --bin analyze-trends --manifest-path "$checkout/Cargo.toml"
+    bin="$checkout/target/debug/analyze-trends"
+    export CARGO_NET_OFFLINE=true RUST_BACKTRACE=0
+    unset CARGO_TARGET_DIR CRITERION_HOME
+    repo="$work/crate"
+    make_quality_crate "$repo"
+    cd "$repo"
+    "$bin" gate --base base --head "$head" --rounds 2 --max-rounds 2 --out "$work/warm" \
+        --results "$work/runs" -- --warm-up-time 0.1 --measurement-time 0.1 --sample-size 10 \
+        > /dev/null 2>&1 || true
 }
