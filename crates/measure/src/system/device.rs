@@ -68,7 +68,8 @@ impl Availability {
 
 /// The device number the variable `env` holds (`value`, as read from the environment): 0
 /// when unset; a value that is not a number is an error naming the variable. The CUDA and
-/// ROCm backends, NVML's device lookup and the amdgpu telemetry all choose their device by it.
+/// ROCm backends, NVML's device lookup, the amdgpu telemetry and nvidia-smi's device memory
+/// reading all choose their device by it.
 pub fn device_ordinal(env: &str, value: Option<&str>) -> Result<usize, String> {
     match value {
         Some(v) => v

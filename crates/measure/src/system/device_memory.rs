@@ -99,10 +99,9 @@ fn cpu_available(root: &Path) -> Result<DeviceMemory, String> {
 
 /// The `-i` argument naming the device the benchmark uses, as nvidia-smi numbers them.
 fn nvidia_smi_device() -> String {
-    let ordinal: usize = std::env::var(super::nvml::CUDA_DEVICE_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
+    // A value that is no device number is the backend's error to report; here it reads as
+    // device 0, as it always did.
+    let ordinal = super::device::device_ordinal_from_env(super::nvml::CUDA_DEVICE_ENV).unwrap_or(0);
     let visible = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default();
     let entries: Vec<&str> = visible
         .split(',')

@@ -4,11 +4,11 @@
 //! record's notes end with what the check found and how the timer measured.
 
 use super::{GpuDevice, GpuTimer, Pod, RawBuffer, download};
-use crate::backend::{BackendError, keep_accuracy};
+use crate::backend::{BackendError, keep_accuracy, with_accuracy};
 use crate::workload::gemm::{check_positions, check_product};
 use crate::workload::ids::format_bytes_id;
 use crate::workload::transfer::{self, TransferKind};
-use crate::workload::{Accuracy, BenchId, DType, GemmShape};
+use crate::workload::{Accuracy, BenchId, DType, GemmShape, family};
 use std::collections::BTreeMap;
 
 /// Output positions a GPU GEMM's check draws at random, besides every edge row and column.
@@ -76,13 +76,18 @@ pub(crate) fn check_copy(
         .find(|&i| got.get(i) != source.get(i))
     {
         None => Ok(()),
-        Some(i) => Err(BackendError::Mismatch {
-            benchmark: format!(
-                "memory_bandwidth/{backend}/{kind}/{}",
-                format_bytes_id(source.len())
-            ),
-            detail: format!("byte {i} differs after the copy"),
-        }),
+        Some(i) => {
+            let id = BenchId::new(
+                family::MEMORY_BANDWIDTH.name,
+                backend,
+                kind.id(),
+                format_bytes_id(source.len()),
+            );
+            Err(BackendError::mismatch(
+                &id,
+                format!("byte {i} differs after the copy"),
+            ))
+        }
     }
 }
 
@@ -108,8 +113,6 @@ pub(crate) fn close_notes(
     accuracy: Option<&Accuracy>,
     timer: &dyn GpuTimer,
 ) {
-    if let Some(accuracy) = accuracy {
-        accuracy.insert_note(notes);
-    }
+    *notes = with_accuracy(std::mem::take(notes), accuracy);
     timer.notes(notes);
 }

@@ -43,11 +43,21 @@ pub(crate) fn select(
     env: &str,
     device: &str,
 ) -> Result<(usize, DeviceInfo), String> {
+    select_by(probed, env, std::env::var(env).ok().as_deref(), device)
+}
+
+/// [`select`] with the variable's `value` given (as read from the environment).
+fn select_by(
+    probed: Availability,
+    env: &str,
+    value: Option<&str>,
+    device: &str,
+) -> Result<(usize, DeviceInfo), String> {
     let devices = match probed {
         Availability::Available { devices } => devices,
         Availability::Unavailable { reason } => return Err(reason),
     };
-    let ordinal = crate::system::device::device_ordinal_from_env(env)?;
+    let ordinal = crate::system::device::device_ordinal(env, value)?;
     let info = devices
         .into_iter()
         .nth(ordinal)
@@ -134,5 +144,12 @@ mod tests {
             reason: "no driver".into(),
         };
         assert_eq!(select(reason, env, "test GPU").unwrap_err(), "no driver");
+        // A set variable picks its device; one past the last, or no number, is named.
+        let (ordinal, info) = select_by(devices(2), env, Some("1"), "test GPU").unwrap();
+        assert_eq!((ordinal, info.name.as_str()), (1, "gpu 1"));
+        let past = select_by(devices(2), env, Some("2"), "test GPU").unwrap_err();
+        assert_eq!(past, format!("{env}=2: no such test GPU"));
+        let word = select_by(devices(2), env, Some("first"), "test GPU").unwrap_err();
+        assert_eq!(word, format!("{env}=first is not a device number"));
     }
 }
