@@ -690,9 +690,9 @@ fn timed_plan(not_countable: &[NotCountable], options: &GateOptions) -> (Vec<Str
     let mut targets: Vec<String> = not_countable.iter().map(|n| n.target.clone()).collect();
     targets.sort();
     targets.dedup();
-    let ids: Vec<String> = not_countable.iter().map(|n| regex::escape(&n.id)).collect();
+    let ids: Vec<String> = not_countable.iter().map(|n| n.id.clone()).collect();
     let mut timed = options.clone();
-    timed.judge.filter = Some(format!("^(?:{})$", ids.join("|")));
+    timed.judge.filter = Some(super::anchored(&ids));
     (targets, timed)
 }
 

@@ -55,6 +55,13 @@ pub struct GateOptions {
     pub accuracy_rules: crate::config::AccuracyRules,
 }
 
+/// A filter matching exactly `ids` (Criterion filters by regular expression): what a
+/// bisect step follows, and the ids counting mode times instead.
+pub fn anchored(ids: &[String]) -> String {
+    let escaped: Vec<String> = ids.iter().map(|id| regex::escape(id)).collect();
+    format!("^(?:{})$", escaped.join("|"))
+}
+
 /// What the gate measures, how, and how it judges the change: the options `gate` and
 /// `bisect` share, which bisect hands to the gate of every step as they were given.
 /// bisect.json carries them (in this order), but for Criterion's flags and the profiler.

@@ -63,6 +63,8 @@ pub enum BisectError {
     GoodDoesNotBuild { good: Commit, tail: String },
     #[error(transparent)]
     Write(#[from] crate::files::atomic::AtomicWriteError),
+    #[error("cannot write bisect.json: {0}")]
+    Report(#[from] crate::report::writer::WriteError),
     #[error("interrupted: the step's worktrees were removed; bisect.json was not written")]
     Interrupted,
     /// A step's gate failed, or bisect met what the gate names the same way: a directory
@@ -266,10 +268,10 @@ fn headlines(commit: &Commit, effects: &[Effect]) -> Vec<String> {
 }
 
 fn write_report(options: &BisectOptions, report: &BisectReport) -> Result<(), BisectError> {
-    let path = options.out.join("bisect.json");
-    // The model holds only strings, finite numbers and enums: it always serialises.
-    let text = serde_json::to_string_pretty(report).unwrap_or_default() + "\n";
-    Ok(write_atomic(&path, text.as_bytes())?)
+    use crate::report::writer::{Format, ReportWriter};
+    // bisect.json is the report's JSON format, written by its one writer.
+    let bytes = report.to_bytes(Format::Json)?;
+    Ok(write_atomic(&options.out.join("bisect.json"), &bytes)?)
 }
 
 #[cfg(test)]

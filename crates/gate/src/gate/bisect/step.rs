@@ -9,7 +9,7 @@ use super::history::Commit;
 use super::{BisectError, BisectOptions};
 use crate::analysis::{Comparison, Status, UnmeasuredStatus};
 use crate::gate::functions::FunctionChange;
-use crate::gate::{GateError, GateOptions, JudgeOptions, run_gate};
+use crate::gate::{GateError, GateOptions, JudgeOptions, anchored, run_gate};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -114,12 +114,6 @@ fn gate_options(
         // Bisect follows speed: a step is judged on time (or counts) alone.
         accuracy_rules: Default::default(),
     }
-}
-
-/// A filter matching exactly `ids` (Criterion filters by regular expression).
-pub fn anchored(ids: &[String]) -> String {
-    let escaped: Vec<String> = ids.iter().map(|id| regex::escape(id)).collect();
-    format!("^(?:{})$", escaped.join("|"))
 }
 
 /// Runs the gate for `commit` (at `position`) against `good`. An error that makes this one
