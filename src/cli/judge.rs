@@ -54,7 +54,7 @@ pub struct JudgeArgs {
 
 impl JudgeArgs {
     /// The flags every bench executable gets: the caller's, else [`DEFAULT_CRITERION_ARGS`].
-    pub fn criterion_args(&self) -> Vec<String> {
+    fn criterion_args(&self) -> Vec<String> {
         if self.criterion_args.is_empty() {
             DEFAULT_CRITERION_ARGS
                 .iter()
@@ -66,7 +66,7 @@ impl JudgeArgs {
     }
 
     /// The CPUs to pin to; empty when `--cpus` was not given.
-    pub fn cpu_list(&self) -> Vec<usize> {
+    fn cpu_list(&self) -> Vec<usize> {
         self.cpus.as_ref().map(|c| c.0.clone()).unwrap_or_default()
     }
 

@@ -76,7 +76,7 @@ impl<T: Serialize> ReportWriter for Rows<'_, T> {
 }
 
 /// The rows as CSV, a header of the struct's field names first.
-fn csv_text<T: Serialize>(rows: &[T]) -> Result<String, WriteError> {
+pub(crate) fn csv_text<T: Serialize>(rows: &[T]) -> Result<String, WriteError> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;

@@ -184,9 +184,12 @@ pub trait ReportWriter {
     /// report's own [`ReportWriter::write`] prints.
     fn render(&self, format: Format) -> Result<Option<String>, WriteError>;
 
-    /// The report's text in `format`; a format it has no text in is
-    /// [`WriteError::NotOffered`].
+    /// The report's text in `format`; a format outside [`ReportWriter::formats`], or one
+    /// it has no text in, is [`WriteError::NotOffered`].
     fn text(&self, format: Format) -> Result<String, WriteError> {
+        if !self.formats().contains(&format) {
+            return Err(self.not_offered(format));
+        }
         self.render(format)?.ok_or_else(|| self.not_offered(format))
     }
 

@@ -1,6 +1,8 @@
 //! `summary.csv`: one row per benchmark per hardware group, for spreadsheets.
 
 use crate::analysis::trends::TrendReport;
+use crate::report::rows::csv_text;
+use crate::report::writer::WriteError;
 
 #[derive(serde::Serialize)]
 struct Row<'a> {
@@ -20,13 +22,14 @@ struct Row<'a> {
     last_change_percent: Option<f64>,
 }
 
-pub fn render(report: &TrendReport) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for g in &report.groups {
-        for b in &g.benchmarks {
+pub fn render(report: &TrendReport) -> Result<String, WriteError> {
+    let rows: Vec<Row> = report
+        .groups
+        .iter()
+        .flat_map(|g| g.benchmarks.iter().map(move |b| (g, b)))
+        .map(|(g, b)| {
             let last = b.change_points.last();
-            // Writing plain rows into memory cannot fail.
-            let _ = writer.serialize(Row {
+            Row {
                 fingerprint: &g.fingerprint,
                 id: &b.id,
                 status: b.status.as_str(),
@@ -41,9 +44,8 @@ pub fn render(report: &TrendReport) -> String {
                 change_points: b.change_points.len(),
                 last_change_run: last.map(|c| c.run_id.as_str()),
                 last_change_percent: last.map(|c| c.change_percent),
-            });
-        }
-    }
-    // The rows' text is UTF-8, and so is what CSV adds to it.
-    String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
+            }
+        })
+        .collect();
+    csv_text(&rows)
 }

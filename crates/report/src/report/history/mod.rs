@@ -118,7 +118,7 @@ impl ReportWriter for HistoryReport<'_> {
             Format::Markdown => markdown::render(self.report, self.runs),
             Format::Html => html::render(&self.page),
             Format::Json => json::render(self.report, self.runs),
-            Format::Csv => csv_summary::render(self.report),
+            Format::Csv => csv_summary::render(self.report)?,
             _ => return Ok(None),
         }))
     }
